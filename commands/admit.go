@@ -1,0 +1,140 @@
+package commands
+
+import (
+	"fmt"
+
+	"github.com/xbot-runtime/xbot/events"
+)
+
+// Decision is the result of admission: what the executor must record for a
+// command given the run's current state.
+type Decision struct {
+	// Outcome is accepted (run created, or buffered for a safe point), applied
+	// (took effect at once), rejected, duplicate or no_effect.
+	Outcome Outcome
+	// Code and Message explain a rejection.
+	Code    Code
+	Message string
+	// Original is the first command with the same idempotency key (duplicate).
+	Original *events.CommandRecord
+}
+
+// AdmitOptions carries what admission needs to know beyond the run's state.
+type AdmitOptions struct {
+	// KnownAgent reports whether an agent profile exists. Required for CreateRun.
+	KnownAgent func(agentID string) bool
+	// Implemented reports whether the executor's engine can honour a command
+	// type or intent (e.g. "AppendUserInput/steer"). Nil means nothing beyond
+	// CreateRun and CancelRun.
+	Implemented func(what string) bool
+}
+
+// Admit decides what a validated command does to a run in state st. It is
+// pure: the same inputs always give the same decision.
+func Admit(st *events.RunState, c Envelope, payload any, opts AdmitOptions) Decision {
+	if rec, ok := st.Commands[c.IdempotencyKey]; ok {
+		r := rec
+		return Decision{Outcome: OutcomeDuplicate, Code: CodeDuplicateCommand, Original: &r,
+			Message: fmt.Sprintf("idempotency key already used by command %s (%s)", rec.CommandID, rec.Outcome)}
+	}
+	if c.Type != CreateRun && (!st.Exists() || st.TenantID != c.TenantID) {
+		return reject(CodeRunNotFound, "run %s does not exist", c.RunID)
+	}
+	switch p := payload.(type) {
+	case *CreateRunPayload:
+		return admitCreate(st, c, p, opts)
+	case *CancelRunPayload:
+		return admitCancel(st)
+	case *AppendUserInputPayload:
+		return admitInput(st, p, opts)
+	case *SubmitApprovalDecisionPayload:
+		return admitApproval(st, p, opts)
+	case *RequestCompactionPayload:
+		if !st.Status.Active() || st.Status == events.StatusQueued {
+			return reject(CodeInvalidState, "compaction needs a running or paused run; run is %s", st.CurrentStatus())
+		}
+		return acceptIfImplemented(string(RequestCompaction), opts)
+	}
+	return reject(CodeInternal, "no admission rule for command type %s", c.Type)
+}
+
+func reject(code Code, format string, args ...any) Decision {
+	return Decision{Outcome: OutcomeRejected, Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+func admitCreate(st *events.RunState, c Envelope, p *CreateRunPayload, opts AdmitOptions) Decision {
+	if opts.KnownAgent == nil {
+		panic("commands.Admit: AdmitOptions.KnownAgent is required") // wiring bug
+	}
+	if st.Exists() {
+		return reject(CodeRunAlreadyExists, "run %s already exists", c.RunID)
+	}
+	if !opts.KnownAgent(p.AgentID) {
+		return reject(CodeUnknownAgent, "agent %q is not configured", p.AgentID)
+	}
+	return Decision{Outcome: OutcomeAccepted}
+}
+
+func admitCancel(st *events.RunState) Decision {
+	switch {
+	case st.Status.Terminal():
+		return Decision{Outcome: OutcomeNoEffect, Message: fmt.Sprintf("run is already %s", st.Status)}
+	case st.Status == events.StatusQueued, st.Status == events.StatusPaused:
+		// Nothing is executing: a queued or paused run is at rest, which is
+		// itself a safe point, so the cancel applies at once.
+		return Decision{Outcome: OutcomeApplied}
+	case cancelPending(st):
+		return Decision{Outcome: OutcomeNoEffect, Message: "a cancel is already pending"}
+	}
+	return Decision{Outcome: OutcomeAccepted}
+}
+
+func cancelPending(st *events.RunState) bool {
+	for _, p := range st.Pending {
+		if p.Type == string(CancelRun) {
+			return true
+		}
+	}
+	return false
+}
+
+func admitInput(st *events.RunState, p *AppendUserInputPayload, opts AdmitOptions) Decision {
+	var ok bool
+	switch p.Intent {
+	case IntentSteer:
+		ok = st.Status == events.StatusRunning
+	case IntentClarification:
+		ok = st.Status == events.StatusPaused && st.PauseReason == events.PauseAwaitingUserInput
+	case IntentFollowUp:
+		ok = st.Status.Terminal()
+	}
+	if !ok {
+		return reject(CodeInvalidState, "intent %s is not valid while the run is %s", p.Intent, describe(st))
+	}
+	return acceptIfImplemented(string(AppendUserInput)+"/"+p.Intent, opts)
+}
+
+func admitApproval(st *events.RunState, p *SubmitApprovalDecisionPayload, opts AdmitOptions) Decision {
+	if st.Status != events.StatusPaused || st.PauseReason != events.PauseAwaitingApproval {
+		return reject(CodeInvalidState, "no approval is pending while the run is %s", describe(st))
+	}
+	it, ok := st.Item(p.ItemID)
+	if !ok || it.Status != events.ItemStatusAwaitingApproval {
+		return reject(CodeInvalidState, "item %s is not awaiting approval", p.ItemID)
+	}
+	return acceptIfImplemented(string(SubmitApprovalDecision), opts)
+}
+
+func acceptIfImplemented(what string, opts AdmitOptions) Decision {
+	if opts.Implemented == nil || !opts.Implemented(what) {
+		return reject(CodeNotImplemented, "%s is not implemented by this executor yet", what)
+	}
+	return Decision{Outcome: OutcomeAccepted}
+}
+
+func describe(st *events.RunState) string {
+	if st.Status == events.StatusPaused {
+		return fmt.Sprintf("paused (%s)", st.PauseReason)
+	}
+	return string(st.CurrentStatus())
+}

@@ -1,0 +1,46 @@
+package commands
+
+// Code is a stable error code. The registry of every code, with its HTTP
+// status and meaning, is schemas/v1/errors.json; a test keeps the two equal.
+type Code string
+
+// Stable error codes.
+const (
+	CodeValidationFailed  Code = "validation_failed"
+	CodeInvalidState      Code = "invalid_state"
+	CodeRunNotFound       Code = "run_not_found"
+	CodeRunAlreadyExists  Code = "run_already_exists"
+	CodeDuplicateCommand  Code = "duplicate_command"
+	CodeUnknownAgent      Code = "unknown_agent"
+	CodeNotImplemented    Code = "not_implemented"
+	CodeUnauthorized      Code = "unauthorized"
+	CodeNotFound          Code = "not_found"
+	CodePayloadTooLarge   Code = "payload_too_large"
+	CodeUnavailable       Code = "unavailable"
+	CodeInternal          Code = "internal"
+	CodeCommandNotFound   Code = "command_not_found"
+)
+
+// Codes lists every code.
+func Codes() []Code {
+	return []Code{CodeValidationFailed, CodeInvalidState, CodeRunNotFound, CodeRunAlreadyExists,
+		CodeDuplicateCommand, CodeUnknownAgent, CodeNotImplemented, CodeUnauthorized, CodeNotFound,
+		CodePayloadTooLarge, CodeUnavailable, CodeInternal, CodeCommandNotFound}
+}
+
+// Outcome is what became of a command (seed 004 §6.3).
+type Outcome string
+
+// Outcomes.
+const (
+	OutcomeAccepted  Outcome = "accepted"
+	OutcomeRejected  Outcome = "rejected"
+	OutcomeDuplicate Outcome = "duplicate"
+	OutcomeNoEffect  Outcome = "no_effect"
+	OutcomeApplied   Outcome = "applied"
+)
+
+// Outcomes lists every outcome.
+func Outcomes() []Outcome {
+	return []Outcome{OutcomeAccepted, OutcomeRejected, OutcomeDuplicate, OutcomeNoEffect, OutcomeApplied}
+}

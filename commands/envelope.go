@@ -1,0 +1,125 @@
+package commands
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/xbot-runtime/xbot/events"
+)
+
+// Type names a command.
+type Type string
+
+// The command types (DESIGN §2.1).
+const (
+	CreateRun              Type = "CreateRun"
+	AppendUserInput        Type = "AppendUserInput"
+	CancelRun              Type = "CancelRun"
+	SubmitApprovalDecision Type = "SubmitApprovalDecision"
+	RequestCompaction      Type = "RequestCompaction"
+)
+
+// Types lists every command type.
+func Types() []Type {
+	return []Type{CreateRun, AppendUserInput, CancelRun, SubmitApprovalDecision, RequestCompaction}
+}
+
+// Envelope is one command as it travels on xbot.commands.v1 (seed 004 §6.1).
+type Envelope struct {
+	CommandID         string          `json:"commandId"`
+	IdempotencyKey    string          `json:"idempotencyKey"`
+	RunID             string          `json:"runId"`
+	PlatformSessionID string          `json:"platformSessionId,omitempty"`
+	Type              Type            `json:"type"`
+	Actor             events.Actor    `json:"actor"`
+	TenantID          string          `json:"tenantId"`
+	IssuedAt          int64           `json:"issuedAt"`
+	SchemaVersion     string          `json:"schemaVersion"`
+	Payload           json.RawMessage `json:"payload"`
+}
+
+// CreateRunPayload asks for a new run.
+type CreateRunPayload struct {
+	AgentID     string            `json:"agentId"`
+	Input       events.UserInput  `json:"input"`
+	SandboxKey  events.SandboxKey `json:"sandboxKey"`
+	ParentRunID string            `json:"parentRunId,omitempty"`
+	Metadata    map[string]string `json:"metadata,omitempty"`
+}
+
+// Intents of AppendUserInput (seed 004 §6.2).
+const (
+	IntentSteer         = "steer"
+	IntentFollowUp      = "follow_up"
+	IntentClarification = "clarification"
+)
+
+// AppendUserInputPayload adds user input to a run; the intent decides how.
+type AppendUserInputPayload struct {
+	Intent        string `json:"intent"`
+	Content       string `json:"content"`
+	InteractionID string `json:"interactionId,omitempty"`
+}
+
+// CancelRunPayload asks to cancel a run.
+type CancelRunPayload struct {
+	Reason string `json:"reason,omitempty"`
+}
+
+// SubmitApprovalDecisionPayload decides one pending approval.
+type SubmitApprovalDecisionPayload struct {
+	ItemID   string `json:"itemId"`
+	Decision string `json:"decision"`
+	Scope    string `json:"scope"`
+	Reason   string `json:"reason,omitempty"`
+}
+
+// RequestCompactionPayload asks for a context compaction.
+type RequestCompactionPayload struct {
+	Reason string `json:"reason,omitempty"`
+}
+
+// NewPayload returns a pointer to a zero payload for t.
+func NewPayload(t Type) (any, error) {
+	switch t {
+	case CreateRun:
+		return new(CreateRunPayload), nil
+	case AppendUserInput:
+		return new(AppendUserInputPayload), nil
+	case CancelRun:
+		return new(CancelRunPayload), nil
+	case SubmitApprovalDecision:
+		return new(SubmitApprovalDecisionPayload), nil
+	case RequestCompaction:
+		return new(RequestCompactionPayload), nil
+	}
+	return nil, fmt.Errorf("unknown command type %q", t)
+}
+
+// DecodePayload unmarshals the payload into its type.
+func (c Envelope) DecodePayload() (any, error) {
+	p, err := NewPayload(c.Type)
+	if err != nil {
+		return nil, err
+	}
+	if len(c.Payload) == 0 {
+		return p, nil
+	}
+	if err := json.Unmarshal(c.Payload, p); err != nil {
+		return nil, fmt.Errorf("decode %s payload: %w", c.Type, err)
+	}
+	return p, nil
+}
+
+// Decode parses and validates a command envelope from the wire.
+func Decode(data []byte) (Envelope, any, error) {
+	var c Envelope
+	if err := json.Unmarshal(data, &c); err != nil {
+		return Envelope{}, nil, fmt.Errorf("decode command envelope: %w", err)
+	}
+	p, err := c.Validate()
+	if err != nil {
+		return c, nil, err
+	}
+	return c, p, nil
+}

@@ -1,0 +1,12 @@
+// Package events holds the facts of xbot: the event envelope, the event
+// catalog with its payload types, and the run state machine.
+//
+// Guarantees: Fold is a pure function. Folding a run's committed events from
+// the zero RunState in seq order either succeeds for every event or returns a
+// typed error (SeqGapError, IllegalTransitionError, PayloadError) naming the
+// first event that breaks the protocol. The executor folds every event before
+// it appends it and the projectors fold what they read, so a log that passed
+// through the executor always folds cleanly.
+//
+// This package imports only the standard library.
+package events

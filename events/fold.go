@@ -1,0 +1,137 @@
+package events
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Fold applies one event to a run's state and returns the new state. It never
+// modifies s. It fails with *SeqGapError when e.Seq is not s.LastSeq+1, with
+// *IllegalTransitionError when the state does not allow the event, and with
+// *PayloadError when the payload is malformed.
+func Fold(s RunState, e Envelope) (RunState, error) {
+	if e.Seq != s.LastSeq+1 {
+		return s, &SeqGapError{RunID: e.RunID, Expected: s.LastSeq + 1, Actual: e.Seq}
+	}
+	if s.RunID != "" && e.RunID != s.RunID {
+		return s, &IllegalTransitionError{RunID: e.RunID, Seq: e.Seq, From: s.Status, Type: e.Type,
+			Reason: fmt.Sprintf("event belongs to run %s", s.RunID)}
+	}
+	if !Known(e.Type) {
+		return s, fmt.Errorf("run %s seq %d: %w: %q", e.RunID, e.Seq, ErrUnknownType, e.Type)
+	}
+	if !Allowed(s.Status, e.Type) {
+		return s, &IllegalTransitionError{RunID: e.RunID, Seq: e.Seq, From: s.Status, Type: e.Type}
+	}
+	p, err := e.DecodePayload()
+	if err != nil {
+		return s, err
+	}
+	n := s.Clone()
+	if err := apply(n, e, p); err != nil {
+		var pe *PayloadError
+		if errors.As(err, &pe) {
+			return s, err
+		}
+		return s, &IllegalTransitionError{RunID: e.RunID, Seq: e.Seq, From: s.Status, Type: e.Type, Reason: err.Error()}
+	}
+	n.RunID, n.LastSeq, n.UpdatedAt = e.RunID, e.Seq, e.OccurredAt
+	if next, ok := StatusAfter(e.Type); ok {
+		n.Status = next
+		if next != StatusPaused {
+			n.PauseReason = ""
+		}
+	}
+	return *n, nil
+}
+
+// FoldAll folds events in order from s.
+func FoldAll(s RunState, evs []Envelope) (RunState, error) {
+	for _, e := range evs {
+		var err error
+		if s, err = Fold(s, e); err != nil {
+			return s, err
+		}
+	}
+	return s, nil
+}
+
+func apply(n *RunState, e Envelope, p any) error {
+	switch v := p.(type) {
+	case *RunAcceptedPayload:
+		return applyAccepted(n, e, v)
+	case *RunPausedPayload:
+		if !v.PauseReason.Valid() {
+			return &PayloadError{Type: e.Type, Seq: e.Seq, Err: fmt.Errorf("pauseReason %q is not valid", v.PauseReason)}
+		}
+		n.PauseReason = v.PauseReason
+	case *RunFailedPayload:
+		if v.ErrorCode == "" {
+			return &PayloadError{Type: e.Type, Seq: e.Seq, Err: errors.New("errorCode is required")}
+		}
+		n.ErrorCode = v.ErrorCode
+	case *RunCancelledPayload:
+		n.CancelReason = v.Reason
+	case *CommandAcceptedPayload:
+		return applyCommandAccepted(n, e, v)
+	case *CommandRejectedPayload:
+		remember(n, v.IdempotencyKey, CommandRecord{CommandID: e.CommandID, Type: v.CommandType, Outcome: "rejected", Code: v.Code})
+	case *CommandNoEffectPayload:
+		remember(n, v.IdempotencyKey, CommandRecord{CommandID: e.CommandID, Type: v.CommandType, Outcome: "no_effect"})
+	case *CommandAppliedPayload:
+		return applyCommandApplied(n, e, v)
+	case *ItemStartedPayload, *ItemDeltaPayload, *ItemCompletedPayload, *ItemFailedPayload, *ItemAwaitingApprovalPayload:
+		return applyItem(n, e, p)
+	}
+	return nil
+}
+
+func applyAccepted(n *RunState, e Envelope, v *RunAcceptedPayload) error {
+	if v.AgentID == "" || e.TenantID == "" {
+		return &PayloadError{Type: e.Type, Seq: e.Seq, Err: errors.New("agentId and envelope tenantId are required")}
+	}
+	n.TenantID, n.PlatformSessionID = e.TenantID, e.PlatformSessionID
+	n.AgentID, n.ParentRunID, n.Input, n.SandboxKey = v.AgentID, v.ParentRunID, v.Input, v.SandboxKey
+	n.CreatedAt = e.OccurredAt
+	remember(n, v.IdempotencyKey, CommandRecord{CommandID: e.CommandID, Type: "CreateRun", Outcome: "accepted"})
+	return nil
+}
+
+func applyCommandAccepted(n *RunState, e Envelope, v *CommandAcceptedPayload) error {
+	if e.CommandID == "" {
+		return &PayloadError{Type: e.Type, Seq: e.Seq, Err: errors.New("envelope commandId is required")}
+	}
+	for _, p := range n.Pending {
+		if p.CommandID == e.CommandID {
+			return fmt.Errorf("command %s is already pending", e.CommandID)
+		}
+	}
+	n.Pending = append(n.Pending, PendingCommand{CommandID: e.CommandID, Type: v.CommandType,
+		IdempotencyKey: v.IdempotencyKey, Command: v.Command})
+	remember(n, v.IdempotencyKey, CommandRecord{CommandID: e.CommandID, Type: v.CommandType, Outcome: "accepted"})
+	return nil
+}
+
+func applyCommandApplied(n *RunState, e Envelope, v *CommandAppliedPayload) error {
+	for i, p := range n.Pending {
+		if p.CommandID == e.CommandID {
+			n.Pending = append(n.Pending[:i:i], n.Pending[i+1:]...)
+			break
+		}
+	}
+	remember(n, v.IdempotencyKey, CommandRecord{CommandID: e.CommandID, Type: v.CommandType, Outcome: "applied"})
+	return nil
+}
+
+func remember(n *RunState, key string, rec CommandRecord) {
+	if key == "" {
+		return
+	}
+	if n.Commands == nil {
+		n.Commands = map[string]CommandRecord{}
+	}
+	if old, ok := n.Commands[key]; ok && old.CommandID != rec.CommandID {
+		return // the first command with this key owns it; later ones are duplicates
+	}
+	n.Commands[key] = rec
+}

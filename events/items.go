@@ -1,0 +1,51 @@
+package events
+
+import (
+	"errors"
+	"fmt"
+)
+
+func applyItem(n *RunState, e Envelope, p any) error {
+	if e.ItemID == "" {
+		return &PayloadError{Type: e.Type, Seq: e.Seq, Err: errors.New("envelope itemId is required")}
+	}
+	if st, ok := p.(*ItemStartedPayload); ok {
+		if _, exists := n.Item(e.ItemID); exists {
+			return fmt.Errorf("item %s already exists", e.ItemID)
+		}
+		if st.ItemType == "" {
+			return &PayloadError{Type: e.Type, Seq: e.Seq, Err: errors.New("itemType is required")}
+		}
+		n.Items = append(n.Items, ItemRef{ID: e.ItemID, Type: st.ItemType, Status: ItemStatusStarted})
+		return nil
+	}
+	idx := -1
+	for i, it := range n.Items {
+		if it.ID == e.ItemID {
+			idx = i
+		}
+	}
+	if idx < 0 {
+		return fmt.Errorf("item %s was never started", e.ItemID)
+	}
+	it := &n.Items[idx]
+	if it.Status != ItemStatusStarted && it.Status != ItemStatusAwaitingApproval {
+		return fmt.Errorf("item %s is already %s", e.ItemID, it.Status)
+	}
+	switch v := p.(type) {
+	case *ItemDeltaPayload:
+		if it.Status != ItemStatusStarted {
+			return fmt.Errorf("item %s is %s, not streaming", e.ItemID, it.Status)
+		}
+	case *ItemCompletedPayload:
+		it.Status = ItemStatusCompleted
+		if v.Status == ItemStatusTruncated {
+			it.Status = ItemStatusTruncated
+		}
+	case *ItemFailedPayload:
+		it.Status = ItemStatusFailed
+	case *ItemAwaitingApprovalPayload:
+		it.Status = ItemStatusAwaitingApproval
+	}
+	return nil
+}

@@ -1,0 +1,97 @@
+package kafka
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"go.uber.org/zap"
+)
+
+// assigned fences and rebuilds newly assigned partitions in parallel. It runs
+// inside the rebalance, so it counts against the rebalance timeout.
+func (o *Owner) assigned(sctx context.Context, cancel context.CancelCauseFunc) func(context.Context, *kgo.Client, map[string][]int32) {
+	return func(_ context.Context, _ *kgo.Client, assigned map[string][]int32) {
+		var wg sync.WaitGroup
+		for _, p := range assigned[o.cfg.Kafka.CommandsTopic()] {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := o.take(sctx, p, cancel); err != nil {
+					o.log.Error("taking partition failed; restarting session", zap.Int32("partition", p), zap.Error(err))
+					cancel(err)
+				}
+			}()
+		}
+		wg.Wait()
+	}
+}
+
+// take becomes the writer of p: initialising the transactional producer bumps
+// the epoch, which aborts the previous writer's open transaction and fences it
+// for good; only then is the log read, so the read sees everything that will
+// ever commit from earlier owners.
+func (o *Owner) take(ctx context.Context, p int32, cancel context.CancelCauseFunc) error {
+	prod, err := NewClient(o.cfg.Kafka,
+		kgo.TransactionalID(fmt.Sprintf("%s-p%d", o.cfg.TxnIDPrefix, p)),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.ProducerLinger(0),
+	)
+	if err != nil {
+		return err
+	}
+	if _, _, err := prod.ProducerID(ctx); err != nil {
+		prod.Close()
+		return fmt.Errorf("init producer for partition %d: %w", p, err)
+	}
+	part := &Partition{id: p, topic: o.cfg.Kafka.EventsTopic(), prod: prod, onFatal: o.fatal(cancel), hooks: o.cfg.Hooks}
+	next := int64(-1)
+	replay := func(fn func(Record) error) error {
+		maxCmd, err := ReadPartition(ctx, o.cfg.Kafka, o.cfg.Kafka.EventsTopic(), p, fn)
+		next = maxCmd + 1
+		return err
+	}
+	if err := o.h.Assigned(ctx, part, replay); err != nil {
+		prod.Close()
+		return fmt.Errorf("rebuild partition %d: %w", p, err)
+	}
+	o.mu.Lock()
+	o.parts[p], o.next[p] = part, next
+	o.mu.Unlock()
+	o.log.Info("partition assigned", zap.Int32("partition", p), zap.Int64("next_command_offset", next))
+	return nil
+}
+
+// adjust starts consuming each assigned commands partition right after the
+// last command whose effects are in the log, ignoring group offsets.
+func (o *Owner) adjust(_ context.Context, offsets map[string]map[int32]kgo.Offset) (map[string]map[int32]kgo.Offset, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for p := range offsets[o.cfg.Kafka.CommandsTopic()] {
+		off := kgo.NewOffset().AtStart()
+		if n, ok := o.next[p]; ok && n > 0 {
+			off = kgo.NewOffset().At(n).WithEpoch(-1)
+		}
+		offsets[o.cfg.Kafka.CommandsTopic()][p] = off
+	}
+	return offsets, nil
+}
+
+// revoked hands partitions back: the handler stops its runs first, then the
+// writer closes (waiting for an in-flight append to finish).
+func (o *Owner) revoked(_ context.Context, _ *kgo.Client, revoked map[string][]int32) {
+	for _, p := range revoked[o.cfg.Kafka.CommandsTopic()] {
+		o.mu.Lock()
+		part, ok := o.parts[p]
+		delete(o.parts, p)
+		delete(o.next, p)
+		o.mu.Unlock()
+		if !ok {
+			continue
+		}
+		o.h.Revoked(p)
+		part.close()
+		o.log.Info("partition revoked", zap.Int32("partition", p))
+	}
+}

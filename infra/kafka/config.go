@@ -1,0 +1,81 @@
+package kafka
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// Config says where the cluster is and how xbot's topics are named.
+type Config struct {
+	// Brokers are the seed brokers. Required.
+	Brokers []string
+	// TopicPrefix is prepended to every topic name. Default "".
+	TopicPrefix string
+	// Partitions is the partition count used when xbot creates a topic. Default 12.
+	Partitions int32
+	// ReplicationFactor used when creating topics; -1 means the broker default.
+	ReplicationFactor int16
+}
+
+func (c *Config) setDefaults() {
+	if c.Partitions == 0 {
+		c.Partitions = 12
+	}
+	if c.ReplicationFactor == 0 {
+		c.ReplicationFactor = -1
+	}
+}
+
+// Validate reports every problem with the configuration.
+func (c Config) Validate() error {
+	var errs []error
+	if len(c.Brokers) == 0 {
+		errs = append(errs, errors.New("kafka: at least one broker is required (kafka_brokers)"))
+	}
+	if c.Partitions < 1 {
+		errs = append(errs, fmt.Errorf("kafka: partitions must be >= 1, got %d", c.Partitions))
+	}
+	return errors.Join(errs...)
+}
+
+// WithDefaults returns c with defaults filled in.
+func (c Config) WithDefaults() Config {
+	c.setDefaults()
+	return c
+}
+
+// Topic names without prefix (DESIGN §3).
+const (
+	commandsTopic   = "xbot.commands.v1"
+	eventsTopic     = "xbot.events.v1"
+	imOutboxTopic   = "xbot.im.outbox.v1"
+	deadLetterTopic = "xbot.deadletter.v1"
+)
+
+// CommandsTopic is the topic commands are produced to, keyed by runId.
+func (c Config) CommandsTopic() string { return c.TopicPrefix + commandsTopic }
+
+// EventsTopic is the run event log, keyed by runId.
+func (c Config) EventsTopic() string { return c.TopicPrefix + eventsTopic }
+
+// IMOutboxTopic carries the IM view.
+func (c Config) IMOutboxTopic() string { return c.TopicPrefix + imOutboxTopic }
+
+// DeadLetterTopic receives records a projector could not apply.
+func (c Config) DeadLetterTopic() string { return c.TopicPrefix + deadLetterTopic }
+
+// NewClient returns a franz-go client for the configured brokers.
+func NewClient(c Config, opts ...kgo.Opt) (*kgo.Client, error) {
+	c.setDefaults()
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	all := append([]kgo.Opt{kgo.SeedBrokers(c.Brokers...)}, opts...)
+	cl, err := kgo.NewClient(all...)
+	if err != nil {
+		return nil, fmt.Errorf("kafka client: %w", err)
+	}
+	return cl, nil
+}

@@ -1,0 +1,127 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// ErrPartitionLost is returned by Append once the partition is no longer
+// owned: it was revoked, or an earlier append failed and the owner gave it up.
+var ErrPartitionLost = errors.New("partition no longer owned")
+
+// endTxnTimeout bounds EndTransaction. Ending must not be tied to the caller's
+// context: a cancelled commit has an unknown outcome (it may have landed).
+const endTxnTimeout = 30 * time.Second
+
+// OutRecord is a record to append: the run id as key and the encoded event.
+type OutRecord struct {
+	Key   string
+	Value []byte
+}
+
+// Partition is the single writer of one partition of the events topic, held
+// by an Owner while the consumer group assigns it the same partition of the
+// commands topic.
+type Partition struct {
+	id      int32
+	topic   string
+	prod    *kgo.Client
+	onFatal func(error)
+	hooks   *Hooks
+
+	mu     sync.Mutex
+	closed bool
+}
+
+// ID returns the partition number.
+func (p *Partition) ID() int32 { return p.id }
+
+// Append writes recs to the partition in one transaction. cmdOffset >= 0 is
+// the offset of the last command whose effects recs complete; it commits
+// atomically with them. Append returns nil only when the transaction
+// committed. Any error means the outcome is unknown or the writer was fenced:
+// the partition becomes unusable (every later Append returns
+// ErrPartitionLost) and the Owner restarts its session, so that the next
+// owner rebuilds from what actually committed.
+func (p *Partition) Append(ctx context.Context, recs []OutRecord, cmdOffset int64) error {
+	if len(recs) == 0 {
+		return errors.New("append: no records (an empty transaction commits nothing)")
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return ErrPartitionLost
+	}
+	if err := p.transact(ctx, recs, cmdOffset); err != nil {
+		p.closed = true
+		p.prod.Close()
+		err = fmt.Errorf("append to %s/%d: %w", p.topic, p.id, err)
+		p.onFatal(err)
+		return err
+	}
+	return nil
+}
+
+func (p *Partition) transact(ctx context.Context, recs []OutRecord, cmdOffset int64) error {
+	if err := p.prod.BeginTransaction(); err != nil {
+		return err
+	}
+	var headers []kgo.RecordHeader
+	if cmdOffset >= 0 {
+		headers = []kgo.RecordHeader{{Key: cmdOffsetHeader, Value: []byte(strconv.FormatInt(cmdOffset, 10))}}
+	}
+	var (
+		mu      sync.Mutex
+		prodErr error
+	)
+	for _, r := range recs {
+		rec := &kgo.Record{Topic: p.topic, Partition: p.id, Key: []byte(r.Key), Value: r.Value, Headers: headers}
+		p.prod.Produce(ctx, rec, func(_ *kgo.Record, err error) {
+			mu.Lock()
+			prodErr = errors.Join(prodErr, err)
+			mu.Unlock()
+		})
+	}
+	flushErr := p.prod.Flush(ctx)
+	if p.hooks != nil && p.hooks.BeforeCommit != nil {
+		p.hooks.BeforeCommit(p.id)
+	}
+	commit := kgo.TryCommit
+	if prodErr != nil || flushErr != nil {
+		commit = kgo.TryAbort
+	}
+	ectx, cancel := context.WithTimeout(context.WithoutCancel(ctx), endTxnTimeout)
+	defer cancel()
+	if err := p.prod.EndTransaction(ectx, commit); err != nil {
+		return fmt.Errorf("end transaction (outcome unknown): %w", err)
+	}
+	return errors.Join(prodErr, flushErr)
+}
+
+// close stops the writer without ending an open transaction; waiting for the
+// mutex means an in-flight Append finishes first.
+func (p *Partition) close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.closed {
+		p.closed = true
+		p.prod.Close()
+	}
+}
+
+// kill closes the writer at once, even in the middle of a transaction, as a
+// crashed process would. Tests only.
+func (p *Partition) kill() { p.prod.Close() }
+
+// Hooks are test-only fault injection points.
+type Hooks struct {
+	// BeforeCommit runs after a transaction's records are flushed and before
+	// it is ended.
+	BeforeCommit func(partition int32)
+}

@@ -1,0 +1,108 @@
+package kafka
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// Record is a committed record of a partition.
+type Record struct {
+	Partition int32
+	Offset    int64
+	Key       string
+	Value     []byte
+}
+
+// cmdOffsetHeader carries the offset of the last command a transaction consumed.
+const cmdOffsetHeader = "xbot-cmd-offset"
+
+// ReadPartition reads partition p of topic with read_committed from the start
+// up to its last stable offset and calls fn for each record in order. It
+// returns the largest command offset found in xbot-cmd-offset headers (-1
+// when none). Call it only after fencing the partition's previous writer, so
+// that no transaction is left open and the last stable offset is the end.
+func ReadPartition(ctx context.Context, c Config, topic string, p int32, fn func(Record) error) (int64, error) {
+	cl, err := NewClient(c,
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {p: kgo.NewOffset().AtStart()}}),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.KeepControlRecords(),
+	)
+	if err != nil {
+		return -1, err
+	}
+	defer cl.Close()
+	end, err := stableEnd(ctx, cl, topic, p)
+	if err != nil {
+		return -1, err
+	}
+	maxCmd := int64(-1)
+	for next := int64(0); next < end; {
+		fs := cl.PollFetches(ctx)
+		if err := fs.Err0(); err != nil {
+			return -1, fmt.Errorf("read %s/%d: %w", topic, p, err)
+		}
+		var ferr error
+		fs.EachRecord(func(r *kgo.Record) {
+			next = r.Offset + 1
+			if ferr != nil || r.Attrs.IsControl() {
+				return
+			}
+			maxCmd = max(maxCmd, headerOffset(r))
+			ferr = fn(Record{Partition: p, Offset: r.Offset, Key: string(r.Key), Value: r.Value})
+		})
+		if ferr != nil {
+			return -1, ferr
+		}
+	}
+	return maxCmd, nil
+}
+
+func stableEnd(ctx context.Context, cl *kgo.Client, topic string, p int32) (int64, error) {
+	offs, err := kadm.NewClient(cl).ListCommittedOffsets(ctx, topic)
+	if err != nil {
+		return 0, fmt.Errorf("list offsets of %s: %w", topic, err)
+	}
+	o, ok := offs.Lookup(topic, p)
+	if !ok {
+		return 0, fmt.Errorf("list offsets of %s: partition %d missing", topic, p)
+	}
+	if o.Err != nil {
+		return 0, fmt.Errorf("list offsets of %s/%d: %w", topic, p, o.Err)
+	}
+	return o.Offset, nil
+}
+
+func headerOffset(r *kgo.Record) int64 {
+	for _, h := range r.Headers {
+		if h.Key == cmdOffsetHeader {
+			if v, err := strconv.ParseInt(string(h.Value), 10, 64); err == nil {
+				return v
+			}
+		}
+	}
+	return -1
+}
+
+// ReadTopic reads every partition of topic like ReadPartition, partition by
+// partition, calling fn for each committed record.
+func ReadTopic(ctx context.Context, c Config, topic string, fn func(Record) error) error {
+	cl, err := NewClient(c)
+	if err != nil {
+		return err
+	}
+	n, err := PartitionCount(ctx, cl, topic)
+	cl.Close()
+	if err != nil {
+		return err
+	}
+	for p := int32(0); p < int32(n); p++ {
+		if _, err := ReadPartition(ctx, c, topic, p, fn); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,142 @@
+package executor
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/infra/kafka"
+)
+
+// batch collects one transaction's worth of events. Runs' states are staged
+// and become the committed states only after the transaction commits.
+type batch struct {
+	a         *actor
+	staged    map[string]*events.RunState
+	recs      []kafka.OutRecord
+	cmdOffset int64
+	replies   []*appendReq
+	refused   []refusal
+	newRuns   []string
+	cancels   []string
+	now       int64
+}
+
+type refusal struct {
+	req *appendReq
+	err error
+}
+
+func newBatch(a *actor) *batch {
+	return &batch{a: a, staged: map[string]*events.RunState{}, cmdOffset: -1, now: time.Now().UnixMilli()}
+}
+
+func (b *batch) add(m any) {
+	switch v := m.(type) {
+	case commandRecs:
+		for _, rec := range v {
+			b.admit(rec)
+			b.cmdOffset = max(b.cmdOffset, rec.Offset)
+		}
+	case *appendReq:
+		b.appendFor(v)
+	}
+}
+
+// state returns the run's staged state, staging the committed one first.
+func (b *batch) state(runID string) *events.RunState {
+	if s, ok := b.staged[runID]; ok {
+		return s
+	}
+	var s events.RunState
+	if r, ok := b.a.runs[runID]; ok {
+		s = r.State()
+	}
+	b.staged[runID] = &s
+	return &s
+}
+
+// push folds drafts onto the run's staged state, all or none.
+func (b *batch) push(id events.Identity, drafts []events.Draft) error {
+	st := b.state(id.RunID)
+	next := *st
+	recs := make([]kafka.OutRecord, 0, len(drafts))
+	for _, d := range drafts {
+		env, err := d.Seal(id, next.LastSeq+1, events.NewID("evt"), b.now)
+		if err != nil {
+			return err
+		}
+		if next, err = events.Fold(next, env); err != nil {
+			return err
+		}
+		raw, err := json.Marshal(env)
+		if err != nil {
+			return fmt.Errorf("encode event: %w", err)
+		}
+		recs = append(recs, kafka.OutRecord{Key: id.RunID, Value: raw})
+	}
+	*st = next
+	b.recs = append(b.recs, recs...)
+	return nil
+}
+
+func (b *batch) appendFor(req *appendReq) {
+	st := b.state(req.runID)
+	switch {
+	case st.Status.Terminal():
+		b.refused = append(b.refused, refusal{req, ErrRunEnded})
+		return
+	case req.opts.IfNoPending && len(st.Pending) > 0:
+		b.refused = append(b.refused, refusal{req, ErrPendingCommands})
+		return
+	}
+	id := events.Identity{RunID: st.RunID, TenantID: st.TenantID, PlatformSessionID: st.PlatformSessionID}
+	if err := b.push(id, req.drafts); err != nil {
+		b.a.log.Error("engine append refused by the state machine", zap.String("run_id", req.runID), zap.Error(err))
+		b.refused = append(b.refused, refusal{req, err})
+		return
+	}
+	b.replies = append(b.replies, req)
+}
+
+// commit makes the staged states the committed ones and starts what the
+// batch asked for.
+func (b *batch) commit() {
+	for id, st := range b.staged {
+		b.a.run(id).setState(*st)
+	}
+	for _, req := range b.replies {
+		req.done <- appendResult{state: *b.staged[req.runID]}
+	}
+	for _, id := range b.newRuns {
+		b.a.startEngine(b.a.runs[id], false)
+	}
+	for _, id := range b.cancels {
+		b.a.runs[id].interruptStep()
+	}
+}
+
+// finish answers refused requests; they changed nothing.
+func (b *batch) finish() {
+	for _, r := range b.refused {
+		r.req.done <- appendResult{state: b.a.committed(r.req.runID), err: r.err}
+	}
+}
+
+func (b *batch) fail(err error) {
+	for _, req := range b.replies {
+		req.done <- appendResult{err: fmt.Errorf("%w: %w", kafka.ErrPartitionLost, err)}
+	}
+	b.replies = nil
+	b.finish()
+}
+
+func (a *actor) committed(runID string) events.RunState {
+	if r, ok := a.runs[runID]; ok {
+		return r.State()
+	}
+	return events.RunState{}
+}

@@ -1,0 +1,136 @@
+package executor_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest"
+
+	"github.com/xbot-runtime/xbot/commands"
+	"github.com/xbot-runtime/xbot/contracttests"
+	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/infra/kafka"
+	"github.com/xbot-runtime/xbot/services/executor"
+	"github.com/xbot-runtime/xbot/services/profile"
+	"github.com/xbot-runtime/xbot/services/scripted"
+)
+
+type harness struct {
+	t    *testing.T
+	kcfg kafka.Config
+	prod *kafka.Producer
+	cat  *profile.Catalog
+}
+
+func newHarness(t *testing.T, profiles ...profile.Profile) *harness {
+	t.Helper()
+	cl, err := kafka.StartCluster(kafka.ClusterConfig{Partitions: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	kcfg := kafka.Config{Brokers: cl.Addrs(), Partitions: 4}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := kafka.EnsureTopics(ctx, kcfg); err != nil {
+		t.Fatal(err)
+	}
+	prod, err := kafka.NewProducer(kcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(prod.Close)
+	cat, err := profile.NewCatalog(profiles...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &harness{t: t, kcfg: kcfg, prod: prod, cat: cat}
+}
+
+// startExecutor runs an executor until the test ends or it is killed.
+func (h *harness) startExecutor(name string, hooks *kafka.Hooks) *executor.Executor {
+	h.t.Helper()
+	log := zaptest.NewLogger(h.t, zaptest.Level(zap.WarnLevel)).Named(name)
+	ex, err := executor.New(executor.Config{Kafka: h.kcfg, ID: name, Hooks: hooks}, scripted.Engine{}, h.cat, log)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); _ = ex.Run(ctx) }()
+	h.t.Cleanup(func() { cancel(); wg.Wait() })
+	return ex
+}
+
+func (h *harness) send(c commands.Envelope) {
+	h.t.Helper()
+	if _, err := c.Validate(); err != nil {
+		h.t.Fatalf("test built an invalid command: %v", err)
+	}
+	raw, _ := json.Marshal(c)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := h.prod.Produce(ctx, h.kcfg.CommandsTopic(), c.RunID, raw); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+func createRun(t *testing.T, tenant, key, agent, content string) commands.Envelope {
+	t.Helper()
+	runID := commands.RunIDFor(tenant, key)
+	c, err := commands.New(commands.CreateRun, commands.Header{RunID: runID, PlatformSessionID: "sess-1",
+		TenantID: tenant, Actor: events.Actor{Type: "user", ID: "u1"}, IdempotencyKey: key},
+		commands.CreateRunPayload{AgentID: agent, Input: events.UserInput{Content: content},
+			SandboxKey: events.SandboxKey{TenantID: tenant, WorkspaceID: "w", AgentID: agent, OwnerID: "u1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func cancelRun(t *testing.T, tenant, runID, key string) commands.Envelope {
+	t.Helper()
+	c, err := commands.New(commands.CancelRun, commands.Header{RunID: runID, PlatformSessionID: "sess-1",
+		TenantID: tenant, Actor: events.Actor{Type: "user", ID: "u1"}, IdempotencyKey: key},
+		commands.CancelRunPayload{Reason: "user asked"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// waitFor polls the committed log until cond holds for the folded states.
+func (h *harness) waitFor(what string, cond func(map[string]events.RunState) bool) map[string]events.RunState {
+	h.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		states := contracttests.LogInvariant(h.t, ctx, contracttests.KafkaSource(h.kcfg))
+		cancel()
+		if cond(states) {
+			return states
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatalf("timed out waiting for %s; states: %s", what, describe(states))
+		}
+		<-time.After(50 * time.Millisecond) // poll interval of a deadline loop
+	}
+}
+
+func describe(states map[string]events.RunState) string {
+	out := ""
+	for _, id := range contracttests.RunIDs(states) {
+		out += fmt.Sprintf("\n  %s %s seq=%d pending=%d", id, states[id].CurrentStatus(), states[id].LastSeq, len(states[id].Pending))
+	}
+	return out
+}
+
+func statusIs(runID string, s events.Status) func(map[string]events.RunState) bool {
+	return func(m map[string]events.RunState) bool { return m[runID].Status == s }
+}
