@@ -27,6 +27,10 @@ func Fold(s RunState, e Envelope) (RunState, error) {
 	if err != nil {
 		return s, err
 	}
+	if to, ok := StatusAfter(e.Type); ok && to.Terminal() && len(s.OpenItems()) > 0 {
+		return s, &IllegalTransitionError{RunID: e.RunID, Seq: e.Seq, From: s.Status, Type: e.Type,
+			Reason: fmt.Sprintf("item %s is still open; close every item before the run ends", s.OpenItems()[0].ID)}
+	}
 	n := s.Clone()
 	if err := apply(n, e, p); err != nil {
 		var pe *PayloadError
