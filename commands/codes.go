@@ -6,19 +6,19 @@ type Code string
 
 // Stable error codes.
 const (
-	CodeValidationFailed  Code = "validation_failed"
-	CodeInvalidState      Code = "invalid_state"
-	CodeRunNotFound       Code = "run_not_found"
-	CodeRunAlreadyExists  Code = "run_already_exists"
-	CodeDuplicateCommand  Code = "duplicate_command"
-	CodeUnknownAgent      Code = "unknown_agent"
-	CodeNotImplemented    Code = "not_implemented"
-	CodeUnauthorized      Code = "unauthorized"
-	CodeNotFound          Code = "not_found"
-	CodePayloadTooLarge   Code = "payload_too_large"
-	CodeUnavailable       Code = "unavailable"
-	CodeInternal          Code = "internal"
-	CodeCommandNotFound   Code = "command_not_found"
+	CodeValidationFailed Code = "validation_failed"
+	CodeInvalidState     Code = "invalid_state"
+	CodeRunNotFound      Code = "run_not_found"
+	CodeRunAlreadyExists Code = "run_already_exists"
+	CodeDuplicateCommand Code = "duplicate_command"
+	CodeUnknownAgent     Code = "unknown_agent"
+	CodeNotImplemented   Code = "not_implemented"
+	CodeUnauthorized     Code = "unauthorized"
+	CodeNotFound         Code = "not_found"
+	CodePayloadTooLarge  Code = "payload_too_large"
+	CodeUnavailable      Code = "unavailable"
+	CodeInternal         Code = "internal"
+	CodeCommandNotFound  Code = "command_not_found"
 )
 
 // Codes lists every code.

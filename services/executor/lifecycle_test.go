@@ -53,7 +53,7 @@ func TestSameCommandDeliveredTwiceTakesEffectOnce(t *testing.T) {
 	h.startExecutor("ex1", nil)
 	c := createRun(t, "acme", "twice", "demo", "hi")
 	h.send(c)
-	h.send(c) // the very same record content: a redelivery
+	h.send(c)                                            // the very same record content: a redelivery
 	again := createRun(t, "acme", "twice", "demo", "hi") // a client retry: same key, new command id
 	h.send(again)
 	h.waitFor("completed and two duplicates", func(m map[string]events.RunState) bool {

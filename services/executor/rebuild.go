@@ -103,18 +103,13 @@ func (a *actor) drive(r *Run, restored bool) error {
 // the previous owner left open: their outcome is unknown (runtime_lost).
 func (a *actor) restore(r *Run) error {
 	st := r.State()
-	open := st.OpenItems()
-	ids := make([]string, len(open))
-	drafts := make([]events.Draft, 0, len(open)+1)
-	for i, it := range open {
-		ids[i] = it.ID
+	var ids []string
+	for _, it := range st.OpenItems() {
+		ids = append(ids, it.ID)
 	}
-	drafts = append(drafts, events.Draft{Type: events.RunCheckpointRestored, Payload: events.CheckpointRestoredPayload{
-		LastSeq: st.LastSeq, ExecutorID: a.ex.cfg.ID, OpenItems: ids}})
-	for _, it := range open {
-		drafts = append(drafts, events.Draft{Type: events.ItemFailed, ItemID: it.ID, Payload: events.ItemFailedPayload{
-			ItemType: it.Type, ErrorCode: events.FailRuntimeLost, Message: "the executor running this item stopped"}})
-	}
+	drafts := append([]events.Draft{{Type: events.RunCheckpointRestored, Payload: events.CheckpointRestoredPayload{
+		LastSeq: st.LastSeq, ExecutorID: a.ex.cfg.ID, OpenItems: ids}}},
+		closeOpenItems(st, events.FailRuntimeLost, "the executor running this item stopped")...)
 	_, err := r.Append(a.ctx, AppendOptions{}, drafts...)
 	return err
 }
@@ -126,11 +121,7 @@ func (a *actor) failRun(r *Run, cause error) {
 	if st.Status != events.StatusRunning {
 		return
 	}
-	drafts := []events.Draft{}
-	for _, it := range st.OpenItems() {
-		drafts = append(drafts, events.Draft{Type: events.ItemFailed, ItemID: it.ID, Payload: events.ItemFailedPayload{
-			ItemType: it.Type, ErrorCode: events.FailInternal, Message: "run failed"}})
-	}
+	drafts := closeOpenItems(st, events.FailInternal, "run failed")
 	drafts = append(drafts, events.Draft{Type: events.RunFailed, Payload: events.RunFailedPayload{
 		ErrorCode: events.FailInternal, Message: cause.Error()}})
 	for _, p := range st.Pending {

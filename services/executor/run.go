@@ -101,7 +101,8 @@ func (r *Run) SafePoint(ctx context.Context, sp SafePoint) (stop bool, err error
 		if p.Type != string(commands.CancelRun) {
 			continue // other intents arrive with later issues; Admit rejects them today
 		}
-		if _, err := r.Append(ctx, AppendOptions{}, cancelDrafts(p)...); err != nil {
+		drafts := closeOpenItems(st, "cancelled", "the run was cancelled")
+		if _, err := r.Append(ctx, AppendOptions{}, append(drafts, cancelDrafts(p)...)...); err != nil {
 			return false, err
 		}
 		return true, nil
@@ -126,4 +127,14 @@ func hasPending(st events.RunState, t commands.Type) bool {
 		}
 	}
 	return false
+}
+
+// closeOpenItems fails every open item of st, so the run may end.
+func closeOpenItems(st events.RunState, code, msg string) []events.Draft {
+	var drafts []events.Draft
+	for _, it := range st.OpenItems() {
+		drafts = append(drafts, events.Draft{Type: events.ItemFailed, ItemID: it.ID,
+			Payload: events.ItemFailedPayload{ItemType: it.Type, ErrorCode: code, Message: msg}})
+	}
+	return drafts
 }
