@@ -25,6 +25,7 @@ func (o *Owner) assigned(sctx context.Context, cancel context.CancelCauseFunc) f
 			}()
 		}
 		wg.Wait()
+		o.log.Info("partitions assigned", zap.Int32s("partitions", assigned[o.cfg.Kafka.CommandsTopic()]))
 	}
 }
 
@@ -59,7 +60,7 @@ func (o *Owner) take(ctx context.Context, p int32, cancel context.CancelCauseFun
 	o.mu.Lock()
 	o.parts[p], o.next[p] = part, next
 	o.mu.Unlock()
-	o.log.Info("partition assigned", zap.Int32("partition", p), zap.Int64("next_command_offset", next))
+	o.log.Debug("partition assigned", zap.Int32("partition", p), zap.Int64("next_command_offset", next))
 	return nil
 }
 
@@ -92,6 +93,6 @@ func (o *Owner) revoked(_ context.Context, _ *kgo.Client, revoked map[string][]i
 		}
 		o.h.Revoked(p)
 		part.close()
-		o.log.Info("partition revoked", zap.Int32("partition", p))
+		o.log.Debug("partition revoked", zap.Int32("partition", p))
 	}
 }

@@ -64,7 +64,7 @@ func (a *actor) resumeAll() {
 			n++
 		}
 	}
-	a.log.Info("partition rebuilt", zap.Int("runs", len(a.runs)), zap.Int("resumed", n))
+	a.log.Debug("partition rebuilt", zap.Int("runs", len(a.runs)), zap.Int("resumed", n))
 }
 
 // startEngine drives one run in its own goroutine.

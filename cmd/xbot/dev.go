@@ -1,0 +1,200 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/xbot-runtime/xbot/infra/devstack"
+	"github.com/xbot-runtime/xbot/infra/kafka"
+	"github.com/xbot-runtime/xbot/services/stack"
+)
+
+// readyTimeout bounds how long dev waits for the executor to own partitions
+// and the projector to report in before it gives up.
+const readyTimeout = 60 * time.Second
+
+// runDev runs the whole system in one process on embedded servers.
+func runDev(ctx context.Context, args []string) error {
+	s, err := load("dev", args, "console")
+	if err != nil {
+		return err
+	}
+	defer func() { _ = s.log.Sync() }()
+	dataDir, cleanup, err := devDataDir(s.r.Get("data_dir"))
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	d := &devRun{s: s, dataDir: dataDir, keep: s.r.Get("data_dir") != ""}
+	defer d.stop()
+	if err := d.start(ctx); err != nil {
+		return err
+	}
+	<-ctx.Done()
+	fmt.Println("xbot dev: stopping")
+	return nil
+}
+
+func devDataDir(configured string) (string, func(), error) {
+	if configured != "" {
+		abs, err := filepath.Abs(configured)
+		if err != nil {
+			return "", nil, err
+		}
+		return abs, func() {}, os.MkdirAll(abs, 0o755)
+	}
+	dir, err := os.MkdirTemp("", "xbot-dev-")
+	if err != nil {
+		return "", nil, err
+	}
+	return dir, func() { _ = os.RemoveAll(dir) }, nil
+}
+
+type devRun struct {
+	s       *settings
+	dataDir string
+	keep    bool
+	cluster *kafka.Cluster
+	pg      *devstack.Postgres
+	st      *stack.Stack
+}
+
+func (d *devRun) start(ctx context.Context) error {
+	brokers, err := d.startKafka()
+	if err != nil {
+		return err
+	}
+	kcfg, err := d.s.kafka(brokers)
+	if err != nil {
+		return err
+	}
+	opts, err := d.s.stackOptions(kcfg)
+	if err != nil {
+		return err
+	}
+	if opts.PGDSN == "" {
+		if opts.PGDSN, err = d.startPostgres(ctx); err != nil {
+			return err
+		}
+	}
+	token := "(configured by api_tokens)"
+	if len(opts.Tokens) == 0 {
+		if token, err = d.devToken(); err != nil {
+			return err
+		}
+		opts.Tokens = map[string]string{token: "dev"}
+	}
+	if d.st, err = stack.Start(ctx, opts); err != nil {
+		return err
+	}
+	fmt.Println("migrations applied (projection_postgres)")
+	fmt.Printf("executor   running, agents: %s\n", strings.Join(opts.Profiles.IDs(), ", "))
+	fmt.Println("projector  postgres running")
+	fmt.Printf("api        http://%s (OpenAPI at /openapi.json, docs at /docs)\n", d.st.Addr())
+	if err := d.waitReady(ctx); err != nil {
+		return err
+	}
+	fmt.Printf("xbot dev ready: api=http://%s kafka=%s token=%s\n", d.st.Addr(), strings.Join(kcfg.Brokers, ","), token)
+	return nil
+}
+
+func (d *devRun) startKafka() ([]string, error) {
+	if b := d.s.r.List("kafka_brokers"); len(b) > 0 {
+		fmt.Printf("kafka      external at %s\n", strings.Join(b, ","))
+		return b, nil
+	}
+	parts, err := d.s.r.Int("kafka_partitions")
+	if err != nil {
+		return nil, err
+	}
+	dir := ""
+	if d.keep {
+		dir = filepath.Join(d.dataDir, "kafka")
+	}
+	d.cluster, err = kafka.StartCluster(kafka.ClusterConfig{Addr: d.s.r.Get("dev_kafka_addr"), DataDir: dir, Partitions: int32(parts)})
+	if err != nil {
+		return nil, fmt.Errorf("%w (set --dev-kafka-addr or XBOT_KAFKA_BROKERS to use another)", err)
+	}
+	fmt.Printf("kafka      embedded (kfake) at %s\n", strings.Join(d.cluster.Addrs(), ","))
+	return d.cluster.Addrs(), nil
+}
+
+func (d *devRun) startPostgres(ctx context.Context) (string, error) {
+	pg, err := devstack.StartPostgres(ctx, devstack.PostgresConfig{Dir: filepath.Join(d.dataDir, "postgres"), Logger: d.s.log.Named("postgres")})
+	if err != nil {
+		return "", err
+	}
+	d.pg = pg
+	dsn, err := pg.CreateDatabase(ctx, "xbot")
+	if err != nil {
+		return "", err
+	}
+	fmt.Printf("postgres   started from system binaries on 127.0.0.1:%d (data in %s)\n", pg.Port(), pg.Dir())
+	return dsn, nil
+}
+
+// devToken returns the dev bearer token, kept in the data dir so that a
+// restarted `xbot dev --data-dir` accepts the same token.
+func (d *devRun) devToken() (string, error) {
+	path := filepath.Join(d.dataDir, "dev-token")
+	if b, err := os.ReadFile(path); err == nil && len(strings.TrimSpace(string(b))) > 0 {
+		return strings.TrimSpace(string(b)), nil
+	}
+	var raw [16]byte
+	if _, err := rand.Read(raw[:]); err != nil {
+		return "", err
+	}
+	token := "xbd_" + hex.EncodeToString(raw[:])
+	if d.keep {
+		if err := os.WriteFile(path, []byte(token+"\n"), 0o600); err != nil {
+			return "", err
+		}
+	}
+	return token, nil
+}
+
+// waitReady waits until the executor owns partitions and every health check passes.
+func (d *devRun) waitReady(ctx context.Context) error {
+	deadline := time.Now().Add(readyTimeout)
+	for {
+		err := d.st.Healthy(ctx)
+		if err == nil && len(d.st.Executor.Partitions()) > 0 {
+			return nil
+		}
+		if err == nil {
+			err = errors.New("executor owns no partition yet")
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return fmt.Errorf("not ready after %s: %w", readyTimeout, err)
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func (d *devRun) stop() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if d.st != nil {
+		d.st.Stop(ctx)
+	}
+	if d.pg != nil {
+		if err := d.pg.Stop(ctx); err != nil {
+			d.s.log.Warn("stopping postgres", zap.Error(err))
+		}
+	}
+	if d.cluster != nil {
+		d.cluster.Close()
+	}
+}

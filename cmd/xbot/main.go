@@ -1,0 +1,76 @@
+// Command xbot is the event-sourced agent runtime: one binary whose
+// subcommands run the whole system locally (dev) or each component on its own
+// against external Kafka and PostgreSQL (api, executor, projector, migrate).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+const usage = `xbot — event-sourced agent runtime
+
+Usage:
+  xbot dev [flags]                 run everything in one process on embedded Kafka and PostgreSQL
+  xbot api [flags]                 HTTP API (needs kafka_brokers, pg_dsn)
+  xbot executor [flags]            run executor (needs kafka_brokers); run several for scale
+  xbot projector postgres [flags]  Postgres read-model projector (needs kafka_brokers, pg_dsn)
+  xbot migrate [flags]             create topics and apply Postgres migrations, then exit
+  xbot config explain [flags]      show every setting, its value, layer and variable (secrets redacted)
+  xbot version
+
+Every setting can be given as a flag (--kafka-brokers), an environment variable
+(XBOT_KAFKA_BROKERS), in ./.env, ~/.xbot/.env or ~/.xbot/config.toml (kafka_brokers).
+Run "xbot <command> -h" for the flags.
+`
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "xbot:", err)
+		}
+		os.Exit(1)
+	}
+}
+
+func run(args []string) error {
+	if len(args) == 0 {
+		fmt.Fprint(os.Stderr, usage)
+		return errors.New("a command is required")
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "dev":
+		return runDev(ctx, rest)
+	case "api", "executor", "migrate":
+		return runSplit(ctx, cmd, rest)
+	case "projector":
+		if len(rest) == 0 || rest[0] != "postgres" {
+			return errors.New(`usage: xbot projector postgres [flags] (the only projector so far)`)
+		}
+		return runSplit(ctx, "projector", rest[1:])
+	case "config":
+		if len(rest) == 0 || rest[0] != "explain" {
+			return errors.New("usage: xbot config explain [flags]")
+		}
+		return runExplain(rest[1:])
+	case "version", "--version":
+		fmt.Println("xbot", version)
+		return nil
+	case "help", "-h", "--help":
+		fmt.Print(usage)
+		return nil
+	}
+	fmt.Fprint(os.Stderr, usage)
+	return fmt.Errorf("unknown command %q", cmd)
+}

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/xbot-runtime/xbot/infra/config"
+	"github.com/xbot-runtime/xbot/infra/kafka"
+	"github.com/xbot-runtime/xbot/infra/logging"
+)
+
+// settings is the resolved configuration of one command.
+type settings struct {
+	r   *config.Resolved
+	log *zap.Logger
+}
+
+// load parses the command's flags and resolves every layer.
+func load(name string, args []string, defaultFormat string) (*settings, error) {
+	fs := flag.NewFlagSet("xbot "+name, flag.ContinueOnError)
+	set := config.BindFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	r, err := config.Load(config.Sources{Flags: set()})
+	if err != nil {
+		return nil, err
+	}
+	format := r.Get("log_format")
+	if format == "" {
+		format = defaultFormat
+	}
+	log, err := logging.New(logging.Config{Level: r.Get("log_level"), Format: format})
+	if err != nil {
+		return nil, err
+	}
+	if unknown := config.UnknownEnv(envMap()); len(unknown) > 0 {
+		log.Warn("ignoring unknown XBOT_ environment variables", zap.Strings("names", unknown))
+	}
+	return &settings{r: r, log: log}, nil
+}
+
+func envMap() map[string]string {
+	m := map[string]string{}
+	for _, kv := range os.Environ() {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+func (s *settings) kafka(brokers []string) (kafka.Config, error) {
+	parts, err := s.r.Int("kafka_partitions")
+	if err != nil {
+		return kafka.Config{}, err
+	}
+	rf, err := s.r.Int("kafka_replication_factor")
+	if err != nil {
+		return kafka.Config{}, err
+	}
+	if brokers == nil {
+		brokers = s.r.List("kafka_brokers")
+	}
+	c := kafka.Config{Brokers: brokers, TopicPrefix: s.r.Get("kafka_topic_prefix"),
+		Partitions: int32(parts), ReplicationFactor: int16(rf)}.WithDefaults()
+	return c, c.Validate()
+}
+
+func (s *settings) waits() (time.Duration, time.Duration, error) {
+	def, err := s.r.Duration("command_wait_default")
+	if err != nil {
+		return 0, 0, err
+	}
+	maxWait, err := s.r.Duration("command_wait_max")
+	return def, maxWait, err
+}
+
+func runExplain(args []string) error {
+	fs := flag.NewFlagSet("xbot config explain", flag.ContinueOnError)
+	set := config.BindFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	r, err := config.Load(config.Sources{Flags: set()})
+	if err != nil {
+		return err
+	}
+	return r.Explain(os.Stdout)
+}

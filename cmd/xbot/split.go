@@ -1,0 +1,86 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"go.uber.org/zap"
+
+	"github.com/xbot-runtime/xbot/infra/config"
+	"github.com/xbot-runtime/xbot/infra/kafka"
+	pginfra "github.com/xbot-runtime/xbot/infra/postgres"
+	pgview "github.com/xbot-runtime/xbot/projections/postgres"
+	"github.com/xbot-runtime/xbot/services/profile"
+	"github.com/xbot-runtime/xbot/services/stack"
+)
+
+// runSplit runs one component against external Kafka and PostgreSQL.
+func runSplit(ctx context.Context, name string, args []string) error {
+	s, err := load(name, args, "json")
+	if err != nil {
+		return err
+	}
+	defer func() { _ = s.log.Sync() }()
+	kcfg, err := s.kafka(nil)
+	if err != nil {
+		return err
+	}
+	if name == "migrate" {
+		return migrate(ctx, s, kcfg)
+	}
+	opts, err := s.stackOptions(kcfg)
+	if err != nil {
+		return err
+	}
+	opts.Components = map[string][]stack.Component{
+		"api": {stack.API}, "executor": {stack.Executor}, "projector": {stack.Projector},
+	}[name]
+	st, err := stack.Start(ctx, opts)
+	if err != nil {
+		return err
+	}
+	s.log.Info("xbot "+name+" running", zap.String("api", st.Addr()), zap.Strings("kafka", kcfg.Brokers))
+	<-ctx.Done()
+	s.log.Info("xbot " + name + " stopping")
+	st.Stop(context.Background())
+	return st.Err()
+}
+
+func (s *settings) stackOptions(kcfg kafka.Config) (stack.Options, error) {
+	tokens, err := config.ParseTokens(s.r.Get("api_tokens"))
+	if err != nil {
+		return stack.Options{}, err
+	}
+	profiles, err := profile.Load(s.r.Get("agents_file"))
+	if err != nil {
+		return stack.Options{}, err
+	}
+	wait, maxWait, err := s.waits()
+	if err != nil {
+		return stack.Options{}, err
+	}
+	return stack.Options{Kafka: kcfg, PGDSN: s.r.Get("pg_dsn"), APIAddr: s.r.Get("api_addr"), Tokens: tokens,
+		Profiles: profiles, ExecutorID: s.r.Get("executor_id"), WaitDefault: wait, WaitMax: maxWait,
+		Logger: s.log, Version: version}, nil
+}
+
+func migrate(ctx context.Context, s *settings, kcfg kafka.Config) error {
+	if err := kafka.EnsureTopics(ctx, kcfg); err != nil {
+		return err
+	}
+	dsn := s.r.Get("pg_dsn")
+	if dsn == "" {
+		return errors.New("pg_dsn is required (XBOT_PG_DSN)")
+	}
+	pool, err := pginfra.Connect(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	if err := pginfra.Migrate(ctx, pool, "projection_postgres", pgview.Migrations); err != nil {
+		return err
+	}
+	fmt.Println("xbot migrate: topics and migrations are up to date")
+	return nil
+}

@@ -1,0 +1,156 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io/fs"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// migrationName matches NNNN_description.sql; the digits are the version.
+var migrationName = regexp.MustCompile(`^([0-9]+)_[^/]+\.sql$`)
+
+// createTableLockKey serialises CREATE TABLE IF NOT EXISTS across processes:
+// two concurrent creations of the same table can otherwise fail with a unique
+// violation on pg_type. The value is arbitrary but fixed forever.
+const createTableLockKey int64 = 0x7363_6865_6d61 // "schema"
+
+const createTableSQL = `CREATE TABLE IF NOT EXISTS schema_migrations (
+	component  text        NOT NULL,
+	version    text        NOT NULL,
+	applied_at timestamptz NOT NULL DEFAULT now(),
+	PRIMARY KEY (component, version)
+)`
+
+// migration is one file to apply.
+type migration struct {
+	file    string
+	version string
+}
+
+// Migrate applies the migration files at the root of files to the database of
+// pool for the component name. Files are named NNNN_description.sql; the NNNN
+// prefix is the version recorded in schema_migrations(component, version,
+// applied_at). Other files are ignored; a .sql file not following the pattern,
+// or two files with the same version, is an error before anything is applied.
+//
+// Files are applied in lexical order, each in its own transaction together
+// with its schema_migrations row, under pg_advisory_xact_lock of a hash of
+// name; a file whose version is already recorded is skipped. So running
+// Migrate twice, or concurrently from several goroutines or processes, applies
+// every file exactly once. If a file fails, its transaction is rolled back,
+// earlier files stay applied, later files are not attempted, and the error
+// names the file. A file must not contain statements that cannot run inside
+// a transaction block (e.g. CREATE INDEX CONCURRENTLY).
+func Migrate(ctx context.Context, pool *pgxpool.Pool, name string, files fs.FS) error {
+	if name == "" {
+		return errors.New("migrate: component name is empty")
+	}
+	list, err := listMigrations(files)
+	if err != nil {
+		return fmt.Errorf("migrate %s: %w", name, err)
+	}
+	if err := ensureTable(ctx, pool); err != nil {
+		return fmt.Errorf("migrate %s: %w", name, err)
+	}
+	key := lockKey(name)
+	for _, m := range list {
+		body, err := fs.ReadFile(files, m.file)
+		if err != nil {
+			return fmt.Errorf("migrate %s: read %s: %w", name, m.file, err)
+		}
+		if err := applyOne(ctx, pool, key, name, m, string(body)); err != nil {
+			return fmt.Errorf("migrate %s: apply %s: %w", name, m.file, err)
+		}
+	}
+	return nil
+}
+
+// listMigrations returns the migration files at the root of files in lexical
+// order, rejecting misnamed .sql files and duplicate versions.
+func listMigrations(files fs.FS) ([]migration, error) {
+	entries, err := fs.ReadDir(files, ".")
+	if err != nil {
+		return nil, fmt.Errorf("list migration files: %w", err)
+	}
+	var list []migration
+	seen := map[string]string{}
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".sql") {
+			continue
+		}
+		m := migrationName.FindStringSubmatch(e.Name())
+		if m == nil {
+			return nil, fmt.Errorf("migration file %s: name must be NNNN_description.sql", e.Name())
+		}
+		if prev, dup := seen[m[1]]; dup {
+			return nil, fmt.Errorf("migration files %s and %s share version %s", prev, e.Name(), m[1])
+		}
+		seen[m[1]] = e.Name()
+		list = append(list, migration{file: e.Name(), version: m[1]})
+	}
+	sort.Slice(list, func(i, j int) bool { return list[i].file < list[j].file })
+	return list, nil
+}
+
+// ensureTable creates schema_migrations if it does not exist yet.
+func ensureTable(ctx context.Context, pool *pgxpool.Pool) error {
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", createTableLockKey); err != nil {
+			return fmt.Errorf("lock: %w", err)
+		}
+		if _, err := tx.Exec(ctx, createTableSQL); err != nil {
+			return fmt.Errorf("create: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("ensure schema_migrations table: %w", err)
+	}
+	return nil
+}
+
+// applyOne applies m in one transaction unless its version is recorded.
+func applyOne(ctx context.Context, pool *pgxpool.Pool, key int64, name string, m migration, body string) error {
+	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", key); err != nil {
+			return fmt.Errorf("advisory lock: %w", err)
+		}
+		var applied bool
+		err := tx.QueryRow(ctx,
+			"SELECT EXISTS (SELECT 1 FROM schema_migrations WHERE component = $1 AND version = $2)",
+			name, m.version).Scan(&applied)
+		if err != nil {
+			return fmt.Errorf("check applied: %w", err)
+		}
+		if applied {
+			return nil
+		}
+		// No arguments: pgx uses the simple protocol, so a file may hold
+		// several statements.
+		if _, err := tx.Exec(ctx, body); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx,
+			"INSERT INTO schema_migrations (component, version) VALUES ($1, $2)", name, m.version)
+		if err != nil {
+			return fmt.Errorf("record version %s: %w", m.version, err)
+		}
+		return nil
+	})
+}
+
+// lockKey derives the advisory lock key of a component. FNV-1a is stable
+// across processes and Go versions, unlike hash/maphash.
+func lockKey(name string) int64 {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte("schema_migrations:" + name))
+	return int64(h.Sum64()) //nolint:gosec // wrap-around is intended: any 64-bit key works
+}

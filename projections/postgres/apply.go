@@ -1,0 +1,96 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"slices"
+	"strconv"
+
+	"github.com/jackc/pgx/v5"
+	"go.uber.org/zap"
+)
+
+// ApplyBatch projects recs, records of topic read by projector, in one
+// transaction: each new event is stored in run_events and applied to the
+// runs and commands read models, events already applied are skipped, and
+// the checkpoint of every partition in recs advances to its highest offset
+// + 1 (never backwards). Watchers of the outcomes written are notified when
+// the transaction commits.
+//
+// Records of one run must come in log order. If an event's seq is not its
+// run's last applied seq + 1, ApplyBatch returns a *GapError; if a record is
+// not a valid envelope, a *RecordError. In both cases, and on any database
+// error, nothing of the batch is written and the batch can be retried whole.
+func (s *Store) ApplyBatch(ctx context.Context, projector, topic string, recs []Record) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	batch, runs, err := decodeAll(recs)
+	if err != nil {
+		return err
+	}
+	var p *batchPlan
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		last, err := lockAndLoad(ctx, tx, projector, topic, recs, runs)
+		if err != nil {
+			return err
+		}
+		if p, err = plan(batch, last); err != nil {
+			return err
+		}
+		return write(ctx, tx, projector, topic, p)
+	})
+	var gap *GapError
+	if errors.As(err, &gap) {
+		s.log.Warn("seq gap; batch not applied", zap.String("run_id", gap.RunID),
+			zap.Int64("seq", gap.Actual), zap.Int64("expected_seq", gap.Expected))
+	}
+	if err != nil {
+		return fmt.Errorf("apply %d records of %s for projector %s: %w", len(recs), topic, projector, err)
+	}
+	return nil
+}
+
+// lockAndLoad takes the advisory lock of every partition in recs (in order,
+// so that two instances cannot deadlock) and returns the last applied seq of
+// the runs, in one round trip.
+func lockAndLoad(ctx context.Context, tx pgx.Tx, projector, topic string, recs []Record, runs []string) (map[string]int64, error) {
+	b := &pgx.Batch{}
+	for _, key := range lockKeys(projector, topic, recs) {
+		b.Queue("SELECT pg_advisory_xact_lock($1)", key)
+	}
+	last := make(map[string]int64, len(runs))
+	b.Queue("SELECT run_id, last_seq FROM run_seq WHERE run_id = ANY($1)", runs).Query(func(rows pgx.Rows) error {
+		var run string
+		var seq int64
+		_, err := pgx.ForEachRow(rows, []any{&run, &seq}, func() error {
+			last[run] = seq
+			return nil
+		})
+		return err
+	})
+	if err := tx.SendBatch(ctx, b).Close(); err != nil {
+		return nil, fmt.Errorf("lock partitions and read run seqs: %w", err)
+	}
+	return last, nil
+}
+
+// lockKeys returns the sorted advisory lock keys of the partitions in recs.
+func lockKeys(projector, topic string, recs []Record) []int64 {
+	var parts []int32
+	for _, r := range recs {
+		if !slices.Contains(parts, r.Partition) {
+			parts = append(parts, r.Partition)
+		}
+	}
+	keys := make([]int64, len(parts))
+	for i, part := range parts {
+		h := fnv.New64a()
+		_, _ = h.Write([]byte("projections/postgres\x00" + projector + "\x00" + topic + "\x00" + strconv.Itoa(int(part))))
+		keys[i] = int64(h.Sum64()) //nolint:gosec // wrap-around is intended: any 64-bit key works
+	}
+	slices.Sort(keys)
+	return keys
+}

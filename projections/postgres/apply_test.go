@@ -1,0 +1,279 @@
+package postgres_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/projections/postgres"
+)
+
+func TestApplyBatchProjectsACompletedRun(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	l, cmd := completedRun(t, "acme", "sess-1")
+	off := offsets{}
+	recs := off.records(t, 3, l.evs...)
+	f.apply(t, recs)
+
+	run, err := f.store.GetRun(ctx, "acme", l.id())
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, last := l.evs[0], l.evs[len(l.evs)-1]
+	if run.Status != "completed" || run.LastSeq != last.Seq || run.TenantID != "acme" ||
+		run.PlatformSessionID != "sess-1" || run.AgentID != "assistant" || run.PauseReason != "" {
+		t.Fatalf("run = %+v", run)
+	}
+	if !run.CreatedAt.Equal(time.UnixMilli(first.OccurredAt)) || !run.UpdatedAt.Equal(time.UnixMilli(last.OccurredAt)) {
+		t.Fatalf("created %v updated %v, want the occurredAt of the first and last event", run.CreatedAt, run.UpdatedAt)
+	}
+	assertJSON(t, run.Input, `{"content":"write a haiku"}`)
+	assertJSON(t, run.SandboxKey, `{"tenantId":"acme","workspaceId":"ws-1","agentId":"assistant","ownerId":"u-1"}`)
+	assertJSON(t, run.Metadata, `{"channel":"web"}`)
+
+	evs, err := f.store.ListEvents(ctx, "acme", l.id(), 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != len(recs) {
+		t.Fatalf("got %d events, want %d", len(evs), len(recs))
+	}
+	for i, e := range evs {
+		if e.Seq != int64(i+1) || e.Type != string(l.evs[i].Type) || e.EventID != l.evs[i].EventID ||
+			e.ItemID != l.evs[i].ItemID || e.OccurredAt != l.evs[i].OccurredAt {
+			t.Fatalf("event %d = %+v, want %+v", i, e, l.evs[i])
+		}
+		if !bytes.Equal(e.Envelope, recs[i].Value) {
+			t.Fatalf("event %d envelope changed:\n got %s\nwant %s", i, e.Envelope, recs[i].Value)
+		}
+	}
+
+	c, err := f.store.GetCommand(ctx, "acme", cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := postgres.Command{CommandID: cmd, RunID: l.id(), TenantID: "acme", Type: "CreateRun",
+		IdempotencyKey: "key-" + cmd, Outcome: "accepted", FirstOutcome: "accepted", Seq: 1,
+		UpdatedAt: time.UnixMilli(first.OccurredAt).UTC()}
+	if c != want {
+		t.Fatalf("command =\n%+v, want\n%+v", c, want)
+	}
+}
+
+func TestListEventsPagesBySeq(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	l, _ := completedRun(t, "acme", "")
+	f.apply(t, offsets{}.records(t, 0, l.evs...))
+	var seqs []int64
+	for after := int64(0); ; {
+		page, err := f.store.ListEvents(context.Background(), "acme", l.id(), after, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(page) == 0 {
+			break
+		}
+		for _, e := range page {
+			seqs = append(seqs, e.Seq)
+		}
+		after = page[len(page)-1].Seq
+	}
+	if len(seqs) != len(l.evs) || seqs[0] != 1 || seqs[len(seqs)-1] != int64(len(l.evs)) {
+		t.Fatalf("seqs = %v", seqs)
+	}
+}
+
+// TestRunStatusFollowsLifecycle applies one event per batch and checks the
+// runs row after each.
+func TestRunStatusFollowsLifecycle(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	l := newRun(t, "acme", "sess-1")
+	item := events.NewID("itm")
+	steps := []struct {
+		draft                         events.Draft
+		status, pause, errCode, cause string
+	}{
+		{draft: acceptDraft(l), status: "queued"},
+		{draft: events.Draft{Type: events.RunStarted}, status: "running"},
+		{draft: events.Draft{Type: events.ItemStarted, ItemID: item, Payload: events.ItemStartedPayload{ItemType: events.ItemToolCall}}, status: "running"},
+		{draft: events.Draft{Type: events.ItemAwaitingApproval, ItemID: item, Payload: events.ItemAwaitingApprovalPayload{ItemType: events.ItemToolCall, ToolName: "shell"}}, status: "running"},
+		{draft: events.Draft{Type: events.RunPaused, Payload: events.RunPausedPayload{PauseReason: events.PauseAwaitingApproval, ItemIDs: []string{item}}}, status: "paused", pause: "awaiting_approval"},
+		{draft: events.Draft{Type: events.ApprovalDecisionSubmitted, ItemID: item, Payload: events.ApprovalDecisionPayload{Decision: "allow", Scope: "item"}}, status: "paused", pause: "awaiting_approval"},
+		{draft: events.Draft{Type: events.RunResumed}, status: "running"},
+		{draft: events.Draft{Type: events.ItemCompleted, ItemID: item, Payload: events.ItemCompletedPayload{ItemType: events.ItemToolCall}}, status: "running"},
+		{draft: events.Draft{Type: events.RunFailed, Payload: events.RunFailedPayload{ErrorCode: events.FailModelError, Message: "503"}}, status: "failed", errCode: "model_error"},
+	}
+	off := offsets{}
+	for i, st := range steps {
+		e := l.add(st.draft)
+		f.apply(t, off.records(t, 0, e))
+		run, err := f.store.GetRun(context.Background(), "acme", l.id())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if run.Status != st.status || run.PauseReason != st.pause || run.ErrorCode != st.errCode ||
+			run.LastSeq != e.Seq || !run.UpdatedAt.Equal(time.UnixMilli(e.OccurredAt)) {
+			t.Fatalf("step %d (%s): run = %+v", i, e.Type, run)
+		}
+	}
+}
+
+func acceptDraft(l *runLog) events.Draft {
+	return events.Draft{Type: events.RunAccepted, CommandID: events.NewID("cmd"), Payload: events.RunAcceptedPayload{
+		AgentID: "assistant", Input: events.UserInput{Content: "hello"}, IdempotencyKey: "k-" + l.id(),
+		SandboxKey: events.SandboxKey{TenantID: l.ident.TenantID, WorkspaceID: "ws", AgentID: "assistant", OwnerID: "o"}}}
+}
+
+func TestCancelFlowRecordsEveryOutcome(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	l := newRun(t, "acme", "sess-1")
+	l.accept(events.NewID("cmd"), "create-1")
+	l.lifecycle(events.RunStarted, nil)
+	cancel := events.NewID("cmd")
+	l.outcome(events.CommandAccepted, cancel, events.CommandAcceptedPayload{CommandType: "CancelRun",
+		IdempotencyKey: "cancel-1", Command: json.RawMessage(`{"reason":"user asked"}`)})
+	off := offsets{}
+	f.apply(t, off.records(t, 1, l.evs...))
+	c, err := f.store.GetCommand(ctx, "acme", cancel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Outcome != "accepted" || c.FirstOutcome != "accepted" || c.Type != "CancelRun" || c.IdempotencyKey != "cancel-1" {
+		t.Fatalf("after accept: %+v", c)
+	}
+
+	mark := len(l.evs)
+	l.lifecycle(events.RunCancelled, events.RunCancelledPayload{Reason: "user asked"})
+	applied := l.outcome(events.CommandApplied, cancel, events.CommandAppliedPayload{CommandType: "CancelRun", IdempotencyKey: "cancel-1"})
+	f.apply(t, off.records(t, 1, l.evs[mark:]...))
+	if c, err = f.store.GetCommand(ctx, "acme", cancel); err != nil {
+		t.Fatal(err)
+	}
+	if c.Outcome != "applied" || c.FirstOutcome != "accepted" || c.Seq != applied.Seq || c.Code != "" {
+		t.Fatalf("after apply: %+v", c)
+	}
+	run, err := f.store.GetRun(ctx, "acme", l.id())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Status != "cancelled" || run.CancelReason != "user asked" || run.LastSeq != applied.Seq {
+		t.Fatalf("run = %+v", run)
+	}
+
+	// A cancel of the terminal run has no effect.
+	late := events.NewID("cmd")
+	l.outcome(events.CommandNoEffect, late, events.CommandNoEffectPayload{CommandType: "CancelRun",
+		IdempotencyKey: "cancel-2", Reason: "run is already cancelled"})
+	f.apply(t, off.records(t, 1, l.evs[len(l.evs)-1]))
+	if c, err = f.store.GetCommand(ctx, "acme", late); err != nil {
+		t.Fatal(err)
+	}
+	if c.Outcome != "no_effect" || c.FirstOutcome != "no_effect" || c.Message != "run is already cancelled" {
+		t.Fatalf("late cancel: %+v", c)
+	}
+}
+
+// A run's log may start with refused commands before (or without) being
+// accepted: no runs row exists until runtime.run.accepted, but continuity
+// is tracked from seq 1.
+func TestRejectedCommandForNonexistentRun(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	l := newRun(t, "acme", "")
+	cancel := events.NewID("cmd")
+	l.outcome(events.CommandRejected, cancel, events.CommandRejectedPayload{CommandType: "CancelRun",
+		IdempotencyKey: "c-1", Code: "run_not_found", Message: "run does not exist"})
+	off := offsets{}
+	f.apply(t, off.records(t, 0, l.evs...))
+
+	_, err := f.store.GetRun(ctx, "acme", l.id())
+	wantNotFound(t, err)
+	c, err := f.store.GetCommand(ctx, "acme", cancel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Outcome != "rejected" || c.FirstOutcome != "rejected" || c.Code != "run_not_found" ||
+		c.Message != "run does not exist" || c.RunID != l.id() || c.Seq != 1 {
+		t.Fatalf("command = %+v", c)
+	}
+	if evs, err := f.store.ListEvents(ctx, "acme", l.id(), 0, 0); err != nil || len(evs) != 1 {
+		t.Fatalf("events = %v, %v", evs, err)
+	}
+
+	// Seq 3 would skip seq 2, even though the run has no runs row.
+	skip := l.accept(events.NewID("cmd"), "create-1")
+	skip.Seq = 3
+	var gap *postgres.GapError
+	if err := f.store.ApplyBatch(ctx, projector, topic, off.records(t, 0, skip)); !errors.As(err, &gap) ||
+		*gap != (postgres.GapError{RunID: l.id(), Expected: 2, Actual: 3}) {
+		t.Fatalf("error = %v, want a gap at 2", err)
+	}
+	f.apply(t, off.records(t, 0, l.evs[1]))
+	run, err := f.store.GetRun(ctx, "acme", l.id())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Status != "queued" || run.LastSeq != 2 || !run.CreatedAt.Equal(time.UnixMilli(l.evs[1].OccurredAt)) {
+		t.Fatalf("run = %+v", run)
+	}
+}
+
+func TestDuplicateCommands(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	l := newRun(t, "acme", "")
+	create := events.NewID("cmd")
+	l.accept(create, "create-1")
+	// The same command delivered twice: its original outcome stands.
+	l.outcome(events.CommandDuplicate, create, events.CommandDuplicatePayload{CommandType: "CreateRun",
+		IdempotencyKey: "create-1", OriginalCommandID: create, OriginalOutcome: "accepted"})
+	// Another command reusing the key is a duplicate of the first.
+	retry := events.NewID("cmd")
+	l.outcome(events.CommandDuplicate, retry, events.CommandDuplicatePayload{CommandType: "CreateRun",
+		IdempotencyKey: "create-1", OriginalCommandID: create, OriginalOutcome: "accepted"})
+	f.apply(t, offsets{}.records(t, 0, l.evs...))
+
+	c, err := f.store.GetCommand(ctx, "acme", create)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Outcome != "accepted" || c.FirstOutcome != "accepted" || c.Seq != 1 || c.Code != "" {
+		t.Fatalf("original = %+v", c)
+	}
+	d, err := f.store.GetCommand(ctx, "acme", retry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Outcome != "duplicate" || d.FirstOutcome != "duplicate" || d.Code != "duplicate_command" ||
+		d.OriginalCommandID != create || d.OriginalOutcome != "accepted" || d.Type != "CreateRun" || d.Seq != 3 {
+		t.Fatalf("duplicate = %+v", d)
+	}
+}
+
+func assertJSON(tb testing.TB, got json.RawMessage, want string) {
+	tb.Helper()
+	var g, w any
+	if err := json.Unmarshal(got, &g); err != nil {
+		tb.Fatalf("%s: %v", got, err)
+	}
+	if err := json.Unmarshal([]byte(want), &w); err != nil {
+		tb.Fatal(err)
+	}
+	gb, _ := json.Marshal(g)
+	wb, _ := json.Marshal(w)
+	if !bytes.Equal(gb, wb) {
+		tb.Fatalf("json = %s, want %s", got, want)
+	}
+}

@@ -1,0 +1,32 @@
+// Package postgres is the Postgres projection of the event log: the runs,
+// run_events and commands read models that the query API serves, together
+// with the projector's checkpoints and heartbeats.
+//
+// Guarantees:
+//
+//   - ApplyBatch is all or nothing. The events of a batch, the read-model
+//     changes they imply and the batch's checkpoints (next offset per
+//     partition) commit in one transaction, so a crash at any point leaves
+//     the view and the checkpoint consistent: resuming from the checkpoint
+//     neither loses nor repeats an effect.
+//   - Writes are idempotent by (runId, seq). An event already applied is
+//     skipped, so replaying records (a redelivered batch, a rebuild over an
+//     existing view) changes nothing; checkpoints never move backwards.
+//   - A projector never skips a seq. An event whose seq is not the run's last
+//     applied seq + 1 fails the whole batch with *GapError and nothing of the
+//     batch is written. A record that is not a valid envelope fails it with
+//     *RecordError naming its partition and offset.
+//   - Every value in a read model is derived from events only (times come from
+//     occurredAt), so a view rebuilt from offset zero equals the live one.
+//   - run_events keeps each envelope byte for byte as it was on the log.
+//   - Every query is scoped to a tenant and never returns another tenant's
+//     rows; a row of another tenant is reported as ErrNotFound.
+//   - WaitCommand returns once the command's outcome is committed. It is woken
+//     by a Postgres notification sent on commit (one LISTEN connection per
+//     Store) and re-checks every 200 ms, so a lost notification or a broken
+//     listener connection only delays it.
+//
+// Concurrent ApplyBatch calls for the same projector, topic and partition
+// (two instances during a rebalance) are serialised by a transaction-scoped
+// advisory lock; the second sees the first's events as already applied.
+package postgres

@@ -1,0 +1,211 @@
+package postgres_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"go.uber.org/zap/zaptest"
+
+	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/infra/devstack/pgtest"
+	infrapg "github.com/xbot-runtime/xbot/infra/postgres"
+	"github.com/xbot-runtime/xbot/projections/postgres"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+const (
+	projector = "pg-test"
+	topic     = "xbot.events.v1"
+)
+
+// fixture is a Store over a fresh, migrated database of its own.
+type fixture struct {
+	store *postgres.Store
+	pool  *pgxpool.Pool
+}
+
+func newFixture(tb testing.TB) *fixture {
+	tb.Helper()
+	dsn := pgtest.NewDatabase(tb)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	pool, err := infrapg.Connect(ctx, dsn)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(pool.Close)
+	if err := infrapg.Migrate(ctx, pool, postgres.Component, postgres.Migrations); err != nil {
+		tb.Fatal(err)
+	}
+	s := postgres.New(pool, zaptest.NewLogger(tb))
+	tb.Cleanup(s.Close)
+	return &fixture{store: s, pool: pool}
+}
+
+// apply applies recs and fails the test on error.
+func (f *fixture) apply(tb testing.TB, recs []postgres.Record) {
+	tb.Helper()
+	if err := f.store.ApplyBatch(context.Background(), projector, topic, recs); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// checksumTables returns a digest of every row of every table of the
+// projection, so two states can be compared whole.
+func (f *fixture) checksumTables(tb testing.TB) map[string]string {
+	tb.Helper()
+	tables := []string{"runs", "run_events", "run_seq", "commands", "projector_checkpoints", "projector_heartbeats"}
+	out := make(map[string]string, len(tables))
+	for _, table := range tables {
+		out[table] = f.checksum(tb, "SELECT t::text FROM "+table+" t")
+	}
+	return out
+}
+
+// checksumViews is checksumTables without the clock-derived columns
+// (checkpoint times, heartbeats), for comparing two databases.
+func (f *fixture) checksumViews(tb testing.TB) map[string]string {
+	tb.Helper()
+	out := make(map[string]string)
+	for _, table := range []string{"runs", "run_events", "run_seq", "commands"} {
+		out[table] = f.checksum(tb, "SELECT t::text FROM "+table+" t")
+	}
+	out["projector_checkpoints"] = f.checksum(tb,
+		"SELECT (projector, topic, partition, next_offset)::text FROM projector_checkpoints")
+	return out
+}
+
+func (f *fixture) checksum(tb testing.TB, rowsSQL string) string {
+	tb.Helper()
+	var sum string
+	err := f.pool.QueryRow(context.Background(),
+		"SELECT count(*) || ':' || coalesce(md5(string_agg(r, '|' ORDER BY r)), '') FROM ("+rowsSQL+") AS s(r)").Scan(&sum)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return sum
+}
+
+// runLog builds one run's log with the events package: each event is sealed
+// with Draft.Seal and folded with events.Fold, so tests only use legal logs.
+type runLog struct {
+	tb    testing.TB
+	ident events.Identity
+	state events.RunState
+	now   int64
+	evs   []events.Envelope
+}
+
+var clock = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC).UnixMilli()
+
+func newRun(tb testing.TB, tenant, session string) *runLog {
+	id := events.Identity{RunID: events.NewID("run"), TenantID: tenant, PlatformSessionID: session}
+	return &runLog{tb: tb, now: clock, ident: id}
+}
+
+func (l *runLog) id() string { return l.ident.RunID }
+
+// add appends d as the run's next event.
+func (l *runLog) add(d events.Draft) events.Envelope {
+	l.tb.Helper()
+	e, err := d.Seal(l.ident, l.state.LastSeq+1, events.NewID("evt"), l.now)
+	if err != nil {
+		l.tb.Fatal(err)
+	}
+	next, err := events.Fold(l.state, e)
+	if err != nil {
+		l.tb.Fatalf("illegal test log: %v", err)
+	}
+	l.state, l.now = next, l.now+7
+	l.evs = append(l.evs, e)
+	return e
+}
+
+func (l *runLog) accept(cmdID, key string) events.Envelope {
+	return l.add(events.Draft{Type: events.RunAccepted, CommandID: cmdID, Payload: events.RunAcceptedPayload{
+		AgentID: "assistant", Input: events.UserInput{Content: "write a haiku"},
+		SandboxKey: events.SandboxKey{TenantID: l.ident.TenantID, WorkspaceID: "ws-1", AgentID: "assistant", OwnerID: "u-1"},
+		Metadata:   map[string]string{"channel": "web"}, IdempotencyKey: key, Actor: events.Actor{Type: "user", ID: "u-1"},
+	}})
+}
+
+func (l *runLog) lifecycle(t events.Type, payload any) events.Envelope {
+	return l.add(events.Draft{Type: t, Payload: payload})
+}
+
+// assistantMessage streams one assistant message item with n deltas.
+func (l *runLog) assistantMessage(n int) {
+	item := events.NewID("itm")
+	l.add(events.Draft{Type: events.ItemStarted, ItemID: item, Payload: events.ItemStartedPayload{ItemType: events.ItemAssistantMessage}})
+	for i := range n {
+		l.add(events.Draft{Type: events.ItemDelta, ItemID: item, Payload: events.ItemDeltaPayload{
+			Delta: fmt.Sprintf("line %d of an old silent pond, a frog jumps into the pond, splash! silence again. ", i)}})
+	}
+	l.add(events.Draft{Type: events.ItemCompleted, ItemID: item, Payload: events.ItemCompletedPayload{
+		ItemType: events.ItemAssistantMessage, Status: events.ItemStatusCompleted, Content: "an old silent pond"}})
+}
+
+func (l *runLog) outcome(t events.Type, cmdID string, payload any) events.Envelope {
+	return l.add(events.Draft{Type: t, CommandID: cmdID, Payload: payload})
+}
+
+// completedRun is accepted → started → an assistant message → completed.
+func completedRun(tb testing.TB, tenant, session string) (*runLog, string) {
+	l := newRun(tb, tenant, session)
+	cmd := events.NewID("cmd")
+	l.accept(cmd, "key-"+cmd)
+	l.lifecycle(events.RunStarted, events.RunStartedPayload{ExecutorID: "exec-1"})
+	l.assistantMessage(2)
+	l.lifecycle(events.RunCompleted, events.RunCompletedPayload{Output: "an old silent pond"})
+	return l, cmd
+}
+
+// offsets hands out Kafka offsets per partition, leaving a hole after each
+// batch as transaction markers do.
+type offsets map[int32]int64
+
+// records encodes evs as records of partition.
+func (o offsets) records(tb testing.TB, partition int32, evs ...events.Envelope) []postgres.Record {
+	tb.Helper()
+	out := make([]postgres.Record, len(evs))
+	for i, e := range evs {
+		raw, err := json.Marshal(e)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		out[i] = postgres.Record{Partition: partition, Offset: o[partition], Value: raw}
+		o[partition]++
+	}
+	o[partition]++ // the commit marker
+	return out
+}
+
+// interleave merges logs round-robin, as runs sharing a partition interleave.
+func interleave(logs ...[]events.Envelope) []events.Envelope {
+	var out []events.Envelope
+	for i := 0; ; i++ {
+		added := false
+		for _, l := range logs {
+			if i < len(l) {
+				out = append(out, l[i])
+				added = true
+			}
+		}
+		if !added {
+			return out
+		}
+	}
+}
+
+func wantNotFound(tb testing.TB, err error) {
+	tb.Helper()
+	if !errors.Is(err, postgres.ErrNotFound) {
+		tb.Fatalf("error = %v, want ErrNotFound", err)
+	}
+}

@@ -1,0 +1,119 @@
+package postgres
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/xbot-runtime/xbot/events"
+)
+
+// decoded is one record with its envelope.
+type decoded struct {
+	rec Record
+	env events.Envelope
+}
+
+// batchPlan is everything one batch writes, computed in Go from the decoded
+// records and the last applied seq of their runs, so that the writes go to
+// the server as one pipeline of set-based statements.
+type batchPlan struct {
+	events      []decoded              // new events, in log order
+	lastSeq     map[string]int64       // run → last applied seq, advanced as events are planned
+	advanced    []string               // runs whose last seq advanced, in first-seen order
+	runs        map[string]*runChange  // run → change to its runs row (keys = advanced)
+	commands    map[string]*commandRow // command → its row after the batch
+	cmdOrder    []string               // keys of commands in first-seen order
+	notify      []string               // command ids whose outcome was recorded
+	notified    map[string]struct{}    // set of notify
+	checkpoints map[int32]int64        // partition → next offset
+}
+
+// decodeAll decodes every record and lists the runs they belong to.
+func decodeAll(recs []Record) ([]decoded, []string, error) {
+	out := make([]decoded, len(recs))
+	seen := make(map[string]struct{})
+	var runs []string
+	for i, r := range recs {
+		env, err := events.Decode(r.Value)
+		if err == nil && !utf8.Valid(r.Value) {
+			// json.Unmarshal tolerates invalid UTF-8; the json column does not.
+			err = errors.New("event envelope is not valid UTF-8")
+		}
+		if err != nil {
+			return nil, nil, &RecordError{Partition: r.Partition, Offset: r.Offset, Err: err}
+		}
+		out[i] = decoded{rec: r, env: env}
+		if _, ok := seen[env.RunID]; !ok {
+			seen[env.RunID] = struct{}{}
+			runs = append(runs, env.RunID)
+		}
+	}
+	return out, runs, nil
+}
+
+// plan checks seq continuity and computes the batch's writes. lastSeq holds
+// the last applied seq of the batch's runs (absent = none yet); plan takes
+// ownership of it.
+func plan(batch []decoded, lastSeq map[string]int64) (*batchPlan, error) {
+	p := &batchPlan{
+		lastSeq:     lastSeq,
+		runs:        make(map[string]*runChange),
+		commands:    make(map[string]*commandRow),
+		notified:    make(map[string]struct{}),
+		checkpoints: make(map[int32]int64),
+	}
+	for _, d := range batch {
+		if next := d.rec.Offset + 1; next > p.checkpoints[d.rec.Partition] {
+			p.checkpoints[d.rec.Partition] = next
+		}
+		last := p.lastSeq[d.env.RunID]
+		if d.env.Seq <= last {
+			continue // applied before: a replay changes nothing
+		}
+		if d.env.Seq != last+1 {
+			return nil, &GapError{RunID: d.env.RunID, Expected: last + 1, Actual: d.env.Seq}
+		}
+		if err := p.add(d); err != nil {
+			return nil, &RecordError{Partition: d.rec.Partition, Offset: d.rec.Offset, Err: err}
+		}
+	}
+	return p, nil
+}
+
+// add plans one new event.
+func (p *batchPlan) add(d decoded) error {
+	e := d.env
+	if _, ok := p.runs[e.RunID]; !ok {
+		p.runs[e.RunID] = &runChange{runID: e.RunID}
+		p.advanced = append(p.advanced, e.RunID)
+	}
+	p.lastSeq[e.RunID] = e.Seq
+	p.events = append(p.events, d)
+	accepted, err := p.applyRun(e)
+	if err != nil {
+		return err
+	}
+	return p.applyCommand(e, accepted)
+}
+
+// decodePayload unmarshals e's payload into v, reporting a *events.PayloadError.
+func decodePayload(e events.Envelope, v any) error {
+	if len(e.Payload) == 0 || string(e.Payload) == "null" {
+		return nil
+	}
+	if err := json.Unmarshal(e.Payload, v); err != nil {
+		return &events.PayloadError{Type: e.Type, Seq: e.Seq, Err: err}
+	}
+	return nil
+}
+
+// mustJSON encodes a value that always encodes (plain structs and maps).
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("projections/postgres: encode %T: %v", v, err)) // impossible for these types
+	}
+	return b
+}

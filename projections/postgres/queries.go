@@ -1,0 +1,145 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Page sizes: the defaults suit one screen of a console; the maxima bound
+// the memory of one response (an event envelope can be hundreds of KiB).
+const (
+	defaultRunLimit   = 50
+	maxRunLimit       = 500
+	defaultEventLimit = 100
+	maxEventLimit     = 1000
+)
+
+const runColumnsSQL = `run_id, tenant_id, platform_session_id, agent_id, parent_run_id, status, pause_reason,
+	error_code, cancel_reason, input, sandbox_key, metadata, last_seq, created_at, updated_at`
+
+func scanRun(row pgx.Row) (Run, error) {
+	var r Run
+	err := row.Scan(&r.RunID, &r.TenantID, &r.PlatformSessionID, &r.AgentID, &r.ParentRunID, &r.Status,
+		&r.PauseReason, &r.ErrorCode, &r.CancelReason, &r.Input, &r.SandboxKey, &r.Metadata, &r.LastSeq,
+		&r.CreatedAt, &r.UpdatedAt)
+	r.CreatedAt, r.UpdatedAt = r.CreatedAt.UTC(), r.UpdatedAt.UTC()
+	return r, err
+}
+
+// GetRun returns the run runID of tenantID, or ErrNotFound if the tenant has
+// no such run (including a run that exists for another tenant).
+func (s *Store) GetRun(ctx context.Context, tenantID, runID string) (Run, error) {
+	r, err := scanRun(s.pool.QueryRow(ctx,
+		"SELECT "+runColumnsSQL+" FROM runs WHERE tenant_id = $1 AND run_id = $2", tenantID, runID))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Run{}, fmt.Errorf("run %s: %w", runID, ErrNotFound)
+	}
+	if err != nil {
+		return Run{}, fmt.Errorf("get run %s: %w", runID, err)
+	}
+	return r, nil
+}
+
+// ListEvents returns up to limit events of the run runID of tenantID with
+// seq > afterSeq, in seq order (limit <= 0 means 100; at most 1000). A run
+// unknown to the tenant has no events.
+func (s *Store) ListEvents(ctx context.Context, tenantID, runID string, afterSeq int64, limit int) ([]Event, error) {
+	rows, err := s.pool.Query(ctx, `SELECT run_id, seq, event_id, type, tenant_id, platform_session_id, item_id,
+	command_id, occurred_at, emitted_at, envelope
+FROM run_events WHERE run_id = $1 AND tenant_id = $2 AND seq > $3 ORDER BY seq LIMIT $4`,
+		runID, tenantID, afterSeq, clampLimit(limit, defaultEventLimit, maxEventLimit))
+	if err != nil {
+		return nil, fmt.Errorf("list events of run %s: %w", runID, err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Event, error) {
+		var e Event
+		err := row.Scan(&e.RunID, &e.Seq, &e.EventID, &e.Type, &e.TenantID, &e.PlatformSessionID, &e.ItemID,
+			&e.CommandID, &e.OccurredAt, &e.EmittedAt, &e.Envelope)
+		return e, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list events of run %s: %w", runID, err)
+	}
+	return out, nil
+}
+
+// GetCommand returns the latest outcome of commandID for tenantID, or
+// ErrNotFound if none is recorded for that tenant.
+func (s *Store) GetCommand(ctx context.Context, tenantID, commandID string) (Command, error) {
+	var c Command
+	err := s.pool.QueryRow(ctx, `SELECT command_id, run_id, tenant_id, type, idempotency_key, outcome,
+	first_outcome, code, message, original_command_id, original_outcome, original_code, seq, updated_at
+FROM commands WHERE tenant_id = $1 AND command_id = $2`, tenantID, commandID).Scan(
+		&c.CommandID, &c.RunID, &c.TenantID, &c.Type, &c.IdempotencyKey, &c.Outcome, &c.FirstOutcome, &c.Code,
+		&c.Message, &c.OriginalCommandID, &c.OriginalOutcome, &c.OriginalCode, &c.Seq, &c.UpdatedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Command{}, fmt.Errorf("command %s: %w", commandID, ErrNotFound)
+	}
+	if err != nil {
+		return Command{}, fmt.Errorf("get command %s: %w", commandID, err)
+	}
+	c.UpdatedAt = c.UpdatedAt.UTC()
+	return c, nil
+}
+
+// Checkpoints returns the next offset to read per partition of topic for
+// projector, as last committed by ApplyBatch. Partitions never applied are
+// absent (start from the beginning).
+func (s *Store) Checkpoints(ctx context.Context, projector, topic string) (map[int32]int64, error) {
+	rows, err := s.pool.Query(ctx,
+		"SELECT partition, next_offset FROM projector_checkpoints WHERE projector = $1 AND topic = $2",
+		projector, topic)
+	if err != nil {
+		return nil, fmt.Errorf("read checkpoints of %s on %s: %w", projector, topic, err)
+	}
+	out := make(map[int32]int64)
+	var part int32
+	var next int64
+	_, err = pgx.ForEachRow(rows, []any{&part, &next}, func() error {
+		out[part] = next
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read checkpoints of %s on %s: %w", projector, topic, err)
+	}
+	return out, nil
+}
+
+// Heartbeat records that instance of projector is alive now (server time).
+func (s *Store) Heartbeat(ctx context.Context, projector, instance string) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO projector_heartbeats (projector, instance, beat_at)
+VALUES ($1, $2, now()) ON CONFLICT (projector, instance) DO UPDATE SET beat_at = now()`, projector, instance)
+	if err != nil {
+		return fmt.Errorf("heartbeat of %s/%s: %w", projector, instance, err)
+	}
+	return nil
+}
+
+// LastHeartbeat returns the latest heartbeat of any instance of projector,
+// or ErrNotFound if none was ever recorded.
+func (s *Store) LastHeartbeat(ctx context.Context, projector string) (time.Time, error) {
+	var at *time.Time
+	err := s.pool.QueryRow(ctx, "SELECT max(beat_at) FROM projector_heartbeats WHERE projector = $1",
+		projector).Scan(&at)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("last heartbeat of %s: %w", projector, err)
+	}
+	if at == nil {
+		return time.Time{}, fmt.Errorf("heartbeat of %s: %w", projector, ErrNotFound)
+	}
+	return at.UTC(), nil
+}
+
+func clampLimit(limit, def, max int) int {
+	switch {
+	case limit <= 0:
+		return def
+	case limit > max:
+		return max
+	}
+	return limit
+}

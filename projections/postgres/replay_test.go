@@ -1,0 +1,188 @@
+package postgres_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/projections/postgres"
+)
+
+// mixedBatch is a realistic partition slice: three runs interleaved, one
+// completed, one cancelled, one refused before being accepted.
+func mixedBatch(tb testing.TB, off offsets, partition int32) []postgres.Record {
+	a, _ := completedRun(tb, "acme", "s-1")
+	b := newRun(tb, "acme", "s-2")
+	b.accept(events.NewID("cmd"), "create-b")
+	cancel := events.NewID("cmd")
+	b.outcome(events.CommandApplied, cancel, events.CommandAppliedPayload{CommandType: "CancelRun", IdempotencyKey: "x"})
+	c := newRun(tb, "globex", "")
+	c.outcome(events.CommandRejected, events.NewID("cmd"), events.CommandRejectedPayload{CommandType: "CreateRun",
+		IdempotencyKey: "c", Code: "unknown_agent"})
+	c.accept(events.NewID("cmd"), "create-c")
+	return off.records(tb, partition, interleave(a.evs, b.evs, c.evs)...)
+}
+
+func TestReapplyingABatchChangesNothing(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	off := offsets{}
+	recs := append(mixedBatch(t, off, 0), mixedBatch(t, off, 1)...)
+	f.apply(t, recs)
+	before := f.checksumTables(t)
+	f.apply(t, recs)
+	f.apply(t, recs[len(recs)/3:]) // a redelivered tail
+	if after := f.checksumTables(t); !maps.Equal(before, after) {
+		t.Fatalf("re-applying changed the tables:\nbefore %v\nafter  %v", before, after)
+	}
+}
+
+// TestRebuildEqualsLive projects the same records live (small batches) and
+// as a rebuild (one batch, into an empty database): the views are equal.
+func TestRebuildEqualsLive(t *testing.T) {
+	t.Parallel()
+	live, rebuilt := newFixture(t), newFixture(t)
+	off := offsets{}
+	recs := append(mixedBatch(t, off, 0), mixedBatch(t, off, 0)...)
+	for i := 0; i < len(recs); i += 3 {
+		live.apply(t, recs[i:min(i+3, len(recs))])
+	}
+	rebuilt.apply(t, recs)
+	if l, r := live.checksumViews(t), rebuilt.checksumViews(t); !maps.Equal(l, r) {
+		t.Fatalf("rebuilt view differs:\nlive    %v\nrebuilt %v", l, r)
+	}
+}
+
+func TestGapFailsTheWholeBatch(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	off := offsets{}
+	a, _ := completedRun(t, "acme", "")
+	f.apply(t, off.records(t, 0, a.evs[:3]...))
+	before := f.checksumTables(t)
+
+	b, _ := completedRun(t, "acme", "")
+	cases := map[string]struct {
+		recs []postgres.Record
+		want postgres.GapError
+	}{
+		"gap after the stored seq": {
+			recs: off.records(t, 0, slices.Concat(b.evs, a.evs[4:])...),
+			want: postgres.GapError{RunID: a.id(), Expected: 4, Actual: 5}},
+		"gap within the batch": {
+			recs: off.records(t, 0, a.evs[3], b.evs[0], b.evs[2]),
+			want: postgres.GapError{RunID: b.id(), Expected: 2, Actual: 3}},
+		"new run not starting at 1": {
+			recs: off.records(t, 1, b.evs[1:]...),
+			want: postgres.GapError{RunID: b.id(), Expected: 1, Actual: 2}},
+	}
+	for name, tc := range cases {
+		err := f.store.ApplyBatch(ctx, projector, topic, tc.recs)
+		var gap *postgres.GapError
+		if !errors.As(err, &gap) || *gap != tc.want {
+			t.Fatalf("%s: error = %v, want %+v", name, err, tc.want)
+		}
+		if after := f.checksumTables(t); !maps.Equal(before, after) {
+			t.Fatalf("%s: a failed batch wrote:\nbefore %v\nafter  %v", name, before, after)
+		}
+	}
+}
+
+func TestInvalidRecordFailsTheBatch(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	off := offsets{}
+	a, _ := completedRun(t, "acme", "")
+	recs := off.records(t, 2, a.evs...)
+	recs[3].Value = []byte(`{"runId":`)
+	err := f.store.ApplyBatch(context.Background(), projector, topic, recs)
+	var re *postgres.RecordError
+	if !errors.As(err, &re) || re.Partition != 2 || re.Offset != recs[3].Offset {
+		t.Fatalf("error = %v, want a RecordError at partition 2 offset %d", err, recs[3].Offset)
+	}
+	if cp, err := f.store.Checkpoints(context.Background(), projector, topic); err != nil || len(cp) != 0 {
+		t.Fatalf("checkpoints = %v, %v; want none", cp, err)
+	}
+}
+
+func TestCheckpointsAdvanceAndNeverGoBack(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	off := offsets{}
+	first := append(mixedBatch(t, off, 0), mixedBatch(t, off, 5)...)
+	second := mixedBatch(t, off, 0)
+	f.apply(t, first)
+	f.apply(t, second)
+	want := map[int32]int64{0: second[len(second)-1].Offset + 1, 5: first[len(first)-1].Offset + 1}
+	got, err := f.store.Checkpoints(ctx, projector, topic)
+	if err != nil || !maps.Equal(got, want) {
+		t.Fatalf("checkpoints = %v, %v; want %v", got, err, want)
+	}
+	f.apply(t, first) // replaying older offsets
+	if got, _ = f.store.Checkpoints(ctx, projector, topic); !maps.Equal(got, want) {
+		t.Fatalf("checkpoints moved back: %v, want %v", got, want)
+	}
+	if other, _ := f.store.Checkpoints(ctx, "another-projector", topic); len(other) != 0 {
+		t.Fatalf("another projector has checkpoints %v", other)
+	}
+}
+
+// Two instances applying the same records at once (a rebalance overlap):
+// one applies them, the other finds them applied.
+func TestConcurrentInstancesApplyOnce(t *testing.T) {
+	t.Parallel()
+	f, single := newFixture(t), newFixture(t)
+	off := offsets{}
+	recs := append(mixedBatch(t, off, 0), mixedBatch(t, off, 0)...)
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for range 4 {
+		wg.Go(func() { errs <- f.store.ApplyBatch(context.Background(), projector, topic, recs) })
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	single.apply(t, recs)
+	if a, b := f.checksumViews(t), single.checksumViews(t); !maps.Equal(a, b) {
+		t.Fatalf("concurrent apply differs from a single one:\n%v\n%v", a, b)
+	}
+}
+
+// NUL is valid in user text; Postgres text and jsonb cannot hold it.
+func TestNULCharactersAreProjected(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	l := newRun(t, "acme", "")
+	l.add(events.Draft{Type: events.RunAccepted, CommandID: events.NewID("cmd"), Payload: events.RunAcceptedPayload{
+		AgentID: "assistant", Input: events.UserInput{Content: "a\x00b \\u0000"}, IdempotencyKey: "k",
+		Metadata: map[string]string{"k": "v\x00"}}})
+	l.lifecycle(events.RunCancelled, events.RunCancelledPayload{Reason: "stop\x00"})
+	recs := offsets{}.records(t, 0, l.evs...)
+	f.apply(t, recs)
+	run, err := f.store.GetRun(ctx, "acme", l.id())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.CancelReason != "stop\uFFFD" {
+		t.Fatalf("cancel reason = %q", run.CancelReason)
+	}
+	assertJSON(t, run.Input, `{"content":"a\ufffdb \\u0000"}`)
+	evs, err := f.store.ListEvents(ctx, "acme", l.id(), 0, 0)
+	if err != nil || len(evs) != 2 || !bytes.Equal(evs[0].Envelope, recs[0].Value) ||
+		!strings.Contains(string(evs[0].Envelope), `a\u0000b`) {
+		t.Fatalf("envelopes not kept verbatim: %v %v", evs, err)
+	}
+}

@@ -1,0 +1,101 @@
+package postgres
+
+import (
+	"github.com/xbot-runtime/xbot/events"
+)
+
+// runChange is what one batch does to one runs row.
+type runChange struct {
+	runID string
+	// inserted: runtime.run.accepted is in the batch, so the row is written
+	// whole from the fields below; otherwise only the change is applied to
+	// an existing row (a run without a row, e.g. one whose log holds only a
+	// rejected CreateRun, stays without one).
+	inserted    bool
+	tenantID    string
+	sessionID   string
+	agentID     string
+	parentRunID string
+	input       []byte
+	sandboxKey  []byte
+	metadata    []byte // nil = SQL NULL
+	createdAt   int64
+
+	status       string  // "" = unchanged
+	pauseReason  string  // written together with status
+	errorCode    *string // nil = unchanged
+	cancelReason *string // nil = unchanged
+	lastSeq      int64
+	updatedAt    int64
+}
+
+// applyRun plans the effect of e on its runs row. It returns the accepted
+// payload for runtime.run.accepted, which the commands model also needs.
+func (p *batchPlan) applyRun(e events.Envelope) (*events.RunAcceptedPayload, error) {
+	c := p.runs[e.RunID]
+	var accepted *events.RunAcceptedPayload
+	var err error
+	switch e.Type {
+	case events.RunAccepted:
+		accepted = new(events.RunAcceptedPayload)
+		if err = decodePayload(e, accepted); err == nil {
+			c.accept(e, accepted)
+		}
+	case events.RunPaused:
+		var v events.RunPausedPayload
+		err = decodePayload(e, &v)
+		c.pauseReason = string(v.PauseReason)
+	case events.RunFailed:
+		var v events.RunFailedPayload
+		err = decodePayload(e, &v)
+		c.errorCode = &v.ErrorCode
+	case events.RunCancelled:
+		var v events.RunCancelledPayload
+		err = decodePayload(e, &v)
+		c.cancelReason = &v.Reason
+	case events.RunStarted, events.RunResumed, events.RunCompleted, events.RunExpired,
+		events.RunCheckpointRestored,
+		events.CommandAccepted, events.CommandRejected, events.CommandApplied, events.CommandNoEffect,
+		events.CommandDuplicate,
+		events.ItemStarted, events.ItemDelta, events.ItemCompleted, events.ItemFailed, events.ItemAwaitingApproval,
+		events.ApprovalDecisionSubmitted, events.PermissionGrantApplied, events.ContextCompacted,
+		events.CapabilitySnapshotFrozen:
+		// No runs column beyond status, last_seq and updated_at depends on these.
+	}
+	if err != nil {
+		return nil, err
+	}
+	c.setStatus(e)
+	return accepted, nil
+}
+
+// setStatus applies the lifecycle effect and the position of e.
+func (c *runChange) setStatus(e events.Envelope) {
+	c.lastSeq, c.updatedAt = e.Seq, e.OccurredAt
+	st, ok := events.StatusAfter(e.Type)
+	if !ok {
+		return
+	}
+	c.status = string(st)
+	if st != events.StatusPaused {
+		c.pauseReason = ""
+	}
+}
+
+// accept resets c to the run described by runtime.run.accepted.
+func (c *runChange) accept(e events.Envelope, v *events.RunAcceptedPayload) {
+	*c = runChange{
+		runID:       c.runID,
+		inserted:    true,
+		tenantID:    e.TenantID,
+		sessionID:   e.PlatformSessionID,
+		agentID:     v.AgentID,
+		parentRunID: v.ParentRunID,
+		input:       mustJSON(events.UserInput{Content: clean(v.Input.Content)}),
+		sandboxKey:  mustJSON(cleanSandboxKey(v.SandboxKey)),
+		createdAt:   e.OccurredAt,
+	}
+	if v.Metadata != nil {
+		c.metadata = mustJSON(cleanMap(v.Metadata))
+	}
+}

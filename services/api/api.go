@@ -1,0 +1,138 @@
+package api
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/adapters/humago"
+	"go.uber.org/zap"
+
+	"github.com/xbot-runtime/xbot/commands"
+	"github.com/xbot-runtime/xbot/projections/postgres"
+)
+
+// Store reads the Postgres read models. *postgres.Store implements it.
+//
+// GetRun and GetCommand return an error for which
+// errors.Is(err, postgres.ErrNotFound) holds when the row does not exist for
+// that tenant (answered 404). ListRuns may return postgres.ErrInvalidCursor
+// for a cursor it did not issue (answered 422). WaitCommand returns once the
+// command's outcome is in the read model, or ctx's error.
+type Store interface {
+	GetRun(ctx context.Context, tenantID, runID string) (postgres.Run, error)
+	ListRuns(ctx context.Context, f postgres.RunFilter) ([]postgres.Run, string, error)
+	ListEvents(ctx context.Context, tenantID, runID string, afterSeq int64, limit int) ([]postgres.Event, error)
+	GetCommand(ctx context.Context, tenantID, commandID string) (postgres.Command, error)
+	WaitCommand(ctx context.Context, tenantID, commandID string) (postgres.Command, error)
+}
+
+// CommandSender durably produces a command to xbot.commands.v1, keyed by its
+// runId. A nil error means the command will be processed; an error means it
+// may or may not have been (the client retries with the same idempotency key).
+type CommandSender interface {
+	Send(ctx context.Context, c commands.Envelope) error
+}
+
+// HealthCheck is one dependency probed by GET /healthz. Check gets a context
+// with a 2 s deadline; its error message is shown to unauthenticated callers,
+// so it must not contain secrets.
+type HealthCheck struct {
+	Name  string
+	Check func(ctx context.Context) error
+}
+
+// API is the HTTP API. It is safe for concurrent use.
+type API struct {
+	cfg    Config
+	store  Store
+	sender CommandSender
+	health []HealthCheck
+	log    *zap.Logger
+	tokens []tokenEntry
+	api    huma.API
+	mux    *http.ServeMux
+}
+
+// New builds the API. It panics on a nil dependency (a wiring bug) and
+// returns an error for an invalid configuration.
+func New(cfg Config, store Store, sender CommandSender, health []HealthCheck, logger *zap.Logger) (*API, error) {
+	if store == nil || sender == nil || logger == nil {
+		panic("api.New: store, sender and logger are required")
+	}
+	for _, h := range health {
+		if h.Name == "" || h.Check == nil {
+			panic("api.New: every HealthCheck needs a Name and a Check")
+		}
+	}
+	cfg.setDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	useProblems()
+	a := &API{cfg: cfg, store: store, sender: sender, health: health, log: logger,
+		tokens: hashTokens(cfg.Tokens), mux: http.NewServeMux()}
+	a.api = humago.New(a.mux, a.humaConfig())
+	a.api.UseMiddleware(a.authenticate)
+	a.registerRoutes()
+	a.mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
+		writeProblem(w, newProblem(http.StatusNotFound, commands.CodeNotFound, "no such route"))
+	})
+	return a, nil
+}
+
+// Handler returns the http.Handler serving every route, with request logging.
+func (a *API) Handler() http.Handler { return a.logRequests(a.mux) }
+
+// OpenAPI returns the OpenAPI 3.1 document describing the API.
+func (a *API) OpenAPI() *huma.OpenAPI { return a.api.OpenAPI() }
+
+const (
+	bearerScheme = "bearer"
+	// schemaPrefix is where huma.DefaultConfig's registry puts schemas.
+	schemaPrefix = "#/components/schemas/"
+)
+
+func (a *API) humaConfig() huma.Config {
+	c := huma.DefaultConfig("xbot runtime API", a.cfg.Version)
+	c.Info.Description = "Commands and queries of the xbot event-sourced agent runtime. " +
+		"Every /v1 request needs `Authorization: Bearer <token>`; errors are RFC 9457 problems with a stable `code`. " +
+		"Times are Unix milliseconds."
+	c.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
+		bearerScheme: {Type: "http", Scheme: "bearer", Description: "A tenant's API token."},
+	}
+	c.Tags = []*huma.Tag{
+		{Name: "Runs", Description: "Create and steer runs; read their state and event log."},
+		{Name: "Commands", Description: "Outcomes of commands."},
+		{Name: "System", Description: "Health."},
+	}
+	return c
+}
+
+var secured = []map[string][]string{{bearerScheme: {}}}
+
+func (a *API) registerRoutes() {
+	a.registerCreateRun()
+	a.registerCancelRun()
+	a.registerAppendUserInput()
+	a.registerGetRun()
+	a.registerListRuns()
+	a.registerListRunEvents()
+	a.registerGetCommand()
+	a.registerHealth()
+}
+
+// register adds an operation whose handler errors all go through problemFor.
+func register[I, O any](a *API, op huma.Operation, h func(context.Context, *I) (*O, error)) {
+	if op.Security == nil {
+		op.Security = secured
+	}
+	op.MaxBodyBytes = a.cfg.MaxBodyBytes
+	huma.Register(a.api, op, func(ctx context.Context, in *I) (*O, error) {
+		out, err := h(ctx, in)
+		if err != nil {
+			return nil, a.problemFor(ctx, err)
+		}
+		return out, nil
+	})
+}

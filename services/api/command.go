@@ -1,0 +1,147 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/xbot-runtime/xbot/commands"
+	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/projections/postgres"
+)
+
+// outcomePending answers a command whose outcome is not known within the wait.
+const outcomePending = "pending"
+
+// CommandParams are the header and query parameters every command endpoint
+// takes. It is exported only because huma reads parameters from exported
+// embedded structs.
+type CommandParams struct {
+	IdempotencyKey string `header:"Idempotency-Key" maxLength:"160" pattern:"^[A-Za-z0-9._:-]{1,160}$" doc:"Makes retries safe: the same key for the same run is answered 'duplicate' with the original command's id and changes nothing. Generated when absent."`
+	ActorID        string `header:"X-Actor-Id" maxLength:"160" doc:"Id of the user acting through this token. Default: the tenant."`
+	Wait           string `query:"wait" example:"2s" doc:"How long to wait for the outcome, as a Go duration (e.g. 2s, 500ms); 0 = do not wait. Default and cap are server settings. When the wait runs out the answer is 'pending'."`
+}
+
+// commandResult is the answer of every command endpoint.
+type commandResult struct {
+	RunID              string `json:"runId" doc:"The run the command is for."`
+	CommandID          string `json:"commandId" doc:"The command's id; for a duplicate, the original command's id."`
+	Outcome            string `json:"outcome" enum:"pending,accepted,rejected,duplicate,no_effect,applied" doc:"The first outcome recorded for the command. pending: durably queued, outcome not known yet — poll GET /v1/commands/{commandId}."`
+	Code               string `json:"code,omitempty" doc:"Stable error code of a rejection."`
+	Detail             string `json:"detail,omitempty" doc:"Human-readable explanation of the outcome."`
+	OriginalCommandID  string `json:"originalCommandId,omitempty" doc:"For a duplicate: the command that first used the idempotency key (same as commandId)."`
+	DuplicateCommandID string `json:"duplicateCommandId,omitempty" doc:"For a duplicate: the id this request's command got."`
+	OriginalOutcome    string `json:"originalOutcome,omitempty" doc:"For a duplicate: the original command's outcome, which stands."`
+	OriginalCode       string `json:"originalCode,omitempty" doc:"For a duplicate: the original command's error code, if it was rejected."`
+}
+
+type commandOutput struct {
+	Body commandResult
+}
+
+// draft is a command before it becomes an envelope.
+type draft struct {
+	typ       commands.Type
+	commandID string
+	key       string
+	runID     string
+	sessionID string
+	payload   any
+}
+
+// newDraft gives a command its id and idempotency key (header, else body
+// field, else "auto-"+commandId).
+func newDraft(t commands.Type, headerKey, bodyKey string) (draft, error) {
+	d := draft{typ: t, commandID: events.NewID("cmd"), key: headerKey}
+	switch {
+	case headerKey != "" && bodyKey != "" && headerKey != bodyKey:
+		return d, invalid("header.Idempotency-Key", "differs from body.idempotencyKey", headerKey)
+	case headerKey != "" && !commands.ValidIdempotencyKey(headerKey):
+		return d, invalid("header.Idempotency-Key", "must be 1-160 characters of [A-Za-z0-9._:-]", headerKey)
+	case bodyKey != "" && !commands.ValidIdempotencyKey(bodyKey):
+		return d, invalid("body.idempotencyKey", "must be 1-160 characters of [A-Za-z0-9._:-]", bodyKey)
+	case headerKey == "" && bodyKey != "":
+		d.key = bodyKey
+	case headerKey == "":
+		d.key = "auto-" + d.commandID
+	}
+	return d, nil
+}
+
+// envelope builds and validates the command envelope.
+func (d draft) envelope(ctx context.Context, actorID string) (commands.Envelope, error) {
+	raw, err := json.Marshal(d.payload)
+	if err != nil {
+		return commands.Envelope{}, fmt.Errorf("encode %s payload: %w", d.typ, err)
+	}
+	tenant := tenantOf(ctx)
+	switch {
+	case actorID == "":
+		actorID = tenant
+	case !commands.ValidIdempotencyKey(actorID): // actor ids follow the same rule as keys
+		return commands.Envelope{}, invalid("header.X-Actor-Id", "must be 1-160 characters of [A-Za-z0-9._:-]", actorID)
+	}
+	env := commands.Envelope{CommandID: d.commandID, IdempotencyKey: d.key, RunID: d.runID,
+		PlatformSessionID: d.sessionID, Type: d.typ, Actor: events.Actor{Type: "user", ID: actorID},
+		TenantID: tenant, IssuedAt: time.Now().UnixMilli(), SchemaVersion: events.SchemaVersion, Payload: raw}
+	if _, err := env.Validate(); err != nil {
+		return env, err
+	}
+	return env, nil
+}
+
+// waitFor parses ?wait=.
+func (a *API) waitFor(raw string) (time.Duration, error) {
+	if raw == "" {
+		return a.cfg.WaitDefault, nil
+	}
+	d, err := time.ParseDuration(raw)
+	if err != nil || d < 0 {
+		return 0, invalid("query.wait", "must be a non-negative duration such as 2s or 500ms (0 = do not wait)", raw)
+	}
+	return min(d, a.cfg.WaitMax), nil
+}
+
+// dispatch sends the command, then waits up to wait for its outcome.
+func (a *API) dispatch(ctx context.Context, env commands.Envelope, wait time.Duration) (*commandOutput, error) {
+	noteRun(ctx, env.RunID)
+	if err := a.sender.Send(ctx, env); err != nil {
+		return nil, fmt.Errorf("send %s %s to run %s: %w: %w", env.Type, env.CommandID, env.RunID, errUnavailable, err)
+	}
+	out := &commandOutput{Body: commandResult{RunID: env.RunID, CommandID: env.CommandID, Outcome: outcomePending}}
+	if wait <= 0 {
+		return out, nil
+	}
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	row, err := a.store.WaitCommand(wctx, env.TenantID, env.CommandID)
+	switch {
+	case err == nil:
+		out.Body = resultFor(env, row)
+	case ctx.Err() != nil:
+		return nil, ctx.Err() // the client went away
+	case !errors.Is(err, context.DeadlineExceeded):
+		// The command is queued; a read-model failure must not make the client
+		// think it was not. It polls instead.
+		a.log.Warn("wait for command outcome", zap.String("command_id", env.CommandID),
+			zap.String("run_id", env.RunID), zap.String("tenant_id", env.TenantID), zap.Error(err))
+	}
+	return out, nil
+}
+
+func resultFor(env commands.Envelope, row postgres.Command) commandResult {
+	r := commandResult{RunID: env.RunID, CommandID: env.CommandID, Outcome: row.FirstOutcome,
+		Code: row.Code, Detail: row.Message}
+	if r.Outcome == "" {
+		r.Outcome = row.Outcome
+	}
+	if r.Outcome == string(commands.OutcomeDuplicate) && row.OriginalCommandID != "" {
+		r.CommandID, r.OriginalCommandID, r.DuplicateCommandID = row.OriginalCommandID, row.OriginalCommandID, env.CommandID
+		r.OriginalOutcome, r.OriginalCode = row.OriginalOutcome, row.OriginalCode
+	}
+	return r
+}

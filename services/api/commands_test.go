@@ -1,0 +1,223 @@
+package api_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/xbot-runtime/xbot/commands"
+	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/projections/postgres"
+	"github.com/xbot-runtime/xbot/services/api"
+)
+
+func TestCreateRunSendsValidEnvelope(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	r := e.do(t, "POST", "/v1/runs", tokenA, createBody("hello")).want(t, http.StatusAccepted)
+	if r.str("outcome") != "accepted" || !events.ValidID("run", r.str("runId")) || !events.ValidID("cmd", r.str("commandId")) {
+		t.Fatalf("unexpected answer: %s", r.raw)
+	}
+	sent := e.sender.envelopes()
+	if len(sent) != 1 {
+		t.Fatalf("sent %d envelopes, want 1", len(sent))
+	}
+	c := sent[0]
+	p, err := c.Validate()
+	if err != nil {
+		t.Fatalf("sent envelope invalid: %v", err)
+	}
+	cp := p.(*commands.CreateRunPayload)
+	wantKey := events.SandboxKey{TenantID: tenantA, WorkspaceID: "default", AgentID: "coder", OwnerID: tenantA}
+	switch {
+	case c.Type != commands.CreateRun, c.TenantID != tenantA, c.CommandID != r.str("commandId"):
+		t.Errorf("envelope type/tenant/id: %+v", c)
+	case c.IdempotencyKey != "auto-"+c.CommandID:
+		t.Errorf("generated idempotency key %q", c.IdempotencyKey)
+	case c.RunID != events.DerivedID("run", tenantA, c.IdempotencyKey) || c.RunID != r.str("runId"):
+		t.Errorf("runId %s is not derived from tenant and key", c.RunID)
+	case !events.ValidID("sess", c.PlatformSessionID), c.Actor != events.Actor{Type: "user", ID: tenantA}:
+		t.Errorf("session/actor defaults: %+v", c)
+	case cp.SandboxKey != wantKey, cp.Input.Content != "hello":
+		t.Errorf("payload %+v", cp)
+	}
+}
+
+func TestCreateRunActorAndSandboxKey(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	body := createBody("hi")
+	body["sandboxKey"] = map[string]any{"workspaceId": "ws-1"}
+	body["platformSessionId"] = "chat:42"
+	e.do(t, "POST", "/v1/runs", tokenA, body, "X-Actor-Id", "alice").want(t, http.StatusAccepted)
+	c := e.sender.envelopes()[0]
+	p, _ := c.DecodePayload()
+	key := p.(*commands.CreateRunPayload).SandboxKey
+	if c.Actor.ID != "alice" || key.OwnerID != "alice" || key.WorkspaceID != "ws-1" || c.PlatformSessionID != "chat:42" {
+		t.Fatalf("envelope %+v, sandbox key %+v", c, key)
+	}
+}
+
+func TestCreateRunValidation(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	tooLong := strings.Repeat("x", commands.MaxContentBytes+1)
+	cases := []struct {
+		name     string
+		path     string
+		body     any
+		headers  []string
+		location string
+		mention  string
+	}{
+		{name: "missing agentId", body: map[string]any{"input": map[string]any{"content": "hi"}}, location: "body.agentId"},
+		{name: "missing content", body: map[string]any{"agentId": "a", "input": map[string]any{}}, location: "body.input.content"},
+		{name: "bad agentId", body: map[string]any{"agentId": "a b", "input": map[string]any{"content": "hi"}}, location: "body.agentId"},
+		{name: "empty content", body: createBody(""), location: "body.input.content"},
+		{name: "content too long", body: createBody(tooLong), location: "body.input.content"},
+		{name: "bad idempotency key", body: createBody("hi"), headers: []string{"Idempotency-Key", "has space"}, location: "header.Idempotency-Key"},
+		{name: "bad body idempotency key", body: map[string]any{"agentId": "a", "idempotencyKey": "a/b", "input": map[string]any{"content": "hi"}}, location: "body.idempotencyKey"},
+		{name: "bad actor", body: createBody("hi"), headers: []string{"X-Actor-Id", "a b"}, location: "header.X-Actor-Id"},
+		{name: "bad parentRunId", body: map[string]any{"agentId": "a", "parentRunId": "nope", "input": map[string]any{"content": "hi"}}, location: "body.parentRunId"},
+		{name: "bad wait", path: "/v1/runs?wait=soon", body: createBody("hi"), location: "query.wait"},
+		{name: "negative wait", path: "/v1/runs?wait=-1s", body: createBody("hi"), location: "query.wait"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			path := tc.path
+			if path == "" {
+				path = "/v1/runs"
+			}
+			r := e.do(t, "POST", path, tokenA, tc.body, tc.headers...).wantCode(t, http.StatusUnprocessableEntity, "validation_failed")
+			if tc.location != "" {
+				r.wantLocation(t, tc.location)
+			}
+			if tc.mention != "" && !strings.Contains(string(r.raw), tc.mention) {
+				t.Fatalf("problem does not name %s: %s", tc.mention, r.raw)
+			}
+			if len(r.raw) > 64<<10 {
+				t.Fatalf("problem echoes the request (%d bytes)", len(r.raw))
+			}
+		})
+	}
+	if n := len(e.sender.envelopes()); n != 0 {
+		t.Fatalf("%d invalid commands were sent", n)
+	}
+}
+
+func TestBodyTooLargeAndMalformed(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, withConfig(func(c *api.Config) { c.MaxBodyBytes = 1024 }))
+	e.do(t, "POST", "/v1/runs", tokenA, createBody(strings.Repeat("x", 2048))).wantCode(t, http.StatusRequestEntityTooLarge, "payload_too_large")
+	e.do(t, "POST", "/v1/runs", tokenA, `{"agentId":`).wantCode(t, http.StatusBadRequest, "validation_failed")
+}
+
+func TestSameIdempotencyKeyLandsOnSameRun(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	first := e.do(t, "POST", "/v1/runs", tokenA, createBody("hi"), "Idempotency-Key", "req-1").want(t, http.StatusAccepted)
+	second := e.do(t, "POST", "/v1/runs", tokenA, createBody("hi"), "Idempotency-Key", "req-1").want(t, http.StatusAccepted)
+	sent := e.sender.envelopes()
+	if first.str("runId") != events.DerivedID("run", tenantA, "req-1") || second.str("runId") != first.str("runId") {
+		t.Fatalf("runIds %s, %s", first.str("runId"), second.str("runId"))
+	}
+	if first.str("outcome") != "accepted" || second.str("outcome") != "duplicate" {
+		t.Fatalf("outcomes %s, %s", first.str("outcome"), second.str("outcome"))
+	}
+	// A duplicate names the original command and this request's own command.
+	if second.str("commandId") != first.str("commandId") || second.str("originalCommandId") != first.str("commandId") ||
+		second.str("duplicateCommandId") != sent[1].CommandID || sent[1].CommandID == sent[0].CommandID ||
+		second.str("originalOutcome") != "accepted" {
+		t.Fatalf("duplicate answer %s (sent %s, %s)", second.raw, sent[0].CommandID, sent[1].CommandID)
+	}
+	// The key may come in the body too; another tenant's key is another run.
+	body := createBody("hi")
+	body["idempotencyKey"] = "req-1"
+	third := e.do(t, "POST", "/v1/runs", tokenB, body).want(t, http.StatusAccepted)
+	if third.str("runId") == first.str("runId") || third.str("outcome") != "accepted" {
+		t.Fatalf("other tenant's create: %s", third.raw)
+	}
+}
+
+func TestWaitRunsOutAsPending(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.sender.stall() // no outcome ever arrives
+	start := time.Now()
+	r := e.do(t, "POST", "/v1/runs?wait=50ms", tokenA, createBody("hi")).want(t, http.StatusAccepted)
+	if r.str("outcome") != "pending" || r.str("commandId") == "" || r.str("runId") == "" {
+		t.Fatalf("answer %s", r.raw)
+	}
+	if time.Since(start) > 3*time.Second {
+		t.Fatalf("wait=50ms took %s", time.Since(start))
+	}
+	r = e.do(t, "POST", "/v1/runs?wait=0", tokenA, createBody("hi")).want(t, http.StatusAccepted)
+	if r.str("outcome") != "pending" || e.store.waitCalls() != 1 {
+		t.Fatalf("wait=0 answer %s after %d waits", r.raw, e.store.waitCalls())
+	}
+}
+
+func TestSendFailureIsUnavailable(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.sender.fail(errKafkaDown)
+	r := e.do(t, "POST", "/v1/runs", tokenA, createBody("hi")).wantCode(t, http.StatusServiceUnavailable, "unavailable")
+	if strings.Contains(string(r.raw), "broker") {
+		t.Fatalf("problem leaks the internal error: %s", r.raw)
+	}
+}
+
+func seedRun(e *env, tenant, status string) postgres.Run {
+	run := postgres.Run{RunID: events.DerivedID("run", tenant, "seed-"+status), TenantID: tenant, AgentID: "coder",
+		PlatformSessionID: "sess-1", Status: status, Input: []byte(`{"content":"hi"}`),
+		SandboxKey: []byte(`{"tenantId":"` + tenant + `","workspaceId":"default","agentId":"coder","ownerId":"u"}`),
+		LastSeq:    3, CreatedAt: time.UnixMilli(1_700_000_000_000), UpdatedAt: time.UnixMilli(1_700_000_001_000)}
+	e.store.addRun(run)
+	return run
+}
+
+func TestCancelAndAppendInput(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	run := seedRun(e, tenantA, "running")
+	r := e.do(t, "POST", "/v1/runs/"+run.RunID+"/cancel", tokenA, nil).want(t, http.StatusAccepted)
+	if r.str("runId") != run.RunID || r.str("outcome") != "accepted" {
+		t.Fatalf("cancel answer %s", r.raw)
+	}
+	e.do(t, "POST", "/v1/runs/"+run.RunID+"/cancel", tokenA, map[string]any{"reason": "enough"}).want(t, http.StatusAccepted)
+	e.do(t, "POST", "/v1/runs/"+run.RunID+"/inputs", tokenA, map[string]any{"intent": "steer", "content": "faster"}).want(t, http.StatusAccepted)
+	sent := e.sender.envelopes()
+	if len(sent) != 3 || sent[0].Type != commands.CancelRun || sent[2].Type != commands.AppendUserInput {
+		t.Fatalf("sent %+v", sent)
+	}
+	for _, c := range sent {
+		if c.RunID != run.RunID || c.PlatformSessionID != run.PlatformSessionID {
+			t.Errorf("envelope %+v not for run %s in its session", c, run.RunID)
+		}
+	}
+	e.do(t, "POST", "/v1/runs/"+run.RunID+"/inputs", tokenA, map[string]any{"intent": "shout", "content": "x"}).
+		wantCode(t, http.StatusUnprocessableEntity, "validation_failed").wantLocation(t, "body.intent")
+}
+
+func TestOtherTenantsRunIsNotFound(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	run := seedRun(e, tenantA, "running")
+	for _, c := range []struct{ method, path string }{
+		{"GET", "/v1/runs/" + run.RunID},
+		{"GET", "/v1/runs/" + run.RunID + "/events"},
+		{"POST", "/v1/runs/" + run.RunID + "/cancel"},
+		{"POST", "/v1/runs/" + run.RunID + "/inputs"},
+	} {
+		var body any
+		if strings.HasSuffix(c.path, "/inputs") {
+			body = map[string]any{"intent": "steer", "content": "x"}
+		}
+		e.do(t, c.method, c.path, tokenB, body).wantCode(t, http.StatusNotFound, "run_not_found")
+	}
+	e.do(t, "POST", "/v1/runs/run_missing/cancel", tokenA, nil).wantCode(t, http.StatusNotFound, "run_not_found")
+	if n := len(e.sender.envelopes()); n != 0 {
+		t.Fatalf("%d commands sent for a run the tenant cannot see", n)
+	}
+}

@@ -1,0 +1,85 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"time"
+)
+
+// Defaults of Config.
+const (
+	// DefaultWait is how long a command endpoint waits for the outcome when the
+	// request has no ?wait=: long enough for an executor on the same network to
+	// admit a command, short enough for an interactive client.
+	DefaultWait = 2 * time.Second
+	// DefaultWaitMax caps ?wait= so a request never outlives typical proxy
+	// idle timeouts (60 s) with margin.
+	DefaultWaitMax = 30 * time.Second
+	// DefaultMaxBodyBytes is 1 MiB: a command's content is at most 256 KiB
+	// (commands.MaxContentBytes), so this leaves room for JSON escaping.
+	DefaultMaxBodyBytes = 1 << 20
+)
+
+// tenantPattern is the rule commands.Envelope.Validate applies to tenantId.
+var tenantPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+
+// Config configures the API.
+type Config struct {
+	// Tokens maps a bearer token to the tenant it acts for. Required, at least
+	// one entry; tenants are 1-64 characters of [A-Za-z0-9._-].
+	Tokens map[string]string
+	// WaitDefault is how long command endpoints wait for the outcome when the
+	// request has no ?wait=. Default DefaultWait; must not exceed WaitMax.
+	WaitDefault time.Duration
+	// WaitMax caps ?wait=. Default DefaultWaitMax. Keep it below the HTTP
+	// server's WriteTimeout.
+	WaitMax time.Duration
+	// MaxBodyBytes bounds a request body; larger bodies get 413
+	// payload_too_large. Default DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// Version is the API version shown in the OpenAPI document. Default "dev".
+	Version string
+}
+
+func (c *Config) setDefaults() {
+	if c.WaitDefault == 0 {
+		c.WaitDefault = DefaultWait
+	}
+	if c.WaitMax == 0 {
+		c.WaitMax = DefaultWaitMax
+	}
+	if c.MaxBodyBytes == 0 {
+		c.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if c.Version == "" {
+		c.Version = "dev"
+	}
+}
+
+// Validate reports every problem of the configuration (after defaults).
+// Messages never contain a token.
+func (c Config) Validate() error {
+	var errs []error
+	if len(c.Tokens) == 0 {
+		errs = append(errs, errors.New("api: Tokens is required (bearer token → tenant)"))
+	}
+	for tok, tenant := range c.Tokens {
+		if tok == "" {
+			errs = append(errs, fmt.Errorf("api: tenant %q has an empty token", tenant))
+		}
+		if !tenantPattern.MatchString(tenant) {
+			errs = append(errs, fmt.Errorf("api: tenant %q must be 1-64 characters of [A-Za-z0-9._-]", tenant))
+		}
+	}
+	if c.WaitMax <= 0 {
+		errs = append(errs, fmt.Errorf("api: WaitMax must be positive (got %s)", c.WaitMax))
+	}
+	if c.WaitDefault < 0 || c.WaitDefault > c.WaitMax {
+		errs = append(errs, fmt.Errorf("api: WaitDefault must be within 0..WaitMax (got %s, max %s)", c.WaitDefault, c.WaitMax))
+	}
+	if c.MaxBodyBytes <= 0 {
+		errs = append(errs, fmt.Errorf("api: MaxBodyBytes must be positive (got %d)", c.MaxBodyBytes))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,87 @@
+package api
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/xbot-runtime/xbot/commands"
+	"github.com/xbot-runtime/xbot/events"
+)
+
+type userInput struct {
+	Content string `json:"content" minLength:"1" maxLength:"262144" doc:"The user's message (at most 256 KiB of UTF-8)."`
+}
+
+type sandboxKeyBody struct {
+	WorkspaceID string `json:"workspaceId,omitempty" maxLength:"160" doc:"Default \"default\"."`
+	OwnerID     string `json:"ownerId,omitempty" maxLength:"160" doc:"Default: the actor id."`
+}
+
+type createRunBody struct {
+	AgentID           string            `json:"agentId" minLength:"1" maxLength:"64" pattern:"^[A-Za-z0-9._-]{1,64}$" doc:"The agent profile to run."`
+	Input             userInput         `json:"input"`
+	PlatformSessionID string            `json:"platformSessionId,omitempty" maxLength:"160" doc:"Session the run belongs to. Default: a new session."`
+	SandboxKey        *sandboxKeyBody   `json:"sandboxKey,omitempty" doc:"Routes the run to its compute environment; tenantId and agentId come from the token and agentId."`
+	ParentRunID       string            `json:"parentRunId,omitempty" doc:"The run that spawned this one."`
+	Metadata          map[string]string `json:"metadata,omitempty" maxProperties:"32" doc:"Free-form labels (keys 1-64 characters of [A-Za-z0-9._-], values at most 1 KiB)."`
+	IdempotencyKey    string            `json:"idempotencyKey,omitempty" maxLength:"160" doc:"Alternative to the Idempotency-Key header."`
+}
+
+type createRunInput struct {
+	CommandParams
+	Body createRunBody
+}
+
+func (a *API) registerCreateRun() {
+	register(a, huma.Operation{
+		OperationID:   "createRun",
+		Method:        http.MethodPost,
+		Path:          "/v1/runs",
+		Summary:       "Create a run",
+		Description:   "Queues a CreateRun command. The runId is derived from the tenant and the idempotency key, so a retried create lands on the same run.",
+		Tags:          []string{"Runs"},
+		DefaultStatus: http.StatusAccepted,
+		Errors:        []int{http.StatusUnauthorized, http.StatusRequestEntityTooLarge, http.StatusUnprocessableEntity, http.StatusServiceUnavailable},
+	}, a.createRun)
+}
+
+func (a *API) createRun(ctx context.Context, in *createRunInput) (*commandOutput, error) {
+	wait, err := a.waitFor(in.Wait)
+	if err != nil {
+		return nil, err
+	}
+	d, err := newDraft(commands.CreateRun, in.IdempotencyKey, in.Body.IdempotencyKey)
+	if err != nil {
+		return nil, err
+	}
+	tenant := tenantOf(ctx)
+	d.runID = events.DerivedID("run", tenant, d.key)
+	d.sessionID = in.Body.PlatformSessionID
+	if d.sessionID == "" {
+		d.sessionID = events.NewID("sess")
+	}
+	d.payload = createPayload(tenant, in)
+	env, err := d.envelope(ctx, in.ActorID)
+	if err != nil {
+		return nil, err
+	}
+	return a.dispatch(ctx, env, wait)
+}
+
+func createPayload(tenant string, in *createRunInput) commands.CreateRunPayload {
+	b := in.Body
+	key := events.SandboxKey{TenantID: tenant, WorkspaceID: "default", AgentID: b.AgentID, OwnerID: in.ActorID}
+	if key.OwnerID == "" {
+		key.OwnerID = tenant
+	}
+	if b.SandboxKey != nil && b.SandboxKey.WorkspaceID != "" {
+		key.WorkspaceID = b.SandboxKey.WorkspaceID
+	}
+	if b.SandboxKey != nil && b.SandboxKey.OwnerID != "" {
+		key.OwnerID = b.SandboxKey.OwnerID
+	}
+	return commands.CreateRunPayload{AgentID: b.AgentID, Input: events.UserInput{Content: b.Input.Content},
+		SandboxKey: key, ParentRunID: b.ParentRunID, Metadata: b.Metadata}
+}

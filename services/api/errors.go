@@ -1,0 +1,104 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/danielgtaylor/huma/v2"
+	"go.uber.org/zap"
+
+	"github.com/xbot-runtime/xbot/commands"
+	"github.com/xbot-runtime/xbot/projections/postgres"
+)
+
+// Errors handlers return; problemFor maps them to HTTP.
+var (
+	errRunNotFound     = errors.New("run not found")
+	errCommandNotFound = errors.New("command not found")
+	errUnavailable     = errors.New("command could not be queued")
+)
+
+// invalidError lists request fields that failed validation, by location
+// (path.runId, query.wait, header.Idempotency-Key, body.input.content).
+type invalidError struct{ details []*huma.ErrorDetail }
+
+func (e *invalidError) Error() string {
+	msgs := make([]string, len(e.details))
+	for i, d := range e.details {
+		msgs[i] = d.Error()
+	}
+	return "invalid request: " + strings.Join(msgs, "; ")
+}
+
+func invalid(location, message string, value any) *invalidError {
+	return &invalidError{details: []*huma.ErrorDetail{{Location: location, Message: message, Value: value}}}
+}
+
+// problemFor is the one place where errors become HTTP problems.
+func (a *API) problemFor(ctx context.Context, err error) error {
+	var (
+		se  huma.StatusError
+		inv *invalidError
+		ve  *commands.ValidationError
+	)
+	switch {
+	case errors.As(err, &inv):
+		return newProblem(http.StatusUnprocessableEntity, commands.CodeValidationFailed, "validation failed", asErrors(inv.details)...)
+	case errors.As(err, &ve):
+		return newProblem(http.StatusUnprocessableEntity, commands.CodeValidationFailed, "validation failed", envelopeDetails(ve)...)
+	case errors.Is(err, postgres.ErrInvalidCursor):
+		return newProblem(http.StatusUnprocessableEntity, commands.CodeValidationFailed, "validation failed",
+			&huma.ErrorDetail{Location: "query.cursor", Message: "is not a cursor returned by this API"})
+	case errors.Is(err, errRunNotFound):
+		return newProblem(http.StatusNotFound, commands.CodeRunNotFound, "run not found")
+	case errors.Is(err, errCommandNotFound):
+		return newProblem(http.StatusNotFound, commands.CodeCommandNotFound, "command not found")
+	case errors.Is(err, errUnavailable):
+		a.log.Warn("command not queued", zap.Error(err))
+		return newProblem(http.StatusServiceUnavailable, commands.CodeUnavailable, "the command could not be queued; retry with the same Idempotency-Key")
+	case errors.As(err, &se):
+		return err
+	case errors.Is(err, context.DeadlineExceeded):
+		a.log.Warn("request timed out", zap.Error(err))
+		return newProblem(http.StatusServiceUnavailable, commands.CodeUnavailable, "a dependency did not answer in time")
+	}
+	if ctx.Err() == nil {
+		a.log.Error("request failed", zap.Error(err))
+	}
+	return newProblem(http.StatusInternalServerError, commands.CodeInternal, "internal error")
+}
+
+func asErrors(details []*huma.ErrorDetail) []error {
+	out := make([]error, len(details))
+	for i, d := range details {
+		out[i] = d
+	}
+	return out
+}
+
+// envelopeDetails names each envelope problem by where the client sent it.
+func envelopeDetails(ve *commands.ValidationError) []error {
+	out := make([]error, len(ve.Problems))
+	for i, p := range ve.Problems {
+		out[i] = &huma.ErrorDetail{Location: envelopeLocation(p.Field), Message: p.Message}
+	}
+	return out
+}
+
+func envelopeLocation(field string) string {
+	switch {
+	case strings.HasPrefix(field, "payload."):
+		return "body." + strings.TrimPrefix(field, "payload.")
+	case field == "runId":
+		return "path.runId"
+	case field == "idempotencyKey":
+		return "header.Idempotency-Key"
+	case strings.HasPrefix(field, "actor."):
+		return "header.X-Actor-Id"
+	case field == "platformSessionId":
+		return "body.platformSessionId"
+	}
+	return "envelope." + field // set by the API itself, not by the client
+}

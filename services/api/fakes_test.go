@@ -1,0 +1,194 @@
+package api_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/xbot-runtime/xbot/commands"
+	"github.com/xbot-runtime/xbot/projections/postgres"
+	"github.com/xbot-runtime/xbot/services/api"
+)
+
+// fakeStore is an in-memory read model. WaitCommand blocks until put records
+// the command or ctx ends.
+type fakeStore struct {
+	mu       sync.Mutex
+	runs     map[string]postgres.Run // by runId
+	events   map[string][]postgres.Event
+	cmds     map[string]postgres.Command
+	changed  chan struct{}
+	waits    int
+	listErr  error
+	lastList postgres.RunFilter
+}
+
+func newFakeStore() *fakeStore {
+	return &fakeStore{runs: map[string]postgres.Run{}, events: map[string][]postgres.Event{},
+		cmds: map[string]postgres.Command{}, changed: make(chan struct{})}
+}
+
+func (s *fakeStore) addRun(r postgres.Run) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.runs[r.RunID] = r
+}
+
+func (s *fakeStore) put(c postgres.Command) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cmds[c.CommandID] = c
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+func (s *fakeStore) GetRun(_ context.Context, tenantID, runID string) (postgres.Run, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.runs[runID]
+	if !ok || r.TenantID != tenantID {
+		return postgres.Run{}, postgres.ErrNotFound
+	}
+	return r, nil
+}
+
+func (s *fakeStore) ListRuns(_ context.Context, f postgres.RunFilter) ([]postgres.Run, string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lastList = f
+	if s.listErr != nil {
+		return nil, "", s.listErr
+	}
+	var out []postgres.Run
+	for _, r := range s.runs {
+		if r.TenantID == f.TenantID && (f.Status == "" || r.Status == f.Status) {
+			out = append(out, r)
+		}
+	}
+	return out, "next-page", nil
+}
+
+func (s *fakeStore) ListEvents(_ context.Context, tenantID, runID string, afterSeq int64, limit int) ([]postgres.Event, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []postgres.Event
+	for _, e := range s.events[runID] {
+		if e.TenantID == tenantID && e.Seq > afterSeq && len(out) < limit {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+func (s *fakeStore) GetCommand(_ context.Context, tenantID, commandID string) (postgres.Command, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.cmds[commandID]
+	if !ok || c.TenantID != tenantID {
+		return postgres.Command{}, postgres.ErrNotFound
+	}
+	return c, nil
+}
+
+func (s *fakeStore) WaitCommand(ctx context.Context, tenantID, commandID string) (postgres.Command, error) {
+	s.mu.Lock()
+	s.waits++
+	s.mu.Unlock()
+	for {
+		s.mu.Lock()
+		c, ok := s.cmds[commandID]
+		ch := s.changed
+		s.mu.Unlock()
+		if ok && c.TenantID == tenantID {
+			return c, nil
+		}
+		select {
+		case <-ctx.Done():
+			return postgres.Command{}, ctx.Err()
+		case <-ch:
+		}
+	}
+}
+
+func (s *fakeStore) waitCalls() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.waits
+}
+
+// fakeSender records envelopes and, when executor is set, plays the executor:
+// the first command with a key for a run is accepted, later ones are duplicates.
+type fakeSender struct {
+	mu       sync.Mutex
+	sent     []commands.Envelope
+	err      error
+	store    *fakeStore
+	executor bool
+	firsts   map[string]string // runId/key → commandId
+}
+
+func (f *fakeSender) Send(_ context.Context, c commands.Envelope) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err != nil {
+		return f.err
+	}
+	f.sent = append(f.sent, c)
+	if !f.executor {
+		return nil
+	}
+	row := postgres.Command{CommandID: c.CommandID, RunID: c.RunID, TenantID: c.TenantID, Type: string(c.Type),
+		IdempotencyKey: c.IdempotencyKey, Outcome: "accepted", FirstOutcome: "accepted", UpdatedAt: time.Now()}
+	if orig, ok := f.firsts[c.RunID+"/"+c.IdempotencyKey]; ok {
+		row.Outcome, row.FirstOutcome, row.OriginalCommandID = "duplicate", "duplicate", orig
+		row.OriginalOutcome = "accepted"
+		row.Code = string(commands.CodeDuplicateCommand)
+	} else {
+		f.firsts[c.RunID+"/"+c.IdempotencyKey] = c.CommandID
+	}
+	go f.store.put(row) // the outcome arrives later, as from the projector
+	return nil
+}
+
+func (f *fakeSender) envelopes() []commands.Envelope {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]commands.Envelope(nil), f.sent...)
+}
+
+var errKafkaDown = errors.New("kafka: broker not available")
+
+func (s *fakeStore) addEvent(ev postgres.Event) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.events[ev.RunID] = append(s.events[ev.RunID], ev)
+}
+
+func (s *fakeStore) failList(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.listErr = err
+}
+
+func (s *fakeStore) lastFilter() postgres.RunFilter {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lastList
+}
+
+// stall stops the fake executor: no outcome is ever recorded.
+func (f *fakeSender) stall() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.executor = false
+}
+
+func (f *fakeSender) fail(err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.err = err
+}
+
+// The real read model satisfies the API's Store.
+var _ api.Store = (*postgres.Store)(nil)

@@ -1,0 +1,69 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/xbot-runtime/xbot/projections/postgres"
+)
+
+// command is a row of the commands read model: a command's latest outcome.
+type command struct {
+	CommandID         string `json:"commandId"`
+	RunID             string `json:"runId"`
+	TenantID          string `json:"tenantId"`
+	Type              string `json:"type" doc:"CreateRun, AppendUserInput, CancelRun, SubmitApprovalDecision or RequestCompaction."`
+	IdempotencyKey    string `json:"idempotencyKey"`
+	Outcome           string `json:"outcome" enum:"accepted,rejected,duplicate,no_effect,applied" doc:"The latest outcome (an accepted command later becomes applied)."`
+	FirstOutcome      string `json:"firstOutcome" enum:"accepted,rejected,duplicate,no_effect,applied" doc:"The outcome the command endpoints answer with."`
+	Code              string `json:"code,omitempty" doc:"Stable error code of a rejection."`
+	Message           string `json:"message,omitempty"`
+	OriginalCommandID string `json:"originalCommandId,omitempty" doc:"For a duplicate: the command that first used the idempotency key."`
+	OriginalOutcome   string `json:"originalOutcome,omitempty" doc:"For a duplicate: the original command's outcome."`
+	OriginalCode      string `json:"originalCode,omitempty" doc:"For a duplicate: the original command's error code, if any."`
+	Seq               int64  `json:"seq" doc:"Seq of the latest outcome event in the run's log."`
+	UpdatedAt         int64  `json:"updatedAt" doc:"Unix milliseconds."`
+}
+
+func commandView(c postgres.Command) command {
+	return command{CommandID: c.CommandID, RunID: c.RunID, TenantID: c.TenantID, Type: c.Type,
+		IdempotencyKey: c.IdempotencyKey, Outcome: c.Outcome, FirstOutcome: c.FirstOutcome, Code: c.Code,
+		Message: c.Message, OriginalCommandID: c.OriginalCommandID, OriginalOutcome: c.OriginalOutcome,
+		OriginalCode: c.OriginalCode, Seq: c.Seq, UpdatedAt: c.UpdatedAt.UnixMilli()}
+}
+
+type getCommandInput struct {
+	CommandID string `path:"commandId" doc:"The command's id (cmd_…)."`
+}
+
+type getCommandOutput struct {
+	Body command
+}
+
+func (a *API) registerGetCommand() {
+	register(a, huma.Operation{
+		OperationID: "getCommand", Method: http.MethodGet, Path: "/v1/commands/{commandId}",
+		Summary:     "Get a command's outcome",
+		Description: "Poll this after a command endpoint answered pending. 404 until the executor has recorded an outcome.",
+		Tags:        []string{"Commands"}, Errors: []int{http.StatusUnauthorized, http.StatusNotFound},
+	}, a.getCommand)
+}
+
+func (a *API) getCommand(ctx context.Context, in *getCommandInput) (*getCommandOutput, error) {
+	tenant := tenantOf(ctx)
+	c, err := a.store.GetCommand(ctx, tenant, in.CommandID)
+	switch {
+	case errors.Is(err, postgres.ErrNotFound):
+		return nil, fmt.Errorf("command %s: %w", in.CommandID, errCommandNotFound)
+	case err != nil:
+		return nil, fmt.Errorf("get command %s: %w", in.CommandID, err)
+	case c.TenantID != tenant:
+		return nil, fmt.Errorf("command %s belongs to another tenant: %w", in.CommandID, errCommandNotFound)
+	}
+	noteRun(ctx, c.RunID)
+	return &getCommandOutput{Body: commandView(c)}, nil
+}

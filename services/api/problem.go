@@ -1,0 +1,128 @@
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sync"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/validation"
+
+	"github.com/xbot-runtime/xbot/commands"
+)
+
+// Problem is an RFC 9457 problem document (huma's error model) with xbot's
+// stable error code. Every error response of the API has this shape.
+type Problem struct {
+	huma.ErrorModel
+	Code commands.Code `json:"code" doc:"Stable error code (schemas/v1/errors.json); branch on this, not on title or detail."`
+}
+
+// TransformSchema lists the registered codes as the enum of code.
+func (*Problem) TransformSchema(_ huma.Registry, s *huma.Schema) *huma.Schema {
+	if p := s.Properties["code"]; p != nil {
+		p.Enum = nil
+		for _, c := range commands.Codes() {
+			p.Enum = append(p.Enum, string(c))
+		}
+	}
+	return s
+}
+
+// maxEchoBytes bounds a value echoed back in an error detail, so a rejected
+// 256 KiB content is not sent back whole.
+const maxEchoBytes = 256
+
+var installErrorModel sync.Once
+
+// useProblems makes huma build every error — its own validation and body
+// errors included — as a *Problem. huma.NewError is a package variable, so
+// this affects every huma API in the process; it is installed once.
+func useProblems() {
+	installErrorModel.Do(func() {
+		huma.NewError = func(status int, msg string, errs ...error) huma.StatusError {
+			return newProblem(status, codeForStatus(status), msg, errs...)
+		}
+	})
+}
+
+// newProblem builds a problem. Details of 5xx problems are dropped: they
+// would carry internal error text to the client.
+func newProblem(status int, code commands.Code, msg string, errs ...error) *Problem {
+	p := &Problem{Code: code}
+	p.Status, p.Title, p.Detail = status, http.StatusText(status), msg
+	if status >= http.StatusInternalServerError {
+		return p
+	}
+	for _, err := range errs {
+		if err == nil {
+			continue
+		}
+		var d *huma.ErrorDetail
+		if de, ok := err.(huma.ErrorDetailer); ok {
+			cp := *de.ErrorDetail()
+			d = &cp
+		} else {
+			d = &huma.ErrorDetail{Message: err.Error()}
+		}
+		d.Value = echoable(d.Value)
+		d.Location = missingLocation(d)
+		p.Errors = append(p.Errors, d)
+	}
+	return p
+}
+
+// echoable keeps short scalar values and drops objects, arrays and long strings.
+func echoable(v any) any {
+	switch x := v.(type) {
+	case string:
+		if len(x) > maxEchoBytes {
+			return nil
+		}
+		return x
+	case bool, float64, int, int64, json.Number:
+		return x
+	}
+	return nil
+}
+
+// missingLocation points a "required property" error of huma at the
+// missing property itself (body.agentId rather than body).
+func missingLocation(d *huma.ErrorDetail) string {
+	var name string
+	if n, err := fmt.Sscanf(d.Message, validation.MsgExpectedRequiredProperty, &name); err != nil || n != 1 {
+		return d.Location
+	}
+	return d.Location + "." + name
+}
+
+// codeForStatus is the code of problems huma raises itself (validation, body
+// size, content negotiation) and of unknown routes.
+func codeForStatus(status int) commands.Code {
+	switch {
+	case status == http.StatusUnauthorized:
+		return commands.CodeUnauthorized
+	case status == http.StatusNotFound, status == http.StatusMethodNotAllowed:
+		return commands.CodeNotFound
+	case status == http.StatusRequestEntityTooLarge:
+		return commands.CodePayloadTooLarge
+	case status == http.StatusServiceUnavailable:
+		return commands.CodeUnavailable
+	case status >= http.StatusInternalServerError:
+		return commands.CodeInternal
+	}
+	return commands.CodeValidationFailed
+}
+
+// writeProblem writes p outside huma (unknown routes).
+func writeProblem(w http.ResponseWriter, p *Problem) {
+	b, err := json.Marshal(p)
+	if err != nil {
+		http.Error(w, http.StatusText(http.StatusInternalServerError), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(p.Status)
+	_, _ = w.Write(b)
+}

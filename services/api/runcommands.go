@@ -1,0 +1,103 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/xbot-runtime/xbot/commands"
+	"github.com/xbot-runtime/xbot/projections/postgres"
+)
+
+type cancelRunBody struct {
+	Reason string `json:"reason,omitempty" maxLength:"1024" doc:"Why the run is cancelled."`
+}
+
+type cancelRunInput struct {
+	RunID string `path:"runId" doc:"The run's id (run_…)."`
+	CommandParams
+	Body *cancelRunBody `required:"false"`
+}
+
+type appendUserInputBody struct {
+	Intent        string `json:"intent" enum:"steer,follow_up,clarification" doc:"steer: inject into a running run at its next model request; clarification: answer the run's open question; follow_up: start a new run in the same session after a terminal one."`
+	Content       string `json:"content" minLength:"1" maxLength:"262144" doc:"The user's message (at most 256 KiB of UTF-8)."`
+	InteractionID string `json:"interactionId,omitempty" maxLength:"160" doc:"The clarification request being answered."`
+}
+
+type appendUserInputInput struct {
+	RunID string `path:"runId" doc:"The run's id (run_…)."`
+	CommandParams
+	Body appendUserInputBody
+}
+
+var runCommandErrors = []int{http.StatusUnauthorized, http.StatusNotFound, http.StatusRequestEntityTooLarge,
+	http.StatusUnprocessableEntity, http.StatusServiceUnavailable}
+
+func (a *API) registerCancelRun() {
+	register(a, huma.Operation{
+		OperationID: "cancelRun", Method: http.MethodPost, Path: "/v1/runs/{runId}/cancel",
+		Summary:     "Cancel a run",
+		Description: "Queues a CancelRun command; the run is cancelled at its next safe point. On a terminal run the outcome is no_effect.",
+		Tags:        []string{"Runs"}, DefaultStatus: http.StatusAccepted, Errors: runCommandErrors,
+	}, func(ctx context.Context, in *cancelRunInput) (*commandOutput, error) {
+		p := commands.CancelRunPayload{}
+		if in.Body != nil {
+			p.Reason = in.Body.Reason
+		}
+		return a.runCommand(ctx, commands.CancelRun, in.RunID, in.CommandParams, p)
+	})
+}
+
+func (a *API) registerAppendUserInput() {
+	register(a, huma.Operation{
+		OperationID: "appendUserInput", Method: http.MethodPost, Path: "/v1/runs/{runId}/inputs",
+		Summary:     "Add user input to a run",
+		Description: "Queues an AppendUserInput command; its intent decides whether it steers, answers a clarification or follows up.",
+		Tags:        []string{"Runs"}, DefaultStatus: http.StatusAccepted, Errors: runCommandErrors,
+	}, func(ctx context.Context, in *appendUserInputInput) (*commandOutput, error) {
+		p := commands.AppendUserInputPayload{Intent: in.Body.Intent, Content: in.Body.Content, InteractionID: in.Body.InteractionID}
+		return a.runCommand(ctx, commands.AppendUserInput, in.RunID, in.CommandParams, p)
+	})
+}
+
+// runCommand sends a command to an existing run of the caller's tenant.
+func (a *API) runCommand(ctx context.Context, t commands.Type, runID string, p CommandParams, payload any) (*commandOutput, error) {
+	noteRun(ctx, runID)
+	wait, err := a.waitFor(p.Wait)
+	if err != nil {
+		return nil, err
+	}
+	d, err := newDraft(t, p.IdempotencyKey, "")
+	if err != nil {
+		return nil, err
+	}
+	run, err := a.findRun(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
+	d.runID, d.sessionID, d.payload = run.RunID, run.PlatformSessionID, payload
+	env, err := d.envelope(ctx, p.ActorID)
+	if err != nil {
+		return nil, err
+	}
+	return a.dispatch(ctx, env, wait)
+}
+
+// findRun returns the run if it exists for the caller's tenant.
+func (a *API) findRun(ctx context.Context, runID string) (postgres.Run, error) {
+	tenant := tenantOf(ctx)
+	run, err := a.store.GetRun(ctx, tenant, runID)
+	switch {
+	case errors.Is(err, postgres.ErrNotFound):
+		return run, fmt.Errorf("run %s: %w", runID, errRunNotFound)
+	case err != nil:
+		return run, fmt.Errorf("get run %s: %w", runID, err)
+	case run.TenantID != tenant:
+		return run, fmt.Errorf("run %s belongs to another tenant: %w", runID, errRunNotFound)
+	}
+	return run, nil
+}
