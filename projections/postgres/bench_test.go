@@ -38,7 +38,7 @@ func benchBatch(tb testing.TB, off offsets, n int) ([]postgres.Record, []events.
 // 100 and 1000 records (a poll's worth); events/s is the figure to compare
 // with BenchmarkCopyFromBaseline.
 func BenchmarkApplyBatch(b *testing.B) {
-	for _, size := range []int{100, 1000} {
+	for _, size := range []int{10, 100, 1000} {
 		b.Run(fmt.Sprintf("batch=%d", size), func(b *testing.B) {
 			f := newFixture(b)
 			off := offsets{}
@@ -61,7 +61,7 @@ func BenchmarkApplyBatch(b *testing.B) {
 // with pgx CopyFrom into a table without keys or indexes: the floor of what
 // inserting the same events can cost.
 func BenchmarkCopyFromBaseline(b *testing.B) {
-	for _, size := range []int{100, 1000} {
+	for _, size := range []int{10, 100, 1000} {
 		b.Run(fmt.Sprintf("batch=%d", size), func(b *testing.B) {
 			f := newFixture(b)
 			ctx := context.Background()

@@ -1,0 +1,169 @@
+package stack_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest"
+
+	"github.com/xbot-runtime/xbot/contracttests"
+	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/infra/devstack/pgtest"
+	"github.com/xbot-runtime/xbot/infra/kafka"
+	"github.com/xbot-runtime/xbot/services/profile"
+	"github.com/xbot-runtime/xbot/services/stack"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+const token, tenant = "tok-acme", "acme"
+
+// env is one test's private Kafka cluster and Postgres database.
+type env struct {
+	t    *testing.T
+	kcfg kafka.Config
+	dsn  string
+	cat  *profile.Catalog
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	cl, err := kafka.StartCluster(kafka.ClusterConfig{Partitions: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	slow := profile.Turn{Text: "streaming a slow answer, word by word, so it can be cancelled", ChunkChars: 4, Delay: 25 * time.Millisecond}
+	cat, err := profile.NewCatalog(profile.Profile{ID: "slow", Model: profile.ModelScripted, Script: []profile.Turn{slow, slow, slow}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &env{t: t, kcfg: kafka.Config{Brokers: cl.Addrs(), Partitions: 4}, dsn: pgtest.NewDatabase(t), cat: cat}
+}
+
+// start runs a stack with the given components until the test ends.
+func (e *env) start(name string, hooks *kafka.Hooks, comps ...stack.Component) *stack.Stack {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	st, err := stack.Start(ctx, stack.Options{
+		Kafka: e.kcfg, PGDSN: e.dsn, APIAddr: "127.0.0.1:0", Tokens: map[string]string{token: tenant, "tok-other": "other"},
+		Profiles: e.cat, ExecutorID: name, WaitDefault: 5 * time.Second, WaitMax: 10 * time.Second,
+		Components: comps, ExecutorHooks: hooks,
+		Logger: zaptest.NewLogger(e.t, zaptest.Level(zap.WarnLevel)).Named(name),
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { st.Stop(context.Background()) })
+	return st
+}
+
+// call sends a JSON request and decodes the JSON answer.
+func call(t *testing.T, st *stack.Stack, method, path, tok string, body any, hdr ...string) (int, map[string]any) {
+	t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = bytes.NewBufferString(b)
+	default:
+		raw, _ := json.Marshal(b)
+		rd = bytes.NewReader(raw)
+	}
+	req, _ := http.NewRequestWithContext(context.Background(), method, "http://"+st.Addr()+path, rd)
+	if tok != "" {
+		req.Header.Set("Authorization", "Bearer "+tok)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	raw, _ := io.ReadAll(resp.Body)
+	_ = json.Unmarshal(raw, &out)
+	return resp.StatusCode, out
+}
+
+// eventually polls fn until it returns nil or the deadline passes.
+func eventually(t *testing.T, within time.Duration, what string, fn func() error) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		err := fn()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %s: %v", what, within, err)
+		}
+		<-time.After(20 * time.Millisecond) // poll interval of a deadline loop
+	}
+}
+
+func waitStatus(t *testing.T, st *stack.Stack, runID, want string, within time.Duration) map[string]any {
+	t.Helper()
+	var run map[string]any
+	eventually(t, within, "run "+runID+" "+want, func() error {
+		code, body := call(t, st, "GET", "/v1/runs/"+runID, token, nil)
+		run = body
+		if code != 200 || body["status"] != want {
+			return fmt.Errorf("HTTP %d status %v", code, body["status"])
+		}
+		return nil
+	})
+	return run
+}
+
+// listEvents reads every event of a run through the API.
+func listEvents(t *testing.T, st *stack.Stack, runID string) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	after := 0.0
+	for {
+		code, body := call(t, st, "GET", fmt.Sprintf("/v1/runs/%s/events?after_seq=%d&limit=7", runID, int(after)), token, nil)
+		if code != 200 {
+			t.Fatalf("events: HTTP %d %v", code, body)
+		}
+		page, _ := body["events"].([]any)
+		for _, e := range page {
+			out = append(out, e.(map[string]any))
+		}
+		if len(page) == 0 {
+			return out
+		}
+		after = body["nextAfterSeq"].(float64)
+	}
+}
+
+// invariants checks the log invariant on Kafka and on Postgres and that both
+// hold the same events.
+func (e *env) invariants(st *stack.Stack) map[string]events.RunState {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	fromKafka := contracttests.LogInvariant(e.t, ctx, contracttests.KafkaSource(e.kcfg))
+	var fromPG map[string]events.RunState
+	eventually(e.t, 10*time.Second, "postgres caught up with kafka", func() error {
+		fromPG = contracttests.LogInvariant(e.t, ctx, contracttests.PostgresSource(st.Pool))
+		for id, k := range fromKafka {
+			if fromPG[id].LastSeq != k.LastSeq {
+				return fmt.Errorf("run %s: kafka seq %d, postgres seq %d", id, k.LastSeq, fromPG[id].LastSeq)
+			}
+		}
+		return nil
+	})
+	return fromKafka
+}
