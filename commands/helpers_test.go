@@ -48,7 +48,7 @@ func validPayload(typ commands.Type) any {
 
 // validEnvelope builds a valid envelope of type typ with commands.New and an
 // automatic idempotency key.
-func validEnvelope(t *testing.T, typ commands.Type) commands.Envelope {
+func validEnvelope(t testing.TB, typ commands.Type) commands.Envelope {
 	t.Helper()
 	runID := events.NewID("run")
 	if typ == commands.CreateRun {
@@ -58,7 +58,7 @@ func validEnvelope(t *testing.T, typ commands.Type) commands.Envelope {
 		validPayload(typ))
 }
 
-func newEnvelope(t *testing.T, typ commands.Type, h commands.Header, payload any) commands.Envelope {
+func newEnvelope(t testing.TB, typ commands.Type, h commands.Header, payload any) commands.Envelope {
 	t.Helper()
 	e, err := commands.New(typ, h, payload)
 	if err != nil {

@@ -51,10 +51,10 @@ var registry = []Key{
 	{Name: "command_wait_default", Default: "5s", Usage: "how long command endpoints wait for an outcome when ?wait is absent"},
 	// 30s stays below common proxy idle timeouts (60s) with margin.
 	{Name: "command_wait_max", Default: "30s", Usage: "longest ?wait a command endpoint accepts"},
-	{Name: "llm_base_url", Usage: "base URL of the OpenAI-compatible model provider"},
-	{Name: "llm_api_key", Secret: true, Usage: "API key of the model provider"},
-	{Name: "llm_model", Usage: "model name sent to the model provider"},
-	{Name: "clickhouse_addr", Usage: "ClickHouse native-protocol address (host:port)"},
+	{Name: "llm_base_url", Usage: "base URL of the OpenAI-compatible model provider (reserved: not read yet; the scripted model is the only one)"},
+	{Name: "llm_api_key", Secret: true, Usage: "API key of the model provider (reserved: not read yet)"},
+	{Name: "llm_model", Usage: "model name sent to the model provider (reserved: not read yet)"},
+	{Name: "clickhouse_addr", Usage: "ClickHouse native-protocol address, host:port (reserved: no ClickHouse projector yet)"},
 }
 
 // byName and byEnv index registry; built once at package init.

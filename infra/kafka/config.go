@@ -28,8 +28,10 @@ func (c *Config) setDefaults() {
 	}
 }
 
-// Validate reports every problem with the configuration.
+// Validate reports every problem with the configuration (zero values take
+// their defaults first).
 func (c Config) Validate() error {
+	c.setDefaults()
 	var errs []error
 	if len(c.Brokers) == 0 {
 		errs = append(errs, errors.New("kafka: at least one broker is required (kafka_brokers)"))

@@ -15,54 +15,59 @@ import (
 func TestApplyBatchProjectsACompletedRun(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	ctx := context.Background()
 	l, cmd := completedRun(t, "acme", "sess-1")
-	off := offsets{}
-	recs := off.records(t, 3, l.evs...)
+	recs := offsets{}.records(t, 3, l.evs...)
 	f.apply(t, recs)
-
-	run, err := f.store.GetRun(ctx, "acme", l.id())
-	if err != nil {
-		t.Fatal(err)
-	}
-	first, last := l.evs[0], l.evs[len(l.evs)-1]
-	if run.Status != "completed" || run.LastSeq != last.Seq || run.TenantID != "acme" ||
-		run.PlatformSessionID != "sess-1" || run.AgentID != "assistant" || run.PauseReason != "" {
-		t.Fatalf("run = %+v", run)
-	}
-	if !run.CreatedAt.Equal(time.UnixMilli(first.OccurredAt)) || !run.UpdatedAt.Equal(time.UnixMilli(last.OccurredAt)) {
-		t.Fatalf("created %v updated %v, want the occurredAt of the first and last event", run.CreatedAt, run.UpdatedAt)
-	}
-	assertJSON(t, run.Input, `{"content":"write a haiku"}`)
-	assertJSON(t, run.SandboxKey, `{"tenantId":"acme","workspaceId":"ws-1","agentId":"assistant","ownerId":"u-1"}`)
-	assertJSON(t, run.Metadata, `{"channel":"web"}`)
-
-	evs, err := f.store.ListEvents(ctx, "acme", l.id(), 0, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(evs) != len(recs) {
-		t.Fatalf("got %d events, want %d", len(evs), len(recs))
-	}
-	for i, e := range evs {
-		if e.Seq != int64(i+1) || e.Type != string(l.evs[i].Type) || e.EventID != l.evs[i].EventID ||
-			e.ItemID != l.evs[i].ItemID || e.OccurredAt != l.evs[i].OccurredAt {
-			t.Fatalf("event %d = %+v, want %+v", i, e, l.evs[i])
-		}
-		if !bytes.Equal(e.Envelope, recs[i].Value) {
-			t.Fatalf("event %d envelope changed:\n got %s\nwant %s", i, e.Envelope, recs[i].Value)
-		}
-	}
-
-	c, err := f.store.GetCommand(ctx, "acme", cmd)
+	checkCompletedRun(t, f, l)
+	checkEventsVerbatim(t, f, l, recs)
+	c, err := f.store.GetCommand(context.Background(), "acme", cmd)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := postgres.Command{CommandID: cmd, RunID: l.id(), TenantID: "acme", Type: "CreateRun",
 		IdempotencyKey: "key-" + cmd, Outcome: "accepted", FirstOutcome: "accepted", Seq: 1,
-		UpdatedAt: time.UnixMilli(first.OccurredAt).UTC()}
+		UpdatedAt: time.UnixMilli(l.evs[0].OccurredAt).UTC()}
 	if c != want {
 		t.Fatalf("command =\n%+v, want\n%+v", c, want)
+	}
+}
+
+func checkCompletedRun(tb testing.TB, f *fixture, l *runLog) {
+	tb.Helper()
+	run, err := f.store.GetRun(context.Background(), "acme", l.id())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	first, last := l.evs[0], l.evs[len(l.evs)-1]
+	if run.Status != "completed" || run.LastSeq != last.Seq || run.TenantID != "acme" ||
+		run.PlatformSessionID != "sess-1" || run.AgentID != "assistant" || run.PauseReason != "" {
+		tb.Fatalf("run = %+v", run)
+	}
+	if !run.CreatedAt.Equal(time.UnixMilli(first.OccurredAt)) || !run.UpdatedAt.Equal(time.UnixMilli(last.OccurredAt)) {
+		tb.Fatalf("created %v updated %v, want the occurredAt of the first and last event", run.CreatedAt, run.UpdatedAt)
+	}
+	assertJSON(tb, run.Input, `{"content":"write a haiku"}`)
+	assertJSON(tb, run.SandboxKey, `{"tenantId":"acme","workspaceId":"ws-1","agentId":"assistant","ownerId":"u-1"}`)
+	assertJSON(tb, run.Metadata, `{"channel":"web"}`)
+}
+
+func checkEventsVerbatim(tb testing.TB, f *fixture, l *runLog, recs []postgres.Record) {
+	tb.Helper()
+	evs, err := f.store.ListEvents(context.Background(), "acme", l.id(), 0, 0)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if len(evs) != len(recs) {
+		tb.Fatalf("got %d events, want %d", len(evs), len(recs))
+	}
+	for i, e := range evs {
+		if e.Seq != int64(i+1) || e.Type != string(l.evs[i].Type) || e.EventID != l.evs[i].EventID ||
+			e.ItemID != l.evs[i].ItemID || e.OccurredAt != l.evs[i].OccurredAt {
+			tb.Fatalf("event %d = %+v, want %+v", i, e, l.evs[i])
+		}
+		if !bytes.Equal(e.Envelope, recs[i].Value) {
+			tb.Fatalf("event %d envelope changed:\n got %s\nwant %s", i, e.Envelope, recs[i].Value)
+		}
 	}
 }
 
@@ -97,19 +102,23 @@ func TestRunStatusFollowsLifecycle(t *testing.T) {
 	f := newFixture(t)
 	l := newRun(t, "acme", "sess-1")
 	item := events.NewID("itm")
+	tool := events.ItemToolCall
 	steps := []struct {
-		draft                         events.Draft
-		status, pause, errCode, cause string
+		draft                  events.Draft
+		status, pause, errCode string
 	}{
-		{draft: acceptDraft(l), status: "queued"},
-		{draft: events.Draft{Type: events.RunStarted}, status: "running"},
-		{draft: events.Draft{Type: events.ItemStarted, ItemID: item, Payload: events.ItemStartedPayload{ItemType: events.ItemToolCall}}, status: "running"},
-		{draft: events.Draft{Type: events.ItemAwaitingApproval, ItemID: item, Payload: events.ItemAwaitingApprovalPayload{ItemType: events.ItemToolCall, ToolName: "shell"}}, status: "running"},
-		{draft: events.Draft{Type: events.RunPaused, Payload: events.RunPausedPayload{PauseReason: events.PauseAwaitingApproval, ItemIDs: []string{item}}}, status: "paused", pause: "awaiting_approval"},
-		{draft: events.Draft{Type: events.ApprovalDecisionSubmitted, ItemID: item, Payload: events.ApprovalDecisionPayload{Decision: "allow", Scope: "item"}}, status: "paused", pause: "awaiting_approval"},
-		{draft: events.Draft{Type: events.RunResumed}, status: "running"},
-		{draft: events.Draft{Type: events.ItemCompleted, ItemID: item, Payload: events.ItemCompletedPayload{ItemType: events.ItemToolCall}}, status: "running"},
-		{draft: events.Draft{Type: events.RunFailed, Payload: events.RunFailedPayload{ErrorCode: events.FailModelError, Message: "503"}}, status: "failed", errCode: "model_error"},
+		{acceptDraft(l), "queued", "", ""},
+		{events.Draft{Type: events.RunStarted}, "running", "", ""},
+		{onItem(events.ItemStarted, item, events.ItemStartedPayload{ItemType: tool}), "running", "", ""},
+		{onItem(events.ItemAwaitingApproval, item, events.ItemAwaitingApprovalPayload{ItemType: tool}), "running", "", ""},
+		{events.Draft{Type: events.RunPaused, Payload: events.RunPausedPayload{PauseReason: events.PauseAwaitingApproval}},
+			"paused", "awaiting_approval", ""},
+		{onItem(events.ApprovalDecisionSubmitted, item, events.ApprovalDecisionPayload{Decision: "allow", Scope: "item"}),
+			"paused", "awaiting_approval", ""},
+		{events.Draft{Type: events.RunResumed}, "running", "", ""},
+		{onItem(events.ItemCompleted, item, events.ItemCompletedPayload{ItemType: tool}), "running", "", ""},
+		{events.Draft{Type: events.RunFailed, Payload: events.RunFailedPayload{ErrorCode: events.FailModelError}},
+			"failed", "", "model_error"},
 	}
 	off := offsets{}
 	for i, st := range steps {
@@ -124,6 +133,10 @@ func TestRunStatusFollowsLifecycle(t *testing.T) {
 			t.Fatalf("step %d (%s): run = %+v", i, e.Type, run)
 		}
 	}
+}
+
+func onItem(t events.Type, item string, payload any) events.Draft {
+	return events.Draft{Type: t, ItemID: item, Payload: payload}
 }
 
 func acceptDraft(l *runLog) events.Draft {
@@ -144,11 +157,7 @@ func TestCancelFlowRecordsEveryOutcome(t *testing.T) {
 		IdempotencyKey: "cancel-1", Command: json.RawMessage(`{"reason":"user asked"}`)})
 	off := offsets{}
 	f.apply(t, off.records(t, 1, l.evs...))
-	c, err := f.store.GetCommand(ctx, "acme", cancel)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c.Outcome != "accepted" || c.FirstOutcome != "accepted" || c.Type != "CancelRun" || c.IdempotencyKey != "cancel-1" {
+	if c := f.command(t, "acme", cancel); c.Outcome != "accepted" || c.FirstOutcome != "accepted" || c.Type != "CancelRun" || c.IdempotencyKey != "cancel-1" {
 		t.Fatalf("after accept: %+v", c)
 	}
 
@@ -156,10 +165,8 @@ func TestCancelFlowRecordsEveryOutcome(t *testing.T) {
 	l.lifecycle(events.RunCancelled, events.RunCancelledPayload{Reason: "user asked"})
 	applied := l.outcome(events.CommandApplied, cancel, events.CommandAppliedPayload{CommandType: "CancelRun", IdempotencyKey: "cancel-1"})
 	f.apply(t, off.records(t, 1, l.evs[mark:]...))
-	if c, err = f.store.GetCommand(ctx, "acme", cancel); err != nil {
-		t.Fatal(err)
-	}
-	if c.Outcome != "applied" || c.FirstOutcome != "accepted" || c.Seq != applied.Seq || c.Code != "" {
+	if c := f.command(t, "acme", cancel); c.Outcome != "applied" || c.FirstOutcome != "accepted" ||
+		c.Seq != applied.Seq || c.Code != "" {
 		t.Fatalf("after apply: %+v", c)
 	}
 	run, err := f.store.GetRun(ctx, "acme", l.id())
@@ -175,10 +182,8 @@ func TestCancelFlowRecordsEveryOutcome(t *testing.T) {
 	l.outcome(events.CommandNoEffect, late, events.CommandNoEffectPayload{CommandType: "CancelRun",
 		IdempotencyKey: "cancel-2", Reason: "run is already cancelled"})
 	f.apply(t, off.records(t, 1, l.evs[len(l.evs)-1]))
-	if c, err = f.store.GetCommand(ctx, "acme", late); err != nil {
-		t.Fatal(err)
-	}
-	if c.Outcome != "no_effect" || c.FirstOutcome != "no_effect" || c.Message != "run is already cancelled" {
+	if c := f.command(t, "acme", late); c.Outcome != "no_effect" || c.FirstOutcome != "no_effect" ||
+		c.Message != "run is already cancelled" {
 		t.Fatalf("late cancel: %+v", c)
 	}
 }
@@ -199,11 +204,7 @@ func TestRejectedCommandForNonexistentRun(t *testing.T) {
 
 	_, err := f.store.GetRun(ctx, "acme", l.id())
 	wantNotFound(t, err)
-	c, err := f.store.GetCommand(ctx, "acme", cancel)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c.Outcome != "rejected" || c.FirstOutcome != "rejected" || c.Code != "run_not_found" ||
+	if c := f.command(t, "acme", cancel); c.Outcome != "rejected" || c.FirstOutcome != "rejected" || c.Code != "run_not_found" ||
 		c.Message != "run does not exist" || c.RunID != l.id() || c.Seq != 1 {
 		t.Fatalf("command = %+v", c)
 	}

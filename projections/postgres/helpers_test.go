@@ -56,6 +56,16 @@ func (f *fixture) apply(tb testing.TB, recs []postgres.Record) {
 	}
 }
 
+// command returns the commands row of id and fails the test if there is none.
+func (f *fixture) command(tb testing.TB, tenant, id string) postgres.Command {
+	tb.Helper()
+	c, err := f.store.GetCommand(context.Background(), tenant, id)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return c
+}
+
 // checksumTables returns a digest of every row of every table of the
 // projection, so two states can be compared whole.
 func (f *fixture) checksumTables(tb testing.TB) map[string]string {

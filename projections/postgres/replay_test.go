@@ -186,3 +186,39 @@ func TestNULCharactersAreProjected(t *testing.T) {
 		t.Fatalf("envelopes not kept verbatim: %v %v", evs, err)
 	}
 }
+
+// Events of types this projector does not know (a newer writer) are kept and
+// advance the run's seq without changing its status.
+func TestUnknownEventTypesAreKept(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	l := newRun(t, "acme", "")
+	l.accept(events.NewID("cmd"), "k")
+	future := l.evs[0]
+	future.Seq, future.EventID, future.Type = 2, events.NewID("evt"), "runtime.future.happened"
+	f.apply(t, offsets{}.records(t, 0, l.evs[0], future))
+	run, err := f.store.GetRun(context.Background(), "acme", l.id())
+	if err != nil || run.Status != "queued" || run.LastSeq != 2 {
+		t.Fatalf("run = %+v, %v", run, err)
+	}
+}
+
+// If run_seq and run_events ever disagree, the batch fails loudly instead of
+// projecting on a view that cannot be trusted.
+func TestInconsistentSeqTableFailsTheBatch(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	off := offsets{}
+	recs := mixedBatch(t, off, 0)
+	f.apply(t, recs)
+	if _, err := f.pool.Exec(context.Background(), "DELETE FROM run_seq"); err != nil {
+		t.Fatal(err)
+	}
+	before := f.checksumTables(t)
+	if err := f.store.ApplyBatch(context.Background(), projector, topic, recs); err == nil {
+		t.Fatal("ApplyBatch succeeded over an inconsistent run_seq")
+	}
+	if after := f.checksumTables(t); !maps.Equal(before, after) {
+		t.Fatal("the failed batch wrote")
+	}
+}

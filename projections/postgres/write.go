@@ -6,18 +6,20 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // NotifyChannel is the Postgres notification channel on which ApplyBatch
 // announces, at commit, the id of every command whose outcome it recorded.
 const NotifyChannel = "xbot_command_outcome"
 
-// write sends every statement of p in one pipeline (one round trip).
+// write copies the new events, then sends every other statement of p in one
+// pipeline (one round trip).
 func write(ctx context.Context, tx pgx.Tx, projector, topic string, p *batchPlan) error {
 	b := &pgx.Batch{}
 	if len(p.events) > 0 {
-		queueEvents(b, p)
+		if err := copyEvents(ctx, tx, p); err != nil {
+			return err
+		}
 		queueRunSeq(b, p)
 		queueRunInserts(b, p)
 		queueRunUpdates(b, p)
@@ -33,34 +35,31 @@ func write(ctx context.Context, tx pgx.Tx, projector, topic string, p *batchPlan
 	return nil
 }
 
-const insertEventsSQL = `INSERT INTO run_events (run_id, seq, event_id, type, tenant_id, platform_session_id,
-	item_id, command_id, occurred_at, emitted_at, envelope)
-SELECT r, s, ev, ty, te, ps, it, c, oc, em, j::json
-FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
-	$9::bigint[], $10::bigint[], $11::text[]) AS u(r, s, ev, ty, te, ps, it, c, oc, em, j)
-ON CONFLICT (run_id, seq) DO NOTHING`
+// eventColumns are the run_events columns written by copyEvents, in order.
+var eventColumns = []string{"run_id", "seq", "event_id", "type", "tenant_id", "platform_session_id", "item_id",
+	"command_id", "occurred_at", "emitted_at", "envelope"}
 
-func queueEvents(b *pgx.Batch, p *batchPlan) {
-	n := len(p.events)
-	runs, seqs, ids, types := make([]string, n), make([]int64, n), make([]string, n), make([]string, n)
-	tenants, sessions, items, cmds := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-	occurred, emitted, envs := make([]int64, n), make([]int64, n), make([]string, n)
-	for i, d := range p.events {
-		e := d.env
-		runs[i], seqs[i], ids[i], types[i] = clean(e.RunID), e.Seq, clean(e.EventID), clean(string(e.Type))
-		tenants[i], sessions[i], items[i], cmds[i] = clean(e.TenantID), clean(e.PlatformSessionID), clean(e.ItemID), clean(e.CommandID)
-		occurred[i], emitted[i], envs[i] = e.OccurredAt, e.EmittedAt, string(d.rec.Value)
+// copyEvents inserts the batch's new events with COPY, measured ~1.3x
+// faster per event than a set-based INSERT at 1000 events (see
+// BenchmarkApplyBatch). COPY has no ON CONFLICT; none is needed, since the
+// events were planned as new under the partition lock. A duplicate key
+// therefore means run_seq and run_events disagree: the batch fails rather
+// than projecting on a view that cannot be trusted.
+func copyEvents(ctx context.Context, tx pgx.Tx, p *batchPlan) error {
+	n, err := tx.CopyFrom(ctx, pgx.Identifier{"run_events"}, eventColumns,
+		pgx.CopyFromSlice(len(p.events), func(i int) ([]any, error) {
+			e := p.events[i].env
+			return []any{clean(e.RunID), e.Seq, clean(e.EventID), clean(string(e.Type)), clean(e.TenantID),
+				clean(e.PlatformSessionID), clean(e.ItemID), clean(e.CommandID), e.OccurredAt, e.EmittedAt,
+				string(p.events[i].rec.Value)}, nil
+		}))
+	if err != nil {
+		return fmt.Errorf("copy %d events: %w", len(p.events), err)
 	}
-	b.Queue(insertEventsSQL, runs, seqs, ids, types, tenants, sessions, items, cmds, occurred, emitted, envs).
-		Exec(func(ct pgconn.CommandTag) error {
-			// The events were planned as new under the partition lock, so
-			// each must insert; anything else means run_seq and run_events
-			// disagree and the read models cannot be trusted.
-			if ct.RowsAffected() != int64(n) {
-				return fmt.Errorf("run_events out of step with run_seq: inserted %d of %d new events", ct.RowsAffected(), n)
-			}
-			return nil
-		})
+	if n != int64(len(p.events)) {
+		return fmt.Errorf("copy events: wrote %d of %d", n, len(p.events))
+	}
+	return nil
 }
 
 func queueRunSeq(b *pgx.Batch, p *batchPlan) {

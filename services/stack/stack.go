@@ -44,15 +44,15 @@ const heartbeatFresh = 10 * time.Second
 
 // Options configure a stack.
 type Options struct {
-	Kafka      kafka.Config
-	PGDSN      string
-	APIAddr    string            // default 127.0.0.1:8080; ":0" style picks a free port
-	Tokens     map[string]string // bearer token → tenant
-	Profiles   *profile.Catalog
-	ExecutorID string
+	Kafka                kafka.Config
+	PGDSN                string
+	APIAddr              string            // default 127.0.0.1:8080; ":0" style picks a free port
+	Tokens               map[string]string // bearer token → tenant
+	Profiles             *profile.Catalog
+	ExecutorID           string
 	WaitDefault, WaitMax time.Duration
-	Components []Component // default: all
-	Logger     *zap.Logger
+	Components           []Component // default: all
+	Logger               *zap.Logger
 	// ExecutorHooks inject Kafka faults in tests.
 	ExecutorHooks *kafka.Hooks
 	Version       string

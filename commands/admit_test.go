@@ -1,0 +1,164 @@
+package commands_test
+
+import (
+	"testing"
+
+	"github.com/xbot-runtime/xbot/commands"
+	"github.com/xbot-runtime/xbot/events"
+)
+
+// matrixColumns are the commands of the admission matrix, in its column order.
+func matrixColumns() []cmdSpec {
+	return []cmdSpec{createSpec(agent), cancelSpec, inputSpec(commands.IntentSteer), inputSpec(commands.IntentFollowUp),
+		inputSpec(commands.IntentClarification), approveSpec(awaitingItem), compactSpec}
+}
+
+// matrix is the expected decision per state and command when the engine
+// implements everything (DESIGN §2.1).
+var matrix = []struct {
+	state string
+	//          CreateRun, CancelRun, steer, follow_up, clarification, approval, compaction
+	want [7]want
+}{
+	{"nonexistent", [7]want{accepted, notFound, notFound, notFound, notFound, notFound, notFound}},
+	{"queued", [7]want{exists, applied, badState, badState, badState, badState, badState}},
+	{"running", [7]want{exists, accepted, accepted, badState, badState, badState, accepted}},
+	{"running/cancel pending", [7]want{exists, noEffect, accepted, badState, badState, badState, accepted}},
+	{"running/item awaiting approval", [7]want{exists, accepted, accepted, badState, badState, badState, accepted}},
+	{"paused/awaiting_approval", [7]want{exists, applied, badState, badState, badState, accepted, accepted}},
+	{"paused/awaiting_user_input", [7]want{exists, applied, badState, badState, accepted, badState, accepted}},
+	{"paused/awaiting_user_input with an item awaiting approval", [7]want{exists, applied, badState, badState, accepted, badState, accepted}},
+	{"paused/awaiting_external_tool_result", [7]want{exists, applied, badState, badState, badState, badState, accepted}},
+	{"completed", [7]want{exists, noEffect, badState, accepted, badState, badState, badState}},
+	{"failed", [7]want{exists, noEffect, badState, accepted, badState, badState, badState}},
+	{"cancelled", [7]want{exists, noEffect, badState, accepted, badState, badState, badState}},
+	{"expired", [7]want{exists, noEffect, badState, accepted, badState, badState, badState}},
+}
+
+func TestAdmitMatrix(t *testing.T) {
+	t.Parallel()
+	if len(matrix) != len(fixtures) {
+		t.Fatalf("matrix has %d states, fixtures %d", len(matrix), len(fixtures))
+	}
+	for _, row := range matrix {
+		for i, spec := range matrixColumns() {
+			t.Run(row.state+"/"+spec.name, func(t *testing.T) {
+				t.Parallel()
+				st := stateOf(t, row.state)
+				c, p := admitEnvelope(t, st, spec, tenant, "")
+				checkDecision(t, admit(t, st, c, p, opts(allFeatures...)), row.want[i])
+			})
+		}
+	}
+}
+
+// TestAdmit covers agents, unimplemented features and the rules the matrix
+// does not reach.
+func TestAdmit(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name     string
+		state    string
+		spec     cmdSpec
+		features []string
+		want     want
+	}{
+		{"unknown agent", "nonexistent", createSpec("ghost"), allFeatures, badAgent},
+		{"existing run beats unknown agent", "running", createSpec("ghost"), allFeatures, exists},
+		{"create needs no feature", "nonexistent", createSpec(agent), nil, accepted},
+		{"cancel needs no feature/running", "running", cancelSpec, nil, accepted},
+		{"cancel needs no feature/queued", "queued", cancelSpec, nil, applied},
+		{"steer not implemented", "running", inputSpec(commands.IntentSteer), nil, notImpl},
+		{"steer implemented", "running", inputSpec(commands.IntentSteer), []string{featSteer}, accepted},
+		{"steer needs its own feature", "running", inputSpec(commands.IntentSteer), []string{featFollowUp, featClarification}, notImpl},
+		{"steer while paused", "paused/awaiting_user_input", inputSpec(commands.IntentSteer), []string{featSteer}, badState},
+		{"state is checked before the feature", "paused/awaiting_approval", inputSpec(commands.IntentSteer), nil, badState},
+		{"follow_up not implemented", "completed", inputSpec(commands.IntentFollowUp), []string{featSteer}, notImpl},
+		{"follow_up implemented", "completed", inputSpec(commands.IntentFollowUp), []string{featFollowUp}, accepted},
+		{"clarification not implemented", "paused/awaiting_user_input", inputSpec(commands.IntentClarification), nil, notImpl},
+		{"clarification implemented", "paused/awaiting_user_input", inputSpec(commands.IntentClarification), []string{featClarification}, accepted},
+		{"approval not implemented", "paused/awaiting_approval", approveSpec(awaitingItem), nil, notImpl},
+		{"approval implemented", "paused/awaiting_approval", approveSpec(awaitingItem), []string{featApproval}, accepted},
+		{"approval of an item that is not awaiting", "paused/awaiting_approval", approveSpec(startedItem), allFeatures, badState},
+		{"approval of an unknown item", "paused/awaiting_approval", approveSpec(events.NewID("itm")), allFeatures, badState},
+		{"approval of a completed item", "paused/awaiting_user_input", approveSpec(askItem), allFeatures, badState},
+		{"compaction not implemented/running", "running", compactSpec, nil, notImpl},
+		{"compaction not implemented/paused", "paused/awaiting_approval", compactSpec, nil, notImpl},
+		{"compaction implemented", "running", compactSpec, []string{featCompaction}, accepted},
+		{"compaction while queued", "queued", compactSpec, nil, badState},
+		{"no payload", "running", cmdSpec{"RequestCompaction", commands.RequestCompaction, nil}, allFeatures, internal},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			st := stateOf(t, tc.state)
+			c, p := admitEnvelope(t, st, tc.spec, tenant, "")
+			if tc.spec.payload == nil {
+				p = nil
+			}
+			checkDecision(t, admit(t, st, c, p, opts(tc.features...)), tc.want)
+		})
+	}
+}
+
+// TestAdmitOtherTenant: a run of another tenant does not exist for the
+// caller, whatever the command; only a create learns that the id is taken.
+func TestAdmitOtherTenant(t *testing.T) {
+	t.Parallel()
+	for _, row := range matrix {
+		for i, spec := range matrixColumns() {
+			t.Run(row.state+"/"+spec.name, func(t *testing.T) {
+				t.Parallel()
+				st := stateOf(t, row.state)
+				c, p := admitEnvelope(t, st, spec, otherTenant, "")
+				w := notFound
+				if spec.typ == commands.CreateRun {
+					w = row.want[i] // accepted when nothing exists, run_already_exists otherwise
+				}
+				checkDecision(t, admit(t, st, c, p, opts(allFeatures...)), w)
+			})
+		}
+	}
+}
+
+// TestAdmitOtherTenantReusingAKey: another tenant that sends a command with an
+// idempotency key this run already saw must get run_not_found, not a
+// duplicate that reveals the run's command ids and outcomes.
+func TestAdmitOtherTenantReusingAKey(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		state, key string
+		spec       cmdSpec
+	}{
+		{"running/cancel pending", cancelKey, cancelSpec},
+		{"queued", createKey, cancelSpec},
+		{"completed", createKey, inputSpec(commands.IntentFollowUp)},
+	}
+	for _, tc := range cases {
+		t.Run(tc.state+"/"+tc.spec.name, func(t *testing.T) {
+			t.Parallel()
+			st := stateOf(t, tc.state)
+			c, p := admitEnvelope(t, st, tc.spec, otherTenant, tc.key)
+			checkDecision(t, admit(t, st, c, p, opts(allFeatures...)), notFound)
+		})
+	}
+}
+
+func TestAdmitPanicsWithoutKnownAgent(t *testing.T) {
+	t.Parallel()
+	st := stateOf(t, "nonexistent")
+	c, p := admitEnvelope(t, st, createSpec(agent), tenant, "")
+	defer func() {
+		if recover() == nil {
+			t.Fatal("CreateRun admitted without AdmitOptions.KnownAgent")
+		}
+	}()
+	commands.Admit(st, c, p, commands.AdmitOptions{})
+}
+
+func TestAdmitOtherCommandsNeedNoKnownAgent(t *testing.T) {
+	t.Parallel()
+	st := stateOf(t, "running")
+	c, p := admitEnvelope(t, st, cancelSpec, tenant, "")
+	checkDecision(t, admit(t, st, c, p, commands.AdmitOptions{}), accepted)
+}
