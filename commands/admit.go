@@ -32,12 +32,14 @@ type AdmitOptions struct {
 // Admit decides what a validated command does to a run in state st. It is
 // pure: the same inputs always give the same decision.
 func Admit(st *events.RunState, c Envelope, payload any, opts AdmitOptions) Decision {
-	if rec, ok := st.Commands[c.IdempotencyKey]; ok {
+	// Another tenant learns nothing about a run, not even that a key was used.
+	foreign := st.TenantID != "" && st.TenantID != c.TenantID
+	if rec, ok := st.Commands[c.IdempotencyKey]; ok && !foreign {
 		r := rec
 		return Decision{Outcome: OutcomeDuplicate, Code: CodeDuplicateCommand, Original: &r,
 			Message: fmt.Sprintf("idempotency key already used by command %s (%s)", rec.CommandID, rec.Outcome)}
 	}
-	if c.Type != CreateRun && (!st.Exists() || st.TenantID != c.TenantID) {
+	if c.Type != CreateRun && (!st.Exists() || foreign) {
 		return reject(CodeRunNotFound, "run %s does not exist", c.RunID)
 	}
 	switch p := payload.(type) {
@@ -111,7 +113,14 @@ func admitInput(st *events.RunState, p *AppendUserInputPayload, opts AdmitOption
 	if !ok {
 		return reject(CodeInvalidState, "intent %s is not valid while the run is %s", p.Intent, describe(st))
 	}
-	return acceptIfImplemented(string(AppendUserInput)+"/"+p.Intent, opts)
+	d := acceptIfImplemented(string(AppendUserInput)+"/"+p.Intent, opts)
+	if p.Intent == IntentFollowUp && d.Outcome == OutcomeAccepted {
+		// A follow-up never reopens the finished run: it takes effect at once
+		// by creating the next run of the session, and the finished run only
+		// records that it was applied.
+		d.Outcome = OutcomeApplied
+	}
+	return d
 }
 
 func admitApproval(st *events.RunState, p *SubmitApprovalDecisionPayload, opts AdmitOptions) Decision {

@@ -29,10 +29,10 @@ var matrix = []struct {
 	{"paused/awaiting_user_input", [7]want{exists, applied, badState, badState, accepted, badState, accepted}},
 	{"paused/awaiting_user_input with an item awaiting approval", [7]want{exists, applied, badState, badState, accepted, badState, accepted}},
 	{"paused/awaiting_external_tool_result", [7]want{exists, applied, badState, badState, badState, badState, accepted}},
-	{"completed", [7]want{exists, noEffect, badState, accepted, badState, badState, badState}},
-	{"failed", [7]want{exists, noEffect, badState, accepted, badState, badState, badState}},
-	{"cancelled", [7]want{exists, noEffect, badState, accepted, badState, badState, badState}},
-	{"expired", [7]want{exists, noEffect, badState, accepted, badState, badState, badState}},
+	{"completed", [7]want{exists, noEffect, badState, applied, badState, badState, badState}},
+	{"failed", [7]want{exists, noEffect, badState, applied, badState, badState, badState}},
+	{"cancelled", [7]want{exists, noEffect, badState, applied, badState, badState, badState}},
+	{"expired", [7]want{exists, noEffect, badState, applied, badState, badState, badState}},
 }
 
 func TestAdmitMatrix(t *testing.T) {
@@ -74,7 +74,7 @@ func TestAdmit(t *testing.T) {
 		{"steer while paused", "paused/awaiting_user_input", inputSpec(commands.IntentSteer), []string{featSteer}, badState},
 		{"state is checked before the feature", "paused/awaiting_approval", inputSpec(commands.IntentSteer), nil, badState},
 		{"follow_up not implemented", "completed", inputSpec(commands.IntentFollowUp), []string{featSteer}, notImpl},
-		{"follow_up implemented", "completed", inputSpec(commands.IntentFollowUp), []string{featFollowUp}, accepted},
+		{"follow_up implemented", "completed", inputSpec(commands.IntentFollowUp), []string{featFollowUp}, applied},
 		{"clarification not implemented", "paused/awaiting_user_input", inputSpec(commands.IntentClarification), nil, notImpl},
 		{"clarification implemented", "paused/awaiting_user_input", inputSpec(commands.IntentClarification), []string{featClarification}, accepted},
 		{"approval not implemented", "paused/awaiting_approval", approveSpec(awaitingItem), nil, notImpl},

@@ -75,8 +75,6 @@ func (c *checker) content(field, value string) {
 		c.add(field, "is required")
 	case len(value) > MaxContentBytes:
 		c.add(field, "must be at most %d bytes (got %d)", MaxContentBytes, len(value))
-	case !utf8.ValidString(value):
-		c.add(field, "must be valid UTF-8")
 	}
 }
 
@@ -131,6 +129,15 @@ func validateActor(ck *checker, a events.Actor) {
 }
 
 func validatePayload(ck *checker, c Envelope, p any) {
+	if !utf8.Valid(c.Payload) {
+		// encoding/json turns invalid bytes into U+FFFD silently; refuse
+		// instead of storing text the user never sent.
+		field := map[Type]string{CreateRun: "payload.input.content", AppendUserInput: "payload.content"}[c.Type]
+		if field == "" {
+			field = "payload"
+		}
+		ck.add(field, "must be valid UTF-8 (the payload holds invalid UTF-8 bytes)")
+	}
 	switch v := p.(type) {
 	case *CreateRunPayload:
 		validateCreate(ck, c, v)

@@ -84,6 +84,13 @@ func apply(n *RunState, e Envelope, p any) error {
 		remember(n, v.IdempotencyKey, CommandRecord{CommandID: e.CommandID, Type: v.CommandType, Outcome: "no_effect"})
 	case *CommandAppliedPayload:
 		return applyCommandApplied(n, e, v)
+	case *ApprovalDecisionPayload:
+		// A decided item no longer awaits approval, so it cannot be decided twice.
+		for i, it := range n.Items {
+			if it.ID == e.ItemID && it.Status == ItemStatusAwaitingApproval {
+				n.Items[i].Status = ItemStatusStarted
+			}
+		}
 	case *ItemStartedPayload, *ItemDeltaPayload, *ItemCompletedPayload, *ItemFailedPayload, *ItemAwaitingApprovalPayload:
 		return applyItem(n, e, p)
 	}
