@@ -131,7 +131,11 @@ func TestCancelRunningAndCompletedRuns(t *testing.T) {
 	st := e.start("all", nil)
 	runID := create(t, st, "slow", "x", "slow-1")["runId"].(string)
 	waitStatus(t, st, runID, "running", 5*time.Second)
-	code, body := call(t, st, "POST", "/v1/runs/"+runID+"/cancel", token, map[string]any{"reason": "changed my mind"}, "Idempotency-Key", "cancel-1")
+	code, body := call(t, st, "POST", "/v1/runs/"+runID+"/inputs", token, map[string]any{"intent": "steer", "content": "shorter"})
+	if code != 202 || body["outcome"] != "rejected" || body["code"] != "not_implemented" {
+		t.Fatalf("steer while running (not built yet): HTTP %d %v", code, body)
+	}
+	code, body = call(t, st, "POST", "/v1/runs/"+runID+"/cancel", token, map[string]any{"reason": "changed my mind"}, "Idempotency-Key", "cancel-1")
 	if code != 202 || body["outcome"] != "accepted" {
 		t.Fatalf("cancel running: HTTP %d %v", code, body)
 	}

@@ -1,0 +1,255 @@
+package main_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/xbot-runtime/xbot/infra/devstack"
+	"github.com/xbot-runtime/xbot/infra/devstack/pgtest"
+	"github.com/xbot-runtime/xbot/infra/kafka"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// build compiles the xbot binary once per test.
+func build(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "xbot")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// proc is a running xbot subcommand whose output is collected.
+type proc struct {
+	cmd *exec.Cmd
+	out *safeBuffer
+}
+
+func start(t *testing.T, bin string, env []string, args ...string) *proc {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Dir = t.TempDir() // no stray ./.env
+	buf := &safeBuffer{}
+	cmd.Stdout, cmd.Stderr = buf, buf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &proc{cmd: cmd, out: buf}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+		if t.Failed() {
+			t.Logf("xbot %s output:\n%s", args[0], buf.String())
+		}
+	})
+	return p
+}
+
+// stop sends SIGTERM and waits for a clean exit.
+func (p *proc) stop(t *testing.T) {
+	t.Helper()
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- p.cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("exit after SIGTERM: %v\n%s", err, p.out.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("no exit within 30 s of SIGTERM")
+	}
+}
+
+func (p *proc) waitFor(t *testing.T, re *regexp.Regexp, within time.Duration) []string {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for time.Now().Before(deadline) {
+		if m := re.FindStringSubmatch(p.out.String()); m != nil {
+			return m
+		}
+		<-time.After(50 * time.Millisecond)
+	}
+	t.Fatalf("no %q within %s:\n%s", re, within, p.out.String())
+	return nil
+}
+
+func TestDevRunsEverythingAndStopsCleanly(t *testing.T) {
+	bin := build(t)
+	kport, _ := devstack.FreePort()
+	aport, _ := devstack.FreePort()
+	data := t.TempDir()
+	dev := start(t, bin, nil, "dev", "--data-dir", data,
+		"--dev-kafka-addr", fmt.Sprintf("127.0.0.1:%d", kport), "--api-addr", fmt.Sprintf("127.0.0.1:%d", aport))
+	m := dev.waitFor(t, regexp.MustCompile(`xbot dev ready: api=(\S+) kafka=(\S+) token=(\S+)`), 60*time.Second)
+	api, token := m[1], m[3]
+	runID := createAndComplete(t, api, token)
+	pgPids := pidsUnder(t, filepath.Join(data, "postgres"))
+	if len(pgPids) == 0 {
+		t.Fatalf("no postgres process found for the data dir")
+	}
+	dev.stop(t)
+	if left := pidsUnder(t, filepath.Join(data, "postgres")); len(left) > 0 {
+		t.Fatalf("postgres processes left behind: %v", left)
+	}
+	// A restart on the same data dir resumes: same token, the run is still there.
+	dev2 := start(t, bin, nil, "dev", "--data-dir", data,
+		"--dev-kafka-addr", fmt.Sprintf("127.0.0.1:%d", kport), "--api-addr", fmt.Sprintf("127.0.0.1:%d", aport))
+	m2 := dev2.waitFor(t, regexp.MustCompile(`xbot dev ready: api=(\S+) kafka=(\S+) token=(\S+)`), 60*time.Second)
+	if m2[3] != token {
+		t.Fatalf("token changed across a restart with --data-dir")
+	}
+	if code, run := get(t, api+"/v1/runs/"+runID, token); code != 200 || run["status"] != "completed" {
+		t.Fatalf("after restart: HTTP %d %v", code, run)
+	}
+	createAndComplete(t, api, token)
+	dev2.stop(t)
+}
+
+func TestSplitModeProcesses(t *testing.T) {
+	bin := build(t)
+	cl, err := kafka.StartCluster(kafka.ClusterConfig{Partitions: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	aport, _ := devstack.FreePort()
+	env := []string{"XBOT_KAFKA_BROKERS=" + strings.Join(cl.Addrs(), ","), "XBOT_PG_DSN=" + pgtest.NewDatabase(t),
+		"XBOT_API_TOKENS=split-token=acme", fmt.Sprintf("XBOT_API_ADDR=127.0.0.1:%d", aport), "XBOT_KAFKA_PARTITIONS=4"}
+	mig := start(t, bin, env, "migrate")
+	if err := mig.cmd.Wait(); err != nil {
+		t.Fatalf("migrate: %v\n%s", err, mig.out.String())
+	}
+	exe1 := start(t, bin, append(env, "XBOT_EXECUTOR_ID=ex1"), "executor")
+	exe2 := start(t, bin, append(env, "XBOT_EXECUTOR_ID=ex2"), "executor")
+	proj := start(t, bin, env, "projector", "postgres")
+	api := start(t, bin, env, "api")
+	base := fmt.Sprintf("http://127.0.0.1:%d", aport)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if code, _ := get(t, base+"/healthz", ""); code == 200 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("split stack never healthy")
+		}
+		<-time.After(100 * time.Millisecond)
+	}
+	for range 4 {
+		createAndComplete(t, base, "split-token")
+	}
+	if !json.Valid([]byte(firstLine(api.out.String()))) {
+		t.Fatalf("split mode must log JSON, got %q", firstLine(api.out.String()))
+	}
+	for _, p := range []*proc{api, proj, exe2, exe1} {
+		p.stop(t)
+	}
+}
+
+func createAndComplete(t *testing.T, api, token string) string {
+	t.Helper()
+	body := `{"agentId":"demo","input":{"content":"from a process test"}}`
+	req, _ := http.NewRequestWithContext(context.Background(), "POST", api+"/v1/runs", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&res)
+	resp.Body.Close()
+	if resp.StatusCode != 202 {
+		t.Fatalf("create: HTTP %d %v", resp.StatusCode, res)
+	}
+	runID, _ := res["runId"].(string)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		code, run := get(t, api+"/v1/runs/"+runID, token)
+		if code == 200 && run["status"] == "completed" {
+			return runID
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("run %s not completed within 5 s: HTTP %d %v", runID, code, run)
+		}
+		<-time.After(50 * time.Millisecond)
+	}
+}
+
+func get(t *testing.T, url, token string) (int, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(context.Background(), "GET", url, nil)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, nil
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	raw, _ := io.ReadAll(resp.Body)
+	_ = json.Unmarshal(raw, &out)
+	return resp.StatusCode, out
+}
+
+// pidsUnder lists processes whose working directory is under dir (postgres
+// runs in its data directory).
+func pidsUnder(t *testing.T, dir string) []string {
+	t.Helper()
+	ents, _ := os.ReadDir("/proc")
+	var out []string
+	for _, e := range ents {
+		cwd, err := os.Readlink(filepath.Join("/proc", e.Name(), "cwd"))
+		if err == nil && strings.HasPrefix(cwd, dir) {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+func firstLine(s string) string {
+	sc := bufio.NewScanner(strings.NewReader(s))
+	if sc.Scan() {
+		return sc.Text()
+	}
+	return ""
+}
+
+// safeBuffer is a bytes.Buffer safe for a process writing while the test reads.
+type safeBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *safeBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *safeBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
