@@ -27,21 +27,7 @@ func (s *Store) ApplyBatch(ctx context.Context, projector, topic string, recs []
 	if len(recs) == 0 {
 		return nil
 	}
-	batch, runs, err := decodeAll(recs)
-	if err != nil {
-		return err
-	}
-	var p *batchPlan
-	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		last, err := lockAndLoad(ctx, tx, projector, topic, recs, runs)
-		if err != nil {
-			return err
-		}
-		if p, err = plan(batch, last); err != nil {
-			return err
-		}
-		return write(ctx, tx, projector, topic, p)
-	})
+	err := s.applyBatch(ctx, projector, topic, recs)
 	var gap *GapError
 	if errors.As(err, &gap) {
 		s.log.Warn("seq gap; batch not applied", zap.String("run_id", gap.RunID),
@@ -53,10 +39,29 @@ func (s *Store) ApplyBatch(ctx context.Context, projector, topic string, recs []
 	return nil
 }
 
+func (s *Store) applyBatch(ctx context.Context, projector, topic string, recs []Record) error {
+	batch, runs, err := decodeAll(recs)
+	if err != nil {
+		return err
+	}
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		last, err := lockAndLoad(ctx, tx, projector, topic, recs, runs)
+		if err != nil {
+			return err
+		}
+		p, err := plan(batch, last)
+		if err != nil {
+			return err
+		}
+		return write(ctx, tx, projector, topic, p)
+	})
+}
+
 // lockAndLoad takes the advisory lock of every partition in recs (in order,
 // so that two instances cannot deadlock) and returns the last applied seq of
 // the runs, in one round trip.
-func lockAndLoad(ctx context.Context, tx pgx.Tx, projector, topic string, recs []Record, runs []string) (map[string]int64, error) {
+func lockAndLoad(ctx context.Context, tx pgx.Tx, projector, topic string, recs []Record,
+	runs []string) (map[string]int64, error) {
 	b := &pgx.Batch{}
 	for _, key := range lockKeys(projector, topic, recs) {
 		b.Queue("SELECT pg_advisory_xact_lock($1)", key)

@@ -157,13 +157,15 @@ func TestCancelFlowRecordsEveryOutcome(t *testing.T) {
 		IdempotencyKey: "cancel-1", Command: json.RawMessage(`{"reason":"user asked"}`)})
 	off := offsets{}
 	f.apply(t, off.records(t, 1, l.evs...))
-	if c := f.command(t, "acme", cancel); c.Outcome != "accepted" || c.FirstOutcome != "accepted" || c.Type != "CancelRun" || c.IdempotencyKey != "cancel-1" {
+	if c := f.command(t, "acme", cancel); c.Outcome != "accepted" || c.FirstOutcome != "accepted" ||
+		c.Type != "CancelRun" || c.IdempotencyKey != "cancel-1" {
 		t.Fatalf("after accept: %+v", c)
 	}
 
 	mark := len(l.evs)
 	l.lifecycle(events.RunCancelled, events.RunCancelledPayload{Reason: "user asked"})
-	applied := l.outcome(events.CommandApplied, cancel, events.CommandAppliedPayload{CommandType: "CancelRun", IdempotencyKey: "cancel-1"})
+	applied := l.outcome(events.CommandApplied, cancel,
+		events.CommandAppliedPayload{CommandType: "CancelRun", IdempotencyKey: "cancel-1"})
 	f.apply(t, off.records(t, 1, l.evs[mark:]...))
 	if c := f.command(t, "acme", cancel); c.Outcome != "applied" || c.FirstOutcome != "accepted" ||
 		c.Seq != applied.Seq || c.Code != "" {
@@ -204,7 +206,8 @@ func TestRejectedCommandForNonexistentRun(t *testing.T) {
 
 	_, err := f.store.GetRun(ctx, "acme", l.id())
 	wantNotFound(t, err)
-	if c := f.command(t, "acme", cancel); c.Outcome != "rejected" || c.FirstOutcome != "rejected" || c.Code != "run_not_found" ||
+	if c := f.command(t, "acme", cancel); c.Outcome != "rejected" || c.FirstOutcome != "rejected" ||
+		c.Code != "run_not_found" ||
 		c.Message != "run does not exist" || c.RunID != l.id() || c.Seq != 1 {
 		t.Fatalf("command = %+v", c)
 	}

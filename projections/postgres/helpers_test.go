@@ -152,7 +152,8 @@ func (l *runLog) lifecycle(t events.Type, payload any) events.Envelope {
 // assistantMessage streams one assistant message item with n deltas.
 func (l *runLog) assistantMessage(n int) {
 	item := events.NewID("itm")
-	l.add(events.Draft{Type: events.ItemStarted, ItemID: item, Payload: events.ItemStartedPayload{ItemType: events.ItemAssistantMessage}})
+	l.add(events.Draft{Type: events.ItemStarted, ItemID: item,
+		Payload: events.ItemStartedPayload{ItemType: events.ItemAssistantMessage}})
 	for i := range n {
 		l.add(events.Draft{Type: events.ItemDelta, ItemID: item, Payload: events.ItemDeltaPayload{
 			Delta: fmt.Sprintf("line %d of an old silent pond, a frog jumps into the pond, splash! silence again. ", i)}})

@@ -17,7 +17,7 @@ type decoded struct {
 
 // batchPlan is everything one batch writes, computed in Go from the decoded
 // records and the last applied seq of their runs, so that the writes go to
-// the server as one pipeline of set-based statements.
+// the server as one COPY and one pipeline of set-based statements.
 type batchPlan struct {
 	events      []decoded              // new events, in log order
 	lastSeq     map[string]int64       // run → last applied seq, advanced as events are planned
@@ -44,13 +44,18 @@ func decodeAll(recs []Record) ([]decoded, []string, error) {
 		if err != nil {
 			return nil, nil, &RecordError{Partition: r.Partition, Offset: r.Offset, Err: err}
 		}
-		out[i] = decoded{rec: r, env: env}
-		if _, ok := seen[env.RunID]; !ok {
-			seen[env.RunID] = struct{}{}
-			runs = append(runs, env.RunID)
+		out[i] = decoded{rec: r, env: cleanIdentity(env)}
+		if run := out[i].env.RunID; !hasKey(seen, run) {
+			seen[run] = struct{}{}
+			runs = append(runs, run)
 		}
 	}
 	return out, runs, nil
+}
+
+func hasKey(m map[string]struct{}, k string) bool {
+	_, ok := m[k]
+	return ok
 }
 
 // plan checks seq continuity and computes the batch's writes. lastSeq holds

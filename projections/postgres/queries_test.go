@@ -82,7 +82,8 @@ func TestListRunsPagesThroughEveryRunOnce(t *testing.T) {
 		t.Fatalf("running %d (want 6), session s-1 %d (want 11)", len(running), len(session))
 	}
 	for _, bad := range []string{"not base64!", "e30", "bm9wZQ"} {
-		if _, _, err := f.store.ListRuns(ctx, postgres.RunFilter{TenantID: "acme", After: bad}); !errors.Is(err, postgres.ErrInvalidCursor) {
+		_, _, err := f.store.ListRuns(ctx, postgres.RunFilter{TenantID: "acme", After: bad})
+		if !errors.Is(err, postgres.ErrInvalidCursor) {
 			t.Fatalf("cursor %q: error = %v, want ErrInvalidCursor", bad, err)
 		}
 	}

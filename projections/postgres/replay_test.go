@@ -165,7 +165,7 @@ func TestNULCharactersAreProjected(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
-	l := newRun(t, "acme", "")
+	l := newRun(t, "acme", "session\x00")
 	l.add(events.Draft{Type: events.RunAccepted, CommandID: events.NewID("cmd"), Payload: events.RunAcceptedPayload{
 		AgentID: "assistant", Input: events.UserInput{Content: "a\x00b \\u0000"}, IdempotencyKey: "k",
 		Metadata: map[string]string{"k": "v\x00"}}})
@@ -176,8 +176,8 @@ func TestNULCharactersAreProjected(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if run.CancelReason != "stop\uFFFD" {
-		t.Fatalf("cancel reason = %q", run.CancelReason)
+	if run.CancelReason != "stop\uFFFD" || run.PlatformSessionID != "session\uFFFD" {
+		t.Fatalf("cancel reason %q, session %q", run.CancelReason, run.PlatformSessionID)
 	}
 	assertJSON(t, run.Input, `{"content":"a\ufffdb \\u0000"}`)
 	evs, err := f.store.ListEvents(ctx, "acme", l.id(), 0, 0)

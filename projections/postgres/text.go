@@ -19,6 +19,15 @@ func clean(s string) string {
 	return strings.ReplaceAll(s, "\x00", "\uFFFD")
 }
 
+// cleanIdentity cleans the envelope fields that become text columns, so
+// that every statement of a batch sees the same ids.
+func cleanIdentity(e events.Envelope) events.Envelope {
+	e.RunID, e.EventID, e.TenantID = clean(e.RunID), clean(e.EventID), clean(e.TenantID)
+	e.PlatformSessionID, e.ItemID, e.CommandID = clean(e.PlatformSessionID), clean(e.ItemID), clean(e.CommandID)
+	e.Type = events.Type(clean(string(e.Type)))
+	return e
+}
+
 func cleanSandboxKey(k events.SandboxKey) events.SandboxKey {
 	return events.SandboxKey{
 		TenantID:    clean(k.TenantID),

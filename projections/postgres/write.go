@@ -49,9 +49,8 @@ func copyEvents(ctx context.Context, tx pgx.Tx, p *batchPlan) error {
 	n, err := tx.CopyFrom(ctx, pgx.Identifier{"run_events"}, eventColumns,
 		pgx.CopyFromSlice(len(p.events), func(i int) ([]any, error) {
 			e := p.events[i].env
-			return []any{clean(e.RunID), e.Seq, clean(e.EventID), clean(string(e.Type)), clean(e.TenantID),
-				clean(e.PlatformSessionID), clean(e.ItemID), clean(e.CommandID), e.OccurredAt, e.EmittedAt,
-				string(p.events[i].rec.Value)}, nil
+			return []any{e.RunID, e.Seq, e.EventID, string(e.Type), e.TenantID, e.PlatformSessionID, e.ItemID,
+				e.CommandID, e.OccurredAt, e.EmittedAt, string(p.events[i].rec.Value)}, nil
 		}))
 	if err != nil {
 		return fmt.Errorf("copy %d events: %w", len(p.events), err)
@@ -65,7 +64,7 @@ func copyEvents(ctx context.Context, tx pgx.Tx, p *batchPlan) error {
 func queueRunSeq(b *pgx.Batch, p *batchPlan) {
 	runs, seqs := make([]string, len(p.advanced)), make([]int64, len(p.advanced))
 	for i, r := range p.advanced {
-		runs[i], seqs[i] = clean(r), p.lastSeq[r]
+		runs[i], seqs[i] = r, p.lastSeq[r]
 	}
 	b.Queue(`INSERT INTO run_seq (run_id, last_seq) SELECT * FROM unnest($1::text[], $2::bigint[])
 ON CONFLICT (run_id) DO UPDATE SET last_seq = EXCLUDED.last_seq`, runs, seqs)
