@@ -93,7 +93,7 @@ func CheckLog(evs []events.Envelope) (map[string]events.RunState, error) {
 
 // LogInvariant reads src and fails t on any violation of the log invariant.
 // It returns the folded run states for further assertions.
-func LogInvariant(t testing.TB, ctx context.Context, src Source) map[string]events.RunState {
+func LogInvariant(ctx context.Context, t testing.TB, src Source) map[string]events.RunState {
 	t.Helper()
 	evs, err := src(ctx)
 	if err != nil {

@@ -94,6 +94,7 @@ func IsCommandOutcome(t Type) bool {
 	switch t {
 	case CommandAccepted, CommandRejected, CommandApplied, CommandNoEffect, CommandDuplicate:
 		return true
+	default:
+		return false
 	}
-	return false
 }

@@ -102,14 +102,14 @@ type CheckpointRestoredPayload struct {
 	OpenItems  []string `json:"openItems,omitempty"`
 }
 
-// CommandAcceptedPayload: the command passed admission and waits for a safe point.
+// CommandAcceptedPayload records that the command passed admission and waits for a safe point.
 type CommandAcceptedPayload struct {
 	CommandType    string          `json:"commandType"`
 	IdempotencyKey string          `json:"idempotencyKey"`
 	Command        json.RawMessage `json:"command,omitempty"`
 }
 
-// CommandRejectedPayload: the command was refused with a stable error code.
+// CommandRejectedPayload records that the command was refused with a stable error code.
 type CommandRejectedPayload struct {
 	CommandType    string `json:"commandType"`
 	IdempotencyKey string `json:"idempotencyKey"`
@@ -117,20 +117,20 @@ type CommandRejectedPayload struct {
 	Message        string `json:"message,omitempty"`
 }
 
-// CommandAppliedPayload: the command took effect.
+// CommandAppliedPayload records that the command took effect.
 type CommandAppliedPayload struct {
 	CommandType    string `json:"commandType"`
 	IdempotencyKey string `json:"idempotencyKey"`
 }
 
-// CommandNoEffectPayload: the command was valid but there was nothing to do.
+// CommandNoEffectPayload records that the command was valid but there was nothing to do.
 type CommandNoEffectPayload struct {
 	CommandType    string `json:"commandType"`
 	IdempotencyKey string `json:"idempotencyKey"`
 	Reason         string `json:"reason,omitempty"`
 }
 
-// CommandDuplicatePayload: the idempotency key was seen before for this run;
+// CommandDuplicatePayload records that the idempotency key was seen before for this run;
 // nothing changed and the original outcome stands.
 type CommandDuplicatePayload struct {
 	CommandType       string `json:"commandType"`

@@ -27,8 +27,9 @@ func (s Status) Terminal() bool {
 	switch s {
 	case StatusCompleted, StatusFailed, StatusCancelled, StatusExpired:
 		return true
+	default:
+		return false
 	}
-	return false
 }
 
 // Active reports whether the run exists and is not final.
@@ -36,8 +37,9 @@ func (s Status) Active() bool {
 	switch s {
 	case StatusQueued, StatusRunning, StatusPaused:
 		return true
+	default:
+		return false
 	}
-	return false
 }
 
 // Valid reports whether s names a state.

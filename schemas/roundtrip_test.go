@@ -175,7 +175,7 @@ func resolve(t *testing.T, file string, node map[string]any) (string, map[string
 		if f != "" {
 			file = f
 		}
-		var cur any = readJSON(t, file)
+		cur := readJSON(t, file)
 		for _, seg := range strings.Split(strings.TrimPrefix(ptr, "/"), "/") {
 			if seg != "" {
 				cur = cur.(map[string]any)[seg]

@@ -50,7 +50,7 @@ func devDataDir(configured string) (string, func(), error) {
 		if err != nil {
 			return "", nil, err
 		}
-		return abs, func() {}, os.MkdirAll(abs, 0o755)
+		return abs, func() {}, os.MkdirAll(abs, 0o750)
 	}
 	dir, err := os.MkdirTemp("", "xbot-dev-")
 	if err != nil {

@@ -84,7 +84,7 @@ func serverProcesses(t *testing.T, dir string) string {
 	pgdata := filepath.Join(resolved, "pgdata")
 	out, err := exec.Command("pgrep", "-f", "--", pgdata).Output()
 	var exit *exec.ExitError
-	if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 1) { // 1: no match
+	if err != nil && (!errors.As(err, &exit) || exit.ExitCode() != 1) { // 1: no match
 		t.Fatalf("pgrep: %v", err)
 	}
 	found := strings.Fields(string(out))

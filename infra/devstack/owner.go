@@ -85,7 +85,7 @@ func chownTree(root string, cred *syscall.Credential) error {
 		if err != nil {
 			return err
 		}
-		return os.Lchown(path, int(cred.Uid), int(cred.Gid))
+		return os.Lchown(path, int(cred.Uid), int(cred.Gid)) //nolint:gosec // G122: a data dir xbot created; Lchown never follows links
 	})
 	if err != nil {
 		return fmt.Errorf("chown %s to %s: %w", root, serverUser, err)

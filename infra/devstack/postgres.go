@@ -145,7 +145,7 @@ func launch(ctx context.Context, s *setup, port int) (*Postgres, error) {
 	}
 	_, _ = fmt.Fprintf(s.log, "--- devstack %s: starting postgres on 127.0.0.1:%d ---\n",
 		time.Now().Format(time.RFC3339), port)
-	cmd := exec.Command(filepath.Join(s.binDir, "postgres"), serverArgs(s, port)...)
+	cmd := exec.Command(filepath.Join(s.binDir, "postgres"), serverArgs(s, port)...) //nolint:noctx // the server outlives the start context; Stop ends it
 	cmd.Dir, cmd.Stdout, cmd.Stderr = s.dir, s.log, s.log
 	cmd.SysProcAttr = sysProcAttr(s.cred)
 	pr, err := startLocked(cmd)
@@ -197,11 +197,11 @@ func (p *Postgres) waitReady(ctx context.Context) error {
 		}
 		select {
 		case <-p.proc.exited:
-			return fmt.Errorf("%w: %v", errExitedEarly, p.proc.err)
+			return fmt.Errorf("%w: %w", errExitedEarly, p.proc.err)
 		case <-ctx.Done():
 			select { // the watcher above cancels ctx when the process exits
 			case <-p.proc.exited:
-				return fmt.Errorf("%w: %v", errExitedEarly, p.proc.err)
+				return fmt.Errorf("%w: %w", errExitedEarly, p.proc.err)
 			default:
 			}
 			return fmt.Errorf("not accepting connections: %w (last attempt: %w)", ctx.Err(), err)

@@ -52,7 +52,7 @@ func (p *Postgres) CreateDatabase(ctx context.Context, name string) (string, err
 	}
 	err = p.admin(ctx, sql)
 	var pgErr *pgconn.PgError
-	if err != nil && !(errors.As(err, &pgErr) && pgErr.Code == duplicateDatabase) {
+	if err != nil && (!errors.As(err, &pgErr) || pgErr.Code != duplicateDatabase) {
 		return "", fmt.Errorf("create database %s: %w", db, err)
 	}
 	return p.DSN(db), nil

@@ -1,6 +1,7 @@
 package kafka
 
 import (
+	"context"
 	"fmt"
 	"net"
 
@@ -34,7 +35,7 @@ func StartCluster(cfg ClusterConfig) (*Cluster, error) {
 	if cfg.Partitions == 0 {
 		cfg.Partitions = 12
 	}
-	ln, err := net.Listen("tcp", cfg.Addr)
+	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", cfg.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("embedded kafka: listen on %s: %w", cfg.Addr, err)
 	}

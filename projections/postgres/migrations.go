@@ -14,7 +14,7 @@ var migrationFiles embed.FS
 
 // Migrations holds the schema of this projection as NNNN_name.sql files at
 // its root, for infra/postgres.Migrate(ctx, pool, Component, Migrations).
-var Migrations fs.FS = mustSub(migrationFiles, "migrations")
+var Migrations = mustSub(migrationFiles, "migrations")
 
 func mustSub(f fs.FS, dir string) fs.FS {
 	sub, err := fs.Sub(f, dir)

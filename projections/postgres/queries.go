@@ -134,12 +134,12 @@ func (s *Store) LastHeartbeat(ctx context.Context, projector string) (time.Time,
 	return at.UTC(), nil
 }
 
-func clampLimit(limit, def, max int) int {
+func clampLimit(limit, def, maxLimit int) int {
 	switch {
 	case limit <= 0:
 		return def
-	case limit > max:
-		return max
+	case limit > maxLimit:
+		return maxLimit
 	}
 	return limit
 }

@@ -85,6 +85,7 @@ func outcomeDrafts(c commands.Envelope, payload any, d commands.Decision) []even
 	case commands.OutcomeApplied:
 		return cancelDrafts(events.PendingCommand{CommandID: c.CommandID, Type: string(c.Type),
 			IdempotencyKey: c.IdempotencyKey, Command: c.Payload})
+	case commands.OutcomeAccepted:
 	}
 	if p, ok := payload.(*commands.CreateRunPayload); ok {
 		return []events.Draft{{Type: events.RunAccepted, CommandID: c.CommandID, Payload: events.RunAcceptedPayload{

@@ -111,7 +111,7 @@ func (h *harness) waitFor(what string, cond func(map[string]events.RunState) boo
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		states := contracttests.LogInvariant(h.t, ctx, contracttests.KafkaSource(h.kcfg))
+		states := contracttests.LogInvariant(ctx, h.t, contracttests.KafkaSource(h.kcfg))
 		cancel()
 		if cond(states) {
 			return states

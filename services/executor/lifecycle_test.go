@@ -18,7 +18,7 @@ func slowProfile() profile.Profile {
 func types(t *testing.T, h *harness, runID string) []events.Type {
 	t.Helper()
 	var out []events.Type
-	h.waitFor("events of "+runID, func(m map[string]events.RunState) bool { return true })
+	h.waitFor("events of "+runID, func(map[string]events.RunState) bool { return true })
 	evs, err := readRun(h, runID)
 	if err != nil {
 		t.Fatal(err)
@@ -73,7 +73,7 @@ func TestCancelWhileRunningAndAfterCompletion(t *testing.T) {
 	h.startExecutor("ex1", nil)
 	c := createRun(t, "acme", "c1", "slow", "x")
 	h.send(c)
-	h.waitFor("streaming", func(m map[string]events.RunState) bool { return count(h, c.RunID, events.ItemDelta) >= 2 })
+	h.waitFor("streaming", func(map[string]events.RunState) bool { return count(h, c.RunID, events.ItemDelta) >= 2 })
 	h.send(cancelRun(t, "acme", c.RunID, "cancel-1"))
 	states := h.waitFor("cancelled", statusIs(c.RunID, events.StatusCancelled))
 	if r := states[c.RunID].CancelReason; r != "user asked" {
@@ -84,12 +84,12 @@ func TestCancelWhileRunningAndAfterCompletion(t *testing.T) {
 	}
 	// Cancel after the end: no_effect, state unchanged.
 	h.send(cancelRun(t, "acme", c.RunID, "cancel-2"))
-	h.waitFor("no_effect", func(m map[string]events.RunState) bool { return count(h, c.RunID, events.CommandNoEffect) == 1 })
+	h.waitFor("no_effect", func(map[string]events.RunState) bool { return count(h, c.RunID, events.CommandNoEffect) == 1 })
 	d := createRun(t, "acme", "c2", "demo", "y")
 	h.send(d)
 	h.waitFor("completed", statusIs(d.RunID, events.StatusCompleted))
 	h.send(cancelRun(t, "acme", d.RunID, "cancel-3"))
-	states = h.waitFor("no_effect on completed", func(m map[string]events.RunState) bool {
+	states = h.waitFor("no_effect on completed", func(map[string]events.RunState) bool {
 		return count(h, d.RunID, events.CommandNoEffect) == 1
 	})
 	if states[d.RunID].Status != events.StatusCompleted {

@@ -62,6 +62,7 @@ func (a *actor) resumeAll() {
 		case events.StatusRunning:
 			a.startEngine(r, true)
 			n++
+		default: // paused runs wait for a command; terminal ones are done
 		}
 	}
 	a.log.Debug("partition rebuilt", zap.Int("runs", len(a.runs)), zap.Int("resumed", n))

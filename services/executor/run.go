@@ -92,7 +92,7 @@ func (r *Run) Append(ctx context.Context, opts AppendOptions, drafts ...events.D
 // SafePoint applies buffered commands that take effect at point sp. It
 // returns stop=true when the run has ended (e.g. a cancel was applied) and
 // the engine must return.
-func (r *Run) SafePoint(ctx context.Context, sp SafePoint) (stop bool, err error) {
+func (r *Run) SafePoint(ctx context.Context, _ SafePoint) (stop bool, err error) {
 	st := r.State()
 	if st.Status.Terminal() {
 		return true, nil

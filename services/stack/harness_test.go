@@ -154,10 +154,10 @@ func (e *env) invariants(st *stack.Stack) map[string]events.RunState {
 	e.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	fromKafka := contracttests.LogInvariant(e.t, ctx, contracttests.KafkaSource(e.kcfg))
+	fromKafka := contracttests.LogInvariant(ctx, e.t, contracttests.KafkaSource(e.kcfg))
 	var fromPG map[string]events.RunState
 	eventually(e.t, 10*time.Second, "postgres caught up with kafka", func() error {
-		fromPG = contracttests.LogInvariant(e.t, ctx, contracttests.PostgresSource(st.Pool))
+		fromPG = contracttests.LogInvariant(ctx, e.t, contracttests.PostgresSource(st.Pool))
 		for id, k := range fromKafka {
 			if fromPG[id].LastSeq != k.LastSeq {
 				return fmt.Errorf("run %s: kafka seq %d, postgres seq %d", id, k.LastSeq, fromPG[id].LastSeq)

@@ -253,7 +253,7 @@ func (s *Stack) startAPI() error {
 	if addr == "" {
 		addr = "127.0.0.1:8080"
 	}
-	ln, err := net.Listen("tcp", addr)
+	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", addr)
 	if err != nil {
 		return fmt.Errorf("api: listen on %s: %w", addr, err)
 	}

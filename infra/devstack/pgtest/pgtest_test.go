@@ -14,7 +14,8 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 
 func TestSharedIsOneServer(t *testing.T) {
 	t.Parallel()
-	if pgtest.Shared(t) != pgtest.Shared(t) {
+	first, second := pgtest.Shared(t), pgtest.Shared(t)
+	if first != second {
 		t.Fatal("Shared returned two servers")
 	}
 }
