@@ -57,9 +57,11 @@ func PostgresSource(pool *pgxpool.Pool) Source {
 }
 
 // afterTerminal lists what may follow a terminal event: outcomes of commands
-// that changed nothing.
+// that did not change the run — refused, repeated or without effect, and a
+// follow-up, which is applied by creating the session's next run.
 var afterTerminal = map[events.Type]bool{
 	events.CommandRejected: true, events.CommandNoEffect: true, events.CommandDuplicate: true,
+	events.CommandApplied: true,
 }
 
 // CheckLog checks the log invariant on evs and returns every violation:
@@ -82,6 +84,11 @@ func CheckLog(evs []events.Envelope) (map[string]events.RunState, error) {
 		}
 		next, err := events.Fold(st, e)
 		if err != nil {
+			var gap *events.SeqGapError
+			var ill *events.IllegalTransitionError
+			if !errors.As(err, &gap) && !errors.As(err, &ill) {
+				err = fmt.Errorf("run %s seq %d: %w", e.RunID, e.Seq, err)
+			}
 			errs = append(errs, err)
 			broken[e.RunID] = true
 			continue

@@ -46,6 +46,10 @@ func (o *Owner) take(ctx context.Context, p int32, cancel context.CancelCauseFun
 		prod.Close()
 		return fmt.Errorf("init producer for partition %d: %w", p, err)
 	}
+	if err := learnTopic(ctx, prod, o.cfg.Kafka.EventsTopic()); err != nil {
+		prod.Close()
+		return fmt.Errorf("init producer for partition %d: %w", p, err)
+	}
 	part := &Partition{id: p, topic: o.cfg.Kafka.EventsTopic(), prod: prod, onFatal: o.fatal(cancel), hooks: o.cfg.Hooks}
 	next := int64(-1)
 	replay := func(fn func(Record) error) error {
@@ -58,6 +62,11 @@ func (o *Owner) take(ctx context.Context, p int32, cancel context.CancelCauseFun
 		return fmt.Errorf("rebuild partition %d: %w", p, err)
 	}
 	o.mu.Lock()
+	if o.killed {
+		o.mu.Unlock()
+		prod.Close()
+		return fmt.Errorf("take partition %d: owner killed", p)
+	}
 	o.parts[p], o.next[p] = part, next
 	o.mu.Unlock()
 	o.log.Debug("partition assigned", zap.Int32("partition", p), zap.Int64("next_command_offset", next))
@@ -82,6 +91,9 @@ func (o *Owner) adjust(_ context.Context, offsets map[string]map[int32]kgo.Offse
 // revoked hands partitions back: the handler stops its runs first, then the
 // writer closes (waiting for an in-flight append to finish).
 func (o *Owner) revoked(_ context.Context, _ *kgo.Client, revoked map[string][]int32) {
+	if o.isKilled() {
+		return // a crashed process revokes nothing; Kill closed the producers
+	}
 	for _, p := range revoked[o.cfg.Kafka.CommandsTopic()] {
 		o.mu.Lock()
 		part, ok := o.parts[p]
@@ -95,4 +107,20 @@ func (o *Owner) revoked(_ context.Context, _ *kgo.Client, revoked map[string][]i
 		part.close()
 		o.log.Debug("partition revoked", zap.Int32("partition", p))
 	}
+}
+
+// learnTopic makes prod load topic's partitions before its first real
+// transaction. franz-go v1.22.3 loads a topic on the first produce to it and
+// publishes the partitions only after it has handed the buffered records to
+// them; if that record's produce and the caller's EndTransaction(TryCommit)
+// both finish inside that window, EndTransaction finds no partition in the
+// transaction, aborts it and returns nil: a "committed" append that never
+// committed. A record with an invalid partition loads the topic and fails in
+// the client, so nothing reaches the log; the empty transaction is aborted.
+func learnTopic(ctx context.Context, prod *kgo.Client, topic string) error {
+	if err := prod.BeginTransaction(); err != nil {
+		return err
+	}
+	_ = prod.ProduceSync(ctx, &kgo.Record{Topic: topic, Partition: -1}).FirstErr() // fails by design
+	return prod.EndTransaction(ctx, kgo.TryAbort)
 }

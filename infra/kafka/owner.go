@@ -195,7 +195,10 @@ func (o *Owner) closeSession(cl *kgo.Client) {
 func (o *Owner) Kill() {
 	o.mu.Lock()
 	o.killed = true
-	parts := o.parts
+	parts := make([]*Partition, 0, len(o.parts))
+	for _, p := range o.parts {
+		parts = append(parts, p)
+	}
 	cancel := o.cancel
 	o.mu.Unlock()
 	for _, p := range parts {

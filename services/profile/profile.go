@@ -3,6 +3,7 @@ package profile
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"regexp"
 	"sort"
@@ -92,7 +93,13 @@ type Catalog struct {
 func NewCatalog(ps ...Profile) (*Catalog, error) {
 	c := &Catalog{byID: map[string]Profile{"demo": Demo()}}
 	var errs []error
+	seen := map[string]bool{}
 	for _, p := range ps {
+		if seen[p.ID] {
+			errs = append(errs, fmt.Errorf("profile %q is defined twice", p.ID))
+			continue
+		}
+		seen[p.ID] = true
 		if err := p.Validate(); err != nil {
 			errs = append(errs, err)
 			continue
@@ -119,7 +126,7 @@ func Load(path string) (*Catalog, error) {
 	var f file
 	dec := yaml.NewDecoder(strings.NewReader(string(data)))
 	dec.KnownFields(true)
-	if err := dec.Decode(&f); err != nil {
+	if err := dec.Decode(&f); err != nil && !errors.Is(err, io.EOF) { // io.EOF: no document, only demo
 		return nil, fmt.Errorf("agent profiles %s: %w", path, err)
 	}
 	c, err := NewCatalog(f.Agents...)

@@ -1,0 +1,235 @@
+package kafka_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest"
+
+	"github.com/xbot-runtime/xbot/infra/kafka"
+)
+
+// cluster is one embedded broker shared by every test of the package; tests
+// keep apart by unique topic prefixes, groups and transactional ids.
+var cluster *kafka.Cluster
+
+func TestMain(m *testing.M) {
+	c, err := kafka.StartCluster(kafka.ClusterConfig{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "start embedded kafka:", err)
+		os.Exit(1)
+	}
+	cluster = c
+	code := m.Run()
+	c.Close()
+	os.Exit(code)
+}
+
+// waitTimeout bounds every wait: generous for a loaded CI machine under
+// -race, far above the ~100 ms a group join takes here.
+const waitTimeout = 30 * time.Second
+
+var nameSeq atomic.Int64
+
+// uniqueName returns a name no other test (or -count repetition) uses.
+func uniqueName(t *testing.T) string {
+	t.Helper()
+	n := strings.NewReplacer("/", "-", " ", "-").Replace(t.Name())
+	return fmt.Sprintf("%s-%d", strings.ToLower(n), nameSeq.Add(1))
+}
+
+// newTopics creates xbot's topics under a prefix unique to the test.
+func newTopics(t *testing.T, partitions int32) kafka.Config {
+	t.Helper()
+	kc := kafka.Config{Brokers: cluster.Addrs(), TopicPrefix: uniqueName(t) + ".", Partitions: partitions}
+	if err := kafka.EnsureTopics(testCtx(t), kc); err != nil {
+		t.Fatalf("ensure topics: %v", err)
+	}
+	return kc
+}
+
+// testCtx is a context bounded by waitTimeout and cancelled when the test ends.
+func testCtx(t *testing.T) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func testLogger(t *testing.T, name string) *zap.Logger {
+	return zaptest.NewLogger(t, zaptest.Level(zap.ErrorLevel)).Named(name)
+}
+
+// waitFor polls cond until it holds or waitTimeout passes.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.NewTimer(waitTimeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		select {
+		case <-deadline.C:
+			t.Fatalf("timed out after %s waiting for %s", waitTimeout, what)
+		case <-tick.C:
+		}
+	}
+}
+
+// ownerConfig returns an owner config for kc; owners built from the same
+// group and txnPrefix are executors of one deployment.
+func ownerConfig(t *testing.T, kc kafka.Config, group, txnPrefix, name string) kafka.OwnerConfig {
+	return kafka.OwnerConfig{
+		Kafka:          kc,
+		Group:          group,
+		TxnIDPrefix:    txnPrefix,
+		Logger:         testLogger(t, name),
+		RestartBackoff: 20 * time.Millisecond,
+	}
+}
+
+// startOwner runs an owner until stop is called or the test ends.
+func startOwner(t *testing.T, cfg kafka.OwnerConfig, h kafka.Handler) (o *kafka.Owner, stop func()) {
+	t.Helper()
+	o, err := kafka.NewOwner(cfg, h)
+	if err != nil {
+		t.Fatalf("new owner: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := o.Run(ctx); err != nil {
+			t.Errorf("owner run: %v", err)
+		}
+	}()
+	stop = sync.OnceFunc(func() { cancel(); <-done })
+	t.Cleanup(stop)
+	return o, stop
+}
+
+func owns(o *kafka.Owner, p int32) bool { return slices.Contains(o.Assigned(), p) }
+
+// recorder is a Handler that remembers what the Owner did to it.
+type recorder struct {
+	mu       sync.Mutex
+	parts    map[int32]*kafka.Partition
+	replayed map[int32][]kafka.Record // by the latest assignment of each partition
+	cmds     map[int32][]kafka.Record
+	revoked  []int32
+}
+
+func newRecorder() *recorder {
+	return &recorder{parts: map[int32]*kafka.Partition{}, replayed: map[int32][]kafka.Record{}, cmds: map[int32][]kafka.Record{}}
+}
+
+func (r *recorder) Assigned(_ context.Context, p *kafka.Partition, replay func(func(kafka.Record) error) error) error {
+	var recs []kafka.Record
+	if err := replay(func(rec kafka.Record) error { recs = append(recs, rec); return nil }); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.parts[p.ID()], r.replayed[p.ID()] = p, recs
+	return nil
+}
+
+func (r *recorder) Commands(p int32, recs []kafka.Record) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.cmds[p] = append(r.cmds[p], recs...)
+}
+
+func (r *recorder) Revoked(p int32) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.revoked = append(r.revoked, p)
+}
+
+func (r *recorder) partition(t *testing.T, p int32) *kafka.Partition {
+	t.Helper()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	part, ok := r.parts[p]
+	if !ok {
+		t.Fatalf("partition %d was never assigned", p)
+	}
+	return part
+}
+
+func (r *recorder) has(p int32) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.parts[p]
+	return ok
+}
+
+func (r *recorder) replay(p int32) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return values(r.replayed[p])
+}
+
+func (r *recorder) commands(p int32) []kafka.Record {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.cmds[p])
+}
+
+func (r *recorder) revokedCount() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.revoked)
+}
+
+func values(recs []kafka.Record) []string {
+	out := make([]string, len(recs))
+	for i, r := range recs {
+		out[i] = string(r.Value)
+	}
+	return out
+}
+
+// committed reads partition p of topic with read_committed.
+func committed(t *testing.T, kc kafka.Config, topic string, p int32) (vals []string, maxCmd int64) {
+	t.Helper()
+	var recs []kafka.Record
+	maxCmd, err := kafka.ReadPartition(testCtx(t), kc, topic, p, func(r kafka.Record) error {
+		recs = append(recs, r)
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("read %s/%d: %v", topic, p, err)
+	}
+	return values(recs), maxCmd
+}
+
+func out(key string, vals ...string) []kafka.OutRecord {
+	recs := make([]kafka.OutRecord, len(vals))
+	for i, v := range vals {
+		recs[i] = kafka.OutRecord{Key: key, Value: []byte(v)}
+	}
+	return recs
+}
+
+func mustAppend(t *testing.T, p *kafka.Partition, cmdOffset int64, recs []kafka.OutRecord) {
+	t.Helper()
+	if err := p.Append(testCtx(t), recs, cmdOffset); err != nil {
+		t.Fatalf("append to partition %d: %v", p.ID(), err)
+	}
+}
+
+func equal(t *testing.T, what string, got, want []string) {
+	t.Helper()
+	if !slices.Equal(got, want) {
+		t.Fatalf("%s = %q, want %q", what, got, want)
+	}
+}
