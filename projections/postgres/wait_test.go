@@ -111,6 +111,6 @@ func waitListening(tb testing.TB, f *fixture, notPID uint32) uint32 {
 		if time.Now().After(deadline) {
 			tb.Fatalf("listening connections: %v; want one, not %d", pids, notPID)
 		}
-		time.Sleep(10 * time.Millisecond) // poll interval, not synchronisation
+		<-time.After(10 * time.Millisecond) // poll interval of a deadline loop
 	}
 }
