@@ -35,12 +35,12 @@ func ReadPartition(ctx context.Context, c Config, topic string, p int32, fn func
 		return -1, err
 	}
 	defer cl.Close()
-	end, err := stableEnd(ctx, cl, topic, p)
+	start, end, err := bounds(ctx, cl, topic, p)
 	if err != nil {
 		return -1, err
 	}
 	maxCmd := int64(-1)
-	for next := int64(0); next < end; {
+	for next := start; next < end; {
 		fs := cl.PollFetches(ctx)
 		if err := fs.Err0(); err != nil {
 			return -1, fmt.Errorf("read %s/%d: %w", topic, p, err)
@@ -61,19 +61,29 @@ func ReadPartition(ctx context.Context, c Config, topic string, p int32, fn func
 	return maxCmd, nil
 }
 
-func stableEnd(ctx context.Context, cl *kgo.Client, topic string, p int32) (int64, error) {
-	offs, err := kadm.NewClient(cl).ListCommittedOffsets(ctx, topic)
-	if err != nil {
-		return 0, fmt.Errorf("list offsets of %s: %w", topic, err)
+// bounds returns the first offset of partition p and its last stable offset.
+// Reading stops at the latter; a partition whose records were all deleted has
+// start == end and nothing to read.
+func bounds(ctx context.Context, cl *kgo.Client, topic string, p int32) (start, end int64, err error) {
+	adm := kadm.NewClient(cl)
+	lookup := func(offs kadm.ListedOffsets, err error) (int64, error) {
+		if err != nil {
+			return 0, fmt.Errorf("list offsets of %s: %w", topic, err)
+		}
+		o, ok := offs.Lookup(topic, p)
+		if !ok {
+			return 0, fmt.Errorf("list offsets of %s: partition %d missing", topic, p)
+		}
+		if o.Err != nil {
+			return 0, fmt.Errorf("list offsets of %s/%d: %w", topic, p, o.Err)
+		}
+		return o.Offset, nil
 	}
-	o, ok := offs.Lookup(topic, p)
-	if !ok {
-		return 0, fmt.Errorf("list offsets of %s: partition %d missing", topic, p)
+	if start, err = lookup(adm.ListStartOffsets(ctx, topic)); err != nil {
+		return 0, 0, err
 	}
-	if o.Err != nil {
-		return 0, fmt.Errorf("list offsets of %s/%d: %w", topic, p, o.Err)
-	}
-	return o.Offset, nil
+	end, err = lookup(adm.ListCommittedOffsets(ctx, topic))
+	return start, end, err
 }
 
 func headerOffset(r *kgo.Record) int64 {
