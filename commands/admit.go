@@ -85,15 +85,16 @@ func admitCancel(st *events.RunState) Decision {
 		// Nothing is executing: a queued or paused run is at rest, which is
 		// itself a safe point, so the cancel applies at once.
 		return Decision{Outcome: OutcomeApplied}
-	case cancelPending(st):
+	case HasPending(*st, CancelRun):
 		return Decision{Outcome: OutcomeNoEffect, Message: "a cancel is already pending"}
 	}
 	return Decision{Outcome: OutcomeAccepted}
 }
 
-func cancelPending(st *events.RunState) bool {
+// HasPending reports whether a command of type t waits in st for a safe point.
+func HasPending(st events.RunState, t Type) bool {
 	for _, p := range st.Pending {
-		if p.Type == string(CancelRun) {
+		if p.Type == string(t) {
 			return true
 		}
 	}

@@ -50,7 +50,7 @@ func (r *Run) Step(ctx context.Context) (context.Context, context.CancelFunc) {
 	sctx, cancel := context.WithCancel(ctx)
 	r.mu.Lock()
 	r.stepCtx, r.interrupt = sctx, cancel
-	interrupted := hasPending(r.state, commands.CancelRun)
+	interrupted := commands.HasPending(r.state, commands.CancelRun)
 	r.mu.Unlock()
 	if interrupted {
 		cancel()
@@ -118,15 +118,6 @@ func cancelDrafts(p events.PendingCommand) []events.Draft {
 			Payload: events.CommandAppliedPayload{CommandType: p.Type, IdempotencyKey: p.IdempotencyKey}},
 		{Type: events.RunCancelled, CommandID: p.CommandID, Payload: events.RunCancelledPayload{Reason: payload.Reason}},
 	}
-}
-
-func hasPending(st events.RunState, t commands.Type) bool {
-	for _, p := range st.Pending {
-		if p.Type == string(t) {
-			return true
-		}
-	}
-	return false
 }
 
 // closeOpenItems fails every open item of st, so the run may end.
