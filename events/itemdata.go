@@ -1,0 +1,91 @@
+package events
+
+// The Data of item events, by item type. Payloads carry them as raw JSON so
+// the catalog stays stable while item kinds grow; these types are the
+// contract for what the engine writes and what projections read.
+
+// ToolCallRef is one tool call requested by the model.
+type ToolCallRef struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"` // JSON text exactly as the model produced it
+}
+
+// Usage is the token accounting of one model call.
+type Usage struct {
+	PromptTokens     int `json:"promptTokens"`
+	CompletionTokens int `json:"completionTokens"`
+	TotalTokens      int `json:"totalTokens"`
+}
+
+// AssistantData is the Data of runtime.item.completed for an
+// assistant_message: the model call's result beyond its text.
+type AssistantData struct {
+	// Turn is the 0-based model call index within the run.
+	Turn         int           `json:"turn"`
+	ToolCalls    []ToolCallRef `json:"toolCalls,omitempty"`
+	FinishReason string        `json:"finishReason,omitempty"`
+	Model        string        `json:"model,omitempty"`
+	Usage        *Usage        `json:"usage,omitempty"`
+}
+
+// UserMessageData is the Data of runtime.item.started for a user_message
+// that entered a running run (a steer).
+type UserMessageData struct {
+	Intent    string `json:"intent"`
+	CommandID string `json:"commandId,omitempty"`
+}
+
+// ToolCallData is the Data of runtime.item.started for an item that runs a
+// tool (command_execution, file_change, tool_call, clarification_request).
+type ToolCallData struct {
+	ToolCallID string `json:"toolCallId"`
+	ToolName   string `json:"toolName"`
+	Arguments  string `json:"arguments"`
+	// ResponseItemID is the assistant_message whose response requested the call.
+	ResponseItemID string `json:"responseItemId"`
+	// Question is the question of a clarification_request.
+	Question string `json:"question,omitempty"`
+}
+
+// ToolResultData is the Data of runtime.item.completed for a tool item.
+type ToolResultData struct {
+	ToolCallID string `json:"toolCallId"`
+	ToolName   string `json:"toolName"`
+	// Output is the text the model receives as the tool's result.
+	Output     string          `json:"output"`
+	Exec       *ExecData       `json:"exec,omitempty"`
+	FileChange *FileChangeData `json:"fileChange,omitempty"`
+}
+
+// ExecData describes a finished command_execution.
+type ExecData struct {
+	Command    string `json:"command"`
+	Cwd        string `json:"cwd"`
+	ExitCode   int    `json:"exitCode"`
+	Stdout     string `json:"stdout"`
+	Stderr     string `json:"stderr"`
+	DurationMs int64  `json:"durationMs"`
+	TimedOut   bool   `json:"timedOut,omitempty"`
+	// Truncated says stdout or stderr was cut to the size limit.
+	Truncated bool `json:"truncated,omitempty"`
+}
+
+// FileChangeData describes a finished file_change.
+type FileChangeData struct {
+	Path string `json:"path"`
+	// Diff is a unified diff of what was actually written.
+	Diff    string `json:"diff"`
+	Created bool   `json:"created,omitempty"`
+	Bytes   int    `json:"bytes"`
+}
+
+// Error codes of failed tool items.
+const (
+	ToolErrUnknownTool      = "unknown_tool"
+	ToolErrInvalidArguments = "invalid_arguments"
+	ToolErrToolError        = "tool_error"
+	ToolErrCancelled        = "cancelled"
+	ToolErrRuntimeLost      = FailRuntimeLost
+	ToolErrBudgetExhausted  = FailBudgetExhausted
+)

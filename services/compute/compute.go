@@ -1,0 +1,124 @@
+// Package compute is the side-effect boundary: every command a tool runs and
+// every file it touches goes through a Sandbox obtained from a Provider.
+// Implementations: local (a directory per sandbox, no isolation, development
+// only) and bwrap (Linux namespaces via bubblewrap).
+//
+// Layout inside every sandbox (seed 004 §3.5), as the sandboxed process sees it:
+//
+//	/workspace                                   the sandbox key's persistent workspace (cwd by default)
+//	/sessions/{sessionId}/context                history shared by a session's runs
+//	/sessions/{sessionId}/runs/{runId}/input     the run's input (read-only for tools)
+//	/sessions/{sessionId}/runs/{runId}/output    the run's deliverables
+//	/sessions/{sessionId}/runs/{runId}/tmp       scratch space (TMPDIR)
+//
+// Paths given to a Sandbox are these sandbox paths: absolute, or relative to
+// /workspace. A path that leaves the sandbox (.., symlinks) is refused with
+// ErrPathOutside.
+package compute
+
+import (
+	"context"
+	"errors"
+	"io"
+	"time"
+)
+
+// Key routes a run to its sandbox (seed 004 §10.1). Runs with the same key
+// share /workspace.
+type Key struct {
+	TenantID    string
+	WorkspaceID string
+	AgentID     string
+	OwnerID     string
+}
+
+// Spec is what a run asks of its sandbox.
+type Spec struct {
+	Key       Key
+	SessionID string // "" is stored as "_"
+	RunID     string
+	// Network allows outbound network access (bwrap); default none.
+	Network bool
+	// Env is the allow-list of extra environment variables (name=value) given
+	// to processes. Nothing from the executor's own environment is inherited.
+	Env []string
+}
+
+// ExecRequest runs one command.
+type ExecRequest struct {
+	// Command is run by /bin/sh -c.
+	Command string
+	// Cwd is a sandbox path; "" means /workspace.
+	Cwd string
+	// Timeout kills the process group when it elapses; 0 means no limit
+	// beyond ctx.
+	Timeout time.Duration
+	// Stdout and Stderr receive output as it is produced (may be nil).
+	Stdout, Stderr io.Writer
+	// Stdin is given to the process (nil = empty).
+	Stdin io.Reader
+}
+
+// ExecResult is a finished command.
+type ExecResult struct {
+	ExitCode int
+	Duration time.Duration
+	// TimedOut is true when Timeout killed the command.
+	TimedOut bool
+}
+
+// FileInfo is one entry of ListFiles.
+type FileInfo struct {
+	Path  string `json:"path"` // sandbox path
+	Size  int64  `json:"size"`
+	IsDir bool   `json:"isDir"`
+}
+
+// Sandbox is one run's view of its compute environment. Methods are safe for
+// concurrent use.
+type Sandbox interface {
+	// Exec runs a command. When ctx ends or the timeout elapses the whole
+	// process group is killed and Exec returns within 2 seconds; ctx's error
+	// is returned when ctx ended. A non-zero exit is not an error.
+	Exec(ctx context.Context, req ExecRequest) (ExecResult, error)
+	// ReadFile reads at most limit bytes (limit <= 0: no limit) of a file;
+	// truncated reports whether the file is longer.
+	ReadFile(ctx context.Context, path string, limit int64) (data []byte, truncated bool, err error)
+	// WriteFile writes data, creating parent directories.
+	WriteFile(ctx context.Context, path string, data []byte) error
+	// ListFiles lists dir recursively up to depth levels (1 = direct children).
+	ListFiles(ctx context.Context, dir string, depth int) ([]FileInfo, error)
+	// Paths returns the run's sandbox paths.
+	Paths() Paths
+	// Kill kills every process the sandbox is running.
+	Kill() error
+	// Close releases the run's hold on the sandbox; the workspace remains.
+	Close() error
+}
+
+// Paths are a run's directories as sandbox paths.
+type Paths struct {
+	Workspace string
+	Context   string
+	Input     string
+	Output    string
+	Tmp       string
+}
+
+// Provider creates or reuses sandboxes.
+type Provider interface {
+	// Name is "local", "bwrap", ...
+	Name() string
+	// Open creates the sandbox for spec.Key (or reuses it) and the run's
+	// directories, and returns the run's handle.
+	Open(ctx context.Context, spec Spec) (Sandbox, error)
+	// Destroy removes everything stored for a key.
+	Destroy(ctx context.Context, key Key) error
+}
+
+// Errors.
+var (
+	ErrPathOutside = errors.New("path is outside the sandbox")
+	ErrNotFound    = errors.New("no such file or directory")
+	ErrUnavailable = errors.New("sandbox provider is not available on this machine")
+)
