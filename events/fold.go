@@ -81,6 +81,9 @@ func apply(n *RunState, e Envelope, p any) error {
 	case *CommandRejectedPayload:
 		remember(n, v.IdempotencyKey, CommandRecord{CommandID: e.CommandID, Type: v.CommandType, Outcome: "rejected", Code: v.Code})
 	case *CommandNoEffectPayload:
+		// A pending command closed without effect (its run ended first) is no
+		// longer pending.
+		unpend(n, e.CommandID)
 		remember(n, v.IdempotencyKey, CommandRecord{CommandID: e.CommandID, Type: v.CommandType, Outcome: "no_effect"})
 	case *CommandAppliedPayload:
 		return applyCommandApplied(n, e, v)
@@ -123,13 +126,17 @@ func applyCommandAccepted(n *RunState, e Envelope, v *CommandAcceptedPayload) er
 	return nil
 }
 
-func applyCommandApplied(n *RunState, e Envelope, v *CommandAppliedPayload) error {
+func unpend(n *RunState, commandID string) {
 	for i, p := range n.Pending {
-		if p.CommandID == e.CommandID {
+		if p.CommandID == commandID {
 			n.Pending = append(n.Pending[:i:i], n.Pending[i+1:]...)
-			break
+			return
 		}
 	}
+}
+
+func applyCommandApplied(n *RunState, e Envelope, v *CommandAppliedPayload) error {
+	unpend(n, e.CommandID)
 	remember(n, v.IdempotencyKey, CommandRecord{CommandID: e.CommandID, Type: v.CommandType, Outcome: "applied"})
 	return nil
 }

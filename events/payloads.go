@@ -121,6 +121,8 @@ type CommandRejectedPayload struct {
 type CommandAppliedPayload struct {
 	CommandType    string `json:"commandType"`
 	IdempotencyKey string `json:"idempotencyKey"`
+	// CreatedRunID is the run a follow-up created in the same session.
+	CreatedRunID string `json:"createdRunId,omitempty"`
 }
 
 // CommandNoEffectPayload records that the command was valid but there was nothing to do.

@@ -77,7 +77,8 @@ func (d *devRun) start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	opts, err := d.s.stackOptions(kcfg)
+	d.s.runsExecutor = true
+	opts, err := d.s.stackOptions(kcfg, d.dataDir)
 	if err != nil {
 		return err
 	}

@@ -18,6 +18,8 @@ import (
 type settings struct {
 	r   *config.Resolved
 	log *zap.Logger
+	// runsExecutor says this process runs an executor (it needs a sandbox provider).
+	runsExecutor bool
 }
 
 // load parses the command's flags and resolves every layer.

@@ -29,7 +29,8 @@ func runSplit(ctx context.Context, name string, args []string) error {
 	if name == "migrate" {
 		return migrate(ctx, s, kcfg)
 	}
-	opts, err := s.stackOptions(kcfg)
+	s.runsExecutor = name == "executor"
+	opts, err := s.stackOptions(kcfg, "")
 	if err != nil {
 		return err
 	}
@@ -47,7 +48,7 @@ func runSplit(ctx context.Context, name string, args []string) error {
 	return st.Err()
 }
 
-func (s *settings) stackOptions(kcfg kafka.Config) (stack.Options, error) {
+func (s *settings) stackOptions(kcfg kafka.Config, dataDir string) (stack.Options, error) {
 	tokens, err := config.ParseTokens(s.r.Get("api_tokens"))
 	if err != nil {
 		return stack.Options{}, err
@@ -60,9 +61,19 @@ func (s *settings) stackOptions(kcfg kafka.Config) (stack.Options, error) {
 	if err != nil {
 		return stack.Options{}, err
 	}
-	return stack.Options{Kafka: kcfg, PGDSN: s.r.Get("pg_dsn"), APIAddr: s.r.Get("api_addr"), Tokens: tokens,
+	llm, profiles, err := s.llm(profiles)
+	if err != nil {
+		return stack.Options{}, err
+	}
+	opts := stack.Options{Kafka: kcfg, PGDSN: s.r.Get("pg_dsn"), APIAddr: s.r.Get("api_addr"), Tokens: tokens,
 		Profiles: profiles, ExecutorID: s.r.Get("executor_id"), WaitDefault: wait, WaitMax: maxWait,
-		Logger: s.log, Version: version}, nil
+		Logger: s.log, Version: version, LLM: llm}
+	if s.runsExecutor {
+		if opts.Compute, err = s.computeProvider(dataDir); err != nil {
+			return stack.Options{}, err
+		}
+	}
+	return opts, nil
 }
 
 func migrate(ctx context.Context, s *settings, kcfg kafka.Config) error {

@@ -36,6 +36,8 @@ func Example() {
 	// clickhouse_addr           (unset)          default  XBOT_CLICKHOUSE_ADDR           default
 	// command_wait_default      5s               default  XBOT_COMMAND_WAIT_DEFAULT      default
 	// command_wait_max          30s              default  XBOT_COMMAND_WAIT_MAX          default
+	// compute_dir               (unset)          default  XBOT_COMPUTE_DIR               default
+	// compute_provider          auto             default  XBOT_COMPUTE_PROVIDER          default
 	// data_dir                  (unset)          default  XBOT_DATA_DIR                  default
 	// dev_kafka_addr            127.0.0.1:9092   default  XBOT_DEV_KAFKA_ADDR            default
 	// executor_id               (unset)          default  XBOT_EXECUTOR_ID               default

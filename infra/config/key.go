@@ -51,9 +51,13 @@ var registry = []Key{
 	{Name: "command_wait_default", Default: "5s", Usage: "how long command endpoints wait for an outcome when ?wait is absent"},
 	// 30s stays below common proxy idle timeouts (60s) with margin.
 	{Name: "command_wait_max", Default: "30s", Usage: "longest ?wait a command endpoint accepts"},
-	{Name: "llm_base_url", Usage: "base URL of the OpenAI-compatible model provider (reserved: not read yet; the scripted model is the only one)"},
-	{Name: "llm_api_key", Secret: true, Usage: "API key of the model provider (reserved: not read yet)"},
-	{Name: "llm_model", Usage: "model name sent to the model provider (reserved: not read yet)"},
+	{Name: "llm_base_url", Usage: "base URL of the OpenAI-compatible model provider, e.g. https://api.openai.com/v1"},
+	{Name: "llm_api_key", Secret: true, Usage: "API key of the model provider (stays in the runtime; never reaches a sandbox, event or log)"},
+	{Name: "llm_model", Usage: "default model name; with llm_base_url set, the built-in demo agent uses it with the built-in tools"},
+	// auto prefers isolation: bwrap when it can create namespaces here, else
+	// local with a loud warning, so `xbot dev` works on any machine.
+	{Name: "compute_provider", Default: "auto", Usage: "where tools run: bwrap (Linux namespaces), local (no isolation, dev only) or auto"},
+	{Name: "compute_dir", Usage: "directory holding sandbox workspaces (empty = <data_dir>/sandboxes, or a temp dir)"},
 	{Name: "clickhouse_addr", Usage: "ClickHouse native-protocol address, host:port (reserved: no ClickHouse projector yet)"},
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 )
@@ -50,7 +51,13 @@ func (o *Owner) take(ctx context.Context, p int32, cancel context.CancelCauseFun
 		prod.Close()
 		return fmt.Errorf("init producer for partition %d: %w", p, err)
 	}
-	part := &Partition{id: p, topic: o.cfg.Kafka.EventsTopic(), prod: prod, onFatal: o.fatal(cancel), hooks: o.cfg.Hooks}
+	cmdCount, err := o.learnCommandsTopic(ctx, prod)
+	if err != nil {
+		prod.Close()
+		return fmt.Errorf("init producer for partition %d: %w", p, err)
+	}
+	part := &Partition{id: p, topic: o.cfg.Kafka.EventsTopic(), prod: prod, onFatal: o.fatal(cancel), hooks: o.cfg.Hooks,
+		counts: map[string]int{o.cfg.Kafka.CommandsTopic(): cmdCount}}
 	next := int64(-1)
 	replay := func(fn func(Record) error) error {
 		maxCmd, err := ReadPartition(ctx, o.cfg.Kafka, o.cfg.Kafka.EventsTopic(), p, fn)
@@ -123,4 +130,28 @@ func learnTopic(ctx context.Context, prod *kgo.Client, topic string) error {
 	}
 	_ = prod.ProduceSync(ctx, &kgo.Record{Topic: topic, Partition: -1}).FirstErr() // fails by design
 	return prod.EndTransaction(ctx, kgo.TryAbort)
+}
+
+// learnCommandsTopic prepares prod to write commands (a follow-up creates its
+// next run by a command in the same transaction) and returns the commands
+// topic's partition count.
+func (o *Owner) learnCommandsTopic(ctx context.Context, prod *kgo.Client) (int, error) {
+	topic := o.cfg.Kafka.CommandsTopic()
+	if err := learnTopic(ctx, prod, topic); err != nil {
+		return 0, err
+	}
+	md, err := kadm.NewClient(prod).Metadata(ctx, topic)
+	if err != nil {
+		return 0, fmt.Errorf("metadata of %s: %w", topic, err)
+	}
+	td, ok := md.Topics[topic]
+	switch {
+	case !ok:
+		return 0, fmt.Errorf("metadata of %s: topic missing", topic)
+	case td.Err != nil:
+		return 0, fmt.Errorf("metadata of %s: %w", topic, td.Err)
+	case len(td.Partitions) == 0:
+		return 0, fmt.Errorf("metadata of %s: no partitions", topic)
+	}
+	return len(td.Partitions), nil
 }

@@ -23,6 +23,10 @@ const endTxnTimeout = 30 * time.Second
 type OutRecord struct {
 	Key   string
 	Value []byte
+	// Topic is "" for the partition's own events topic. Any other topic (the
+	// commands topic, for a command an event causes) gets the record in the
+	// same transaction, in the partition the default partitioner picks for Key.
+	Topic string
 }
 
 // Partition is the single writer of one partition of the events topic, held
@@ -34,9 +38,20 @@ type Partition struct {
 	prod    *kgo.Client
 	onFatal func(error)
 	hooks   *Hooks
+	// counts are the partition counts of the other topics appends may write.
+	counts map[string]int
 
 	mu     sync.Mutex
 	closed bool
+}
+
+// Partitions returns the partition count of the commands topic, which equals
+// the events topic's (EnsureTopics refuses topics whose counts differ).
+func (p *Partition) Partitions() int {
+	for _, n := range p.counts {
+		return n
+	}
+	return 0
 }
 
 // ID returns the partition number.
@@ -82,6 +97,13 @@ func (p *Partition) transact(ctx context.Context, recs []OutRecord, cmdOffset in
 	)
 	for _, r := range recs {
 		rec := &kgo.Record{Topic: p.topic, Partition: p.id, Key: []byte(r.Key), Value: r.Value, Headers: headers}
+		if r.Topic != "" && r.Topic != p.topic {
+			n, ok := p.counts[r.Topic]
+			if !ok {
+				return fmt.Errorf("append: topic %s is not writable by this partition's producer", r.Topic)
+			}
+			rec.Topic, rec.Partition, rec.Headers = r.Topic, PartitionFor(r.Key, n), nil
+		}
 		p.prod.Produce(ctx, rec, func(_ *kgo.Record, err error) {
 			mu.Lock()
 			prodErr = errors.Join(prodErr, err)
@@ -118,6 +140,13 @@ func (p *Partition) close() {
 // kill closes the writer at once, even in the middle of a transaction, as a
 // crashed process would. Tests only.
 func (p *Partition) kill() { p.prod.Close() }
+
+// PartitionFor returns the partition the default (Kafka-compatible murmur2)
+// partitioner picks for key among n partitions: where a producer keyed by run
+// id puts a run's records.
+func PartitionFor(key string, n int) int32 {
+	return int32(kgo.StickyKeyPartitioner(nil).ForTopic("").Partition(&kgo.Record{Key: []byte(key)}, n))
+}
 
 // Hooks are test-only fault injection points.
 type Hooks struct {

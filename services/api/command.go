@@ -37,6 +37,7 @@ type commandResult struct {
 	DuplicateCommandID string `json:"duplicateCommandId,omitempty" doc:"For a duplicate: the id this request's command got."`
 	OriginalOutcome    string `json:"originalOutcome,omitempty" doc:"For a duplicate: the original command's outcome, which stands."`
 	OriginalCode       string `json:"originalCode,omitempty" doc:"For a duplicate: the original command's error code, if it was rejected."`
+	CreatedRunID       string `json:"createdRunId,omitempty" doc:"For an applied follow-up: the new run it started in the same platform session (derived from the commandId, so a retry names the same run)."`
 }
 
 type commandOutput struct {
@@ -143,5 +144,16 @@ func resultFor(env commands.Envelope, row postgres.Command) commandResult {
 		r.CommandID, r.OriginalCommandID, r.DuplicateCommandID = row.OriginalCommandID, row.OriginalCommandID, env.CommandID
 		r.OriginalOutcome, r.OriginalCode = row.OriginalOutcome, row.OriginalCode
 	}
+	if isFollowUp(env) && (r.Outcome == string(commands.OutcomeApplied) || r.OriginalOutcome == string(commands.OutcomeApplied)) {
+		r.CreatedRunID = commands.FollowUpRunID(r.CommandID)
+	}
 	return r
+}
+
+func isFollowUp(env commands.Envelope) bool {
+	if env.Type != commands.AppendUserInput {
+		return false
+	}
+	var p commands.AppendUserInputPayload
+	return json.Unmarshal(env.Payload, &p) == nil && p.Intent == commands.IntentFollowUp
 }

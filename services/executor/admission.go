@@ -3,6 +3,7 @@ package executor
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 
 	"go.uber.org/zap"
 
@@ -10,6 +11,8 @@ import (
 	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/infra/kafka"
 )
+
+func jsonMarshal(v any) (json.RawMessage, error) { return json.Marshal(v) }
 
 func jsonUnmarshal(data []byte, v any) error {
 	if len(data) == 0 {
@@ -32,8 +35,11 @@ func (b *batch) admit(rec kafka.Record) {
 	st := b.state(c.RunID)
 	d := commands.Admit(st, c, payload, b.a.ex.admitOptions())
 	id := identity(st, c)
-	drafts := outcomeDrafts(c, payload, d)
-	if err := b.push(id, drafts); err != nil {
+	drafts, extra, err := outcomeDrafts(st, c, payload, d, b.now, b.a.ex.cfg.Kafka.CommandsTopic())
+	if err == nil {
+		err = b.push(id, drafts)
+	}
+	if err != nil {
 		// Admission never proposes an illegal event; if it did, say so loudly
 		// and record a rejection instead of losing the command.
 		log.Error("admission produced an illegal event", zap.String("command_id", c.CommandID), zap.Error(err))
@@ -42,11 +48,15 @@ func (b *batch) admit(rec kafka.Record) {
 	}
 	log.Debug("command admitted", zap.String("run_id", c.RunID), zap.String("command_id", c.CommandID),
 		zap.String("type", string(c.Type)), zap.String("outcome", string(d.Outcome)))
+	b.recs = append(b.recs, extra...)
 	switch {
-	case c.Type == commands.CreateRun && d.Outcome == commands.OutcomeAccepted:
-		b.newRuns = append(b.newRuns, c.RunID)
-	case c.Type == commands.CancelRun && d.Outcome == commands.OutcomeAccepted:
+	case d.Outcome != commands.OutcomeAccepted:
+	case c.Type == commands.CreateRun:
+		b.wake = append(b.wake, c.RunID)
+	case c.Type == commands.CancelRun:
 		b.cancels = append(b.cancels, c.RunID)
+	case st.Status == events.StatusPaused:
+		b.wake = append(b.wake, c.RunID) // e.g. a clarification: the engine resumes the run
 	}
 }
 
@@ -71,29 +81,54 @@ func identity(st *events.RunState, c commands.Envelope) events.Identity {
 	return events.Identity{RunID: c.RunID, TenantID: c.TenantID, PlatformSessionID: c.PlatformSessionID}
 }
 
-func outcomeDrafts(c commands.Envelope, payload any, d commands.Decision) []events.Draft {
+// outcomeDrafts returns the events that record decision d for command c on a
+// run in state st, and the records the decision sends elsewhere in the same
+// transaction (a follow-up's CreateRun for the session's next run).
+func outcomeDrafts(st *events.RunState, c commands.Envelope, payload any, d commands.Decision, now int64, cmdTopic string) ([]events.Draft, []kafka.OutRecord, error) {
+	pc := events.PendingCommand{CommandID: c.CommandID, Type: string(c.Type), IdempotencyKey: c.IdempotencyKey, Command: c.Payload}
 	switch d.Outcome {
 	case commands.OutcomeRejected:
-		return []events.Draft{rejected(c, d.Code, d.Message)}
+		return []events.Draft{rejected(c, d.Code, d.Message)}, nil, nil
 	case commands.OutcomeDuplicate:
 		return []events.Draft{{Type: events.CommandDuplicate, CommandID: c.CommandID, Payload: events.CommandDuplicatePayload{
 			CommandType: string(c.Type), IdempotencyKey: c.IdempotencyKey, OriginalCommandID: d.Original.CommandID,
-			OriginalOutcome: d.Original.Outcome, OriginalCode: d.Original.Code}}}
+			OriginalOutcome: d.Original.Outcome, OriginalCode: d.Original.Code}}}, nil, nil
 	case commands.OutcomeNoEffect:
 		return []events.Draft{{Type: events.CommandNoEffect, CommandID: c.CommandID, Payload: events.CommandNoEffectPayload{
-			CommandType: string(c.Type), IdempotencyKey: c.IdempotencyKey, Reason: d.Message}}}
+			CommandType: string(c.Type), IdempotencyKey: c.IdempotencyKey, Reason: d.Message}}}, nil, nil
 	case commands.OutcomeApplied:
-		return cancelDrafts(events.PendingCommand{CommandID: c.CommandID, Type: string(c.Type),
-			IdempotencyKey: c.IdempotencyKey, Command: c.Payload})
+		return appliedNow(st, c, payload, pc, now, cmdTopic)
 	case commands.OutcomeAccepted:
 	}
 	if p, ok := payload.(*commands.CreateRunPayload); ok {
 		return []events.Draft{{Type: events.RunAccepted, CommandID: c.CommandID, Payload: events.RunAcceptedPayload{
 			AgentID: p.AgentID, Input: p.Input, SandboxKey: p.SandboxKey, ParentRunID: p.ParentRunID,
-			Metadata: p.Metadata, IdempotencyKey: c.IdempotencyKey, Actor: c.Actor}}}
+			Metadata: p.Metadata, IdempotencyKey: c.IdempotencyKey, Actor: c.Actor}}}, nil, nil
 	}
 	return []events.Draft{{Type: events.CommandAccepted, CommandID: c.CommandID, Payload: events.CommandAcceptedPayload{
-		CommandType: string(c.Type), IdempotencyKey: c.IdempotencyKey, Command: c.Payload}}}
+		CommandType: string(c.Type), IdempotencyKey: c.IdempotencyKey, Command: c.Payload}}}, nil, nil
+}
+
+// appliedNow records a command that takes effect at admission: a cancel of a
+// run at rest (queued or paused: its open items close as cancelled), or a
+// follow-up on a finished run, which creates the session's next run.
+func appliedNow(st *events.RunState, c commands.Envelope, payload any, pc events.PendingCommand, now int64, cmdTopic string) ([]events.Draft, []kafka.OutRecord, error) {
+	switch p := payload.(type) {
+	case *commands.CancelRunPayload:
+		return append(closeOpenItems(*st, events.ToolErrCancelled, "the run was cancelled"), cancelDrafts(*st, pc)...), nil, nil
+	case *commands.AppendUserInputPayload:
+		next, err := commands.FollowUpCreate(c, p, *st, now)
+		if err != nil {
+			return nil, nil, err
+		}
+		raw, err := json.Marshal(next)
+		if err != nil {
+			return nil, nil, err
+		}
+		return []events.Draft{applied(pc, next.RunID)},
+			[]kafka.OutRecord{{Topic: cmdTopic, Key: next.RunID, Value: raw}}, nil
+	}
+	return nil, nil, fmt.Errorf("no immediate effect defined for %s", c.Type)
 }
 
 func rejected(c commands.Envelope, code commands.Code, msg string) events.Draft {

@@ -16,11 +16,12 @@ import (
 type batch struct {
 	a         *actor
 	staged    map[string]*events.RunState
+	sealed    map[string][]events.Envelope
 	recs      []kafka.OutRecord
 	cmdOffset int64
 	replies   []*appendReq
 	refused   []refusal
-	newRuns   []string
+	wake      []string // runs whose engine must (re)start: created, or a paused run a command resumes
 	cancels   []string
 	now       int64
 }
@@ -31,7 +32,7 @@ type refusal struct {
 }
 
 func newBatch(a *actor) *batch {
-	return &batch{a: a, staged: map[string]*events.RunState{}, cmdOffset: -1, now: time.Now().UnixMilli()}
+	return &batch{a: a, staged: map[string]*events.RunState{}, sealed: map[string][]events.Envelope{}, cmdOffset: -1, now: time.Now().UnixMilli()}
 }
 
 func (b *batch) add(m any) {
@@ -64,6 +65,7 @@ func (b *batch) push(id events.Identity, drafts []events.Draft) error {
 	st := b.state(id.RunID)
 	next := *st
 	recs := make([]kafka.OutRecord, 0, len(drafts))
+	envs := make([]events.Envelope, 0, len(drafts))
 	for _, d := range drafts {
 		env, err := d.Seal(id, next.LastSeq+1, events.NewID("evt"), b.now)
 		if err != nil {
@@ -77,8 +79,10 @@ func (b *batch) push(id events.Identity, drafts []events.Draft) error {
 			return fmt.Errorf("encode event: %w", err)
 		}
 		recs = append(recs, kafka.OutRecord{Key: id.RunID, Value: raw})
+		envs = append(envs, env)
 	}
 	*st = next
+	b.sealed[id.RunID] = append(b.sealed[id.RunID], envs...)
 	b.recs = append(b.recs, recs...)
 	return nil
 }
@@ -106,13 +110,13 @@ func (b *batch) appendFor(req *appendReq) {
 // batch asked for.
 func (b *batch) commit() {
 	for id, st := range b.staged {
-		b.a.run(id).setState(*st)
+		b.a.run(id).setState(*st, b.sealed[id])
 	}
 	for _, req := range b.replies {
 		req.done <- appendResult{state: *b.staged[req.runID]}
 	}
-	for _, id := range b.newRuns {
-		b.a.startEngine(b.a.runs[id], false)
+	for _, id := range b.wake {
+		b.a.startEngine(b.a.runs[id])
 	}
 	for _, id := range b.cancels {
 		b.a.runs[id].interruptStep()

@@ -7,12 +7,14 @@ import (
 )
 
 // Engine runs the agent loop of one run. Execute is called with the run
-// queued (first start) or running (resumed by a new owner after a crash or a
-// rebalance, after the executor appended runtime.run.checkpoint_restored and
-// closed the items that were open). It returns when the run reached a
-// terminal state or ctx ended (the partition was revoked; the next owner
-// resumes the run). A returned error other than a context or ownership error
-// fails the run with code internal.
+// running: just started, or resumed by a new owner after a crash or a
+// rebalance (after the executor appended runtime.run.checkpoint_restored and
+// closed the items that were open), or paused with a pending command that may
+// resume it. It returns when the run reached a terminal state, paused, or ctx
+// ended (the partition was revoked; the next owner resumes the run). A
+// returned error other than a context or ownership error fails the run with
+// code internal. An engine may implement Implements(what string) bool to
+// declare the commands and intents it honours (see commands.AdmitOptions).
 type Engine interface {
 	Execute(ctx context.Context, run *Run, p profile.Profile) error
 }

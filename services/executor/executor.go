@@ -3,13 +3,16 @@ package executor
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 
 	"go.uber.org/zap"
 
 	"github.com/xbot-runtime/xbot/commands"
+	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/infra/kafka"
 	"github.com/xbot-runtime/xbot/services/profile"
 )
@@ -96,7 +99,11 @@ func (ex *Executor) Kill() { ex.owner.Kill() }
 func (ex *Executor) Partitions() []int32 { return ex.owner.Assigned() }
 
 func (ex *Executor) admitOptions() commands.AdmitOptions {
-	return commands.AdmitOptions{KnownAgent: ex.profiles.Has}
+	opts := commands.AdmitOptions{KnownAgent: ex.profiles.Has}
+	if im, ok := ex.engine.(interface{ Implements(what string) bool }); ok {
+		opts.Implemented = im.Implements
+	}
+	return opts
 }
 
 // Commands implements kafka.Handler.
@@ -119,4 +126,52 @@ func (ex *Executor) Revoked(p int32) {
 	if a != nil {
 		a.stop()
 	}
+}
+
+// maxAncestors bounds how far back a follow-up's history reaches.
+const maxAncestors = 32
+
+// sessionHistory reads the committed events of runID and its ancestors from
+// the events topic, oldest run first. The runs may live on any partition;
+// each is read from its partition's start (a known cost: see
+// docs/performance.md; a session store would make this a lookup).
+func (ex *Executor) sessionHistory(ctx context.Context, runID string, partitions int) ([][]events.Envelope, error) {
+	var chain [][]events.Envelope
+	for runID != "" {
+		if len(chain) == maxAncestors {
+			break
+		}
+		evs, err := ex.readRun(ctx, runID, partitions)
+		if err != nil {
+			return nil, fmt.Errorf("history of run %s: %w", runID, err)
+		}
+		if len(evs) == 0 {
+			return nil, fmt.Errorf("history of run %s: no events", runID)
+		}
+		chain = append(chain, evs)
+		var st events.RunState
+		if st, err = events.FoldAll(st, evs); err != nil {
+			return nil, fmt.Errorf("history of run %s: %w", runID, err)
+		}
+		runID = st.ParentRunID
+	}
+	slices.Reverse(chain)
+	return chain, nil
+}
+
+func (ex *Executor) readRun(ctx context.Context, runID string, partitions int) ([]events.Envelope, error) {
+	p := kafka.PartitionFor(runID, partitions)
+	var out []events.Envelope
+	_, err := kafka.ReadPartition(ctx, ex.cfg.Kafka, ex.cfg.Kafka.EventsTopic(), p, func(rec kafka.Record) error {
+		if rec.Key != runID {
+			return nil
+		}
+		env, err := events.Decode(rec.Value)
+		if err != nil {
+			return err
+		}
+		out = append(out, env)
+		return nil
+	})
+	return out, err
 }

@@ -16,8 +16,11 @@ import (
 	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/infra/kafka"
 	"github.com/xbot-runtime/xbot/services/executor"
+	"github.com/xbot-runtime/xbot/services/executor/agentloop"
+	"github.com/xbot-runtime/xbot/services/model"
+	"github.com/xbot-runtime/xbot/services/model/scripted"
 	"github.com/xbot-runtime/xbot/services/profile"
-	"github.com/xbot-runtime/xbot/services/scripted"
+	"github.com/xbot-runtime/xbot/services/tools"
 )
 
 type harness struct {
@@ -56,7 +59,7 @@ func newHarness(t *testing.T, profiles ...profile.Profile) *harness {
 func (h *harness) startExecutor(name string, hooks *kafka.Hooks) *executor.Executor {
 	h.t.Helper()
 	log := zaptest.NewLogger(h.t, zaptest.Level(zap.WarnLevel)).Named(name)
-	ex, err := executor.New(executor.Config{Kafka: h.kcfg, ID: name, Hooks: hooks}, scripted.Engine{}, h.cat, log)
+	ex, err := executor.New(executor.Config{Kafka: h.kcfg, ID: name, Hooks: hooks}, scriptedEngine(log), h.cat, log)
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -133,4 +136,14 @@ func describe(states map[string]events.RunState) string {
 
 func statusIs(runID string, s events.Status) func(map[string]events.RunState) bool {
 	return func(m map[string]events.RunState) bool { return m[runID].Status == s }
+}
+
+// scriptedEngine is the agent loop on the scripted model, without a sandbox.
+func scriptedEngine(log *zap.Logger) executor.Engine {
+	return agentloop.New(agentloop.Config{
+		Models: func(p profile.Profile) (model.Provider, string, error) {
+			return scripted.New(p.Script), profile.ModelScripted, nil
+		},
+		Tools: tools.Builtin(tools.Options{}), Log: log,
+	})
 }

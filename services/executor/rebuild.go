@@ -16,6 +16,7 @@ func (ex *Executor) Assigned(ctx context.Context, part *kafka.Partition, replay 
 	a := newActor(ctx, ex, part)
 	broken := map[string]bool{}
 	states := map[string]events.RunState{}
+	logs := map[string][]events.Envelope{}
 	err := replay(func(rec kafka.Record) error {
 		env, err := events.Decode(rec.Value)
 		if err != nil {
@@ -34,6 +35,11 @@ func (ex *Executor) Assigned(ctx context.Context, part *kafka.Partition, replay 
 			return nil
 		}
 		states[env.RunID] = next
+		if next.Status.Terminal() {
+			delete(logs, env.RunID) // ended runs are not driven; free their events
+		} else {
+			logs[env.RunID] = append(logs[env.RunID], env)
+		}
 		return nil
 	})
 	if err != nil {
@@ -41,7 +47,7 @@ func (ex *Executor) Assigned(ctx context.Context, part *kafka.Partition, replay 
 	}
 	for id, st := range states {
 		if !broken[id] {
-			a.run(id).setState(st)
+			a.run(id).setState(st, logs[id])
 		}
 	}
 	ex.mu.Lock()
@@ -55,44 +61,72 @@ func (ex *Executor) Assigned(ctx context.Context, part *kafka.Partition, replay 
 func (a *actor) resumeAll() {
 	n := 0
 	for _, r := range a.runs {
-		switch r.State().Status {
-		case events.StatusQueued:
-			a.startEngine(r, false)
+		st := r.State()
+		switch {
+		case st.Status == events.StatusQueued, st.Status == events.StatusRunning,
+			st.Status == events.StatusPaused && len(st.Pending) > 0: // a resuming command was accepted before the crash
+			a.startEngine(r)
 			n++
-		case events.StatusRunning:
-			a.startEngine(r, true)
-			n++
-		default: // paused runs wait for a command; terminal ones are done
+		default: // other paused runs wait for a command; terminal ones are done
 		}
 	}
 	a.log.Debug("partition rebuilt", zap.Int("runs", len(a.runs)), zap.Int("resumed", n))
 }
 
-// startEngine drives one run in its own goroutine.
-func (a *actor) startEngine(r *Run, restored bool) {
+// startEngine drives one run in its own goroutine. At most one engine drives
+// a run: when one is still running (it may be returning from a pause just as
+// the command that resumes it arrives), it is asked to look again instead.
+func (a *actor) startEngine(r *Run) {
+	r.mu.Lock()
+	if r.driving {
+		r.again = true
+		r.mu.Unlock()
+		return
+	}
+	r.driving = true
+	r.mu.Unlock()
 	a.engines.Add(1)
 	go func() {
 		defer a.engines.Done()
 		log := a.log.With(zap.String("run_id", r.ID()))
-		if err := a.drive(r, restored); err != nil && !stopped(a.ctx, err) {
-			log.Error("run failed", zap.Error(err))
-			a.failRun(r, err)
+		for {
+			if err := a.drive(r); err != nil && !stopped(a.ctx, err) {
+				log.Error("run failed", zap.Error(err))
+				a.failRun(r, err)
+			}
+			r.mu.Lock()
+			again := r.again && a.ctx.Err() == nil
+			r.again, r.driving = false, again
+			r.mu.Unlock()
+			if !again {
+				return
+			}
 		}
 	}()
 }
 
-func (a *actor) drive(r *Run, restored bool) error {
+// drive starts (queued), restores (running after a crash or rebalance) or
+// wakes (paused) the run and hands it to the engine.
+func (a *actor) drive(r *Run) error {
 	st := r.State()
+	if !st.Status.Active() {
+		return nil
+	}
 	p, ok := a.ex.profiles.Get(st.AgentID)
 	if !ok {
 		return errors.New("agent profile " + st.AgentID + " is no longer configured")
 	}
 	var err error
-	if restored {
-		err = a.restore(r)
-	} else {
+	switch st.Status {
+	case events.StatusQueued:
 		_, err = r.Append(a.ctx, AppendOptions{}, events.Draft{Type: events.RunStarted,
 			Payload: events.RunStartedPayload{ExecutorID: a.ex.cfg.ID}})
+		r.restored = err == nil
+	case events.StatusRunning:
+		if !r.restored {
+			err = a.restore(r)
+		}
+	default: // paused: the engine applies the command that resumes it
 	}
 	if err != nil {
 		return err
@@ -111,8 +145,11 @@ func (a *actor) restore(r *Run) error {
 	drafts := append([]events.Draft{{Type: events.RunCheckpointRestored, Payload: events.CheckpointRestoredPayload{
 		LastSeq: st.LastSeq, ExecutorID: a.ex.cfg.ID, OpenItems: ids}}},
 		closeOpenItems(st, events.FailRuntimeLost, "the executor running this item stopped")...)
-	_, err := r.Append(a.ctx, AppendOptions{}, drafts...)
-	return err
+	if _, err := r.Append(a.ctx, AppendOptions{}, drafts...); err != nil {
+		return err
+	}
+	r.restored = true
+	return nil
 }
 
 // failRun ends a run whose engine returned an error; pending commands are
@@ -122,13 +159,7 @@ func (a *actor) failRun(r *Run, cause error) {
 	if st.Status != events.StatusRunning {
 		return
 	}
-	drafts := closeOpenItems(st, events.FailInternal, "run failed")
-	drafts = append(drafts, events.Draft{Type: events.RunFailed, Payload: events.RunFailedPayload{
-		ErrorCode: events.FailInternal, Message: cause.Error()}})
-	for _, p := range st.Pending {
-		drafts = append(drafts, events.Draft{Type: events.CommandNoEffect, CommandID: p.CommandID, Payload: events.CommandNoEffectPayload{
-			CommandType: p.Type, IdempotencyKey: p.IdempotencyKey, Reason: "the run failed before the command could apply"}})
-	}
+	drafts := failDrafts(st, events.FailInternal, cause.Error())
 	if _, err := r.Append(a.ctx, AppendOptions{}, drafts...); err != nil && !stopped(a.ctx, err) {
 		a.log.Error("recording run failure failed", zap.String("run_id", r.ID()), zap.Error(err))
 	}

@@ -23,8 +23,13 @@ type Run struct {
 
 	mu        sync.Mutex
 	state     events.RunState
-	stepCtx   context.Context
+	hist      []events.Envelope // committed events of an active run; nil once it ended
 	interrupt context.CancelFunc
+	driving   bool // an engine goroutine owns the run
+	// restored is set once this executor started or took over the run; only
+	// the driving goroutine touches it.
+	restored bool
+	again    bool // a command arrived that the driving engine may have missed
 }
 
 // ID returns the run id.
@@ -37,19 +42,40 @@ func (r *Run) State() events.RunState {
 	return r.state
 }
 
-func (r *Run) setState(s events.RunState) {
+// Events returns the run's committed events, oldest first. The slice must not
+// be modified.
+func (r *Run) Events() []events.Envelope {
 	r.mu.Lock()
-	r.state = s
-	r.mu.Unlock()
+	defer r.mu.Unlock()
+	return r.hist[:len(r.hist):len(r.hist)]
 }
 
-// Step returns a context for one interruptible step (a model stream, a tool
-// call): it is cancelled when a command that must interrupt the run (a
-// cancel) is accepted, or when ctx ends.
+// SessionHistory returns the committed events of the run's ancestors (its
+// parentRunId chain, oldest run first): the earlier turns of the session a
+// follow-up continues.
+func (r *Run) SessionHistory(ctx context.Context) ([][]events.Envelope, error) {
+	return r.actor.ex.sessionHistory(ctx, r.State().ParentRunID, r.actor.part.Partitions())
+}
+
+// setState installs a committed state and the events that led to it.
+func (r *Run) setState(s events.RunState, added []events.Envelope) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.state = s
+	if s.Status.Terminal() {
+		r.hist = nil // nobody drives an ended run; its log stays in Kafka
+		return
+	}
+	r.hist = append(r.hist, added...)
+}
+
+// Step returns a context for one interruptible step (a model stream, a batch
+// of tool calls): it is cancelled when a command that must interrupt the run
+// (a cancel) is accepted, or when ctx ends.
 func (r *Run) Step(ctx context.Context) (context.Context, context.CancelFunc) {
 	sctx, cancel := context.WithCancel(ctx)
 	r.mu.Lock()
-	r.stepCtx, r.interrupt = sctx, cancel
+	r.interrupt = cancel
 	interrupted := commands.HasPending(r.state, commands.CancelRun)
 	r.mu.Unlock()
 	if interrupted {
@@ -89,20 +115,81 @@ func (r *Run) Append(ctx context.Context, opts AppendOptions, drafts ...events.D
 	}
 }
 
-// SafePoint applies buffered commands that take effect at point sp. It
-// returns stop=true when the run has ended (e.g. a cancel was applied) and
-// the engine must return.
-func (r *Run) SafePoint(ctx context.Context, _ SafePoint) (stop bool, err error) {
+// SafePointOptions tell a safe point what the engine holds that a command
+// applied there must account for.
+type SafePointOptions struct {
+	// Unstarted are tool calls the model requested that have no item yet. A
+	// cancel records each as a cancelled item, so the run's history stays a
+	// valid provider conversation (every call has a result).
+	Unstarted []events.Draft
+}
+
+// SafePoint applies the buffered commands that take effect at point sp
+// (seed 004 §5.1): a cancel at every point; steers, in the order they were
+// accepted, at before_model_request, where each becomes a user_message item.
+// It returns stop=true when the run has ended and the engine must return.
+func (r *Run) SafePoint(ctx context.Context, sp SafePoint, opts SafePointOptions) (stop bool, err error) {
 	st := r.State()
 	if st.Status.Terminal() {
 		return true, nil
 	}
 	for _, p := range st.Pending {
-		if p.Type != string(commands.CancelRun) {
-			continue // other intents arrive with later issues; Admit rejects them today
+		if p.Type == string(commands.CancelRun) {
+			drafts := append(append([]events.Draft(nil), opts.Unstarted...),
+				closeOpenItems(st, events.ToolErrCancelled, "the run was cancelled")...)
+			if _, err := r.Append(ctx, AppendOptions{}, append(drafts, cancelDrafts(st, p)...)...); err != nil {
+				return false, err
+			}
+			return true, nil
 		}
-		drafts := closeOpenItems(st, "cancelled", "the run was cancelled")
-		if _, err := r.Append(ctx, AppendOptions{}, append(drafts, cancelDrafts(p)...)...); err != nil {
+	}
+	if sp != BeforeModelRequest {
+		return false, nil
+	}
+	var drafts []events.Draft
+	for _, p := range st.Pending {
+		in, ok := decodeInput(p)
+		if !ok || in.Intent != commands.IntentSteer {
+			continue
+		}
+		drafts = append(drafts, userMessage(p, in, "")...)
+		drafts = append(drafts, applied(p, ""))
+	}
+	if len(drafts) == 0 {
+		return false, nil
+	}
+	_, err = r.Append(ctx, AppendOptions{}, drafts...)
+	return false, err
+}
+
+// Resume applies the command a paused run waits for: a clarification answers
+// the open clarification_request item (completing it with the answer) and the
+// run resumes. It returns resumed=false when no such command is pending.
+func (r *Run) Resume(ctx context.Context, answer func(item events.ItemRef, content string) events.Draft) (resumed bool, err error) {
+	st := r.State()
+	if st.Status != events.StatusPaused {
+		return false, nil
+	}
+	for _, p := range st.Pending {
+		in, ok := decodeInput(p)
+		if !ok || in.Intent != commands.IntentClarification {
+			continue
+		}
+		var drafts []events.Draft
+		for _, it := range st.OpenItems() {
+			if it.Type == events.ItemClarificationRequest && (in.InteractionID == "" || in.InteractionID == it.ID) {
+				drafts = append(drafts, answer(it, in.Content))
+			}
+		}
+		if len(drafts) == 0 {
+			// The answer names no open question: record it as a user message
+			// after resuming, so nothing the user said is lost.
+			drafts = append(drafts, applied(p, ""), events.Draft{Type: events.RunResumed, CommandID: p.CommandID})
+			drafts = append(drafts, userMessage(p, in, "")...)
+		} else {
+			drafts = append(drafts, applied(p, ""), events.Draft{Type: events.RunResumed, CommandID: p.CommandID})
+		}
+		if _, err := r.Append(ctx, AppendOptions{}, drafts...); err != nil {
 			return false, err
 		}
 		return true, nil
@@ -110,14 +197,68 @@ func (r *Run) SafePoint(ctx context.Context, _ SafePoint) (stop bool, err error)
 	return false, nil
 }
 
-func cancelDrafts(p events.PendingCommand) []events.Draft {
+// Fail ends the run as failed with code: open items fail with the same code
+// and pending commands are closed as no_effect, so none is dropped silently.
+func (r *Run) Fail(ctx context.Context, code, msg string) error {
+	st := r.State()
+	if st.Status != events.StatusRunning {
+		return nil
+	}
+	_, err := r.Append(ctx, AppendOptions{}, failDrafts(st, code, msg)...)
+	return err
+}
+
+func failDrafts(st events.RunState, code, msg string) []events.Draft {
+	drafts := closeOpenItems(st, code, msg)
+	drafts = append(drafts, events.Draft{Type: events.RunFailed, Payload: events.RunFailedPayload{ErrorCode: code, Message: msg}})
+	for _, p := range st.Pending {
+		drafts = append(drafts, events.Draft{Type: events.CommandNoEffect, CommandID: p.CommandID, Payload: events.CommandNoEffectPayload{
+			CommandType: p.Type, IdempotencyKey: p.IdempotencyKey, Reason: "the run failed before the command could apply"}})
+	}
+	return drafts
+}
+
+func decodeInput(p events.PendingCommand) (commands.AppendUserInputPayload, bool) {
+	var in commands.AppendUserInputPayload
+	if p.Type != string(commands.AppendUserInput) || jsonUnmarshal(p.Command, &in) != nil {
+		return in, false
+	}
+	return in, true
+}
+
+// userMessage records user input as a user_message item.
+func userMessage(p events.PendingCommand, in commands.AppendUserInputPayload, _ string) []events.Draft {
+	id := events.DerivedID("itm", "user_message", p.CommandID)
+	data, _ := jsonMarshal(events.UserMessageData{Intent: in.Intent, CommandID: p.CommandID})
+	return []events.Draft{
+		{Type: events.ItemStarted, ItemID: id, CommandID: p.CommandID,
+			Payload: events.ItemStartedPayload{ItemType: events.ItemUserMessage, Content: in.Content, Data: data}},
+		{Type: events.ItemCompleted, ItemID: id, CommandID: p.CommandID,
+			Payload: events.ItemCompletedPayload{ItemType: events.ItemUserMessage, Status: events.ItemStatusCompleted, Content: in.Content}},
+	}
+}
+
+func applied(p events.PendingCommand, createdRunID string) events.Draft {
+	return events.Draft{Type: events.CommandApplied, CommandID: p.CommandID, Payload: events.CommandAppliedPayload{
+		CommandType: p.Type, IdempotencyKey: p.IdempotencyKey, CreatedRunID: createdRunID}}
+}
+
+// cancelDrafts records cancel p taking effect on a run in state st. Other
+// commands still pending are closed as no_effect, so none is dropped silently.
+func cancelDrafts(st events.RunState, p events.PendingCommand) []events.Draft {
 	var payload commands.CancelRunPayload
 	_ = jsonUnmarshal(p.Command, &payload) // validated at admission; a zero reason is fine
-	return []events.Draft{
-		{Type: events.CommandApplied, CommandID: p.CommandID,
-			Payload: events.CommandAppliedPayload{CommandType: p.Type, IdempotencyKey: p.IdempotencyKey}},
+	drafts := []events.Draft{
+		applied(p, ""),
 		{Type: events.RunCancelled, CommandID: p.CommandID, Payload: events.RunCancelledPayload{Reason: payload.Reason}},
 	}
+	for _, q := range st.Pending {
+		if q.CommandID != p.CommandID {
+			drafts = append(drafts, events.Draft{Type: events.CommandNoEffect, CommandID: q.CommandID, Payload: events.CommandNoEffectPayload{
+				CommandType: q.Type, IdempotencyKey: q.IdempotencyKey, Reason: "the run was cancelled before the command could apply"}})
+		}
+	}
+	return drafts
 }
 
 // closeOpenItems fails every open item of st, so the run may end.

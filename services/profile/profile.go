@@ -17,34 +17,124 @@ import (
 // profile's Script instead of calling a provider.
 const ModelScripted = "scripted"
 
-// Limits bound a run's work.
+// Limits bound a run's work. Zero values take the defaults of WithDefaults.
 type Limits struct {
-	MaxTurns     int           `yaml:"maxTurns" json:"maxTurns"`
-	MaxToolCalls int           `yaml:"maxToolCalls" json:"maxToolCalls"`
-	MaxWallTime  time.Duration `yaml:"maxWallTime" json:"maxWallTime"`
+	// MaxTurns bounds the model calls of a run.
+	MaxTurns int `yaml:"maxTurns" json:"maxTurns"`
+	// MaxToolCalls bounds the tool calls of a run.
+	MaxToolCalls int `yaml:"maxToolCalls" json:"maxToolCalls"`
+	// MaxWallTime bounds the time from the run's start to its end, pauses included.
+	MaxWallTime time.Duration `yaml:"maxWallTime" json:"maxWallTime"`
+	// ToolConcurrency is how many tool calls of one model response run at once.
+	ToolConcurrency int `yaml:"toolConcurrency" json:"toolConcurrency"`
+}
+
+// Default limits.
+const (
+	DefaultMaxTurns        = 50
+	DefaultMaxToolCalls    = 200
+	DefaultMaxWallTime     = 30 * time.Minute
+	DefaultToolConcurrency = 4
+)
+
+// WithDefaults fills zero limits with the defaults.
+func (l Limits) WithDefaults() Limits {
+	if l.MaxTurns == 0 {
+		l.MaxTurns = DefaultMaxTurns
+	}
+	if l.MaxToolCalls == 0 {
+		l.MaxToolCalls = DefaultMaxToolCalls
+	}
+	if l.MaxWallTime == 0 {
+		l.MaxWallTime = DefaultMaxWallTime
+	}
+	if l.ToolConcurrency == 0 {
+		l.ToolConcurrency = DefaultToolConcurrency
+	}
+	return l
 }
 
 // Turn is one model response of the scripted model.
 type Turn struct {
-	// Text is the reply. "{{input}}" is replaced by the run's input.
+	// Text is the reply. "{{input}}" is replaced by the latest user message.
 	Text string `yaml:"text" json:"text"`
+	// Reasoning is streamed before the text as the model's reasoning.
+	Reasoning string `yaml:"reasoning" json:"reasoning,omitempty"`
+	// ToolCalls are the calls the response makes.
+	ToolCalls []ScriptedCall `yaml:"toolCalls" json:"toolCalls,omitempty"`
+	// Error makes the call fail instead: rate_limited, server_error,
+	// context_overflow or bad_request.
+	Error string `yaml:"error" json:"error,omitempty"`
 	// ChunkChars splits the reply into deltas of this many characters. Default 16.
 	ChunkChars int `yaml:"chunkChars" json:"chunkChars"`
 	// Delay is the pause before each delta, as a streaming model would take. Default 0.
 	Delay time.Duration `yaml:"delay" json:"delay"`
 }
 
+// ScriptedCall is a tool call of a scripted turn. Arguments is the JSON text
+// the model "sends"; it may be malformed on purpose.
+type ScriptedCall struct {
+	Name      string `yaml:"name" json:"name"`
+	Arguments string `yaml:"arguments" json:"arguments"`
+}
+
+// ScriptedErrors are the errors a scripted turn may raise.
+var ScriptedErrors = []string{"rate_limited", "server_error", "context_overflow", "bad_request"}
+
+// Sandbox is what a profile asks of its compute environment.
+type Sandbox struct {
+	// Network allows outbound network access from tools. Default off.
+	Network bool `yaml:"network" json:"network"`
+	// Env lists NAME=value pairs given to tool processes; nothing else of the
+	// runtime's environment reaches the sandbox.
+	Env []string `yaml:"env" json:"env,omitempty"`
+}
+
 // Profile describes one agent.
 type Profile struct {
-	ID           string   `yaml:"id" json:"id"`
-	Model        string   `yaml:"model" json:"model"`
+	ID string `yaml:"id" json:"id"`
+	// Model is the provider's model name, or "scripted" for the scripted model.
+	// Empty takes the configured llm_model.
+	Model string `yaml:"model" json:"model"`
+	// BaseURL overrides llm_base_url for this agent.
+	BaseURL string `yaml:"baseUrl" json:"baseUrl,omitempty"`
+	// APIKeyEnv names the environment variable holding this agent's API key,
+	// overriding llm_api_key. Keys are never written in profiles.
+	APIKeyEnv    string   `yaml:"apiKeyEnv" json:"apiKeyEnv,omitempty"`
 	SystemPrompt string   `yaml:"systemPrompt" json:"systemPrompt"`
 	Tools        []string `yaml:"tools" json:"tools"`
 	Limits       Limits   `yaml:"limits" json:"limits"`
+	Sandbox      Sandbox  `yaml:"sandbox" json:"sandbox"`
 	Script       []Turn   `yaml:"script" json:"script"`
 }
 
-var idPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+var (
+	idPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+	envName   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+)
+
+func (t Turn) validate() error {
+	if t.ChunkChars < 0 || t.Delay < 0 {
+		return errors.New("chunkChars and delay must be >= 0")
+	}
+	if t.Error != "" {
+		for _, e := range ScriptedErrors {
+			if t.Error == e {
+				return nil
+			}
+		}
+		return fmt.Errorf("error %q is not one of %s", t.Error, strings.Join(ScriptedErrors, ", "))
+	}
+	if t.Text == "" && len(t.ToolCalls) == 0 {
+		return errors.New("a turn needs text or tool calls")
+	}
+	for _, c := range t.ToolCalls {
+		if c.Name == "" {
+			return errors.New("a tool call needs a name")
+		}
+	}
+	return nil
+}
 
 // Validate reports every problem with the profile.
 func (p Profile) Validate() error {
@@ -52,18 +142,46 @@ func (p Profile) Validate() error {
 	if !idPattern.MatchString(p.ID) {
 		errs = append(errs, fmt.Errorf("profile %q: id must be 1-64 characters of [A-Za-z0-9._-]", p.ID))
 	}
-	if p.Model == "" {
-		errs = append(errs, fmt.Errorf("profile %q: model is required", p.ID))
-	}
 	if p.Model == ModelScripted && len(p.Script) == 0 {
 		errs = append(errs, fmt.Errorf("profile %q: the scripted model needs at least one script turn", p.ID))
 	}
+	if p.Model != ModelScripted && len(p.Script) > 0 {
+		errs = append(errs, fmt.Errorf("profile %q: a script needs model: scripted", p.ID))
+	}
 	for i, t := range p.Script {
-		if t.Text == "" || t.ChunkChars < 0 || t.Delay < 0 {
-			errs = append(errs, fmt.Errorf("profile %q: script turn %d needs text, chunkChars >= 0, delay >= 0", p.ID, i+1))
+		if err := t.validate(); err != nil {
+			errs = append(errs, fmt.Errorf("profile %q: script turn %d: %w", p.ID, i+1, err))
 		}
 	}
+	l := p.Limits
+	if l.MaxTurns < 0 || l.MaxToolCalls < 0 || l.MaxWallTime < 0 || l.ToolConcurrency < 0 || l.ToolConcurrency > 64 {
+		errs = append(errs, fmt.Errorf("profile %q: limits must be >= 0 (toolConcurrency <= 64)", p.ID))
+	}
+	for _, kv := range p.Sandbox.Env {
+		if name, _, ok := strings.Cut(kv, "="); !ok || !envName.MatchString(name) {
+			errs = append(errs, fmt.Errorf("profile %q: sandbox env %q must be NAME=value", p.ID, kv))
+		}
+	}
+	if p.APIKeyEnv != "" && !envName.MatchString(p.APIKeyEnv) {
+		errs = append(errs, fmt.Errorf("profile %q: apiKeyEnv %q is not a variable name", p.ID, p.APIKeyEnv))
+	}
 	return errors.Join(errs...)
+}
+
+// DemoTools are the tools of the demo profile when it runs on a real model.
+var DemoTools = []string{"shell", "read_file", "write_file", "list_files", "ask_user"}
+
+// DemoLLM is the demo profile on a real model (the configured llm_model)
+// with the built-in tools.
+func DemoLLM() Profile {
+	return Profile{
+		ID:    "demo",
+		Model: "", // the configured llm_model
+		SystemPrompt: "You are the xbot demo agent. You can run shell commands and read and write files in " +
+			"your workspace (/workspace). Ask the user with ask_user when a request is ambiguous. Be brief.",
+		Tools:  DemoTools,
+		Limits: Limits{MaxTurns: 20, MaxToolCalls: 40, MaxWallTime: 10 * time.Minute},
+	}
 }
 
 // Demo is the built-in profile: a scripted model that greets and echoes.
@@ -153,4 +271,26 @@ func (c *Catalog) IDs() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// IsBuiltinDemo reports whether the catalog's demo profile is the built-in
+// scripted one (agents.yaml did not redefine it).
+func (c *Catalog) IsBuiltinDemo() bool {
+	d, ok := c.byID["demo"]
+	return ok && d.Model == ModelScripted && d.SystemPrompt == Demo().SystemPrompt && len(d.Script) == len(Demo().Script) &&
+		d.Script[0].Text == Demo().Script[0].Text
+}
+
+// With returns a copy of the catalog with p added or replacing the profile
+// with the same id.
+func (c *Catalog) With(p Profile) (*Catalog, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	n := &Catalog{byID: make(map[string]Profile, len(c.byID)+1)}
+	for id, q := range c.byID {
+		n.byID[id] = q
+	}
+	n.byID[p.ID] = p
+	return n, nil
 }

@@ -104,8 +104,23 @@ func TestLoadRejects(t *testing.T) {
 		},
 		{
 			name: "every problem reported",
-			yaml: "agents:\n  - id: ok\n    model: scripted\n  - id: ''\n    model: ''\n",
-			want: []string{`"ok"`, "script", "id must be", "model is required"},
+			yaml: "agents:\n  - id: ok\n    model: scripted\n  - id: ''\n    model: m\n    limits:\n      maxTurns: -1\n",
+			want: []string{`"ok"`, "script", "id must be", "limits must be"},
+		},
+		{
+			name: "script on a real model",
+			yaml: "agents:\n  - id: a\n    model: gpt\n    script:\n      - text: hi\n",
+			want: []string{`"a"`, "model: scripted"},
+		},
+		{
+			name: "unknown scripted error",
+			yaml: "agents:\n  - id: a\n    model: scripted\n    script:\n      - error: boom\n",
+			want: []string{"turn 1", `"boom"`, "rate_limited"},
+		},
+		{
+			name: "bad sandbox env and key variable",
+			yaml: "agents:\n  - id: a\n    model: m\n    apiKeyEnv: 'my key'\n    sandbox:\n      env: [NOVALUE]\n",
+			want: []string{"NOVALUE", "apiKeyEnv"},
 		},
 		{
 			name: "bad duration",

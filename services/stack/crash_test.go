@@ -56,8 +56,8 @@ func TestExecutorKilledMidRunAnotherTakesOver(t *testing.T) {
 			completed++
 		}
 	}
-	if completed != 3 {
-		t.Fatalf("%d completed assistant messages, want the 3 scripted turns", completed)
+	if completed != 1 {
+		t.Fatalf("%d completed assistant messages, want the one answer (the lost stream repeated)", completed)
 	}
 }
 

@@ -132,9 +132,10 @@ func TestCancelRunningAndCompletedRuns(t *testing.T) {
 	runID := create(t, st, "slow", "x", "slow-1")["runId"].(string)
 	waitStatus(t, st, runID, "running", 5*time.Second)
 	code, body := call(t, st, "POST", "/v1/runs/"+runID+"/inputs", token, map[string]any{"intent": "steer", "content": "shorter"})
-	if code != 202 || body["outcome"] != "rejected" || body["code"] != "not_implemented" {
-		t.Fatalf("steer while running (not built yet): HTTP %d %v", code, body)
+	if code != 202 || body["outcome"] != "accepted" {
+		t.Fatalf("steer while running: HTTP %d %v", code, body)
 	}
+	steerID := body["commandId"].(string)
 	code, body = call(t, st, "POST", "/v1/runs/"+runID+"/cancel", token, map[string]any{"reason": "changed my mind"}, "Idempotency-Key", "cancel-1")
 	if code != 202 || body["outcome"] != "accepted" {
 		t.Fatalf("cancel running: HTTP %d %v", code, body)
@@ -143,6 +144,15 @@ func TestCancelRunningAndCompletedRuns(t *testing.T) {
 	if run["cancelReason"] != "changed my mind" {
 		t.Fatalf("cancel reason: %v", run)
 	}
+	// The steer was either applied before the cancel or closed by it; it
+	// never stays pending on a finished run.
+	eventually(t, 5*time.Second, "the steer closed", func() error {
+		_, cmd := call(t, st, "GET", "/v1/commands/"+steerID, token, nil)
+		if o := cmd["outcome"]; o != "applied" && o != "no_effect" {
+			return fmt.Errorf("steer outcome %v", o)
+		}
+		return nil
+	})
 	done := create(t, st, "demo", "y", "demo-1")["runId"].(string)
 	waitStatus(t, st, done, "completed", 5*time.Second)
 	code, body = call(t, st, "POST", "/v1/runs/"+done+"/cancel", token, nil, "Idempotency-Key", "cancel-2")

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -40,7 +41,7 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(cl.Close)
-	slow := profile.Turn{Text: "streaming a slow answer, word by word, so it can be cancelled", ChunkChars: 4, Delay: 25 * time.Millisecond}
+	slow := profile.Turn{Text: strings.Repeat("streaming a slow answer, word by word, so it can be cancelled. ", 3), ChunkChars: 4, Delay: 25 * time.Millisecond}
 	cat, err := profile.NewCatalog(profile.Profile{ID: "slow", Model: profile.ModelScripted, Script: []profile.Turn{slow, slow, slow}})
 	if err != nil {
 		t.Fatal(err)
@@ -51,14 +52,21 @@ func newEnv(t *testing.T) *env {
 // start runs a stack with the given components until the test ends.
 func (e *env) start(name string, hooks *kafka.Hooks, comps ...stack.Component) *stack.Stack {
 	e.t.Helper()
+	return e.startWith(name, func(o *stack.Options) { o.ExecutorHooks, o.Components = hooks, comps })
+}
+
+// startWith runs a stack whose options edit adjusts.
+func (e *env) startWith(name string, edit func(*stack.Options)) *stack.Stack {
+	e.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	st, err := stack.Start(ctx, stack.Options{
+	opts := stack.Options{
 		Kafka: e.kcfg, PGDSN: e.dsn, APIAddr: "127.0.0.1:0", Tokens: map[string]string{token: tenant, "tok-other": "other"},
 		Profiles: e.cat, ExecutorID: name, WaitDefault: 5 * time.Second, WaitMax: 10 * time.Second,
-		Components: comps, ExecutorHooks: hooks,
 		Logger: zaptest.NewLogger(e.t, zaptest.Level(zap.WarnLevel)).Named(name),
-	})
+	}
+	edit(&opts)
+	st, err := stack.Start(ctx, opts)
 	if err != nil {
 		e.t.Fatal(err)
 	}

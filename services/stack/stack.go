@@ -19,9 +19,11 @@ import (
 	pgview "github.com/xbot-runtime/xbot/projections/postgres"
 	"github.com/xbot-runtime/xbot/projections/runner"
 	"github.com/xbot-runtime/xbot/services/api"
+	"github.com/xbot-runtime/xbot/services/compute"
 	"github.com/xbot-runtime/xbot/services/executor"
+	"github.com/xbot-runtime/xbot/services/executor/agentloop"
 	"github.com/xbot-runtime/xbot/services/profile"
-	"github.com/xbot-runtime/xbot/services/scripted"
+	"github.com/xbot-runtime/xbot/services/tools"
 )
 
 // Component selects a part of the system.
@@ -56,6 +58,15 @@ type Options struct {
 	// ExecutorHooks inject Kafka faults in tests.
 	ExecutorHooks *kafka.Hooks
 	Version       string
+	// LLM is the default model provider (llm_* keys).
+	LLM LLM
+	// Compute runs tool calls. Required by the executor when a profile has
+	// tools that need a sandbox.
+	Compute compute.Provider
+	// Models overrides how profiles resolve to model providers (tests).
+	Models agentloop.ModelResolver
+	// Tools overrides the tool registry (default: the built-ins).
+	Tools *tools.Registry
 }
 
 // Stack is a running set of components.
@@ -142,14 +153,39 @@ func (s *Stack) openPostgres(ctx context.Context) error {
 }
 
 func (s *Stack) startExecutor(ctx context.Context) error {
+	reg := s.opts.Tools
+	if reg == nil {
+		reg = tools.Builtin(tools.Options{})
+	}
+	if err := checkProfiles(s.opts.Profiles, reg); err != nil {
+		return err
+	}
+	models := s.opts.Models
+	if models == nil {
+		models = modelResolver(s.opts.LLM)
+	}
+	engine := agentloop.New(agentloop.Config{Models: models, Tools: reg, Compute: s.opts.Compute, Log: s.log.Named("engine")})
 	ex, err := executor.New(executor.Config{Kafka: s.opts.Kafka, ID: s.opts.ExecutorID, Hooks: s.opts.ExecutorHooks},
-		scripted.Engine{}, s.opts.Profiles, s.log.Named("executor"))
+		engine, s.opts.Profiles, s.log.Named("executor"))
 	if err != nil {
 		return err
 	}
 	s.Executor = ex
 	s.goRun("executor", func() error { return ex.Run(ctx) })
 	return nil
+}
+
+// checkProfiles refuses to start with a profile naming a tool that does not
+// exist: better now than as a failed run later.
+func checkProfiles(c *profile.Catalog, reg *tools.Registry) error {
+	var errs []error
+	for _, id := range c.IDs() {
+		p, _ := c.Get(id)
+		if _, err := reg.Specs(p.Tools); err != nil {
+			errs = append(errs, fmt.Errorf("agent %s: %w", id, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 func (s *Stack) startProjector(ctx context.Context) {

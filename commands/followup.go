@@ -1,0 +1,44 @@
+package commands
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/xbot-runtime/xbot/events"
+)
+
+// FollowUpRunID is the id of the run a follow-up creates. It is derived from
+// the follow-up's commandId, so a redelivered follow-up can never fork two runs.
+func FollowUpRunID(followUpCommandID string) string {
+	return events.DerivedID("run", "follow_up", followUpCommandID)
+}
+
+// FollowUpCreate returns the CreateRun command by which a follow-up on the
+// finished run parent starts the session's next run: same tenant, session,
+// agent and sandbox, parentRunId set, the follow-up's content as input. Every
+// id is derived from the follow-up, so producing it twice is harmless (the
+// second is a duplicate of the first).
+func FollowUpCreate(followUp Envelope, p *AppendUserInputPayload, parent events.RunState, issuedAt int64) (Envelope, error) {
+	if p.Intent != IntentFollowUp {
+		return Envelope{}, fmt.Errorf("follow-up create: intent is %q", p.Intent)
+	}
+	payload, err := json.Marshal(CreateRunPayload{
+		AgentID: parent.AgentID, Input: events.UserInput{Content: p.Content},
+		SandboxKey: parent.SandboxKey, ParentRunID: parent.RunID,
+	})
+	if err != nil {
+		return Envelope{}, err
+	}
+	return Envelope{
+		CommandID:         events.DerivedID("cmd", "follow_up", followUp.CommandID),
+		IdempotencyKey:    "follow_up:" + followUp.CommandID,
+		RunID:             FollowUpRunID(followUp.CommandID),
+		PlatformSessionID: parent.PlatformSessionID,
+		Type:              CreateRun,
+		Actor:             followUp.Actor,
+		TenantID:          parent.TenantID,
+		IssuedAt:          issuedAt,
+		SchemaVersion:     events.SchemaVersion,
+		Payload:           payload,
+	}, nil
+}

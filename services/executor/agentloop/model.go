@@ -1,0 +1,235 @@
+package agentloop
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"go.uber.org/zap"
+
+	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/services/executor"
+	"github.com/xbot-runtime/xbot/services/model"
+)
+
+// modelStage runs before_model_request, one model call and
+// after_model_response.
+func (r *runner) modelStage(ctx context.Context) error {
+	// before_model_request: a cancel ends the run before tokens are spent;
+	// steers become user messages of this request.
+	if stop, err := r.run.SafePoint(ctx, executor.BeforeModelRequest, executor.SafePointOptions{}); err != nil || stop {
+		return stopOr(err)
+	}
+	pr := analyze(r.run.Events())
+	if pr.turns >= r.limits.MaxTurns {
+		return r.budget(ctx, fmt.Sprintf("the run reached its limit of %d model calls", r.limits.MaxTurns))
+	}
+	prov, modelName, err := r.e.cfg.Models(r.p)
+	if err != nil {
+		return r.fail(ctx, events.FailModelError, "model is not configured: "+err.Error())
+	}
+	session, err := r.sessionHistory(ctx)
+	if err != nil {
+		return err // the history exists in Kafka; failing to read it is an infrastructure error
+	}
+	specs, err := r.e.cfg.Tools.Specs(r.p.Tools)
+	if err != nil {
+		return r.fail(ctx, events.FailInternal, err.Error())
+	}
+	req := model.Request{Model: modelName, Messages: Project(r.p.SystemPrompt, session, r.run.Events()),
+		Tools: specs, Turn: pr.turns}
+
+	step, cancel := r.run.Step(r.wall)
+	s := newStreamer(ctx, r)
+	resp, callErr := prov.Stream(step, req, s.onDelta)
+	cancel()
+	if err := s.flush(); err != nil {
+		return err
+	}
+	switch {
+	case callErr == nil:
+		if err := s.complete(resp, pr.turns); err != nil {
+			return err
+		}
+	case ctx.Err() != nil:
+		return ctx.Err() // this executor stops; the next owner repeats the call
+	case r.wall.Err() != nil:
+		if err := s.close(events.ItemStatusTruncated, resp); err != nil {
+			return err
+		}
+		return r.budget(ctx, fmt.Sprintf("the run exceeded its wall time of %s", r.limits.MaxWallTime))
+	case step.Err() != nil:
+		// A cancel interrupted the stream: keep what was said, as truncated.
+		if err := s.close(events.ItemStatusTruncated, resp); err != nil {
+			return err
+		}
+	default:
+		r.log.Warn("model call failed", zap.Error(callErr))
+		if err := s.abandon(events.FailModelError, callErr.Error()); err != nil {
+			return err
+		}
+		msg := callErr.Error()
+		if errors.Is(callErr, model.ErrContextOverflow) {
+			msg = "the conversation no longer fits the model's context window: " + msg
+		}
+		return r.fail(ctx, events.FailModelError, msg)
+	}
+	// after_model_response: a cancel now records the calls the model asked
+	// for as cancelled, so the history stays valid for a follow-up.
+	pr = analyze(r.run.Events())
+	if stop, err := r.run.SafePoint(ctx, executor.AfterModelResponse,
+		executor.SafePointOptions{Unstarted: r.cancelledCalls(pr)}); err != nil || stop {
+		return stopOr(err)
+	}
+	return nil
+}
+
+func (r *runner) fail(ctx context.Context, code, msg string) error {
+	if err := r.run.Fail(ctx, code, msg); err != nil {
+		return err
+	}
+	return errStop
+}
+
+// streamer turns a model stream into items: a reasoning item while the model
+// reasons, an assistant_message item for its text (always, as the carrier of
+// the response's tool calls), deltas coalesced by time and size.
+type streamer struct {
+	ctx context.Context
+	r   *runner
+	// err is the first append error; the stream keeps draining, nothing more is appended.
+	err error
+
+	reasoningID, assistantID string
+	reasoning, text          string
+	cur                      string // item receiving deltas
+	buf                      string
+	lastFlush                int64 // unix ms
+}
+
+func newStreamer(ctx context.Context, r *runner) *streamer {
+	return &streamer{ctx: ctx, r: r, lastFlush: nowMs()}
+}
+
+func (s *streamer) onDelta(d model.Delta) {
+	if d.Reasoning != "" {
+		if s.reasoningID == "" && s.assistantID == "" {
+			s.reasoningID = events.NewID("itm")
+			s.start(s.reasoningID, events.ItemReasoning)
+		}
+		s.reasoning += d.Reasoning
+		if s.cur == s.reasoningID {
+			s.push(d.Reasoning)
+		}
+	}
+	if d.Text != "" {
+		s.ensureAssistant()
+		s.text += d.Text
+		s.push(d.Text)
+	}
+}
+
+func (s *streamer) ensureAssistant() {
+	if s.assistantID != "" {
+		return
+	}
+	if s.reasoningID != "" {
+		s.flushNow()
+		s.appendDrafts(events.Draft{Type: events.ItemCompleted, ItemID: s.reasoningID, Payload: events.ItemCompletedPayload{
+			ItemType: events.ItemReasoning, Status: events.ItemStatusCompleted, Content: s.reasoning}})
+	}
+	s.assistantID = events.NewID("itm")
+	s.start(s.assistantID, events.ItemAssistantMessage)
+}
+
+func (s *streamer) start(id string, t events.ItemType) {
+	s.flushNow()
+	s.appendDrafts(events.Draft{Type: events.ItemStarted, ItemID: id, Payload: events.ItemStartedPayload{ItemType: t}})
+	s.cur = id
+}
+
+func (s *streamer) push(text string) {
+	s.buf += text
+	if len(s.buf) >= s.r.e.cfg.FlushBytes || nowMs()-s.lastFlush >= s.r.e.cfg.FlushInterval.Milliseconds() {
+		s.flushNow()
+	}
+}
+
+func (s *streamer) flushNow() {
+	if s.buf != "" && s.cur != "" {
+		s.appendDrafts(events.Draft{Type: events.ItemDelta, ItemID: s.cur, Payload: events.ItemDeltaPayload{Delta: s.buf}})
+	}
+	s.buf, s.lastFlush = "", nowMs()
+}
+
+func (s *streamer) appendDrafts(drafts ...events.Draft) {
+	if s.err != nil {
+		return
+	}
+	_, s.err = s.r.run.Append(s.ctx, executor.AppendOptions{}, drafts...)
+}
+
+func (s *streamer) flush() error {
+	s.flushNow()
+	return s.err
+}
+
+// complete closes the items of a finished response.
+func (s *streamer) complete(resp model.Response, turn int) error {
+	s.ensureAssistant()
+	data := events.AssistantData{Turn: turn, FinishReason: resp.FinishReason, Model: resp.Model}
+	if resp.Usage != (model.Usage{}) {
+		u := events.Usage(resp.Usage)
+		data.Usage = &u
+	}
+	for _, c := range resp.ToolCalls {
+		data.ToolCalls = append(data.ToolCalls, events.ToolCallRef{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
+	}
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return err
+	}
+	text := s.text
+	if resp.Text != "" {
+		text = resp.Text // the provider's assembled text is authoritative
+	}
+	s.appendDrafts(events.Draft{Type: events.ItemCompleted, ItemID: s.assistantID, Payload: events.ItemCompletedPayload{
+		ItemType: events.ItemAssistantMessage, Status: events.ItemStatusCompleted, Content: text, Data: raw}})
+	return s.err
+}
+
+// close closes an interrupted response with status (truncated): the text
+// streamed so far stays, tool calls are not taken.
+func (s *streamer) close(status string, _ model.Response) error {
+	var drafts []events.Draft
+	if s.reasoningID != "" && s.assistantID == "" {
+		drafts = append(drafts, events.Draft{Type: events.ItemCompleted, ItemID: s.reasoningID, Payload: events.ItemCompletedPayload{
+			ItemType: events.ItemReasoning, Status: status, Content: s.reasoning}})
+	}
+	if s.assistantID != "" {
+		drafts = append(drafts, events.Draft{Type: events.ItemCompleted, ItemID: s.assistantID, Payload: events.ItemCompletedPayload{
+			ItemType: events.ItemAssistantMessage, Status: status, Content: s.text}})
+	}
+	if len(drafts) > 0 {
+		s.appendDrafts(drafts...)
+	}
+	return s.err
+}
+
+// abandon fails the open items of a failed call.
+func (s *streamer) abandon(code, msg string) error {
+	var drafts []events.Draft
+	if s.reasoningID != "" && s.assistantID == "" {
+		drafts = append(drafts, events.Draft{Type: events.ItemFailed, ItemID: s.reasoningID,
+			Payload: events.ItemFailedPayload{ItemType: events.ItemReasoning, ErrorCode: code, Message: msg}})
+	}
+	if s.assistantID != "" {
+		drafts = append(drafts, events.Draft{Type: events.ItemFailed, ItemID: s.assistantID,
+			Payload: events.ItemFailedPayload{ItemType: events.ItemAssistantMessage, ErrorCode: code, Message: msg}})
+	}
+	if len(drafts) > 0 {
+		s.appendDrafts(drafts...)
+	}
+	return s.err
+}

@@ -1,0 +1,85 @@
+package agentloop
+
+import (
+	"encoding/json"
+
+	"github.com/xbot-runtime/xbot/events"
+)
+
+// progress is where a run stands, derived from its events alone. The engine
+// decides its next stage from it, which is what makes a run resumable by any
+// executor at any point: nothing the engine knows lives only in memory.
+type progress struct {
+	startedAt int64 // occurredAt of runtime.run.started (ms)
+	turns     int   // model calls that returned a response
+	toolCalls int   // tool items started
+	// last is the latest completed model response, nil before the first.
+	last *response
+	// unstarted are last's tool calls that have no item yet, in call order.
+	unstarted []events.ToolCallRef
+	// inputAfter says user input arrived after last.
+	inputAfter bool
+}
+
+type response struct {
+	itemID string
+	text   string
+	calls  []events.ToolCallRef
+}
+
+// final says the run's work is done: the last response asked for nothing and
+// no input came after it.
+func (p progress) final() bool {
+	return p.last != nil && len(p.last.calls) == 0 && !p.inputAfter
+}
+
+func analyze(evs []events.Envelope) progress {
+	var p progress
+	for _, e := range evs {
+		if e.Type == events.RunStarted && p.startedAt == 0 {
+			p.startedAt = e.OccurredAt
+		}
+	}
+	order, _, _ := items(evs)
+	started := map[string]bool{} // tool call ids with an item, for the last response
+	for _, it := range order {
+		switch it.typ {
+		case events.ItemAssistantMessage:
+			if it.status != events.ItemStatusCompleted && it.status != events.ItemStatusTruncated {
+				continue
+			}
+			p.turns++
+			var data events.AssistantData
+			_ = json.Unmarshal(it.end, &data)
+			p.last = &response{itemID: it.id, text: it.content, calls: data.ToolCalls}
+			p.inputAfter = false
+			started = map[string]bool{}
+		case events.ItemUserMessage:
+			p.inputAfter = true
+		default:
+			var call events.ToolCallData
+			if it.start == nil || json.Unmarshal(it.start, &call) != nil || call.ToolCallID == "" {
+				continue
+			}
+			p.toolCalls++
+			if p.last != nil && call.ResponseItemID == p.last.itemID {
+				started[call.ToolCallID] = true
+			}
+		}
+	}
+	if p.last != nil {
+		for _, c := range p.last.calls {
+			if !started[c.ID] {
+				p.unstarted = append(p.unstarted, c)
+			}
+		}
+	}
+	return p
+}
+
+// toolItemID is the item id of a tool call: derived from the response and
+// the call, so the same call can never be started twice (the state machine
+// refuses a second item.started with the same id).
+func toolItemID(responseItemID, callID string) string {
+	return events.DerivedID("itm", "tool", responseItemID, callID)
+}

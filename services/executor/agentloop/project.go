@@ -1,0 +1,169 @@
+package agentloop
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/services/model"
+)
+
+// Project is the context projector (seed 004 §5.2): a pure function from the
+// system prompt, the session's earlier runs and the run's own events to the
+// messages of the next model call. The result is always a valid provider
+// conversation: every tool call is followed by exactly one result, whatever
+// happened to the run (a cancel, a crash, a call that never started), and
+// nothing internal (ids, seq, statuses) is copied into a message.
+func Project(systemPrompt string, session [][]events.Envelope, run []events.Envelope) []model.Message {
+	var msgs []model.Message
+	if systemPrompt != "" {
+		msgs = append(msgs, model.Message{Role: model.RoleSystem, Content: systemPrompt})
+	}
+	for _, evs := range session {
+		msgs = append(msgs, projectRun(evs)...)
+	}
+	return append(msgs, projectRun(run)...)
+}
+
+// item is what the projector knows of one item.
+type item struct {
+	id      string
+	typ     events.ItemType
+	status  string // started | completed | truncated | failed | awaiting_approval
+	content string // started content, then final content
+	deltas  string
+	start   json.RawMessage
+	end     json.RawMessage
+	errCode string
+	errMsg  string
+}
+
+// items folds a run's item events, in the order the items started.
+func items(evs []events.Envelope) (order []*item, byID map[string]*item, input string) {
+	byID = map[string]*item{}
+	for _, e := range evs {
+		p, err := e.DecodePayload()
+		if err != nil {
+			continue // the log folded when it was written; skip what this build cannot read
+		}
+		switch v := p.(type) {
+		case *events.RunAcceptedPayload:
+			input = v.Input.Content
+		case *events.ItemStartedPayload:
+			it := &item{id: e.ItemID, typ: v.ItemType, status: events.ItemStatusStarted, content: v.Content, start: v.Data}
+			byID[e.ItemID] = it
+			order = append(order, it)
+		case *events.ItemDeltaPayload:
+			if it := byID[e.ItemID]; it != nil {
+				it.deltas += v.Delta
+			}
+		case *events.ItemCompletedPayload:
+			if it := byID[e.ItemID]; it != nil {
+				it.status, it.content, it.end = events.ItemStatusCompleted, v.Content, v.Data
+				if v.Status == events.ItemStatusTruncated {
+					it.status = events.ItemStatusTruncated
+				}
+			}
+		case *events.ItemFailedPayload:
+			if it := byID[e.ItemID]; it != nil {
+				it.status, it.errCode, it.errMsg = events.ItemStatusFailed, v.ErrorCode, v.Message
+			}
+		case *events.ItemAwaitingApprovalPayload:
+			if it := byID[e.ItemID]; it != nil {
+				it.status = events.ItemStatusAwaitingApproval
+			}
+		}
+	}
+	return order, byID, input
+}
+
+func projectRun(evs []events.Envelope) []model.Message {
+	order, _, input := items(evs)
+	var msgs []model.Message
+	if input != "" {
+		msgs = append(msgs, model.Message{Role: model.RoleUser, Content: input})
+	}
+	results := toolResults(order)
+	for _, it := range order {
+		switch it.typ {
+		case events.ItemUserMessage:
+			if it.status == events.ItemStatusCompleted {
+				msgs = append(msgs, model.Message{Role: model.RoleUser, Content: it.content})
+			}
+		case events.ItemAssistantMessage:
+			msgs = append(msgs, assistant(it, results)...)
+		default:
+			// Tool items are projected with the response that called them;
+			// reasoning stays with the provider that produced it.
+		}
+	}
+	return msgs
+}
+
+// assistant projects one model response and the results of its calls.
+func assistant(it *item, results map[string]map[string]string) []model.Message {
+	switch it.status {
+	case events.ItemStatusCompleted:
+	case events.ItemStatusTruncated:
+		if it.content == "" {
+			return nil
+		}
+		return []model.Message{{Role: model.RoleAssistant, Content: it.content}}
+	default:
+		return nil // failed or never finished: the model call is repeated, not remembered
+	}
+	var data events.AssistantData
+	_ = json.Unmarshal(it.end, &data)
+	if it.content == "" && len(data.ToolCalls) == 0 {
+		return nil
+	}
+	msg := model.Message{Role: model.RoleAssistant, Content: it.content}
+	out := []model.Message{msg}
+	for _, c := range data.ToolCalls {
+		out[0].ToolCalls = append(out[0].ToolCalls, model.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
+		res, ok := results[it.id][c.ID]
+		if !ok {
+			res = "error [not_executed]: this tool call did not run (the run stopped before it started)"
+		}
+		out = append(out, model.Message{Role: model.RoleTool, ToolCallID: c.ID, Content: res})
+	}
+	return out
+}
+
+// toolResults maps response item id → tool call id → the text the model
+// receives as the call's result.
+func toolResults(order []*item) map[string]map[string]string {
+	out := map[string]map[string]string{}
+	for _, it := range order {
+		var call events.ToolCallData
+		if it.start == nil || json.Unmarshal(it.start, &call) != nil || call.ToolCallID == "" {
+			continue
+		}
+		if out[call.ResponseItemID] == nil {
+			out[call.ResponseItemID] = map[string]string{}
+		}
+		out[call.ResponseItemID][call.ToolCallID] = resultText(it)
+	}
+	return out
+}
+
+func resultText(it *item) string {
+	switch it.status {
+	case events.ItemStatusCompleted, events.ItemStatusTruncated:
+		var res events.ToolResultData
+		if json.Unmarshal(it.end, &res) == nil && res.Output != "" {
+			return res.Output
+		}
+		return it.content
+	case events.ItemStatusFailed:
+		msg := it.errMsg
+		if it.errCode == events.ToolErrRuntimeLost {
+			msg = "the executor running this tool stopped; it is unknown whether the tool finished. " +
+				"Check its effects before repeating it"
+		}
+		return fmt.Sprintf("error [%s]: %s", it.errCode, msg)
+	case events.ItemStatusAwaitingApproval:
+		return "error [not_executed]: this tool call is waiting for approval"
+	}
+	return "error [not_executed]: this tool call has no result yet"
+}
