@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -166,10 +167,10 @@ func gnuDiff(t *testing.T, required bool) func(before, after string) string {
 		return nil
 	}
 	dir := t.TempDir()
-	n := 0
+	var n atomic.Int64 // parallel subtests share the function
 	return func(before, after string) string {
-		n++
-		a, b := filepath.Join(dir, fmt.Sprint(n, ".a")), filepath.Join(dir, fmt.Sprint(n, ".b"))
+		i := n.Add(1)
+		a, b := filepath.Join(dir, fmt.Sprint(i, ".a")), filepath.Join(dir, fmt.Sprint(i, ".b"))
 		if os.WriteFile(a, []byte(before), 0o600) != nil || os.WriteFile(b, []byte(after), 0o600) != nil {
 			t.Fatal("write diff inputs")
 		}
