@@ -15,6 +15,8 @@ type Record struct {
 	Offset    int64
 	Key       string
 	Value     []byte
+	// Headers are the record's headers (nil when it has none).
+	Headers map[string]string
 }
 
 // cmdOffsetHeader carries the offset of the last command a transaction consumed.
@@ -52,7 +54,14 @@ func ReadPartition(ctx context.Context, c Config, topic string, p int32, fn func
 				return
 			}
 			maxCmd = max(maxCmd, headerOffset(r))
-			ferr = fn(Record{Partition: p, Offset: r.Offset, Key: string(r.Key), Value: r.Value})
+			rec := Record{Partition: p, Offset: r.Offset, Key: string(r.Key), Value: r.Value}
+			if len(r.Headers) > 0 {
+				rec.Headers = make(map[string]string, len(r.Headers))
+				for _, h := range r.Headers {
+					rec.Headers[h.Key] = string(h.Value)
+				}
+			}
+			ferr = fn(rec)
 		})
 		if ferr != nil {
 			return -1, ferr

@@ -3,34 +3,55 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync"
 	"time"
 
+	"github.com/ThreeDotsLabs/watermill/message"
+	"github.com/ThreeDotsLabs/watermill/message/router/middleware"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 
+	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/infra/kafka"
+	"github.com/xbot-runtime/xbot/infra/kafka/wmkafka"
 )
 
-// Config configures a projector.
+// Dead-letter headers (watermill metadata) naming why and where a record
+// was dead-lettered.
+const (
+	HeaderProjector = "xbot-projector"
+	HeaderReason    = middleware.ReasonForPoisonedKey
+	HeaderRunID     = "xbot-run-id"
+	HeaderSeq       = "xbot-seq"
+	HeaderPartition = "xbot-partition"
+	HeaderOffset    = "xbot-offset"
+)
+
+// Config configures a projector runner.
 type Config struct {
 	// Kafka is the cluster. Required.
 	Kafka kafka.Config
-	// Name of the projector, e.g. "postgres"; its consumer group is
-	// "xbot-projector-<Name>". Required.
-	Name string
-	// Apply writes a batch and its checkpoint atomically and idempotently. Required.
-	Apply func(ctx context.Context, recs []kafka.Record) error
-	// Checkpoints returns the next offset per partition. Required.
-	Checkpoints func(ctx context.Context) (map[int32]int64, error)
-	// Heartbeat, when set, is called every HeartbeatEvery so readers can
-	// tell the projector is alive.
-	Heartbeat      func(ctx context.Context) error
-	HeartbeatEvery time.Duration // default 2 s
+	// Projector is the view. Required.
+	Projector Projector
 	// Logger is required.
 	Logger *zap.Logger
+	// Heartbeat, when set, is called every HeartbeatEvery (default 2 s) so
+	// readers can tell the projector is alive.
+	Heartbeat      func(ctx context.Context) error
+	HeartbeatEvery time.Duration
+	// MaxBatch bounds the records applied in one Apply. Default 256.
+	MaxBatch int
+	// Retry bounds the backoff between attempts at a failing batch
+	// (default 100 ms doubling to 10 s). A failing record is retried for as
+	// long as it fails: the projector stops rather than skipping it.
+	RetryInitial, RetryMax time.Duration
+	// ClientOptions are extra franz-go options (tests).
+	ClientOptions []kgo.Opt
 }
 
-// Group returns the projector's consumer group name.
-func (c Config) Group() string { return "xbot-projector-" + c.Name }
+// Group returns the consumer group of the projector named name.
+func Group(name string) string { return "xbot-projector-" + name }
 
 // Validate reports every configuration problem.
 func (c Config) Validate() error {
@@ -38,27 +59,234 @@ func (c Config) Validate() error {
 	if err := c.Kafka.Validate(); err != nil {
 		errs = append(errs, err)
 	}
-	if c.Name == "" || c.Apply == nil || c.Checkpoints == nil || c.Logger == nil {
-		errs = append(errs, errors.New("projector: Name, Apply, Checkpoints and Logger are required"))
+	if c.Projector == nil || c.Logger == nil {
+		errs = append(errs, errors.New("projector runner: Projector and Logger are required"))
 	}
 	return errors.Join(errs...)
 }
 
-// Run projects until ctx is done.
-func Run(ctx context.Context, cfg Config) error {
-	if cfg.HeartbeatEvery == 0 {
-		cfg.HeartbeatEvery = 2 * time.Second
+func (c *Config) setDefaults() {
+	c.Kafka = c.Kafka.WithDefaults()
+	if c.HeartbeatEvery == 0 {
+		c.HeartbeatEvery = 2 * time.Second
 	}
+	if c.MaxBatch == 0 {
+		c.MaxBatch = 256
+	}
+	if c.RetryInitial == 0 {
+		c.RetryInitial = 100 * time.Millisecond
+	}
+	if c.RetryMax == 0 {
+		c.RetryMax = 10 * time.Second
+	}
+}
+
+// Runner runs one projector on a watermill Router: a consumer group on the
+// events topic (read_committed, offsets committed after the view applied the
+// record), with a recoverer, retry with backoff, and a poison queue writing
+// records that can never be applied to the dead-letter topic.
+type Runner struct {
+	cfg    Config
+	log    *zap.Logger
+	sub    *wmkafka.Subscriber
+	pub    *wmkafka.Publisher
+	router *message.Router
+	batch  *batcher
+
+	mu      sync.Mutex
+	stopped map[string]int64 // run id → seq at which its projection stopped
+}
+
+// New prepares a runner: it reads the dead-letter topic to learn which runs
+// this projector stopped earlier, so a restart does not resume them past
+// their gap.
+func New(ctx context.Context, cfg Config) (*Runner, error) {
+	cfg.setDefaults()
 	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	name := cfg.Projector.Name()
+	r := &Runner{cfg: cfg, log: cfg.Logger.With(zap.String("projector", name)), stopped: map[string]int64{}}
+	if err := r.loadStopped(ctx); err != nil {
+		return nil, err
+	}
+	checkpoints, err := cfg.Projector.Checkpoints(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("projector %s: checkpoints: %w", name, err)
+	}
+	opts := append([]kgo.Opt{}, cfg.ClientOptions...)
+	if checkpoints != nil {
+		opts = append(opts, kgo.AdjustFetchOffsetsFn(fromCheckpoints(cfg.Kafka.EventsTopic(), checkpoints)))
+	}
+	wlog := wmkafka.NewZapLogger(r.log.Named("watermill"))
+	if r.sub, err = wmkafka.NewSubscriber(wmkafka.SubscriberConfig{Kafka: cfg.Kafka, ConsumerGroup: Group(name),
+		Logger: wlog, ClientOptions: opts}); err != nil {
+		return nil, err
+	}
+	if r.pub, err = wmkafka.NewPublisher(wmkafka.PublisherConfig{Kafka: cfg.Kafka, Logger: wlog}); err != nil {
+		_ = r.sub.Close()
+		return nil, err
+	}
+	if err := r.buildRouter(wlog); err != nil {
+		_ = r.sub.Close()
+		_ = r.pub.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// fromCheckpoints starts each partition at the view's own stored position;
+// a partition the view has never seen starts at the beginning.
+func fromCheckpoints(topic string, next map[int32]int64) func(context.Context, map[string]map[int32]kgo.Offset) (map[string]map[int32]kgo.Offset, error) {
+	return func(_ context.Context, offs map[string]map[int32]kgo.Offset) (map[string]map[int32]kgo.Offset, error) {
+		for p := range offs[topic] {
+			if o, ok := next[p]; ok {
+				offs[topic][p] = kgo.NewOffset().At(o)
+			} else {
+				offs[topic][p] = kgo.NewOffset().AtStart()
+			}
+		}
+		return offs, nil
+	}
+}
+
+func (r *Runner) buildRouter(wlog wmkafka.ZapLogger) error {
+	router, err := message.NewRouter(message.RouterConfig{CloseTimeout: 10 * time.Second}, wlog)
+	if err != nil {
 		return err
 	}
-	log := cfg.Logger.With(zap.String("projector", cfg.Name))
-	if cfg.Heartbeat != nil {
-		go heartbeat(ctx, cfg, log)
+	poison, err := middleware.PoisonQueueWithFilter(r.pub, r.cfg.Kafka.DeadLetterTopic(), func(err error) bool {
+		_, ok := IsPoison(err)
+		return ok
+	})
+	if err != nil {
+		return err
 	}
-	return kafka.RunConsumer(ctx, kafka.ConsumerConfig{
-		Kafka: cfg.Kafka, Group: cfg.Group(), Topic: cfg.Kafka.EventsTopic(),
-		Checkpoints: cfg.Checkpoints, Apply: cfg.Apply, Logger: log,
+	router.AddMiddleware(
+		middleware.Recoverer,
+		poison,
+		middleware.Retry{
+			MaxRetries: 1 << 30, InitialInterval: r.cfg.RetryInitial, MaxInterval: r.cfg.RetryMax, Multiplier: 2,
+			RandomizationFactor: 0.2, ResetContextOnRetry: false, Logger: wlog,
+			ShouldRetry: func(p middleware.RetryParams) bool {
+				_, poisoned := IsPoison(p.Err)
+				if !poisoned {
+					r.log.Warn("projection failed; retrying", zap.Int("attempt", p.RetryNum), zap.Error(p.Err))
+				}
+				return !poisoned
+			},
+		}.Middleware,
+	)
+	r.batch = newBatcher(r.cfg.Projector, r.cfg.MaxBatch)
+	router.AddConsumerHandler("project-"+r.cfg.Projector.Name(), r.cfg.Kafka.EventsTopic(), r.sub, r.handle)
+	r.router = router
+	return nil
+}
+
+// handle projects one record. Records of a stopped run are dead-lettered
+// too: applying them would leave a gap in the view.
+func (r *Runner) handle(msg *message.Message) error {
+	meta, ok := wmkafka.RecordMetaFromContext(msg.Context())
+	if !ok {
+		return errors.New("message without a Kafka position")
+	}
+	rec := Record{Record: kafka.Record{Partition: meta.Partition, Offset: meta.Offset, Key: string(meta.Key), Value: msg.Payload}}
+	env, err := events.Decode(msg.Payload)
+	if err != nil {
+		return r.poisoned(msg, &PoisonError{Partition: meta.Partition, Offset: meta.Offset, RunID: string(meta.Key),
+			Reason: "undecodable event: " + err.Error()})
+	}
+	rec.Event = env
+	r.mu.Lock()
+	at, stopped := r.stopped[env.RunID]
+	r.mu.Unlock()
+	if stopped {
+		return r.poisoned(msg, Poison(rec, fmt.Sprintf("the run's projection stopped at seq %d", at)))
+	}
+	err = r.batch.apply(msg.Context(), rec)
+	if pe, ok := IsPoison(err); ok {
+		return r.poisoned(msg, pe)
+	}
+	return err
+}
+
+// poisoned stops the run's projection and returns pe for the poison queue,
+// with the headers an operator needs.
+func (r *Runner) poisoned(msg *message.Message, pe *PoisonError) error {
+	r.mu.Lock()
+	if _, ok := r.stopped[pe.RunID]; !ok && pe.RunID != "" {
+		r.stopped[pe.RunID] = pe.Seq
+	}
+	r.mu.Unlock()
+	r.log.Error("record dead-lettered; the run's projection is stopped", zap.String("run_id", pe.RunID),
+		zap.Int64("seq", pe.Seq), zap.Int32("partition", pe.Partition), zap.Int64("offset", pe.Offset), zap.String("reason", pe.Reason))
+	msg.Metadata.Set(HeaderProjector, r.cfg.Projector.Name())
+	msg.Metadata.Set(HeaderRunID, pe.RunID)
+	msg.Metadata.Set(HeaderSeq, fmt.Sprint(pe.Seq))
+	msg.Metadata.Set(HeaderPartition, fmt.Sprint(pe.Partition))
+	msg.Metadata.Set(HeaderOffset, fmt.Sprint(pe.Offset))
+	msg.Metadata.Set("partition_key", pe.RunID) // dead letters keep the original key
+	return pe
+}
+
+// Run projects until ctx is done.
+func (r *Runner) Run(ctx context.Context) error {
+	hctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if r.cfg.Heartbeat != nil {
+		go heartbeat(hctx, r.cfg, r.log)
+	}
+	err := r.router.Run(ctx)
+	_ = r.pub.Close()
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+// Running is closed once the router runs.
+func (r *Runner) Running() chan struct{} { return r.router.Running() }
+
+// Lag returns how many records of the events topic the projector has not
+// applied yet (per partition and in total).
+func (r *Runner) Lag(ctx context.Context) (wmkafka.TopicLag, error) {
+	return r.sub.Lag(ctx, r.cfg.Kafka.EventsTopic())
+}
+
+// Stopped returns the runs whose projection stopped at a poison record, with
+// the seq it stopped at.
+func (r *Runner) Stopped() map[string]int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make(map[string]int64, len(r.stopped))
+	for k, v := range r.stopped {
+		out[k] = v
+	}
+	return out
+}
+
+// loadStopped rebuilds the stopped runs from this projector's dead letters.
+func (r *Runner) loadStopped(ctx context.Context) error {
+	if err := kafka.EnsureTopics(ctx, r.cfg.Kafka); err != nil {
+		return err
+	}
+	return kafka.ReadTopic(ctx, r.cfg.Kafka, r.cfg.Kafka.DeadLetterTopic(), func(rec kafka.Record) error {
+		h := rec.Headers
+		switch {
+		case h[HeaderProjector] != r.cfg.Projector.Name():
+			return nil
+		case h[HeaderReset] == "true":
+			clear(r.stopped) // the view was rebuilt from the beginning
+			return nil
+		case h[HeaderRunID] == "":
+			return nil
+		}
+		if _, ok := r.stopped[h[HeaderRunID]]; !ok {
+			var seq int64
+			_, _ = fmt.Sscan(h[HeaderSeq], &seq)
+			r.stopped[h[HeaderRunID]] = seq
+		}
+		return nil
 	})
 }
 
@@ -76,3 +304,6 @@ func heartbeat(ctx context.Context, cfg Config, log *zap.Logger) {
 		}
 	}
 }
+
+// Close releases a runner that was never Run.
+func (r *Runner) Close() error { return errors.Join(r.sub.Close(), r.pub.Close()) }

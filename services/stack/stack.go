@@ -128,7 +128,9 @@ func (s *Stack) start(ctx context.Context) error {
 		}
 	}
 	if s.opts.has(Projector) {
-		s.startProjector(rctx)
+		if err := s.startProjector(rctx); err != nil {
+			return err
+		}
 	}
 	if s.opts.has(API) {
 		return s.startAPI()
@@ -188,32 +190,44 @@ func checkProfiles(c *profile.Catalog, reg *tools.Registry) error {
 	return errors.Join(errs...)
 }
 
-func (s *Stack) startProjector(ctx context.Context) {
-	topic := s.opts.Kafka.EventsTopic()
+func (s *Stack) startProjector(ctx context.Context) error {
 	instance := s.opts.ExecutorID
 	if instance == "" {
 		instance = "projector"
 	}
-	cfg := runner.Config{
-		Kafka: s.opts.Kafka, Name: projectorName, Logger: s.log.Named("projector"),
-		Apply: func(ctx context.Context, recs []kafka.Record) error {
-			return s.Store.ApplyBatch(ctx, projectorName, topic, toRows(recs))
-		},
-		Checkpoints: func(ctx context.Context) (map[int32]int64, error) {
-			return s.Store.Checkpoints(ctx, projectorName, topic)
-		},
+	r, err := runner.New(ctx, runner.Config{
+		Kafka: s.opts.Kafka, Projector: pgProjector{s.Store, s.opts.Kafka.EventsTopic()}, Logger: s.log.Named("projector"),
 		Heartbeat: func(ctx context.Context) error { return s.Store.Heartbeat(ctx, projectorName, instance) },
+	})
+	if err != nil {
+		return err
 	}
-	s.goRun("projector", func() error { return runner.Run(ctx, cfg) })
+	s.goRun("projector", func() error { return r.Run(ctx) })
+	return nil
 }
 
-func toRows(recs []kafka.Record) []pgview.Record {
-	out := make([]pgview.Record, len(recs))
-	for i, r := range recs {
-		out[i] = pgview.Record{Partition: r.Partition, Offset: r.Offset, Value: r.Value}
-	}
-	return out
+// pgProjector adapts the Postgres store to the runner.
+type pgProjector struct {
+	store *pgview.Store
+	topic string
 }
+
+func (p pgProjector) Name() string { return projectorName }
+
+func (p pgProjector) Apply(ctx context.Context, batch []runner.Record) error {
+	rows := make([]pgview.Record, len(batch))
+	for i, r := range batch {
+		rows[i] = pgview.Record{Partition: r.Partition, Offset: r.Offset, Value: r.Value}
+	}
+	return p.store.ApplyBatch(ctx, projectorName, p.topic, rows)
+}
+
+func (p pgProjector) Checkpoints(ctx context.Context) (map[int32]int64, error) {
+	return p.store.Checkpoints(ctx, projectorName, p.topic)
+}
+
+func (p pgProjector) Reset(context.Context) error { return errors.New("reset: not implemented yet") }
+
 
 func (s *Stack) goRun(name string, fn func() error) {
 	s.wg.Add(1)

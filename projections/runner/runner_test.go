@@ -1,0 +1,303 @@
+package runner_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zaptest"
+
+	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/infra/kafka"
+	"github.com/xbot-runtime/xbot/projections/runner"
+)
+
+// memView is an in-memory view: it keeps each run's last seq and refuses a
+// gap or a payload marked "poison", as a real view would.
+type memView struct {
+	mu       sync.Mutex
+	seq      map[string]int64
+	failures int // transient failures left before Apply succeeds
+	applied  int
+	next     map[int32]int64
+}
+
+func newMemView() *memView { return &memView{seq: map[string]int64{}} }
+
+func (v *memView) Name() string { return "mem" }
+
+func (v *memView) Apply(_ context.Context, batch []runner.Record) error {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.failures > 0 {
+		v.failures--
+		return errors.New("database unavailable")
+	}
+	for _, r := range batch {
+		if r.Event.Seq <= v.seq[r.Event.RunID] {
+			continue // delivered again: idempotent
+		}
+		if r.Event.Seq != v.seq[r.Event.RunID]+1 {
+			return runner.Poison(r, fmt.Sprintf("seq gap: have %d", v.seq[r.Event.RunID]))
+		}
+		if r.Event.Type == events.RunFailed {
+			return runner.Poison(r, "this view cannot apply runtime.run.failed")
+		}
+	}
+	for _, r := range batch {
+		if r.Event.Seq == v.seq[r.Event.RunID]+1 {
+			v.seq[r.Event.RunID] = r.Event.Seq
+			v.applied++
+		}
+	}
+	return nil
+}
+
+func (v *memView) Checkpoints(context.Context) (map[int32]int64, error) { return v.next, nil }
+func (v *memView) Reset(context.Context) error                          { return nil }
+
+func (v *memView) seqOf(run string) int64 {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.seq[run]
+}
+
+func cluster(t *testing.T) kafka.Config {
+	t.Helper()
+	cl, err := kafka.StartCluster(kafka.ClusterConfig{Partitions: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	kc := kafka.Config{Brokers: cl.Addrs(), Partitions: 3}
+	if err := kafka.EnsureTopics(context.Background(), kc); err != nil {
+		t.Fatal(err)
+	}
+	return kc
+}
+
+// writeRun appends a run's events (accepted, started, n deltas in one item,
+// then the given last type) to the events topic.
+func writeRun(t *testing.T, kc kafka.Config, runID string, last events.Type) {
+	t.Helper()
+	prod, err := kafka.NewProducer(kc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prod.Close()
+	drafts := []events.Draft{
+		{Type: events.RunAccepted, CommandID: events.DerivedID("cmd", runID), Payload: events.RunAcceptedPayload{AgentID: "a",
+			IdempotencyKey: "k-" + runID, Actor: events.Actor{Type: "user", ID: "u"}}},
+		{Type: events.RunStarted},
+		{Type: last, Payload: map[events.Type]any{events.RunCompleted: events.RunCompletedPayload{Output: "ok"},
+			events.RunFailed: events.RunFailedPayload{ErrorCode: "internal"}}[last]},
+	}
+	id := events.Identity{RunID: runID, TenantID: "acme"}
+	for i, d := range drafts {
+		env, err := d.Seal(id, int64(i+1), events.NewID("evt"), time.Now().UnixMilli())
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := json.Marshal(env)
+		if err := prod.Produce(context.Background(), kc.EventsTopic(), runID, raw); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func start(t *testing.T, kc kafka.Config, v runner.Projector) *runner.Runner {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	r, err := runner.New(ctx, runner.Config{Kafka: kc, Projector: v, Logger: zaptest.NewLogger(t),
+		RetryInitial: 5 * time.Millisecond, RetryMax: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("runner: %v", err)
+		}
+	})
+	<-r.Running()
+	return r
+}
+
+func eventually(t *testing.T, what string, fn func() error) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		err := fn()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %v", what, err)
+		}
+		<-time.After(20 * time.Millisecond)
+	}
+}
+
+func TestRunnerProjectsRetriesAndReportsLag(t *testing.T) {
+	t.Parallel()
+	kc := cluster(t)
+	v := newMemView()
+	v.failures = 3 // the first attempts fail: retried, never skipped
+	runs := []string{"run_01J000000000000000000000A1", "run_01J000000000000000000000A2", "run_01J000000000000000000000A3"}
+	for _, id := range runs {
+		writeRun(t, kc, id, events.RunCompleted)
+	}
+	r := start(t, kc, v)
+	eventually(t, "every run projected", func() error {
+		for _, id := range runs {
+			if s := v.seqOf(id); s != 3 {
+				return fmt.Errorf("run %s at seq %d", id, s)
+			}
+		}
+		return nil
+	})
+	eventually(t, "lag reaches zero", func() error {
+		lag, err := r.Lag(context.Background())
+		if err != nil {
+			return err
+		}
+		if lag.Total() != 0 {
+			return fmt.Errorf("lag %d", lag.Total())
+		}
+		return nil
+	})
+}
+
+func TestRunnerDeadLettersPoisonAndStopsOnlyThatRun(t *testing.T) {
+	t.Parallel()
+	kc := cluster(t)
+	v := newMemView()
+	bad, good := "run_01J000000000000000000000B1", "run_01J000000000000000000000B2"
+	writeRun(t, kc, bad, events.RunFailed) // seq 3 is poison for this view
+	writeRun(t, kc, good, events.RunCompleted)
+	r := start(t, kc, v)
+	eventually(t, "the good run projected", func() error {
+		if s := v.seqOf(good); s != 3 {
+			return fmt.Errorf("good run at seq %d", s)
+		}
+		return nil
+	})
+	var dead []kafka.Record
+	eventually(t, "the poison record dead-lettered", func() error {
+		dead = dead[:0]
+		err := kafka.ReadTopic(context.Background(), kc, kc.DeadLetterTopic(), func(rec kafka.Record) error {
+			dead = append(dead, rec)
+			return nil
+		})
+		if err != nil || len(dead) != 1 {
+			return fmt.Errorf("%d dead letters (%v)", len(dead), err)
+		}
+		return nil
+	})
+	h := dead[0].Headers
+	if dead[0].Key != bad || h[runner.HeaderRunID] != bad || h[runner.HeaderSeq] != "3" || h[runner.HeaderProjector] != "mem" ||
+		h[runner.HeaderReason] == "" {
+		t.Errorf("dead letter key %q headers %v", dead[0].Key, h)
+	}
+	if s := v.seqOf(bad); s != 2 {
+		t.Errorf("bad run projected to seq %d, want 2 (stopped before the poison record)", s)
+	}
+	if got := r.Stopped(); got[bad] != 3 || len(got) != 1 {
+		t.Errorf("stopped runs %v", got)
+	}
+}
+
+func TestRunnerRemembersStoppedRunsAcrossRestarts(t *testing.T) {
+	t.Parallel()
+	kc := cluster(t)
+	v := newMemView()
+	bad := "run_01J000000000000000000000C1"
+	writeRun(t, kc, bad, events.RunFailed)
+	first := start(t, kc, v)
+	eventually(t, "the run stopped", func() error {
+		if first.Stopped()[bad] != 3 {
+			return errors.New("not stopped yet")
+		}
+		return nil
+	})
+	// A second runner of the same projector reads the dead letters first.
+	again, err := runner.New(context.Background(), runner.Config{Kafka: kc, Projector: newMemView(), Logger: zaptest.NewLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	if got := again.Stopped(); got[bad] != 3 {
+		t.Errorf("restarted runner knows stopped runs %v, want %s at 3", got, bad)
+	}
+}
+
+func TestRebuildFromTheBeginning(t *testing.T) {
+	t.Parallel()
+	kc := cluster(t)
+	bad := "run_01J000000000000000000000D1"
+	writeRun(t, kc, bad, events.RunFailed)
+	for i := range 5 {
+		writeRun(t, kc, fmt.Sprintf("run_01J000000000000000000000E%d", i), events.RunCompleted)
+	}
+	live := newMemView()
+	r := start(t, kc, live)
+	eventually(t, "live view stopped the bad run", func() error {
+		if r.Stopped()[bad] != 3 {
+			return errors.New("not yet")
+		}
+		return nil
+	})
+	// The live projector is running: a rebuild is refused.
+	err := runner.Rebuild(context.Background(), runner.Config{Kafka: kc, Projector: newMemView(), Logger: zaptest.NewLogger(t)}, true, nil)
+	if !errors.Is(err, runner.ErrProjectorRunning) {
+		t.Fatalf("rebuild beside a live projector: %v", err)
+	}
+}
+
+func TestRebuildProjectsEverythingAndReportsProgress(t *testing.T) {
+	t.Parallel()
+	kc := cluster(t)
+	var runs []string
+	for i := range 6 {
+		id := fmt.Sprintf("run_01J000000000000000000000F%d", i)
+		runs = append(runs, id)
+		writeRun(t, kc, id, events.RunCompleted)
+	}
+	v := &resettable{memView: newMemView()}
+	var last runner.Progress
+	reports := 0
+	err := runner.Rebuild(context.Background(), runner.Config{Kafka: kc, Projector: v, Logger: zaptest.NewLogger(t)}, true,
+		func(p runner.Progress) { last, reports = p, reports+1 })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !v.reset {
+		t.Error("the view was not reset")
+	}
+	for _, id := range runs {
+		if s := v.seqOf(id); s != 3 {
+			t.Errorf("run %s rebuilt to seq %d, want 3", id, s)
+		}
+	}
+	if !last.Finished || last.Done != 18 || last.Total != last.Done || reports == 0 {
+		t.Errorf("last progress %+v after %d reports, want 18 records finished", last, reports)
+	}
+}
+
+type resettable struct {
+	*memView
+	reset bool
+}
+
+func (r *resettable) Reset(context.Context) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.reset, r.seq = true, map[string]int64{}
+	return nil
+}
