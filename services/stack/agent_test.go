@@ -466,3 +466,73 @@ func alive(pid int) bool {
 	i := strings.LastIndexByte(s, ')')
 	return i >= 0 && i+2 < len(s) && s[i+2] != 'Z'
 }
+
+func TestAgentCancelDuringStreamKeepsTheTruncatedText(t *testing.T) {
+	t.Parallel()
+	agent := profile.Profile{ID: "talker", Model: profile.ModelScripted, Script: []profile.Turn{
+		{Text: strings.Repeat("a long answer streaming slowly ", 40), ChunkChars: 4, Delay: 10 * time.Millisecond,
+			ToolCalls: call1("shell", `{"command":"true"}`)},
+	}}
+	e, st, _ := agentEnv(t, agent)
+	runID := create(t, st, "talker", "talk", "cancel-stream-1")["runId"].(string)
+	eventually(t, 10*time.Second, "streaming", func() error {
+		if len(itemEvents(t, st, runID, "runtime.item.delta")) == 0 {
+			return fmt.Errorf("no delta yet")
+		}
+		return nil
+	})
+	code, body := call(t, st, "POST", "/v1/runs/"+runID+"/cancel", token, nil, "Idempotency-Key", "cancel-stream-1-c")
+	if code != 202 || body["outcome"] != "accepted" {
+		t.Fatalf("cancel: HTTP %d %v", code, body)
+	}
+	waitStatus(t, st, runID, "cancelled", 10*time.Second)
+	assertSequence(t, st, runID,
+		"runtime.run.accepted", "runtime.run.started",
+		"runtime.item.started:assistant_message", "delta+", "runtime.command.accepted", "delta+",
+		"runtime.item.completed:assistant_message", "runtime.command.applied", "runtime.run.cancelled")
+	done := itemEvents(t, st, runID, "runtime.item.completed")[0]
+	text := done["content"].(string)
+	var streamed strings.Builder
+	for _, d := range itemEvents(t, st, runID, "runtime.item.delta") {
+		streamed.WriteString(d["delta"].(string))
+	}
+	if done["status"] != "truncated" || text == "" || text != streamed.String() || len(text) >= 40*len("a long answer streaming slowly ") {
+		t.Errorf("closed as %v with %d bytes (streamed %d): want truncated with exactly what was streamed", done["status"], len(text), streamed.Len())
+	}
+	e.invariants(st)
+}
+
+func TestAgentToolCallBudgetAndWallTime(t *testing.T) {
+	t.Parallel()
+	calls := profile.Profile{ID: "caller", Model: profile.ModelScripted, Tools: []string{"shell"},
+		Limits: profile.Limits{MaxToolCalls: 3, ToolConcurrency: 1},
+		Script: []profile.Turn{{ToolCalls: []profile.ScriptedCall{
+			{Name: "shell", Arguments: `{"command":"true"}`}, {Name: "shell", Arguments: `{"command":"true"}`}}}}}
+	slow := profile.Profile{ID: "slowpoke", Model: profile.ModelScripted, Tools: []string{"shell"},
+		Limits: profile.Limits{MaxWallTime: 700 * time.Millisecond},
+		Script: []profile.Turn{{ToolCalls: call1("shell", `{"command":"sleep 30"}`)}}}
+	e, st, _ := agentEnv(t, calls, slow)
+	a := create(t, st, "caller", "go", "budget-calls-1")["runId"].(string)
+	b := create(t, st, "slowpoke", "go", "budget-wall-1")["runId"].(string)
+	for _, id := range []string{a, b} {
+		if run := waitStatus(t, st, id, "failed", 15*time.Second); run["errorCode"] != "budget_exhausted" {
+			t.Errorf("run %s failed with %v, want budget_exhausted", id, run["errorCode"])
+		}
+	}
+	// Two calls, then the first of the next two, then the limit of 3.
+	assertSequence(t, st, a,
+		"runtime.run.accepted", "runtime.run.started",
+		"runtime.item.started:assistant_message", "runtime.item.completed:assistant_message",
+		"runtime.item.started:command_execution", "runtime.item.completed:command_execution",
+		"runtime.item.started:command_execution", "runtime.item.completed:command_execution",
+		"runtime.item.started:assistant_message", "runtime.item.completed:assistant_message",
+		"runtime.item.started:command_execution", "runtime.item.completed:command_execution",
+		"runtime.run.failed")
+	// The sleeping tool is stopped by the wall-time budget.
+	assertSequence(t, st, b,
+		"runtime.run.accepted", "runtime.run.started",
+		"runtime.item.started:assistant_message", "runtime.item.completed:assistant_message",
+		"runtime.item.started:command_execution", "runtime.item.failed:command_execution",
+		"runtime.run.failed")
+	e.invariants(st)
+}

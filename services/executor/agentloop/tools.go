@@ -133,6 +133,9 @@ func (r *runner) call(ctx, step context.Context, responseID string, c events.Too
 	if res.Question != "" {
 		return true, nil
 	}
+	if res.ErrorCode == events.ToolErrCancelled && r.wall.Err() != nil && ctx.Err() == nil {
+		res.ErrorCode, res.Output = events.ToolErrBudgetExhausted, "the run's wall-time budget ended while the tool ran"
+	}
 	if res.ErrorCode != "" {
 		_, err = r.run.Append(ctx, executor.AppendOptions{}, events.Draft{Type: events.ItemFailed, ItemID: id,
 			Payload: events.ItemFailedPayload{ItemType: itemType, ErrorCode: res.ErrorCode, Message: res.Output}})
