@@ -1,0 +1,283 @@
+package im_test
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/projections/im"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// id returns a readable valid id: prefix_01J, n as 22 digits, then suffix.
+func id(prefix string, n int, suffix string) string {
+	return fmt.Sprintf("%s_01J%022d%s", prefix, n, suffix)
+}
+
+func itm(n int) string { return id("itm", n, "A") }
+
+var (
+	run1, run2, run3, run4, run5 = id("run", 1, "R"), id("run", 2, "R"), id("run", 3, "R"), id("run", 4, "R"), id("run", 5, "R")
+	callLs                       = events.ToolCallRef{ID: "call_1", Name: "shell", Arguments: `{"command":"ls"}`}
+	callRm                       = events.ToolCallRef{ID: "call_2", Name: "shell", Arguments: `{"command":"rm -rf build"}`}
+	callAsk                      = events.ToolCallRef{ID: "call_3", Name: "ask_user", Arguments: `{"question":"Which branch?"}`}
+)
+
+// cases are the logs of the golden tests, by name; together they hold every
+// event type of the catalog (TestCasesCoverTheCatalog).
+var cases = map[string]func(t *testing.T) []events.Envelope{
+	"reply": func(t *testing.T) []events.Envelope {
+		return newLog(t, run1, "sess_chat-1", "hello").reply(itm(1), "Hi there.").
+			add(events.Draft{Type: events.RunCompleted, Payload: events.RunCompletedPayload{Output: "Hi there."}}).evs
+	},
+	// Only responses with text become messages; tool items show nothing.
+	"tools": func(t *testing.T) []events.Envelope {
+		b := newLog(t, run1, "sess_chat-1", "list the files")
+		b.response(itm(1), "Let me look.", events.ItemStatusCompleted, callLs)
+		b.startTool(itm(2), itm(1), events.ItemCommandExecution, callLs, "")
+		b.add(events.Draft{Type: events.ItemDelta, ItemID: itm(2), Payload: events.ItemDeltaPayload{Delta: "README.md\n"}})
+		b.completeTool(itm(2), events.ItemCommandExecution, callLs, "README.md\n")
+		b.response(itm(3), "", events.ItemStatusCompleted, callLs)
+		b.startTool(itm(4), itm(3), events.ItemCommandExecution, callLs, "")
+		b.add(events.Draft{Type: events.ItemFailed, ItemID: itm(4), Payload: events.ItemFailedPayload{
+			ItemType: events.ItemCommandExecution, ErrorCode: events.ToolErrToolError, Message: "exit 2"}})
+		b.reply(itm(5), "There is one file: README.md.")
+		return b.add(events.Draft{Type: events.RunCompleted}).evs
+	},
+	"clarification": func(t *testing.T) []events.Envelope {
+		b := newLog(t, run1, "sess_chat-1", "deploy")
+		b.response(itm(1), "", events.ItemStatusCompleted, callAsk)
+		b.startTool(itm(2), itm(1), events.ItemClarificationRequest, callAsk, "Which branch?")
+		b.add(events.Draft{Type: events.RunPaused, Payload: events.RunPausedPayload{
+			PauseReason: events.PauseAwaitingUserInput, ItemIDs: []string{itm(2)}}})
+		cmd := b.command("AppendUserInput", "answer-1")
+		b.completeTool(itm(2), events.ItemClarificationRequest, callAsk, "main")
+		b.applied(cmd, "AppendUserInput", "answer-1", "")
+		b.add(events.Draft{Type: events.RunResumed})
+		return b.reply(itm(3), "Deploying main.").add(events.Draft{Type: events.RunCompleted}).evs
+	},
+	// Two items wait for approval at once; one is denied, one allowed.
+	"approval": func(t *testing.T) []events.Envelope {
+		b := newLog(t, run2, "sess_chat-2", "clean up")
+		b.response(itm(1), "I need to run two commands.", events.ItemStatusCompleted, callRm, callLs)
+		b.awaitApproval(itm(2), itm(1), callRm, map[string]string{"command": "rm -rf build", "cwd": "/workspace"})
+		b.awaitApproval(itm(3), itm(1), callLs, map[string]string{"command": "ls"})
+		b.add(events.Draft{Type: events.RunPaused, Payload: events.RunPausedPayload{
+			PauseReason: events.PauseAwaitingApproval, ItemIDs: []string{itm(2), itm(3)}}})
+		b.decide(itm(2), "deny", "item", "Keep the build directory.")
+		b.decide(itm(3), "allow", "platform_session", "")
+		b.add(events.Draft{Type: events.RunResumed},
+			events.Draft{Type: events.ItemFailed, ItemID: itm(2), Payload: events.ItemFailedPayload{
+				ItemType: events.ItemCommandExecution, ErrorCode: events.ToolErrToolError, Message: "denied by the user"}})
+		b.completeTool(itm(3), events.ItemCommandExecution, callLs, "build\n")
+		return b.reply(itm(4), "I listed the files and left build/ alone.").add(events.Draft{Type: events.RunCompleted}).evs
+	},
+	// A run without a platform session is its own conversation.
+	"failed_without_session": func(t *testing.T) []events.Envelope {
+		b := newLog(t, run3, "", "build it")
+		b.response(itm(1), "Building.", events.ItemStatusCompleted, callLs)
+		b.startTool(itm(2), itm(1), events.ItemCommandExecution, callLs, "")
+		b.add(events.Draft{Type: events.RunCheckpointRestored, Payload: events.CheckpointRestoredPayload{LastSeq: 6, OpenItems: []string{itm(2)}}},
+			events.Draft{Type: events.ItemFailed, ItemID: itm(2), Payload: events.ItemFailedPayload{
+				ItemType: events.ItemCommandExecution, ErrorCode: events.ToolErrRuntimeLost}},
+			events.Draft{Type: events.RunFailed, Payload: events.RunFailedPayload{
+				ErrorCode: events.FailModelError, Message: "the model provider answered 529 five times"}})
+		return b.evs
+	},
+	// A cancel mid-answer leaves a truncated reply; a follow-up on the
+	// cancelled run starts the next run of the same conversation.
+	"cancel_and_follow_up": func(t *testing.T) []events.Envelope {
+		b := newLog(t, run5, "sess_chat-3", "explain the files")
+		b.add(events.Draft{Type: events.ItemStarted, ItemID: itm(1), Payload: events.ItemStartedPayload{ItemType: events.ItemAssistantMessage}},
+			events.Draft{Type: events.ItemDelta, ItemID: itm(1), Payload: events.ItemDeltaPayload{Delta: "The files a"}})
+		cancel := b.command("CancelRun", "stop-1")
+		b.add(events.Draft{Type: events.ItemCompleted, ItemID: itm(1), Payload: events.ItemCompletedPayload{
+			ItemType: events.ItemAssistantMessage, Status: events.ItemStatusTruncated, Content: "The files a"}})
+		b.applied(cancel, "CancelRun", "stop-1", "")
+		b.add(events.Draft{Type: events.RunCancelled, CommandID: cancel, Payload: events.RunCancelledPayload{Reason: "user pressed stop"}})
+		b.applied(events.DerivedID("cmd", "follow-1"), "AppendUserInput", "follow-1", run4)
+		next := newLog(t, run4, "sess_chat-3", "just the README")
+		next.reply(itm(2), "README.md explains the project.").add(events.Draft{Type: events.RunCompleted})
+		return append(b.evs, next.evs...)
+	},
+	"pauses_and_expiry": func(t *testing.T) []events.Envelope {
+		b := newLog(t, run1, "sess_chat-1", "wait for it")
+		b.add(events.Draft{Type: events.RunPaused, Payload: events.RunPausedPayload{PauseReason: events.PauseAwaitingExternalToolResult}},
+			events.Draft{Type: events.RunResumed},
+			events.Draft{Type: events.RunPaused, Payload: events.RunPausedPayload{PauseReason: events.PauseAwaitingCheckpointRestore}},
+			events.Draft{Type: events.RunExpired})
+		return b.evs
+	},
+	// Events no chat shows: commands refused or repeated, grants, compaction,
+	// snapshots, steers, reasoning and plans.
+	"silent": func(t *testing.T) []events.Envelope {
+		b := newLog(t, run1, "sess_chat-1", "think")
+		b.add(events.Draft{Type: events.CapabilitySnapshotFrozen, Payload: events.SnapshotFrozenPayload{Hash: "sha256:ab"}},
+			events.Draft{Type: events.CommandRejected, CommandID: id("cmd", 1, "C"), Payload: events.CommandRejectedPayload{
+				CommandType: "RequestCompaction", IdempotencyKey: "c-1", Code: "not_implemented"}},
+			events.Draft{Type: events.CommandDuplicate, CommandID: id("cmd", 2, "C"), Payload: events.CommandDuplicatePayload{
+				CommandType: "RequestCompaction", IdempotencyKey: "c-1", OriginalCommandID: id("cmd", 1, "C"), OriginalOutcome: "rejected"}},
+			events.Draft{Type: events.PermissionGrantApplied, Payload: events.PermissionGrantPayload{Scope: "run", ToolName: "shell"}},
+			events.Draft{Type: events.ContextCompacted, Payload: events.ContextCompactedPayload{CutoffEventSeq: 3}})
+		for i, typ := range []events.ItemType{events.ItemReasoning, events.ItemPlan, events.ItemUserMessage} {
+			b.add(events.Draft{Type: events.ItemStarted, ItemID: itm(10 + i), Payload: events.ItemStartedPayload{ItemType: typ, Content: "x"}},
+				events.Draft{Type: events.ItemCompleted, ItemID: itm(10 + i), Payload: events.ItemCompletedPayload{ItemType: typ, Content: "visible only in the console"}})
+		}
+		cmd := b.command("CancelRun", "late-cancel")
+		b.reply(itm(1), "Thought it through.").add(events.Draft{Type: events.RunCompleted})
+		return b.add(events.Draft{Type: events.CommandNoEffect, CommandID: cmd, Payload: events.CommandNoEffectPayload{
+			CommandType: "CancelRun", IdempotencyKey: "late-cancel", Reason: "the run already completed"}}).evs
+	},
+}
+
+// flattenAll flattens a log record by record, as the projector does.
+func flattenAll(t *testing.T, evs []events.Envelope) []im.Message {
+	t.Helper()
+	out := []im.Message{}
+	for _, e := range evs {
+		m, ok, err := im.Flatten(e)
+		if err != nil {
+			t.Fatalf("flatten %s seq %d: %v", e.Type, e.Seq, err)
+		}
+		if ok {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func TestFlattenGolden(t *testing.T) {
+	t.Parallel()
+	for name, build := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			msgs := flattenAll(t, build(t))
+			got, err := json.MarshalIndent(msgs, "", "  ")
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, '\n')
+			path := filepath.Join("testdata", "flatten."+name+".golden.json")
+			if *update {
+				if err := os.WriteFile(path, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run with -update to create it)", err)
+			}
+			if string(got) != string(want) {
+				t.Errorf("messages differ from %s:\ngot:\n%s\nwant:\n%s", path, got, want)
+			}
+			for _, m := range msgs {
+				checkValid(t, m)
+			}
+		})
+	}
+}
+
+// TestCasesCoverTheCatalog keeps the golden cases honest: every event type
+// appears in some case, and every kind and status event in some output.
+func TestCasesCoverTheCatalog(t *testing.T) {
+	t.Parallel()
+	types := map[events.Type]bool{}
+	kinds := map[im.Kind]bool{}
+	statuses := map[events.Type]bool{}
+	for _, build := range cases {
+		evs := build(t)
+		for _, e := range evs {
+			types[e.Type] = true
+		}
+		for _, m := range flattenAll(t, evs) {
+			kinds[m.Kind] = true
+			if m.Status != nil {
+				statuses[m.Status.Event] = true
+			}
+		}
+	}
+	for _, typ := range events.Catalog() {
+		if !types[typ] {
+			t.Errorf("no golden case holds a %s event", typ)
+		}
+	}
+	for _, k := range im.Kinds() {
+		if !kinds[k] {
+			t.Errorf("no golden case yields a %s message", k)
+		}
+	}
+	for _, typ := range im.StatusEvents() {
+		if !statuses[typ] {
+			t.Errorf("no golden case yields a status message for %s", typ)
+		}
+	}
+}
+
+// TestFlattenIsDeterministic flattens every case twice, from separately
+// built logs, and checks ids: derived from (runId, seq), unique.
+func TestFlattenIsDeterministic(t *testing.T) {
+	t.Parallel()
+	seen := map[string]string{}
+	for name, build := range cases {
+		first, second := flattenAll(t, build(t)), flattenAll(t, build(t))
+		if !slices.EqualFunc(first, second, sameMessage) {
+			t.Errorf("%s: flattening the same events twice differs", name)
+		}
+		for _, m := range first {
+			if want := im.MessageID(m.RunID, m.Seq); m.ID != want {
+				t.Errorf("%s: message id %s, want MessageID(%s, %d) = %s", name, m.ID, m.RunID, m.Seq, want)
+			}
+			key := fmt.Sprintf("%s/%d", m.RunID, m.Seq)
+			if other, ok := seen[m.ID]; ok && other != key {
+				t.Errorf("id %s of %s also names %s", m.ID, key, other)
+			}
+			seen[m.ID] = key
+		}
+	}
+	if im.MessageID(run1, 1) == im.MessageID(run1, 11) || im.MessageID(run1, 1) == im.MessageID(run2, 1) {
+		t.Error("message ids collide across seqs or runs")
+	}
+}
+
+func sameMessage(a, b im.Message) bool {
+	ja, err1 := json.Marshal(a)
+	jb, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && string(ja) == string(jb)
+}
+
+// TestFlattenMalformedPayload returns an error, never a guess.
+func TestFlattenMalformedPayload(t *testing.T) {
+	t.Parallel()
+	evs := newLog(t, run1, "", "x").evs
+	for _, tc := range []struct {
+		typ     events.Type
+		payload string
+	}{
+		{events.ItemCompleted, `{"itemType": 7}`},
+		{events.ItemStarted, `{"itemType":"clarification_request","data":{"question":1}}`},
+		{events.RunFailed, `[]`},
+	} {
+		e := evs[1]
+		e.Type, e.ItemID, e.Payload = tc.typ, itm(1), json.RawMessage(tc.payload)
+		if _, ok, err := im.Flatten(e); err == nil || ok {
+			t.Errorf("%s %s: ok=%v err=%v, want an error", tc.typ, tc.payload, ok, err)
+		}
+	}
+}
+
+// TestFlattenUnknownType skips an event type from a newer catalog instead of
+// failing on it, as readers ignore what they do not know.
+func TestFlattenUnknownType(t *testing.T) {
+	t.Parallel()
+	e := newLog(t, run1, "", "x").evs[1]
+	e.Type, e.Payload = "runtime.run.teleported", json.RawMessage(`{"to":"mars"}`)
+	if m, ok, err := im.Flatten(e); err != nil || ok {
+		t.Errorf("Flatten(%s) = %+v, %v, %v; want no message and no error", e.Type, m, ok, err)
+	}
+}
