@@ -5,72 +5,177 @@ import (
 	"sync"
 )
 
-// batcher groups the records handled concurrently (one in flight per
-// partition) into one Apply, so a view writes many runs per transaction.
-// A batch that fails as a whole is split: each record is applied on its own,
+// batcher groups records into one Apply, so a view writes many runs per
+// transaction. The subscriber pipelines deliveries (many messages of a
+// partition in flight) and the router hands each to its own goroutine, so
+// records may reach the batcher out of order: each carries the offset of the
+// record delivered before it (prev), and a record is applied only right after
+// that one. A batch that fails is split: the records are applied one by one,
 // so one poison record cannot hold back the records of other runs.
 type batcher struct {
-	p   Projector
-	max int
+	p       Projector
+	max     int
+	stopped func(runID string) (int64, bool)
+	stop    func(runID string, seq int64)
 
 	mu      sync.Mutex
-	pending []*job
+	pending map[int32][]*job // per partition, in arrival order
+	applied map[int32]int64  // per partition, the last offset handled
 	busy    bool
 }
 
 type job struct {
 	ctx  context.Context
 	rec  Record
+	prev int64 // -1: first of a delivery sequence
 	done chan error
 }
 
-func newBatcher(p Projector, max int) *batcher { return &batcher{p: p, max: max} }
+func newBatcher(p Projector, max int, stopped func(string) (int64, bool), stop func(string, int64)) *batcher {
+	return &batcher{p: p, max: max, stopped: stopped, stop: stop, pending: map[int32][]*job{}, applied: map[int32]int64{}}
+}
 
-// apply applies rec, together with whatever else is waiting, and returns
-// rec's outcome.
-func (b *batcher) apply(ctx context.Context, rec Record) error {
-	j := &job{ctx: ctx, rec: rec, done: make(chan error, 1)}
+// apply applies rec (after the record at prev), together with whatever else
+// is ready, and returns rec's outcome.
+func (b *batcher) apply(ctx context.Context, rec Record, prev int64) error {
+	j := &job{ctx: ctx, rec: rec, prev: prev, done: make(chan error, 1)}
 	b.mu.Lock()
-	b.pending = append(b.pending, j)
+	b.pending[rec.Partition] = append(b.pending[rec.Partition], j)
 	lead := !b.busy
 	b.busy = true
 	b.mu.Unlock()
 	if lead {
 		b.drain()
 	}
-	return <-j.done
+	select {
+	case err := <-j.done:
+		return err
+	case <-ctx.Done():
+		b.mu.Lock()
+		b.remove(j)
+		b.mu.Unlock()
+		select {
+		case err := <-j.done: // finished meanwhile
+			return err
+		default:
+			return ctx.Err()
+		}
+	}
 }
 
-// drain applies batches until nothing is pending; one goroutine at a time.
+func (b *batcher) remove(j *job) {
+	q := b.pending[j.rec.Partition]
+	for i, x := range q {
+		if x == j {
+			b.pending[j.rec.Partition] = append(q[:i:i], q[i+1:]...)
+			return
+		}
+	}
+}
+
+// drain applies ready records until none is ready; one goroutine at a time.
 func (b *batcher) drain() {
 	for {
 		b.mu.Lock()
-		n := min(len(b.pending), b.max)
-		jobs := b.pending[:n:n]
-		b.pending = b.pending[n:]
-		if n == 0 {
+		chains := b.ready()
+		if len(chains) == 0 {
 			b.busy = false
 			b.mu.Unlock()
 			return
 		}
 		b.mu.Unlock()
-		b.run(jobs)
+		b.run(chains)
 	}
 }
 
-func (b *batcher) run(jobs []*job) {
-	recs := make([]Record, len(jobs))
-	for i, j := range jobs {
-		recs[i] = j.rec
+// ready takes, per partition, the chain of records that follow the last one
+// handled, up to max records in all. Called with mu held.
+func (b *batcher) ready() [][]*job {
+	var chains [][]*job
+	n := 0
+	for p, q := range b.pending {
+		var chain []*job
+		last, known := b.applied[p]
+		for n < b.max {
+			i := -1
+			for k, j := range q {
+				if j.ctx.Err() != nil {
+					continue
+				}
+				if j.prev == -1 || (known && j.prev == last) {
+					i = k
+					break
+				}
+			}
+			if i < 0 {
+				break
+			}
+			j := q[i]
+			q = append(q[:i:i], q[i+1:]...)
+			chain = append(chain, j)
+			last, known = j.rec.Offset, true
+			n++
+		}
+		b.pending[p] = q
+		if len(chain) > 0 {
+			chains = append(chains, chain)
+		}
 	}
-	err := b.p.Apply(jobs[0].ctx, recs)
-	if err == nil || len(jobs) == 1 {
-		for _, j := range jobs {
-			j.done <- err
+	return chains
+}
+
+// run applies the chains as one batch, or record by record when the batch
+// fails.
+func (b *batcher) run(chains [][]*job) {
+	var recs []Record
+	for _, c := range chains {
+		for _, j := range c {
+			recs = append(recs, j.rec)
+		}
+	}
+	if err := b.p.Apply(chains[0][0].ctx, recs); err == nil {
+		for _, c := range chains {
+			b.handled(c[len(c)-1])
+			for _, j := range c {
+				j.done <- nil
+			}
 		}
 		return
 	}
-	for _, j := range jobs {
-		j.done <- b.p.Apply(j.ctx, []Record{j.rec})
+	for _, c := range chains {
+		b.runOneByOne(c)
 	}
+}
+
+// runOneByOne applies a partition's chain in order. A record that fails for
+// a transient reason fails the rest of the chain too (they are retried after
+// it, never before); a poison record counts as handled (it is dead-lettered)
+// and later records of its run are poison as well.
+func (b *batcher) runOneByOne(chain []*job) {
+	for k, j := range chain {
+		var err error
+		if at, ok := b.stopped(j.rec.Event.RunID); ok {
+			err = Poison(j.rec, stoppedReason(at))
+		} else {
+			err = b.p.Apply(j.ctx, []Record{j.rec})
+		}
+		if pe, poison := IsPoison(err); err == nil || poison {
+			if poison {
+				b.stop(pe.RunID, pe.Seq) // before the chain's next record: it may be of the same run
+			}
+			b.handled(j)
+			j.done <- err
+			continue
+		}
+		for _, rest := range chain[k:] {
+			rest.done <- err
+		}
+		return
+	}
+}
+
+func (b *batcher) handled(j *job) {
+	b.mu.Lock()
+	b.applied[j.rec.Partition] = j.rec.Offset
+	b.mu.Unlock()
 }

@@ -120,7 +120,7 @@ func New(ctx context.Context, cfg Config) (*Runner, error) {
 	}
 	wlog := wmkafka.NewZapLogger(r.log.Named("watermill"))
 	if r.sub, err = wmkafka.NewSubscriber(wmkafka.SubscriberConfig{Kafka: cfg.Kafka, ConsumerGroup: Group(name),
-		Logger: wlog, ClientOptions: opts}); err != nil {
+		MaxInFlight: cfg.MaxBatch, Logger: wlog, ClientOptions: opts}); err != nil {
 		return nil, err
 	}
 	if r.pub, err = wmkafka.NewPublisher(wmkafka.PublisherConfig{Kafka: cfg.Kafka, Logger: wlog}); err != nil {
@@ -177,7 +177,7 @@ func (r *Runner) buildRouter(wlog wmkafka.ZapLogger) error {
 			},
 		}.Middleware,
 	)
-	r.batch = newBatcher(r.cfg.Projector, r.cfg.MaxBatch)
+	r.batch = newBatcher(r.cfg.Projector, r.cfg.MaxBatch, r.isStopped, r.markStopped)
 	router.AddConsumerHandler("project-"+r.cfg.Projector.Name(), r.cfg.Kafka.EventsTopic(), r.sub, r.handle)
 	r.router = router
 	return nil
@@ -201,23 +201,38 @@ func (r *Runner) handle(msg *message.Message) error {
 	at, stopped := r.stopped[env.RunID]
 	r.mu.Unlock()
 	if stopped {
-		return r.poisoned(msg, Poison(rec, fmt.Sprintf("the run's projection stopped at seq %d", at)))
+		return r.poisoned(msg, Poison(rec, stoppedReason(at)))
 	}
-	err = r.batch.apply(msg.Context(), rec)
+	err = r.batch.apply(msg.Context(), rec, meta.Prev)
 	if pe, ok := IsPoison(err); ok {
 		return r.poisoned(msg, pe)
 	}
 	return err
 }
 
+func stoppedReason(seq int64) string {
+	return fmt.Sprintf("the run's projection stopped at seq %d", seq)
+}
+
+func (r *Runner) isStopped(runID string) (int64, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	at, ok := r.stopped[runID]
+	return at, ok
+}
+
+func (r *Runner) markStopped(runID string, seq int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.stopped[runID]; !ok && runID != "" {
+		r.stopped[runID] = seq
+	}
+}
+
 // poisoned stops the run's projection and returns pe for the poison queue,
 // with the headers an operator needs.
 func (r *Runner) poisoned(msg *message.Message, pe *PoisonError) error {
-	r.mu.Lock()
-	if _, ok := r.stopped[pe.RunID]; !ok && pe.RunID != "" {
-		r.stopped[pe.RunID] = pe.Seq
-	}
-	r.mu.Unlock()
+	r.markStopped(pe.RunID, pe.Seq)
 	r.log.Error("record dead-lettered; the run's projection is stopped", zap.String("run_id", pe.RunID),
 		zap.Int64("seq", pe.Seq), zap.Int32("partition", pe.Partition), zap.Int64("offset", pe.Offset), zap.String("reason", pe.Reason))
 	msg.Metadata.Set(HeaderProjector, r.cfg.Projector.Name())

@@ -24,6 +24,8 @@ type memView struct {
 	failures int // transient failures left before Apply succeeds
 	applied  int
 	next     map[int32]int64
+	maxBatch int
+	cost     time.Duration // per Apply, as a real store's round trip
 }
 
 func newMemView() *memView { return &memView{seq: map[string]int64{}} }
@@ -31,12 +33,16 @@ func newMemView() *memView { return &memView{seq: map[string]int64{}} }
 func (v *memView) Name() string { return "mem" }
 
 func (v *memView) Apply(_ context.Context, batch []runner.Record) error {
+	if v.cost > 0 {
+		<-time.After(v.cost) // the store's round trip, not synchronisation
+	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if v.failures > 0 {
 		v.failures--
 		return errors.New("database unavailable")
 	}
+	v.maxBatch = max(v.maxBatch, len(batch))
 	for _, r := range batch {
 		if r.Event.Seq <= v.seq[r.Event.RunID] {
 			continue // delivered again: idempotent
@@ -300,4 +306,37 @@ func (r *resettable) Reset(context.Context) error {
 	defer r.mu.Unlock()
 	r.reset, r.seq = true, map[string]int64{}
 	return nil
+}
+
+// TestRunnerBatchesAndKeepsOrderPerRun: with many records waiting, Apply gets
+// batches of many records, yet each run's seqs arrive in order (the view
+// refuses a gap as poison, and nothing is dead-lettered).
+func TestRunnerBatchesAndKeepsOrderPerRun(t *testing.T) {
+	t.Parallel()
+	kc := cluster(t)
+	var runs []string
+	for i := range 40 {
+		id := fmt.Sprintf("run_01J0000000000000000000G%03d", i)
+		runs = append(runs, id)
+		writeRun(t, kc, id, events.RunCompleted)
+	}
+	v := newMemView()
+	v.cost = 20 * time.Millisecond
+	r := start(t, kc, v)
+	eventually(t, "every run projected", func() error {
+		for _, id := range runs {
+			if s := v.seqOf(id); s != 3 {
+				return fmt.Errorf("run %s at seq %d", id, s)
+			}
+		}
+		return nil
+	})
+	if len(r.Stopped()) != 0 {
+		t.Errorf("runs stopped: %v", r.Stopped())
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.maxBatch < 10 {
+		t.Errorf("largest batch %d records, want many (pipelined delivery)", v.maxBatch)
+	}
 }

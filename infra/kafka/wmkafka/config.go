@@ -88,6 +88,14 @@ type SubscriberConfig struct {
 	// CommitInterval is how often Acked offsets are committed. Offsets are
 	// also committed when partitions are revoked and on close. Default 1 s.
 	CommitInterval time.Duration
+	// MaxInFlight is how many messages of one partition may be delivered and
+	// not yet Acked at once. Default 1: the next message waits for the
+	// previous Ack. Above 1 (pipelining, for handlers that batch), messages
+	// are still sent in offset order and offsets are committed only up to
+	// the first unacked one; a Nack redelivers that message and every later
+	// one in flight (their Acks are ignored), in order. RecordMeta.Prev lets a
+	// handler restore the order its goroutines may have lost.
+	MaxInFlight int
 	// CloseTimeout bounds the final offset commit when a subscription ends.
 	// Default 10 s.
 	CloseTimeout time.Duration
@@ -112,6 +120,9 @@ func (c *SubscriberConfig) setDefaults() {
 	}
 	if c.CommitInterval == 0 {
 		c.CommitInterval = time.Second
+	}
+	if c.MaxInFlight <= 0 {
+		c.MaxInFlight = 1
 	}
 	if c.CloseTimeout == 0 {
 		c.CloseTimeout = 10 * time.Second

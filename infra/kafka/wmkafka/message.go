@@ -18,6 +18,12 @@ type RecordMeta struct {
 	Offset    int64
 	Key       []byte
 	Timestamp time.Time
+	// Prev is the offset of the message delivered just before this one on
+	// the same partition in the current delivery sequence, -1 for the first
+	// message after an assignment or a redelivery from the committed
+	// position. A pipelined handler (MaxInFlight > 1) processes a message
+	// only after the one at Prev.
+	Prev int64
 }
 
 type recordMetaKey struct{}
@@ -48,7 +54,7 @@ func toRecord(topic, keyMetadata string, msg *message.Message) *kgo.Record {
 // carrying the record's RecordMeta. A record without UUIDHeader (written by a
 // plain Kafka producer) gets a UUID derived from its position, so every
 // redelivery of it has the same UUID.
-func toMessage(parent context.Context, r *kgo.Record) (*message.Message, context.CancelFunc) {
+func toMessage(parent context.Context, r *kgo.Record, prev int64) (*message.Message, context.CancelFunc) {
 	uuid := ""
 	md := make(message.Metadata, len(r.Headers))
 	for _, h := range r.Headers {
@@ -63,7 +69,7 @@ func toMessage(parent context.Context, r *kgo.Record) (*message.Message, context
 	}
 	msg := message.NewMessage(uuid, r.Value)
 	msg.Metadata = md
-	meta := RecordMeta{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Key: r.Key, Timestamp: r.Timestamp}
+	meta := RecordMeta{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Key: r.Key, Timestamp: r.Timestamp, Prev: prev}
 	ctx, cancel := context.WithCancel(context.WithValue(parent, recordMetaKey{}, meta))
 	msg.SetContext(ctx)
 	return msg, cancel

@@ -31,13 +31,20 @@ type worker struct {
 
 	queue  []*kgo.Record // guarded by sub.mu
 	paused bool          // guarded by sub.mu
+	// prev is the offset of the last message delivered (and Acked) before
+	// the head, -1 at first; only the worker goroutine touches it.
+	prev int64
 }
 
 func newWorker(s *subscription, partition int32) *worker {
 	ctx, cancel := context.WithCancel(s.ctx)
 	w := &worker{sub: s, partition: partition, ctx: ctx, cancel: cancel,
-		done: make(chan struct{}), wake: make(chan struct{}, 1)}
-	go w.run()
+		done: make(chan struct{}), wake: make(chan struct{}, 1), prev: -1}
+	if s.cfg.MaxInFlight > 1 {
+		go w.runPipelined()
+	} else {
+		go w.run()
+	}
 	return w
 }
 
@@ -105,8 +112,11 @@ func (w *worker) run() {
 		}
 		// Transaction markers are never delivered; passing them lets the
 		// committed offset reach the end of the partition.
-		if !r.Attrs.IsControl() && !w.deliver(r) {
-			return
+		if !r.Attrs.IsControl() {
+			if !w.deliver(r) {
+				return
+			}
+			w.prev = r.Offset
 		}
 		w.pop(r)
 	}
@@ -115,7 +125,7 @@ func (w *worker) run() {
 // deliver sends r until it is Acked; false when the worker was stopped first.
 func (w *worker) deliver(r *kgo.Record) bool {
 	for {
-		msg, cancel := toMessage(w.ctx, r)
+		msg, cancel := toMessage(w.ctx, r, w.prev)
 		select {
 		case w.sub.out <- msg:
 		case <-w.ctx.Done():
