@@ -1,0 +1,136 @@
+package clickhouse_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zaptest"
+
+	"github.com/xbot-runtime/xbot/infra/kafka"
+	"github.com/xbot-runtime/xbot/projections/runner"
+)
+
+// TestRunnerLiveThenRebuild runs the projector under the real runner on an
+// embedded Kafka: the live view, then runner.Rebuild from the beginning,
+// must have the same checksums, and the checkpoints must reach the end of
+// every partition.
+func TestRunnerLiveThenRebuild(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	kc := eventsCluster(t)
+	logs := workload(t)
+	produce(t, kc, logs)
+	total, _ := eventCount(logs)
+	cfg := runner.Config{Kafka: kc, Projector: f.p, Logger: zaptest.NewLogger(t),
+		RetryInitial: 5 * time.Millisecond, RetryMax: 50 * time.Millisecond}
+
+	runLive(t, cfg, func() error {
+		if n := f.count(t, "SELECT count() FROM audit_events FINAL"); n != total {
+			return fmt.Errorf("%d of %d events projected", n, total)
+		}
+		return nil
+	})
+	live := f.checksums(t)
+	cp, err := f.p.Checkpoints(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, end, err := kafka.EndOffsets(context.Background(), kc, kc.EventsTopic())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p, e := range end {
+		if e > 0 && cp[p] != e {
+			t.Errorf("partition %d: checkpoint %d, end offset %d", p, cp[p], e)
+		}
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	if err := runner.Rebuild(ctx, cfg, true, nil); err != nil {
+		t.Fatal(err)
+	}
+	if rebuilt := f.checksums(t); !reflect.DeepEqual(rebuilt, live) {
+		t.Errorf("rebuilt %v, live %v", rebuilt, live)
+	}
+}
+
+func eventsCluster(t *testing.T) kafka.Config {
+	t.Helper()
+	cl, err := kafka.StartCluster(kafka.ClusterConfig{Partitions: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	kc := kafka.Config{Brokers: cl.Addrs(), Partitions: 3}
+	if err := kafka.EnsureTopics(context.Background(), kc); err != nil {
+		t.Fatal(err)
+	}
+	return kc
+}
+
+// produce appends the logs to the events topic, keyed by run, runs
+// interleaved as the executor's group commits interleave them.
+func produce(t *testing.T, kc kafka.Config, logs []*runLog) {
+	t.Helper()
+	prod, err := kafka.NewProducer(kc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prod.Close()
+	for i := 0; ; i++ {
+		more := false
+		for _, l := range logs {
+			if i >= len(l.evs) {
+				continue
+			}
+			more = true
+			raw, err := json.Marshal(l.evs[i])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := prod.Produce(context.Background(), kc.EventsTopic(), l.id.RunID, raw); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if !more {
+			return
+		}
+	}
+}
+
+// runLive runs the projector until done reports nil (polled with a
+// deadline), then stops it.
+func runLive(t *testing.T, cfg runner.Config, done func() error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	r, err := runner.New(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopped := make(chan error, 1)
+	go func() { stopped <- r.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-stopped; err != nil {
+			t.Errorf("runner: %v", err)
+		}
+	}()
+	deadline := time.Now().Add(testTimeout)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		err := done()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("projector did not catch up: %v", err)
+		}
+		<-tick.C
+	}
+}
