@@ -13,6 +13,7 @@ import (
 
 	"go.uber.org/zap"
 
+	chinfra "github.com/xbot-runtime/xbot/infra/clickhouse"
 	"github.com/xbot-runtime/xbot/infra/devstack"
 	"github.com/xbot-runtime/xbot/infra/kafka"
 	"github.com/xbot-runtime/xbot/services/stack"
@@ -65,6 +66,7 @@ type devRun struct {
 	keep    bool
 	cluster *kafka.Cluster
 	pg      *devstack.Postgres
+	ch      *devstack.ClickHouse
 	st      *stack.Stack
 }
 
@@ -87,6 +89,13 @@ func (d *devRun) start(ctx context.Context) error {
 			return err
 		}
 	}
+	if opts.ClickHouse == nil {
+		if opts.ClickHouse, err = d.startClickHouse(ctx); err != nil {
+			return err
+		}
+	} else {
+		fmt.Printf("clickhouse external at %s\n", opts.ClickHouse.Addr)
+	}
 	token := "(configured by api_tokens)"
 	if len(opts.Tokens) == 0 {
 		if token, err = d.devToken(); err != nil {
@@ -99,7 +108,7 @@ func (d *devRun) start(ctx context.Context) error {
 	}
 	fmt.Println("migrations applied (projection_postgres)")
 	fmt.Printf("executor   running, agents: %s\n", strings.Join(opts.Profiles.IDs(), ", "))
-	fmt.Println("projector  postgres running")
+	fmt.Println("projectors postgres, clickhouse, im running")
 	fmt.Printf("api        http://%s (OpenAPI at /openapi.json, docs at /docs)\n", d.st.Addr())
 	if err := d.waitReady(ctx); err != nil {
 		return err
@@ -141,6 +150,17 @@ func (d *devRun) startPostgres(ctx context.Context) (string, error) {
 	}
 	fmt.Printf("postgres   started from system binaries on 127.0.0.1:%d (data in %s)\n", pg.Port(), pg.Dir())
 	return dsn, nil
+}
+
+func (d *devRun) startClickHouse(ctx context.Context) (*chinfra.Config, error) {
+	ch, err := devstack.StartClickHouse(ctx, devstack.ClickHouseConfig{Dir: filepath.Join(d.dataDir, "clickhouse"),
+		Logger: d.s.log.Named("clickhouse")})
+	if err != nil {
+		return nil, err
+	}
+	d.ch = ch
+	fmt.Printf("clickhouse started from system binaries on %s (version %s, data in %s)\n", ch.Addr(), ch.Version(), ch.Dir())
+	return &chinfra.Config{Addr: ch.Addr(), Database: d.s.r.Get("clickhouse_database")}, nil
 }
 
 // devToken returns the dev bearer token, kept in the data dir so that a
@@ -193,6 +213,11 @@ func (d *devRun) stop() {
 	if d.pg != nil {
 		if err := d.pg.Stop(ctx); err != nil {
 			d.s.log.Warn("stopping postgres", zap.Error(err))
+		}
+	}
+	if d.ch != nil {
+		if err := d.ch.Stop(ctx); err != nil {
+			d.s.log.Warn("stopping clickhouse", zap.Error(err))
 		}
 	}
 	if d.cluster != nil {

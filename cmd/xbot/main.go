@@ -10,8 +10,12 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 )
+
+// views are the projectors' names.
+var views = []string{"postgres", "clickhouse", "im"}
 
 // version is set at build time with -ldflags "-X main.version=…".
 var version = "dev"
@@ -23,6 +27,10 @@ Usage:
   xbot api [flags]                 HTTP API (needs kafka_brokers, pg_dsn)
   xbot executor [flags]            run executor (needs kafka_brokers); run several for scale
   xbot projector postgres [flags]  Postgres read-model projector (needs kafka_brokers, pg_dsn)
+  xbot projector clickhouse        ClickHouse audit projector (needs kafka_brokers, clickhouse_addr)
+  xbot projector im                IM view projector → xbot.im.outbox.v1 (needs kafka_brokers)
+  xbot replay --projector postgres|clickhouse|im [--from-beginning]
+                                   rebuild a view up to the log's current end, with progress (stop that projector first)
   xbot migrate [flags]             create topics and apply Postgres migrations, then exit
   xbot config explain [flags]      show every setting, its value, layer and variable (secrets redacted)
   xbot version
@@ -55,10 +63,12 @@ func run(args []string) error {
 	case "api", "executor", "migrate":
 		return runSplit(ctx, cmd, rest)
 	case "projector":
-		if len(rest) == 0 || rest[0] != "postgres" {
-			return errors.New(`usage: xbot projector postgres [flags] (the only projector so far)`)
+		if len(rest) == 0 || !slices.Contains(views, rest[0]) {
+			return errors.New("usage: xbot projector postgres|clickhouse|im [flags]")
 		}
-		return runSplit(ctx, "projector", rest[1:])
+		return runSplit(ctx, "projector "+rest[0], rest[1:])
+	case "replay":
+		return runReplay(ctx, rest)
 	case "config":
 		if len(rest) == 0 || rest[0] != "explain" {
 			return errors.New("usage: xbot config explain [flags]")

@@ -32,7 +32,12 @@ func load(name string, args []string, defaultFormat string) (*settings, error) {
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
-	r, err := config.Load(config.Sources{Flags: set()})
+	return settingsFrom(set(), defaultFormat)
+}
+
+// settingsFrom resolves every layer given the flags that were set.
+func settingsFrom(flags map[string]string, defaultFormat string) (*settings, error) {
+	r, err := config.Load(config.Sources{Flags: flags})
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 
 	"go.uber.org/zap"
 
+	chinfra "github.com/xbot-runtime/xbot/infra/clickhouse"
 	"github.com/xbot-runtime/xbot/infra/config"
 	"github.com/xbot-runtime/xbot/infra/kafka"
 	pginfra "github.com/xbot-runtime/xbot/infra/postgres"
@@ -35,7 +36,8 @@ func runSplit(ctx context.Context, name string, args []string) error {
 		return err
 	}
 	opts.Components = map[string][]stack.Component{
-		"api": {stack.API}, "executor": {stack.Executor}, "projector": {stack.Projector},
+		"api": {stack.API}, "executor": {stack.Executor}, "projector postgres": {stack.Projector},
+		"projector clickhouse": {stack.ProjectorClickHouse}, "projector im": {stack.ProjectorIM},
 	}[name]
 	st, err := stack.Start(ctx, opts)
 	if err != nil {
@@ -67,7 +69,7 @@ func (s *settings) stackOptions(kcfg kafka.Config, dataDir string) (stack.Option
 	}
 	opts := stack.Options{Kafka: kcfg, PGDSN: s.r.Get("pg_dsn"), APIAddr: s.r.Get("api_addr"), Tokens: tokens,
 		Profiles: profiles, ExecutorID: s.r.Get("executor_id"), WaitDefault: wait, WaitMax: maxWait,
-		Logger: s.log, Version: version, LLM: llm}
+		Logger: s.log, Version: version, LLM: llm, ClickHouse: s.clickhouse()}
 	if s.runsExecutor {
 		if opts.Compute, err = s.computeProvider(dataDir); err != nil {
 			return stack.Options{}, err
@@ -92,6 +94,24 @@ func migrate(ctx context.Context, s *settings, kcfg kafka.Config) error {
 	if err := pginfra.Migrate(ctx, pool, "projection_postgres", pgview.Migrations); err != nil {
 		return err
 	}
+	if cfg := s.clickhouse(); cfg != nil {
+		conn, _, err := stack.OpenClickHouse(ctx, *cfg, s.log)
+		if err != nil {
+			return err
+		}
+		_ = conn.Close()
+	}
 	fmt.Println("xbot migrate: topics and migrations are up to date")
 	return nil
+}
+
+// clickhouse returns the audit database's configuration, nil when
+// clickhouse_addr is unset.
+func (s *settings) clickhouse() *chinfra.Config {
+	addr := s.r.Get("clickhouse_addr")
+	if addr == "" {
+		return nil
+	}
+	return &chinfra.Config{Addr: addr, Database: s.r.Get("clickhouse_database"),
+		User: s.r.Get("clickhouse_user"), Password: s.r.Get("clickhouse_password")}
 }

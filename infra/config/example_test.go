@@ -34,6 +34,9 @@ func Example() {
 	// api_addr                  :8081            flag     XBOT_API_ADDR                  --api-addr
 	// api_tokens                (unset)          default  XBOT_API_TOKENS                default
 	// clickhouse_addr           (unset)          default  XBOT_CLICKHOUSE_ADDR           default
+	// clickhouse_database       xbot             default  XBOT_CLICKHOUSE_DATABASE       default
+	// clickhouse_password       (unset)          default  XBOT_CLICKHOUSE_PASSWORD       default
+	// clickhouse_user           default          default  XBOT_CLICKHOUSE_USER           default
 	// command_wait_default      5s               default  XBOT_COMMAND_WAIT_DEFAULT      default
 	// command_wait_max          30s              default  XBOT_COMMAND_WAIT_MAX          default
 	// compute_dir               (unset)          default  XBOT_COMPUTE_DIR               default

@@ -58,7 +58,10 @@ var registry = []Key{
 	// local with a loud warning, so `xbot dev` works on any machine.
 	{Name: "compute_provider", Default: "auto", Usage: "where tools run: bwrap (Linux namespaces), local (no isolation, dev only) or auto"},
 	{Name: "compute_dir", Usage: "directory holding sandbox workspaces (empty = <data_dir>/sandboxes, or a temp dir)"},
-	{Name: "clickhouse_addr", Usage: "ClickHouse native-protocol address, host:port (reserved: no ClickHouse projector yet)"},
+	{Name: "clickhouse_addr", Usage: "ClickHouse native-protocol address, host:port; empty in `xbot dev` starts one"},
+	{Name: "clickhouse_database", Default: "xbot", Usage: "ClickHouse database of the audit tables (created if missing)"},
+	{Name: "clickhouse_user", Default: "default", Usage: "ClickHouse user"},
+	{Name: "clickhouse_password", Secret: true, Usage: "ClickHouse password"},
 }
 
 // byName and byEnv index registry; built once at package init.

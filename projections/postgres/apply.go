@@ -14,14 +14,17 @@ import (
 
 // ApplyBatch projects recs, records of topic read by projector, in one
 // transaction: each new event is stored in run_events and applied to the
-// runs and commands read models, events already applied are skipped, and
-// the checkpoint of every partition in recs advances to its highest offset
-// + 1 (never backwards). Watchers of the outcomes written are notified when
-// the transaction commits.
+// runs, commands, items, approvals, permission_grants and sessions read
+// models, events already applied are skipped, and the checkpoint of every
+// partition in recs advances to its highest offset + 1 (never backwards).
+// Watchers of the outcomes written are notified when the transaction
+// commits.
 //
-// Records of one run must come in log order. If an event's seq is not its
-// run's last applied seq + 1, ApplyBatch returns a *GapError; if a record is
-// not a valid envelope, a *RecordError. In both cases, and on any database
+// Records of one run must come in log order. A record that cannot be
+// projected fails the batch with a *RecordError naming it: one that is not
+// a valid envelope, has a payload the read models need that does not
+// decode, or whose seq is not its run's last applied seq + 1 (then the
+// RecordError wraps a *GapError). In these cases, and on any database
 // error, nothing of the batch is written and the batch can be retried whole.
 func (s *Store) ApplyBatch(ctx context.Context, projector, topic string, recs []Record) error {
 	if len(recs) == 0 {

@@ -1,6 +1,7 @@
 // Package postgres is the Postgres projection of the event log: the runs,
-// run_events and commands read models that the query API serves, together
-// with the projector's checkpoints and heartbeats.
+// run_events, commands, items, approvals, sessions and permission_grants
+// read models that the query API serves, together with the projector's
+// checkpoints and heartbeats. *Store is the runner.Projector "postgres".
 //
 // Guarantees:
 //
@@ -13,9 +14,16 @@
 //     skipped, so replaying records (a redelivered batch, a rebuild over an
 //     existing view) changes nothing; checkpoints never move backwards.
 //   - A projector never skips a seq. An event whose seq is not the run's last
-//     applied seq + 1 fails the whole batch with *GapError and nothing of the
-//     batch is written. A record that is not a valid envelope fails it with
-//     *RecordError naming its partition and offset.
+//     applied seq + 1 fails the whole batch with a *RecordError wrapping a
+//     *GapError, and nothing of the batch is written. A record that is not a
+//     valid envelope, or whose payload a read model needs and cannot decode,
+//     fails it with a *RecordError too; Apply reports such a record as a
+//     *runner.PoisonError, which the runner dead-letters instead of
+//     retrying.
+//   - The sessions row of a platform session summarises its runs, which
+//     live on any partition. It is refreshed under a per-session lock with
+//     order-independent merges, so it does not depend on the order in which
+//     partitions are applied.
 //   - Every value in a read model is derived from events only (times come from
 //     occurredAt), so a view rebuilt from offset zero equals the live one.
 //   - run_events keeps each envelope byte for byte as it was on the log.

@@ -70,7 +70,8 @@ func (f *fixture) command(tb testing.TB, tenant, id string) postgres.Command {
 // projection, so two states can be compared whole.
 func (f *fixture) checksumTables(tb testing.TB) map[string]string {
 	tb.Helper()
-	tables := []string{"runs", "run_events", "run_seq", "commands", "projector_checkpoints", "projector_heartbeats"}
+	tables := []string{"runs", "run_events", "run_seq", "commands", "items", "approvals", "sessions",
+		"permission_grants", "projector_checkpoints", "projector_heartbeats"}
 	out := make(map[string]string, len(tables))
 	for _, table := range tables {
 		out[table] = f.checksum(tb, "SELECT t::text FROM "+table+" t")
@@ -78,13 +79,14 @@ func (f *fixture) checksumTables(tb testing.TB) map[string]string {
 	return out
 }
 
-// checksumViews is checksumTables without the clock-derived columns
-// (checkpoint times, heartbeats), for comparing two databases.
+// checksumViews is Store.Checksums with the checkpoints of every projector
+// (these tests apply as projector, not ProjectorName), for comparing two
+// databases.
 func (f *fixture) checksumViews(tb testing.TB) map[string]string {
 	tb.Helper()
-	out := make(map[string]string)
-	for _, table := range []string{"runs", "run_events", "run_seq", "commands"} {
-		out[table] = f.checksum(tb, "SELECT t::text FROM "+table+" t")
+	out, err := f.store.Checksums(context.Background())
+	if err != nil {
+		tb.Fatal(err)
 	}
 	out["projector_checkpoints"] = f.checksum(tb,
 		"SELECT (projector, topic, partition, next_offset)::text FROM projector_checkpoints")

@@ -28,6 +28,12 @@ type batchPlan struct {
 	notify      []string               // command ids whose outcome was recorded
 	notified    map[string]struct{}    // set of notify
 	checkpoints map[int32]int64        // partition → next offset
+
+	items         map[itemKey]*itemChange     // item → change to its items row
+	itemOrder     []itemKey                   // keys of items in first-seen order
+	approvals     map[itemKey]*approvalChange // item → change to its approvals row
+	approvalOrder []itemKey                   // keys of approvals in first-seen order
+	grants        []grantRow                  // new permission_grants rows
 }
 
 // decodeAll decodes every record and lists the runs they belong to.
@@ -68,6 +74,8 @@ func plan(batch []decoded, lastSeq map[string]int64) (*batchPlan, error) {
 		commands:    make(map[string]*commandRow),
 		notified:    make(map[string]struct{}),
 		checkpoints: make(map[int32]int64),
+		items:       make(map[itemKey]*itemChange),
+		approvals:   make(map[itemKey]*approvalChange),
 	}
 	for _, d := range batch {
 		if next := d.rec.Offset + 1; next > p.checkpoints[d.rec.Partition] {
@@ -78,7 +86,8 @@ func plan(batch []decoded, lastSeq map[string]int64) (*batchPlan, error) {
 			continue // applied before: a replay changes nothing
 		}
 		if d.env.Seq != last+1 {
-			return nil, &GapError{RunID: d.env.RunID, Expected: last + 1, Actual: d.env.Seq}
+			return nil, &RecordError{Partition: d.rec.Partition, Offset: d.rec.Offset,
+				Err: &GapError{RunID: d.env.RunID, Expected: last + 1, Actual: d.env.Seq}}
 		}
 		if err := p.add(d); err != nil {
 			return nil, &RecordError{Partition: d.rec.Partition, Offset: d.rec.Offset, Err: err}
@@ -100,7 +109,13 @@ func (p *batchPlan) add(d decoded) error {
 	if err != nil {
 		return err
 	}
-	return p.applyCommand(e, accepted)
+	if err := p.applyCommand(e, accepted); err != nil {
+		return err
+	}
+	if err := p.applyItem(e); err != nil {
+		return err
+	}
+	return p.applyApproval(e)
 }
 
 // decodePayload unmarshals e's payload into v, reporting a *events.PayloadError.

@@ -107,7 +107,7 @@ func TestInvalidRecordFailsTheBatch(t *testing.T) {
 	if !errors.As(err, &re) || re.Partition != 2 || re.Offset != recs[3].Offset {
 		t.Fatalf("error = %v, want a RecordError at partition 2 offset %d", err, recs[3].Offset)
 	}
-	if cp, err := f.store.Checkpoints(context.Background(), projector, topic); err != nil || len(cp) != 0 {
+	if cp, err := f.store.CheckpointsOf(context.Background(), projector, topic); err != nil || len(cp) != 0 {
 		t.Fatalf("checkpoints = %v, %v; want none", cp, err)
 	}
 }
@@ -122,15 +122,15 @@ func TestCheckpointsAdvanceAndNeverGoBack(t *testing.T) {
 	f.apply(t, first)
 	f.apply(t, second)
 	want := map[int32]int64{0: second[len(second)-1].Offset + 1, 5: first[len(first)-1].Offset + 1}
-	got, err := f.store.Checkpoints(ctx, projector, topic)
+	got, err := f.store.CheckpointsOf(ctx, projector, topic)
 	if err != nil || !maps.Equal(got, want) {
 		t.Fatalf("checkpoints = %v, %v; want %v", got, err, want)
 	}
 	f.apply(t, first) // replaying older offsets
-	if got, _ = f.store.Checkpoints(ctx, projector, topic); !maps.Equal(got, want) {
+	if got, _ = f.store.CheckpointsOf(ctx, projector, topic); !maps.Equal(got, want) {
 		t.Fatalf("checkpoints moved back: %v, want %v", got, want)
 	}
-	if other, _ := f.store.Checkpoints(ctx, "another-projector", topic); len(other) != 0 {
+	if other, _ := f.store.CheckpointsOf(ctx, "another-projector", topic); len(other) != 0 {
 		t.Fatalf("another projector has checkpoints %v", other)
 	}
 }

@@ -27,6 +27,9 @@ type runChange struct {
 	cancelReason *string // nil = unchanged
 	lastSeq      int64
 	updatedAt    int64
+	// lastActivity is the latest occurredAt of the run's events in the
+	// batch (updatedAt is the last one's, which a clock step back lowers).
+	lastActivity int64
 }
 
 // applyRun plans the effect of e on its runs row. It returns the accepted
@@ -71,7 +74,7 @@ func (p *batchPlan) applyRun(e events.Envelope) (*events.RunAcceptedPayload, err
 
 // setStatus applies the lifecycle effect and the position of e.
 func (c *runChange) setStatus(e events.Envelope) {
-	c.lastSeq, c.updatedAt = e.Seq, e.OccurredAt
+	c.lastSeq, c.updatedAt, c.lastActivity = e.Seq, e.OccurredAt, max(c.lastActivity, e.OccurredAt)
 	st, ok := events.StatusAfter(e.Type)
 	if !ok {
 		return

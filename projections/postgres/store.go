@@ -28,8 +28,9 @@ func (e *GapError) Error() string {
 }
 
 // RecordError reports a record that cannot be projected (not a valid event
-// envelope, or a payload the read model needs that does not decode). Nothing
-// of the batch was written; the caller decides whether to dead-letter it.
+// envelope, a payload the read model needs that does not decode, or a seq
+// gap, wrapping a *GapError). Nothing of the batch was written; the caller
+// decides whether to dead-letter it.
 type RecordError struct {
 	Partition int32
 	Offset    int64
@@ -57,18 +58,24 @@ type Store struct {
 	log      *zap.Logger
 	listener *listener
 	recheck  time.Duration // WaitCommand's fallback poll; tests raise it
+	topic    string        // events topic of the runner.Projector methods
 }
 
 // New returns a Store over pool, whose database must have Migrations applied.
 // It panics on a nil dependency (a wiring bug).
-func New(pool *pgxpool.Pool, logger *zap.Logger) *Store {
+func New(pool *pgxpool.Pool, logger *zap.Logger, opts ...Option) *Store {
 	if pool == nil {
 		panic("projections/postgres.New: pool is nil")
 	}
 	if logger == nil {
 		panic("projections/postgres.New: logger is nil")
 	}
-	return &Store{pool: pool, log: logger, listener: newListener(pool, logger), recheck: recheckInterval}
+	s := &Store{pool: pool, log: logger, listener: newListener(pool, logger), recheck: recheckInterval,
+		topic: defaultTopic()}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
 }
 
 // Close stops the notification listener, if WaitCommand started it, and waits

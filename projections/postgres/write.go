@@ -24,6 +24,10 @@ func write(ctx context.Context, tx pgx.Tx, projector, topic string, p *batchPlan
 		queueRunInserts(b, p)
 		queueRunUpdates(b, p)
 		queueCommands(b, p)
+		queueItems(b, p)
+		queueApprovals(b, p)
+		queueGrants(b, p)
+		queueSessions(b, p)
 	}
 	if len(p.notify) > 0 {
 		b.Queue("SELECT pg_notify('"+NotifyChannel+"', id) FROM unnest($1::text[]) AS id", p.notify)

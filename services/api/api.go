@@ -25,6 +25,7 @@ type Store interface {
 	ListEvents(ctx context.Context, tenantID, runID string, afterSeq int64, limit int) ([]postgres.Event, error)
 	GetCommand(ctx context.Context, tenantID, commandID string) (postgres.Command, error)
 	WaitCommand(ctx context.Context, tenantID, commandID string) (postgres.Command, error)
+	ReadModels
 }
 
 // CommandSender durably produces a command to xbot.commands.v1, keyed by its
@@ -52,6 +53,8 @@ type API struct {
 	tokens []tokenEntry
 	api    huma.API
 	mux    *http.ServeMux
+	// streams serves the UI stream endpoints once EnableStreams is called.
+	streams streams
 }
 
 // New builds the API. It panics on a nil dependency (a wiring bug) and
@@ -120,6 +123,10 @@ func (a *API) registerRoutes() {
 	a.registerListRunEvents()
 	a.registerGetCommand()
 	a.registerHealth()
+	a.registerListRunItems()
+	a.registerListApprovals()
+	a.registerListSessionRuns()
+	a.registerStreams()
 }
 
 // register adds an operation whose handler errors all go through problemFor.

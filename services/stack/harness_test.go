@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -16,13 +17,14 @@ import (
 
 	"github.com/xbot-runtime/xbot/contracttests"
 	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/infra/devstack/chtest"
 	"github.com/xbot-runtime/xbot/infra/devstack/pgtest"
 	"github.com/xbot-runtime/xbot/infra/kafka"
 	"github.com/xbot-runtime/xbot/services/profile"
 	"github.com/xbot-runtime/xbot/services/stack"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+func TestMain(m *testing.M) { os.Exit(pgtest.Run(chtest.Wrap(m))) }
 
 const token, tenant = "tok-acme", "acme"
 

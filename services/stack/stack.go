@@ -14,10 +14,12 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/xbot-runtime/xbot/commands"
+	chinfra "github.com/xbot-runtime/xbot/infra/clickhouse"
 	"github.com/xbot-runtime/xbot/infra/kafka"
 	pginfra "github.com/xbot-runtime/xbot/infra/postgres"
 	pgview "github.com/xbot-runtime/xbot/projections/postgres"
 	"github.com/xbot-runtime/xbot/projections/runner"
+	"github.com/xbot-runtime/xbot/projections/uistream"
 	"github.com/xbot-runtime/xbot/services/api"
 	"github.com/xbot-runtime/xbot/services/compute"
 	"github.com/xbot-runtime/xbot/services/executor"
@@ -34,6 +36,9 @@ const (
 	API       Component = "api"
 	Executor  Component = "executor"
 	Projector Component = "projector-postgres"
+	// ProjectorClickHouse runs when Options.ClickHouse is set.
+	ProjectorClickHouse Component = "projector-clickhouse"
+	ProjectorIM         Component = "projector-im"
 )
 
 // projectorName is the Postgres projector's name in checkpoints and its group.
@@ -67,23 +72,33 @@ type Options struct {
 	Models agentloop.ModelResolver
 	// Tools overrides the tool registry (default: the built-ins).
 	Tools *tools.Registry
+	// ClickHouse is the audit database; nil runs no ClickHouse projector.
+	ClickHouse *chinfra.Config
 }
 
 // Stack is a running set of components.
 type Stack struct {
-	opts     Options
-	log      *zap.Logger
-	Pool     *pgxpool.Pool
-	Store    *pgview.Store
-	Executor *executor.Executor
-	API      *api.API
-	server   *http.Server
-	addr     string
-	producer *kafka.Producer
-	cancel   context.CancelFunc
-	wg       sync.WaitGroup
-	errMu    sync.Mutex
-	err      error
+	opts Options
+	// Projectors are the running projector runners, by view name.
+	Projectors map[string]*runner.Runner
+	ch         *chinfra.Conn
+	outbox     *kafka.Outbox
+	stopOnce   sync.Once
+	runCtx     context.Context
+	hub        *uistream.Hub
+	tail       *kafka.Tail
+	log        *zap.Logger
+	Pool       *pgxpool.Pool
+	Store      *pgview.Store
+	Executor   *executor.Executor
+	API        *api.API
+	server     *http.Server
+	addr       string
+	producer   *kafka.Producer
+	cancel     context.CancelFunc
+	wg         sync.WaitGroup
+	errMu      sync.Mutex
+	err        error
 }
 
 func (o Options) has(c Component) bool {
@@ -116,7 +131,7 @@ func (s *Stack) start(ctx context.Context) error {
 		return err
 	}
 	rctx, cancel := context.WithCancel(context.Background())
-	s.cancel = cancel
+	s.cancel, s.runCtx = cancel, rctx
 	if s.opts.has(API) || s.opts.has(Projector) {
 		if err := s.openPostgres(ctx); err != nil {
 			return err
@@ -127,10 +142,8 @@ func (s *Stack) start(ctx context.Context) error {
 			return err
 		}
 	}
-	if s.opts.has(Projector) {
-		if err := s.startProjector(rctx); err != nil {
-			return err
-		}
+	if err := s.startProjectors(ctx, rctx); err != nil {
+		return err
 	}
 	if s.opts.has(API) {
 		return s.startAPI()
@@ -150,7 +163,7 @@ func (s *Stack) openPostgres(ctx context.Context) error {
 	if err := pginfra.Migrate(ctx, pool, "projection_postgres", pgview.Migrations); err != nil {
 		return err
 	}
-	s.Store = pgview.New(pool, s.log.Named("store"))
+	s.Store = pgview.New(pool, s.log.Named("store"), pgview.WithEventsTopic(s.opts.Kafka.WithDefaults().EventsTopic()))
 	return nil
 }
 
@@ -190,45 +203,6 @@ func checkProfiles(c *profile.Catalog, reg *tools.Registry) error {
 	return errors.Join(errs...)
 }
 
-func (s *Stack) startProjector(ctx context.Context) error {
-	instance := s.opts.ExecutorID
-	if instance == "" {
-		instance = "projector"
-	}
-	r, err := runner.New(ctx, runner.Config{
-		Kafka: s.opts.Kafka, Projector: pgProjector{s.Store, s.opts.Kafka.EventsTopic()}, Logger: s.log.Named("projector"),
-		Heartbeat: func(ctx context.Context) error { return s.Store.Heartbeat(ctx, projectorName, instance) },
-	})
-	if err != nil {
-		return err
-	}
-	s.goRun("projector", func() error { return r.Run(ctx) })
-	return nil
-}
-
-// pgProjector adapts the Postgres store to the runner.
-type pgProjector struct {
-	store *pgview.Store
-	topic string
-}
-
-func (p pgProjector) Name() string { return projectorName }
-
-func (p pgProjector) Apply(ctx context.Context, batch []runner.Record) error {
-	rows := make([]pgview.Record, len(batch))
-	for i, r := range batch {
-		rows[i] = pgview.Record{Partition: r.Partition, Offset: r.Offset, Value: r.Value}
-	}
-	return p.store.ApplyBatch(ctx, projectorName, p.topic, rows)
-}
-
-func (p pgProjector) Checkpoints(ctx context.Context) (map[int32]int64, error) {
-	return p.store.Checkpoints(ctx, projectorName, p.topic)
-}
-
-func (p pgProjector) Reset(context.Context) error { return errors.New("reset: not implemented yet") }
-
-
 func (s *Stack) goRun(name string, fn func() error) {
 	s.wg.Add(1)
 	go func() {
@@ -242,6 +216,27 @@ func (s *Stack) goRun(name string, fn func() error) {
 	}()
 }
 
+// startStreams gives the API its UI streams: one read_committed tail of the
+// events topic per API instance feeds a hub that fans out to every client.
+func (s *Stack) startStreams() error {
+	log := s.log.Named("streams")
+	hub, err := uistream.NewHub(uistream.HubConfig{Logger: log})
+	if err != nil {
+		return err
+	}
+	tail, err := kafka.NewTail(kafka.TailConfig{Kafka: s.opts.Kafka, Topic: s.opts.Kafka.WithDefaults().EventsTopic(),
+		Deliver: hub.Deliver, Logger: log})
+	if err != nil {
+		return err
+	}
+	s.hub, s.tail = hub, tail
+	s.goRun("stream tail", func() error { return tail.Run(s.runCtx) })
+	return s.API.EnableStreams(hub, s.Store, uistream.StreamConfig{})
+}
+
+// StreamsReady is closed once the API's stream tail follows the events topic.
+func (s *Stack) StreamsReady() <-chan struct{} { return s.tail.Ready() }
+
 // Addr returns the API's listen address (host:port).
 func (s *Stack) Addr() string { return s.addr }
 
@@ -252,8 +247,12 @@ func (s *Stack) Err() error {
 	return s.err
 }
 
-// Stop stops every component and waits for them.
+// Stop stops every component and waits for them. Calling it again does nothing.
 func (s *Stack) Stop(ctx context.Context) {
+	s.stopOnce.Do(func() { s.stop(ctx) })
+}
+
+func (s *Stack) stop(ctx context.Context) {
 	if s.server != nil {
 		_ = s.server.Shutdown(ctx)
 	}
@@ -266,6 +265,12 @@ func (s *Stack) Stop(ctx context.Context) {
 	}
 	if s.Store != nil {
 		s.Store.Close()
+	}
+	if s.outbox != nil {
+		s.outbox.Close()
+	}
+	if s.ch != nil {
+		_ = s.ch.Close()
 	}
 	if s.Pool != nil {
 		s.Pool.Close()
@@ -299,6 +304,9 @@ func (s *Stack) startAPI() error {
 		return err
 	}
 	s.API = a
+	if err := s.startStreams(); err != nil {
+		return err
+	}
 	addr := s.opts.APIAddr
 	if addr == "" {
 		addr = "127.0.0.1:8080"
@@ -309,6 +317,7 @@ func (s *Stack) startAPI() error {
 	}
 	s.addr = ln.Addr().String()
 	s.server = &http.Server{Handler: a.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	s.server.RegisterOnShutdown(s.hub.Close) // ends open streams, so shutdown does not wait on them
 	s.goRun("api", func() error {
 		if err := s.server.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 			return err

@@ -36,10 +36,14 @@ const (
 // exits with the tests' status. Call it from TestMain.
 func Main(m *testing.M) { os.Exit(Run(m)) }
 
+// Runner is what Run runs: a *testing.M, or another harness's Run wrapping
+// one (e.g. pgtest.Run(chtest.Wrap(m)) starts both servers on demand).
+type Runner interface{ Run() int }
+
 // Run is Main without os.Exit, for a TestMain that does more work: it runs
 // the tests, stops the shared server if one was started, removes its
 // directory, and returns the exit code for os.Exit.
-func Run(m *testing.M) int {
+func Run(m Runner) int {
 	shared.inMain.Store(true)
 	code := m.Run()
 	shared.inMain.Store(false)
@@ -137,3 +141,11 @@ func databaseName(test string, seq int64) string {
 	base := "t_" + b.String()
 	return base[:min(len(base), 63-len(suffix))] + suffix
 }
+
+// Wrap returns a Runner that runs m inside this harness, for nesting
+// harnesses in one TestMain.
+func Wrap(m Runner) Runner { return wrapped{m} }
+
+type wrapped struct{ m Runner }
+
+func (w wrapped) Run() int { return Run(w.m) }

@@ -1,0 +1,245 @@
+package postgres_test
+
+import (
+	"context"
+	"maps"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/projections/postgres"
+)
+
+// richRun is a run with an item of every kind and every way to close one:
+// completed, truncated, failed, approved and left open.
+type richRun struct {
+	*runLog
+	steer, reasoning, assistant, shell, file, bad, approved, big, ask string
+}
+
+func newRichRun(tb testing.TB, tenant, session string) *richRun {
+	r := &richRun{runLog: started(tb, tenant, session)}
+	r.steer = events.NewID("itm")
+	r.add(events.Draft{Type: events.ItemStarted, ItemID: r.steer, Payload: events.ItemStartedPayload{
+		ItemType: events.ItemUserMessage, Content: "use main",
+		Data: rawJSON(tb, events.UserMessageData{Intent: "steer", CommandID: "cmd_x"})}})
+	r.add(events.Draft{Type: events.ItemCompleted, ItemID: r.steer, Payload: events.ItemCompletedPayload{
+		ItemType: events.ItemUserMessage, Status: events.ItemStatusCompleted, Content: "use main"}})
+	r.reasoning = events.NewID("itm")
+	r.add(events.Draft{Type: events.ItemStarted, ItemID: r.reasoning, Payload: events.ItemStartedPayload{ItemType: events.ItemReasoning}})
+	r.add(events.Draft{Type: events.ItemDelta, ItemID: r.reasoning, Payload: events.ItemDeltaPayload{Delta: "hmm"}})
+	r.add(events.Draft{Type: events.ItemCompleted, ItemID: r.reasoning, Payload: events.ItemCompletedPayload{
+		ItemType: events.ItemReasoning, Status: events.ItemStatusTruncated, Content: "hmm"}})
+	r.assistant = events.NewID("itm")
+	r.add(events.Draft{Type: events.ItemStarted, ItemID: r.assistant, Payload: events.ItemStartedPayload{ItemType: events.ItemAssistantMessage}})
+	r.add(events.Draft{Type: events.ItemCompleted, ItemID: r.assistant, Payload: events.ItemCompletedPayload{
+		ItemType: events.ItemAssistantMessage, Status: events.ItemStatusCompleted, Content: "Let me look.",
+		Data: rawJSON(tb, events.AssistantData{Turn: 0, ToolCalls: []events.ToolCallRef{{ID: "c1", Name: "shell", Arguments: "{}"}}})}})
+	r.shell = r.startTool(events.ItemCommandExecution, "shell", `{"command":"echo hi; exit 3"}`)
+	r.add(events.Draft{Type: events.ItemDelta, ItemID: r.shell, Payload: events.ItemDeltaPayload{Delta: "hi\n"}})
+	r.completeTool(r.shell, events.ItemCommandExecution, "shell", "exit code 3\nhi\n",
+		&events.ExecData{Command: "echo hi; exit 3", ExitCode: 3, Stdout: "hi\n", DurationMs: 4})
+	r.file = r.startTool(events.ItemFileChange, "write_file", `{"path":"a.md","content":"x"}`)
+	r.completeTool(r.file, events.ItemFileChange, "write_file", "wrote a.md", nil)
+	r.bad = r.startTool(events.ItemToolCall, "teleport", `{}`)
+	r.failItem(r.bad, events.ItemToolCall, events.ToolErrUnknownTool, `unknown tool "teleport"`)
+	r.approved = r.startTool(events.ItemCommandExecution, "shell", `{"command":"rm -rf build"}`)
+	r.awaitApproval(r.approved, "shell", `{"command":"rm -rf build"}`)
+	r.decide(r.approved, events.NewID("cmd"), "allow", "run", "shell")
+	r.completeTool(r.approved, events.ItemCommandExecution, "shell", "exit code 0\n", &events.ExecData{ExitCode: 0})
+	r.big = r.startTool(events.ItemToolCall, "read_file", `{"path":"`+strings.Repeat("p", 40<<10)+`"}`)
+	r.completeTool(r.big, events.ItemToolCall, "read_file", strings.Repeat("é", 20<<10), nil)
+	r.ask = r.startTool(events.ItemClarificationRequest, "ask_user", `{"question":"Which colour?"}`)
+	r.lifecycle(events.RunPaused, events.RunPausedPayload{PauseReason: events.PauseAwaitingUserInput, ItemIDs: []string{r.ask}})
+	return r
+}
+
+// seqOf returns the seq of the first event of item with type t.
+func (l *runLog) seqOf(item string, t events.Type) events.Envelope {
+	l.tb.Helper()
+	for _, e := range l.evs {
+		if e.ItemID == item && e.Type == t {
+			return e
+		}
+	}
+	l.tb.Fatalf("no %s of %s", t, item)
+	return events.Envelope{}
+}
+
+func TestItemsProjectEveryKind(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	r := newRichRun(t, "acme", "s-1")
+	f.apply(t, offsets{}.records(t, 0, r.evs...))
+	items := listItems(t, f, postgres.ItemFilter{TenantID: "acme", RunID: r.id(), Limit: 200})
+	if len(items) != 9 {
+		t.Fatalf("%d items, want 9", len(items))
+	}
+	byID := map[string]postgres.Item{}
+	for _, it := range items {
+		byID[it.ItemID] = it
+	}
+	check := func(id, typ, status, tool, output, errCode string, exit *int) postgres.Item {
+		t.Helper()
+		it := byID[id]
+		start, last := r.seqOf(id, events.ItemStarted), lastEventOf(r.runLog, id)
+		if it.Type != typ || it.Status != status || it.ToolName != tool || it.ErrorCode != errCode ||
+			it.StartedSeq != start.Seq || it.UpdatedSeq != last.Seq || it.TenantID != "acme" ||
+			!it.StartedAt.Equal(time.UnixMilli(start.OccurredAt)) || !sameInt(it.ExitCode, exit) {
+			t.Fatalf("item %s = %+v", typ, it)
+		}
+		if output != "-" && (it.Output == nil || *it.Output != output) {
+			t.Fatalf("item %s output = %v, want %q", typ, it.Output, output)
+		}
+		closed := status != "started" && status != "awaiting_approval"
+		if closed && (it.CompletedAt == nil || !it.CompletedAt.Equal(time.UnixMilli(last.OccurredAt)) ||
+			it.DurationMs == nil || *it.DurationMs != last.OccurredAt-start.OccurredAt) {
+			t.Fatalf("item %s times = %v %v", typ, it.CompletedAt, it.DurationMs)
+		}
+		if !closed && (it.CompletedAt != nil || it.DurationMs != nil || it.Output != nil) {
+			t.Fatalf("open item %s = %+v", typ, it)
+		}
+		return it
+	}
+	check(r.steer, "user_message", "completed", "", "use main", "", nil)
+	check(r.reasoning, "reasoning", "truncated", "", "hmm", "", nil)
+	check(r.assistant, "assistant_message", "completed", "", "Let me look.", "", nil)
+	shell := check(r.shell, "command_execution", "completed", "shell", "exit code 3\nhi\n", "", ptr(3))
+	if shell.Input != `{"command":"echo hi; exit 3"}` || shell.ToolCallID == "" || shell.InputTruncated {
+		t.Fatalf("shell input %+v", shell)
+	}
+	check(r.file, "file_change", "completed", "write_file", "wrote a.md", "", nil)
+	bad := check(r.bad, "tool_call", "failed", "teleport", "-", "unknown_tool", nil)
+	if bad.ErrorMessage != `unknown tool "teleport"` || bad.Output != nil {
+		t.Fatalf("failed item %+v", bad)
+	}
+	check(r.approved, "command_execution", "completed", "shell", "exit code 0\n", "", ptr(0))
+	big := check(r.big, "tool_call", "completed", "read_file", "-", "", nil)
+	if !big.InputTruncated || len(big.Input) != 32<<10 || !big.OutputTruncated || len(*big.Output) != 32<<10 ||
+		*big.Output != strings.Repeat("é", 16<<10) {
+		t.Fatalf("big item: input %d bytes (cut %v), output %d bytes (cut %v)", len(big.Input), big.InputTruncated,
+			len(*big.Output), big.OutputTruncated)
+	}
+	check(r.ask, "clarification_request", "started", "ask_user", "-", "", nil)
+}
+
+func lastEventOf(l *runLog, item string) events.Envelope {
+	var last events.Envelope
+	for _, e := range l.evs {
+		if e.ItemID == item && e.Type != events.ItemDelta && e.Type != events.PermissionGrantApplied {
+			last = e
+		}
+	}
+	return last
+}
+
+func sameInt(a, b *int) bool {
+	return (a == nil && b == nil) || (a != nil && b != nil && *a == *b)
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// TestItemStatusFollowsEachEvent applies one event per batch, so every
+// change reaches a stored row, and checks the item's status after each.
+func TestItemStatusFollowsEachEvent(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	l := started(t, "acme", "")
+	off := offsets{}
+	f.apply(t, off.records(t, 0, l.evs...))
+	item := l.startTool(events.ItemCommandExecution, "shell", `{"command":"make"}`)
+	want := []string{"started", "awaiting_approval", "awaiting_approval", "started", "started", "started", "completed"}
+	l.awaitApproval(item, "shell", `{"command":"make"}`)
+	l.decide(item, events.NewID("cmd"), "allow", "platform_session", "shell")
+	l.completeTool(item, events.ItemCommandExecution, "shell", "ok", &events.ExecData{ExitCode: 2})
+	for i, e := range l.evs[2:] {
+		f.apply(t, off.records(t, 0, e))
+		items, _, err := f.store.ListItems(context.Background(), postgres.ItemFilter{TenantID: "acme", RunID: l.id()})
+		if err != nil || len(items) != 1 {
+			t.Fatalf("after %s: %v, %v", e.Type, items, err)
+		}
+		if it := items[0]; it.Status != want[i] || it.UpdatedSeq != lastChange(l.evs[:i+3], item).Seq {
+			t.Fatalf("after %s: item %+v, want status %s", e.Type, it, want[i])
+		}
+	}
+}
+
+// lastChange is the last event of evs that changes item.
+func lastChange(evs []events.Envelope, item string) events.Envelope {
+	var last events.Envelope
+	for _, e := range evs {
+		if e.ItemID == item && e.Type != events.PermissionGrantApplied {
+			last = e
+		}
+	}
+	return last
+}
+
+// TestEventByEventEqualsOneBatch projects the same logs one event per
+// batch (every change updates a stored row) and in one batch (every row is
+// written whole): the views are equal.
+func TestEventByEventEqualsOneBatch(t *testing.T) {
+	t.Parallel()
+	live, rebuilt := newFixture(t), newFixture(t)
+	a, b := newRichRun(t, "acme", "s-1"), newRichRun(t, "acme", "s-1")
+	c := newRichRun(t, "globex", "s-1")
+	off := offsets{}
+	recs := append(off.records(t, 0, interleave(a.evs, b.evs)...), off.records(t, 1, c.evs...)...)
+	live.oneByOne(t, recs)
+	rebuilt.apply(t, recs)
+	if l, r := live.checksumViews(t), rebuilt.checksumViews(t); !maps.Equal(l, r) {
+		t.Fatalf("event by event differs from one batch:\n%v\n%v", l, r)
+	}
+	if sums := live.checksumViews(t); strings.HasPrefix(sums["items"], "0:") || strings.HasPrefix(sums["approvals"], "0:") ||
+		strings.HasPrefix(sums["permission_grants"], "0:") || strings.HasPrefix(sums["sessions"], "0:") {
+		t.Fatalf("a read model is empty: %v", sums)
+	}
+}
+
+func TestListItemsPages(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	r := newRichRun(t, "acme", "")
+	f.apply(t, offsets{}.records(t, 0, r.evs...))
+	all := listItems(t, f, postgres.ItemFilter{TenantID: "acme", RunID: r.id(), Limit: 2})
+	if len(all) != 9 {
+		t.Fatalf("listed %d items, want 9", len(all))
+	}
+	for i := 1; i < len(all); i++ {
+		if all[i-1].StartedSeq >= all[i].StartedSeq {
+			t.Fatalf("items out of log order: %d then %d", all[i-1].StartedSeq, all[i].StartedSeq)
+		}
+	}
+	if other, next, err := f.store.ListItems(ctx, postgres.ItemFilter{TenantID: "globex", RunID: r.id()}); err != nil ||
+		len(other) != 0 || next != "" {
+		t.Fatalf("another tenant sees %v, %q, %v", other, next, err)
+	}
+	_, approvalCursor := pendingApprovalPage(t, f)
+	for _, bad := range []string{"not base64!", "e30", "eyJrIjoiaXRlbSJ9", approvalCursor} {
+		_, _, err := f.store.ListItems(ctx, postgres.ItemFilter{TenantID: "acme", RunID: r.id(), After: bad})
+		if !errorsIsInvalidCursor(err) {
+			t.Fatalf("cursor %q: error = %v, want ErrInvalidCursor", bad, err)
+		}
+	}
+}
+
+func listItems(tb testing.TB, f *fixture, filter postgres.ItemFilter) []postgres.Item {
+	tb.Helper()
+	var all []postgres.Item
+	for page := 0; ; page++ {
+		items, next, err := f.store.ListItems(context.Background(), filter)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if len(items) > filter.Limit || page > 100 {
+			tb.Fatalf("page %d has %d items (limit %d)", page, len(items), filter.Limit)
+		}
+		all = append(all, items...)
+		if next == "" {
+			return all
+		}
+		filter.After = next
+	}
+}

@@ -1,0 +1,91 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+const approvalColumnsSQL = `run_id, item_id, tenant_id, platform_session_id, item_type, status, tool_name, input,
+	decision, scope, actor_type, actor_id, reason, command_id, requested_seq, resolved_seq, requested_at,
+	resolved_at`
+
+func scanApproval(row pgx.CollectableRow) (Approval, error) {
+	var a Approval
+	var input *string
+	err := row.Scan(&a.RunID, &a.ItemID, &a.TenantID, &a.PlatformSessionID, &a.ItemType, &a.Status, &a.ToolName,
+		&input, &a.Decision, &a.Scope, &a.ActorType, &a.ActorID, &a.Reason, &a.CommandID, &a.RequestedSeq,
+		&a.ResolvedSeq, &a.RequestedAt, &a.ResolvedAt)
+	if input != nil {
+		a.Input = []byte(*input)
+	}
+	a.RequestedAt = a.RequestedAt.UTC()
+	if a.ResolvedAt != nil {
+		a.ResolvedAt = ptr(a.ResolvedAt.UTC())
+	}
+	return a, err
+}
+
+// ListApprovals returns a page of the tenant's approvals matching f, newest
+// request first (requested_at descending, then run id and item id), and the
+// cursor of the next page ("" on the last page). f.Limit <= 0 means 50; at
+// most 200. A cursor not issued by ListApprovals yields ErrInvalidCursor.
+func (s *Store) ListApprovals(ctx context.Context, f ApprovalFilter) ([]Approval, string, error) {
+	if f.TenantID == "" {
+		return nil, "", errors.New("list approvals: tenant id is required")
+	}
+	sql, args, err := listApprovalsQuery(f)
+	if err != nil {
+		return nil, "", fmt.Errorf("list approvals: %w", err)
+	}
+	limit := clampLimit(f.Limit, defaultItemLimit, maxItemLimit)
+	rows, err := s.pool.Query(ctx, sql, append(args, limit+1)...)
+	if err != nil {
+		return nil, "", fmt.Errorf("list approvals: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, scanApproval)
+	if err != nil {
+		return nil, "", fmt.Errorf("list approvals: %w", err)
+	}
+	if len(out) <= limit {
+		return out, "", nil
+	}
+	out = out[:limit]
+	last := out[limit-1]
+	return out, keyCursor{Kind: approvalCursorKind, Micros: last.RequestedAt.UnixMicro(), RunID: last.RunID,
+		ItemID: last.ItemID}.encode(), nil
+}
+
+// listApprovalsQuery builds the keyset query of f; its last placeholder,
+// the limit, is left for the caller.
+func listApprovalsQuery(f ApprovalFilter) (string, []any, error) {
+	sql := "SELECT " + approvalColumnsSQL + " FROM approvals WHERE tenant_id = $1"
+	args := []any{f.TenantID}
+	next := func() string { return "$" + strconv.Itoa(len(args)+1) }
+	if f.Status != "" {
+		sql += " AND status = " + next()
+		args = append(args, f.Status)
+	}
+	if f.RunID != "" {
+		sql += " AND run_id = " + next()
+		args = append(args, f.RunID)
+	}
+	if f.After != "" {
+		c, err := decodeKeyCursor(f.After, approvalCursorKind)
+		if err != nil {
+			return "", nil, err
+		}
+		t := next()
+		args = append(args, time.UnixMicro(c.Micros))
+		k := next()
+		args = append(args, c.RunID)
+		i := next()
+		args = append(args, c.ItemID)
+		sql += " AND (requested_at < " + t + " OR (requested_at = " + t + " AND (run_id, item_id) > (" + k + ", " + i + ")))"
+	}
+	return sql + " ORDER BY requested_at DESC, run_id, item_id LIMIT " + next(), args, nil
+}

@@ -1,0 +1,125 @@
+package postgres
+
+import (
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// insertApprovalsSQL writes approvals requested in the batch whole; a new
+// request for an item makes its row pending again.
+const insertApprovalsSQL = `INSERT INTO approvals (run_id, item_id, tenant_id, platform_session_id, item_type,
+	status, tool_name, input, decision, scope, actor_type, actor_id, reason, command_id, requested_seq,
+	resolved_seq, requested_at, resolved_at)
+SELECT r, it, te, ps, ty, st, tn, i::json, de, sc, at, ai, re, cm, rq, rs, ra, rsa
+FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+	$9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::bigint[], $16::bigint[],
+	$17::timestamptz[], $18::timestamptz[])
+	AS u(r, it, te, ps, ty, st, tn, i, de, sc, at, ai, re, cm, rq, rs, ra, rsa)
+ON CONFLICT (run_id, item_id) DO UPDATE SET
+	tenant_id = EXCLUDED.tenant_id, platform_session_id = EXCLUDED.platform_session_id,
+	item_type = EXCLUDED.item_type, status = EXCLUDED.status, tool_name = EXCLUDED.tool_name,
+	input = EXCLUDED.input, decision = EXCLUDED.decision, scope = EXCLUDED.scope,
+	actor_type = EXCLUDED.actor_type, actor_id = EXCLUDED.actor_id, reason = EXCLUDED.reason,
+	command_id = EXCLUDED.command_id, requested_seq = EXCLUDED.requested_seq,
+	resolved_seq = EXCLUDED.resolved_seq, requested_at = EXCLUDED.requested_at,
+	resolved_at = EXCLUDED.resolved_at`
+
+// resolveApprovalsSQL resolves approvals requested before the batch. Only a
+// pending row changes: a decision for an item that no longer awaits
+// approval changes nothing, as in events.Fold.
+const resolveApprovalsSQL = `UPDATE approvals AS a SET
+	status = 'resolved', decision = u.de, scope = u.sc, actor_type = u.at, actor_id = u.ai, reason = u.re,
+	command_id = u.cm, resolved_seq = u.rs, resolved_at = u.rsa
+FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+	$9::bigint[], $10::timestamptz[]) AS u(r, it, de, sc, at, ai, re, cm, rs, rsa)
+WHERE a.run_id = u.r AND a.item_id = u.it AND a.status = 'pending'`
+
+// approvalColumns holds one array per column of the approvals statements.
+type approvalColumns struct {
+	runs, items, tenants, sessions, types, statuses, tools     []string
+	decisions, scopes, actorTypes, actorIDs, reasons, commands []string
+	inputs                                                     []*string
+	requested                                                  []int64
+	resolved                                                   []*int64
+	requestedAt                                                []time.Time
+	resolvedAt                                                 []*time.Time
+}
+
+func queueApprovals(b *pgx.Batch, p *batchPlan) {
+	var ins, upd approvalColumns
+	for _, k := range p.approvalOrder {
+		c := p.approvals[k]
+		if c.inserted {
+			ins.addInsert(c)
+		} else {
+			upd.addKey(c)
+			upd.addDecision(c)
+		}
+	}
+	if len(ins.runs) > 0 {
+		b.Queue(insertApprovalsSQL, ins.runs, ins.items, ins.tenants, ins.sessions, ins.types, ins.statuses,
+			ins.tools, ins.inputs, ins.decisions, ins.scopes, ins.actorTypes, ins.actorIDs, ins.reasons, ins.commands,
+			ins.requested, ins.resolved, ins.requestedAt, ins.resolvedAt)
+	}
+	if len(upd.runs) > 0 {
+		b.Queue(resolveApprovalsSQL, upd.runs, upd.items, upd.decisions, upd.scopes, upd.actorTypes, upd.actorIDs,
+			upd.reasons, upd.commands, upd.resolved, upd.resolvedAt)
+	}
+}
+
+func (c *approvalColumns) addKey(x *approvalChange) {
+	c.runs, c.items = append(c.runs, x.key.runID), append(c.items, x.key.itemID)
+}
+
+func (c *approvalColumns) addInsert(x *approvalChange) {
+	c.addKey(x)
+	c.tenants, c.sessions = append(c.tenants, x.tenantID), append(c.sessions, x.sessionID)
+	c.types, c.tools = append(c.types, x.itemType), append(c.tools, x.toolName)
+	c.inputs = append(c.inputs, bytesOrNil(x.input))
+	c.requested, c.requestedAt = append(c.requested, x.requestedSeq), append(c.requestedAt, ms(x.requestedAt))
+	status := ApprovalPending
+	if x.resolved {
+		status = ApprovalResolved
+	}
+	c.statuses = append(c.statuses, status)
+	c.addDecision(x)
+}
+
+// addDecision adds the decision columns of x (empty and NULL while pending).
+func (c *approvalColumns) addDecision(x *approvalChange) {
+	c.decisions, c.scopes = append(c.decisions, x.decision), append(c.scopes, x.scope)
+	c.actorTypes, c.actorIDs = append(c.actorTypes, x.actorType), append(c.actorIDs, x.actorID)
+	c.reasons, c.commands = append(c.reasons, x.reason), append(c.commands, x.commandID)
+	var seq *int64
+	var at *time.Time
+	if x.resolved {
+		seq, at = ptr(x.resolvedSeq), msOrNil(&x.resolvedAt)
+	}
+	c.resolved, c.resolvedAt = append(c.resolved, seq), append(c.resolvedAt, at)
+}
+
+const insertGrantsSQL = `INSERT INTO permission_grants (run_id, seq, tenant_id, platform_session_id, item_id,
+	command_id, scope, tool_name, granted_at)
+SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+	$8::text[], $9::timestamptz[])
+ON CONFLICT (run_id, seq) DO NOTHING`
+
+func queueGrants(b *pgx.Batch, p *batchPlan) {
+	n := len(p.grants)
+	if n == 0 {
+		return
+	}
+	cols := make([][]string, 7)
+	for i := range cols {
+		cols[i] = make([]string, n)
+	}
+	seqs, at := make([]int64, n), make([]time.Time, n)
+	for i, g := range p.grants {
+		for j, v := range []string{g.runID, g.tenantID, g.sessionID, g.itemID, g.commandID, g.scope, g.toolName} {
+			cols[j][i] = v
+		}
+		seqs[i], at[i] = g.seq, ms(g.grantedAt)
+	}
+	b.Queue(insertGrantsSQL, cols[0], seqs, cols[1], cols[2], cols[3], cols[4], cols[5], cols[6], at)
+}

@@ -1,0 +1,215 @@
+package uistream_test
+
+import (
+	"testing"
+
+	"github.com/xbot-runtime/xbot/events"
+)
+
+// The golden cases: one log per shape of reply, together covering every
+// event type of the catalog (TestGoldenCasesCoverTheCatalog).
+
+const (
+	runA   = "run_01J0000000000000000000000A"
+	cmdA   = "cmd_01J0000000000000000000000A"
+	cmdB   = "cmd_01J0000000000000000000000B"
+	cmdC   = "cmd_01J0000000000000000000000C"
+	r1, r2 = "itm_resp1", "itm_resp2"
+	r3     = "itm_resp3"
+	think  = "itm_think"
+	tool1  = "itm_tool1"
+	tool2  = "itm_tool2"
+	tool3  = "itm_tool3"
+)
+
+var (
+	callLs    = events.ToolCallRef{ID: "call_1", Name: "shell", Arguments: `{"command":"ls"}`}
+	callWrite = events.ToolCallRef{ID: "call_2", Name: "write_file", Arguments: `{"path":"notes.md","content":"one\n"}`}
+	callBad   = events.ToolCallRef{ID: "call_3", Name: "read_file", Arguments: `{"path":`}
+	callRm    = events.ToolCallRef{ID: "call_4", Name: "shell", Arguments: `{"command":"rm -rf build"}`}
+	callAsk   = events.ToolCallRef{ID: "call_5", Name: "ask_user", Arguments: `{"question":"Which branch?"}`}
+	callMCP   = events.ToolCallRef{ID: "call_6", Name: "github.search", Arguments: `{"q":"xbot"}`}
+)
+
+func decision(d, scope string) events.ApprovalDecisionPayload {
+	return events.ApprovalDecisionPayload{Decision: d, Scope: scope, Actor: events.Actor{Type: "user", ID: "u"}}
+}
+
+func accepted(typ string) events.CommandAcceptedPayload {
+	return events.CommandAcceptedPayload{CommandType: typ, IdempotencyKey: "k-" + typ}
+}
+
+func applied(typ string) events.CommandAppliedPayload {
+	return events.CommandAppliedPayload{CommandType: typ, IdempotencyKey: "k-" + typ}
+}
+
+// approvalLog is a run whose shell call waits for approval and gets d.
+func approvalLog(t testing.TB, d string) *logBuilder {
+	b := started(t, runA, cmdA, "clean the build")
+	b.response(r1, 0, []string{"I will delete the build directory."}, callRm)
+	b.toolStart(tool1, r1, callRm, events.ItemCommandExecution)
+	b.add(events.Draft{Type: events.ItemAwaitingApproval, ItemID: tool1, Payload: events.ItemAwaitingApprovalPayload{
+		ItemType: events.ItemCommandExecution, ToolName: "shell", Input: []byte(callRm.Arguments)}})
+	b.lifecycle(events.RunPaused, events.RunPausedPayload{PauseReason: events.PauseAwaitingApproval, ItemIDs: []string{tool1}})
+	b.command(events.CommandAccepted, cmdB, accepted("SubmitApprovalDecision"))
+	b.add(events.Draft{Type: events.ApprovalDecisionSubmitted, ItemID: tool1, CommandID: cmdB, Payload: decision(d, "item")})
+	b.command(events.CommandApplied, cmdB, applied("SubmitApprovalDecision"))
+	b.command(events.RunResumed, cmdB, events.RunResumedPayload{})
+	return b
+}
+
+var goldenCases = map[string]func(t testing.TB) []events.Envelope{
+	"text_only": func(t testing.TB) []events.Envelope {
+		b := started(t, runA, cmdA, "hello")
+		b.response(r1, 0, []string{"Hel", "lo!"})
+		return b.lifecycle(events.RunCompleted, events.RunCompletedPayload{Output: "Hello!"}).evs
+	},
+	"reasoning": func(t testing.TB) []events.Envelope {
+		b := started(t, runA, cmdA, "2+2?")
+		b.itemStart(think, events.ItemReasoning, nil).delta(think, "Adding ", "two and two.")
+		b.itemDone(think, events.ItemReasoning, events.ItemStatusCompleted, "Adding two and two.", nil)
+		b.response(r1, 0, []string{"4"})
+		return b.lifecycle(events.RunCompleted, events.RunCompletedPayload{Output: "4"}).evs
+	},
+	"tools": func(t testing.TB) []events.Envelope {
+		b := started(t, runA, cmdA, "look around")
+		b.response(r1, 0, []string{"Let me look."}, callLs, callWrite, callBad)
+		b.toolStart(tool1, r1, callLs, events.ItemCommandExecution).delta(tool1, "README.md\n")
+		b.toolDone(tool1, callLs, events.ItemCommandExecution, events.ToolResultData{Output: "exit code 0\nREADME.md\n",
+			Exec: &events.ExecData{Command: "ls", Cwd: "/work", ExitCode: 0, Stdout: "README.md\n", DurationMs: 3}})
+		b.toolStart(tool2, r1, callWrite, events.ItemFileChange)
+		b.toolDone(tool2, callWrite, events.ItemFileChange, events.ToolResultData{Output: "wrote notes.md (4 bytes)",
+			FileChange: &events.FileChangeData{Path: "notes.md", Diff: "--- /dev/null\n+++ b/notes.md\n@@ -0,0 +1 @@\n+one\n", Created: true, Bytes: 4}})
+		b.toolStart(tool3, r1, callBad, events.ItemToolCall)
+		b.itemFail(tool3, events.ItemToolCall, events.ToolErrInvalidArguments, "arguments are not valid JSON")
+		b.response(r2, 1, nil) // a response with neither text nor calls gets no text part
+		b.response(r3, 2, []string{"Done."})
+		return b.lifecycle(events.RunCompleted, events.RunCompletedPayload{Output: "Done."}).evs
+	},
+	"approval_allowed": func(t testing.TB) []events.Envelope {
+		b := approvalLog(t, "allow")
+		b.delta(tool1, "removed build\n")
+		b.toolDone(tool1, callRm, events.ItemCommandExecution, events.ToolResultData{Output: "exit code 0",
+			Exec: &events.ExecData{Command: "rm -rf build", Cwd: "/work", Stdout: "removed build\n", DurationMs: 9}})
+		b.response(r2, 1, []string{"Deleted."})
+		return b.lifecycle(events.RunCompleted, events.RunCompletedPayload{Output: "Deleted."}).evs
+	},
+	"approval_denied": func(t testing.TB) []events.Envelope {
+		b := approvalLog(t, "deny")
+		b.itemFail(tool1, events.ItemCommandExecution, "denied", "the user denied this call")
+		b.response(r2, 1, []string{"Understood, I left it."})
+		return b.lifecycle(events.RunCompleted, events.RunCompletedPayload{}).evs
+	},
+	"clarification": func(t testing.TB) []events.Envelope {
+		b := started(t, runA, cmdA, "deploy")
+		b.response(r1, 0, nil, callAsk)
+		b.toolStart(tool1, r1, callAsk, events.ItemClarificationRequest)
+		b.lifecycle(events.RunPaused, events.RunPausedPayload{PauseReason: events.PauseAwaitingUserInput, ItemIDs: []string{tool1}})
+		b.command(events.CommandAccepted, cmdB, accepted("AppendUserInput"))
+		b.toolDone(tool1, callAsk, events.ItemClarificationRequest, events.ToolResultData{Output: "main"})
+		b.command(events.CommandApplied, cmdB, applied("AppendUserInput"))
+		b.command(events.RunResumed, cmdB, events.RunResumedPayload{})
+		b.response(r2, 1, []string{"Deploying main."})
+		return b.lifecycle(events.RunCompleted, events.RunCompletedPayload{}).evs
+	},
+	"steer": func(t testing.TB) []events.Envelope {
+		b := started(t, runA, cmdA, "build the site")
+		b.response(r1, 0, []string{"Building."}, callLs)
+		b.toolStart(tool1, r1, callLs, events.ItemCommandExecution)
+		b.command(events.CommandAccepted, cmdB, accepted("AppendUserInput"))
+		b.toolDone(tool1, callLs, events.ItemCommandExecution, events.ToolResultData{Output: "ok"})
+		b.add(events.Draft{Type: events.ItemStarted, ItemID: "itm_user", CommandID: cmdB, Payload: events.ItemStartedPayload{
+			ItemType: events.ItemUserMessage, Content: "use the dev branch", Data: raw(events.UserMessageData{Intent: "steer", CommandID: cmdB})}})
+		b.add(events.Draft{Type: events.ItemCompleted, ItemID: "itm_user", CommandID: cmdB, Payload: events.ItemCompletedPayload{
+			ItemType: events.ItemUserMessage, Status: events.ItemStatusCompleted, Content: "use the dev branch"}})
+		b.command(events.CommandApplied, cmdB, applied("AppendUserInput"))
+		b.response(r2, 1, []string{"Switching to dev."})
+		return b.lifecycle(events.RunCompleted, events.RunCompletedPayload{}).evs
+	},
+	"failed": func(t testing.TB) []events.Envelope {
+		b := started(t, runA, cmdA, "hi")
+		b.itemStart(r1, events.ItemAssistantMessage, nil).delta(r1, "Part")
+		b.itemFail(r1, events.ItemAssistantMessage, events.FailModelError, "server_error: upstream 500")
+		return b.lifecycle(events.RunFailed, events.RunFailedPayload{ErrorCode: events.FailModelError, Message: "server_error: upstream 500"}).evs
+	},
+	"cancelled_mid_stream": func(t testing.TB) []events.Envelope {
+		b := started(t, runA, cmdA, "write an essay")
+		b.itemStart(r1, events.ItemAssistantMessage, nil).delta(r1, "Once upon")
+		b.command(events.CommandAccepted, cmdB, accepted("CancelRun"))
+		b.itemDone(r1, events.ItemAssistantMessage, events.ItemStatusTruncated, "Once upon", nil)
+		b.command(events.CommandApplied, cmdB, applied("CancelRun"))
+		return b.command(events.RunCancelled, cmdB, events.RunCancelledPayload{Reason: "taking too long"}).evs
+	},
+	"cancelled_while_queued": func(t testing.TB) []events.Envelope {
+		b := newLog(t, runA).accept(cmdA, "k", "", "hi")
+		b.command(events.CommandAccepted, cmdB, accepted("CancelRun"))
+		b.command(events.CommandApplied, cmdB, applied("CancelRun"))
+		return b.command(events.RunCancelled, cmdB, events.RunCancelledPayload{}).evs
+	},
+	"cancelled_while_awaiting_approval": func(t testing.TB) []events.Envelope {
+		b := started(t, runA, cmdA, "clean")
+		b.response(r1, 0, nil, callRm)
+		b.toolStart(tool1, r1, callRm, events.ItemCommandExecution)
+		b.add(events.Draft{Type: events.ItemAwaitingApproval, ItemID: tool1, Payload: events.ItemAwaitingApprovalPayload{
+			ItemType: events.ItemCommandExecution}})
+		b.lifecycle(events.RunPaused, events.RunPausedPayload{PauseReason: events.PauseAwaitingApproval, ItemIDs: []string{tool1}})
+		b.command(events.CommandAccepted, cmdB, accepted("CancelRun"))
+		b.itemFail(tool1, events.ItemCommandExecution, events.ToolErrCancelled, "the run was cancelled")
+		b.command(events.CommandApplied, cmdB, applied("CancelRun"))
+		return b.command(events.RunCancelled, cmdB, events.RunCancelledPayload{}).evs
+	},
+	"expired_while_asking": func(t testing.TB) []events.Envelope {
+		b := started(t, runA, cmdA, "deploy")
+		b.response(r1, 0, []string{"One question first."}, callAsk)
+		b.toolStart(tool1, r1, callAsk, events.ItemClarificationRequest)
+		b.lifecycle(events.RunPaused, events.RunPausedPayload{PauseReason: events.PauseAwaitingUserInput, ItemIDs: []string{tool1}})
+		b.itemFail(tool1, events.ItemClarificationRequest, "expired", "nobody answered")
+		return b.lifecycle(events.RunExpired, events.RunExpiredPayload{}).evs
+	},
+	"crash_recovery": func(t testing.TB) []events.Envelope {
+		b := started(t, runA, cmdA, "make it")
+		b.response(r1, 0, []string{"Building."}, callLs)
+		b.toolStart(tool1, r1, callLs, events.ItemCommandExecution)
+		b.lifecycle(events.RunCheckpointRestored, events.CheckpointRestoredPayload{LastSeq: 7, ExecutorID: "ex-2", OpenItems: []string{tool1}})
+		b.itemFail(tool1, events.ItemCommandExecution, events.ToolErrRuntimeLost, "the executor running this item stopped")
+		b.itemStart(think, events.ItemReasoning, nil).delta(think, "Hmm")
+		b.itemDone(think, events.ItemReasoning, events.ItemStatusCompleted, "Hmm", nil)
+		b.itemStart(r2, events.ItemAssistantMessage, nil).delta(r2, "parti")
+		b.lifecycle(events.RunCheckpointRestored, events.CheckpointRestoredPayload{LastSeq: 14, ExecutorID: "ex-3", OpenItems: []string{r2}})
+		b.itemFail(r2, events.ItemAssistantMessage, events.FailRuntimeLost, "the executor running this item stopped")
+		b.response(r3, 1, []string{"Recovered."})
+		return b.lifecycle(events.RunCompleted, events.RunCompletedPayload{}).evs
+	},
+	"follow_up_then_late_commands": func(t testing.TB) []events.Envelope {
+		followUp := "cmd_01J00000000000000000000FUP"
+		b := newLog(t, runA).accept(events.DerivedID("cmd", "follow_up", followUp), "follow_up:"+followUp, "run_01J0000000000000000000000P", "and then?")
+		b.lifecycle(events.RunStarted, events.RunStartedPayload{})
+		b.response(r1, 0, []string{"Then this."})
+		b.lifecycle(events.RunCompleted, events.RunCompletedPayload{})
+		b.command(events.CommandApplied, cmdB, events.CommandAppliedPayload{CommandType: "AppendUserInput", IdempotencyKey: "k2",
+			CreatedRunID: "run_01J000000000000000000000NX"})
+		b.command(events.CommandRejected, cmdC, events.CommandRejectedPayload{CommandType: "CancelRun", IdempotencyKey: "k3", Code: "invalid_state"})
+		b.command(events.CommandDuplicate, "cmd_01J0000000000000000000000D", events.CommandDuplicatePayload{CommandType: "AppendUserInput",
+			IdempotencyKey: "k2", OriginalCommandID: cmdB, OriginalOutcome: "applied"})
+		return b.command(events.CommandNoEffect, "cmd_01J0000000000000000000000E", events.CommandNoEffectPayload{CommandType: "CancelRun",
+			IdempotencyKey: "k4", Reason: "the run has ended"}).evs
+	},
+	"governance_and_other_items": func(t testing.TB) []events.Envelope {
+		b := newLog(t, runA).accept(cmdA, "k", "", "plan it")
+		b.lifecycle(events.CapabilitySnapshotFrozen, events.SnapshotFrozenPayload{Hash: "sha256:abc"})
+		b.lifecycle(events.RunStarted, events.RunStartedPayload{})
+		b.lifecycle(events.PermissionGrantApplied, events.PermissionGrantPayload{Scope: "run", ToolName: "shell"})
+		b.itemStart("itm_plan", events.ItemPlan, nil).delta("itm_plan", "1. look")
+		b.itemDone("itm_plan", events.ItemPlan, events.ItemStatusCompleted, "1. look\n2. act", nil)
+		b.itemStart("itm_compact", events.ItemContextCompaction, nil)
+		b.itemDone("itm_compact", events.ItemContextCompaction, events.ItemStatusCompleted, "summary", nil)
+		b.lifecycle(events.ContextCompacted, events.ContextCompactedPayload{CutoffEventSeq: 3})
+		b.response(r1, 0, nil, callMCP)
+		b.toolStart(tool1, r1, callMCP, events.ItemMCPToolCall)
+		b.toolDone(tool1, callMCP, events.ItemMCPToolCall, events.ToolResultData{Output: `{"hits":1}`})
+		b.itemStart(think, events.ItemReasoning, nil).delta(think, "Stopping")
+		b.itemDone(think, events.ItemReasoning, events.ItemStatusTruncated, "Stopping", nil)
+		b.command(events.CommandRejected, cmdB, events.CommandRejectedPayload{CommandType: "RequestCompaction", IdempotencyKey: "k5", Code: "not_implemented"})
+		return b.lifecycle(events.RunFailed, events.RunFailedPayload{ErrorCode: events.FailBudgetExhausted}).evs
+	},
+}

@@ -1,0 +1,85 @@
+// Package uistream is the browser view of the event log (DESIGN §5 "UI
+// stream"): a pure, deterministic mapping from a run's events to the Vercel
+// AI SDK's UI message stream chunks (ai@6, header
+// x-vercel-ai-ui-message-stream: v1), its SSE framing with resumable ids,
+// and the live fan-out of one API instance's event subscription to all of
+// its stream clients.
+//
+// # Replies
+//
+// A run is one reply and one assistant message: messageId = response_id =
+// the runId. The message opens with a start chunk (messageMetadata
+// {response_id, input_ids, origin}) when the run starts and ends with finish
+// (completed: finishReason from the last model response, "stop" by
+// default), error + finish "error" (failed, expired) or abort (cancelled);
+// the last of these carries messageMetadata.outcome and usage. A paused run
+// closes the message with finish "tool-calls"; the next chunk of the reply
+// reopens it with a start chunk carrying the same messageId (the SDK keeps
+// adding to the same message). Chunks of events that happen while the run is
+// paused (an approval decision, a clarification's answer) are held and sent
+// when the message reopens.
+//
+// # Mapping
+//
+//	runtime.run.accepted              records input_ids (CreateRun's commandId; a follow-up's own commandId)
+//	runtime.run.started               start
+//	runtime.run.paused                [data-interaction (question) per clarification_request waited on] finish-step? finish{tool-calls}
+//	runtime.run.resumed               start (reopen) + held chunks
+//	runtime.run.completed             [start] finish-step? finish{stop|length|content-filter, metadata}
+//	runtime.run.failed / expired      [start] finish-step? error{errorText} finish{error, metadata}
+//	runtime.run.cancelled             [start] finish-step? message-metadata abort{reason?}
+//	runtime.run.checkpoint_restored   nothing
+//	runtime.command.applied           AppendUserInput (steer, clarification): message-metadata with the new input_ids
+//	runtime.command.{accepted,rejected,no_effect,duplicate}  nothing
+//	runtime.item.started              assistant_message: start-step (unless its reasoning began the step)
+//	                                  reasoning: finish-step? start-step
+//	                                  tool items (command_execution, file_change, tool_call, mcp_tool_call,
+//	                                  clarification_request): tool-input-start + tool-input-available
+//	                                  {toolCallId = itemId, toolName, input = parsed arguments or the raw text, dynamic}
+//	                                  user_message, plan, context_compaction: nothing
+//	runtime.item.delta                assistant_message: [text-start{id = itemId}] text-delta
+//	                                  reasoning: [reasoning-start] reasoning-delta
+//	                                  tool items: data-tool-output {toolCallId, delta} (transient)
+//	runtime.item.completed            assistant_message / reasoning: [missing text] text-end / reasoning-end
+//	                                  tool items: tool-output-available {output: {output, exec?, fileChange?}}
+//	                                  + data-file-changes when the tool changed a file
+//	                                  + data-interaction (answered) for an answered question
+//	                                  plan: data-plan
+//	runtime.item.failed               assistant_message / reasoning: [text-end] + message-metadata retracting the part
+//	                                  tool items: tool-output-error (not after a denial) + data-interaction (withdrawn/expired)
+//	runtime.item.awaiting_approval    tool-approval-request {approvalId = toolCallId = itemId} + data-interaction (open)
+//	runtime.approval.decision_submitted  data-interaction (answered) + tool-output-denied on deny
+//	runtime.permission_grant.applied, runtime.context.compacted, runtime.capability.snapshot_frozen: nothing
+//
+// Text and reasoning parts carry providerMetadata {"xbot": {"part_id":
+// itemId}}; messageMetadata.retracted_part_ids lists the parts of model calls
+// that failed (a repeated call after a crash shows its text anew). Chunk
+// objects carry only fields the SDK's schema declares for their type.
+//
+// # Positions
+//
+// A run stream's SSE id is the seq of the event a chunk came from: "N" on
+// the event's last chunk, "N.i" on its earlier ones (i from 0), so a client
+// that resumes with Last-Event-ID (or ?after_seq=N, meaning "N") gets
+// exactly the chunks it has not seen, even when it left in the middle of
+// one event's chunks. A session stream prefixes the run: "<runId>:N[.i]".
+// A run stream ends with data: [DONE] once the reply has ended; a session
+// stream stays open. Idle streams send ": keep-alive" comments.
+//
+// # Guarantees
+//
+//   - Mapping is deterministic: backfilled and live streams are the same
+//     bytes, and resuming at any id continues exactly where it stopped.
+//   - No delta arrives without its start: a client without a position gets
+//     a run from seq 1, and a session from the start of its first reply that
+//     has not ended.
+//   - A stream subscribes to the Hub before it reads the read model, drops
+//     live events it already mapped and fills a gap (an event ahead of the
+//     next seq, or a hub that has seen more than the read model) by waiting
+//     for the read model, so nothing is lost or repeated at the seam.
+//   - A slow client is cut off by the hub (its stream ends; it resumes from
+//     its last id) and never slows the others.
+//   - A session's replies are streamed one after another in creation order;
+//     a run created while an earlier one of the same session is still going
+//     appears once that one ends.
+package uistream

@@ -1,0 +1,91 @@
+package uistream
+
+import (
+	"strings"
+
+	"github.com/xbot-runtime/xbot/events"
+)
+
+// followUpKeyPrefix is how commands.FollowUpCreate spells the idempotency key
+// of the CreateRun a follow-up produces: "follow_up:" + the follow-up's
+// commandId.
+const followUpKeyPrefix = "follow_up:"
+
+// accepted records the input the reply answers: the CreateRun's commandId,
+// or for a run a follow-up created, the follow-up's own commandId (the id
+// its client got back). The follow-up is recognised by the key and checked
+// by re-deriving the CreateRun's id from it, so a client's own key that
+// merely looks alike is not mistaken for one.
+func (m *Mapper) accepted(e events.Envelope, p *events.RunAcceptedPayload) {
+	input := e.CommandID
+	if fu, ok := strings.CutPrefix(p.IdempotencyKey, followUpKeyPrefix); ok && p.ParentRunID != "" &&
+		events.DerivedID("cmd", "follow_up", fu) == e.CommandID {
+		input = fu
+	}
+	if input != "" {
+		m.meta.InputIDs = append(m.meta.InputIDs, input)
+	}
+}
+
+// commandApplied adds a steer's or a clarification's commandId to the
+// inputs the reply answers. A follow-up applied on this (ended) run is
+// answered by the run it created, not by this one.
+func (m *Mapper) commandApplied(e events.Envelope, p *events.CommandAppliedPayload) {
+	if p.CommandType != "AppendUserInput" || p.CreatedRunID != "" || e.CommandID == "" || m.seg == segEnded {
+		return
+	}
+	m.meta.InputIDs = append(m.meta.InputIDs, e.CommandID)
+	m.metadataChanged()
+}
+
+// paused opens the interactions the run waits on that are not open yet (a
+// clarification's question; approvals opened with awaiting_approval) and
+// closes the message with finish "tool-calls".
+func (m *Mapper) paused(p *events.RunPausedPayload) {
+	for _, id := range p.ItemIDs {
+		it := m.items[id]
+		if it == nil || it.interaction != nil || it.typ != events.ItemClarificationRequest {
+			continue
+		}
+		it.interaction = &Interaction{InteractionID: id, ItemID: id, Kind: KindQuestion, Status: InteractionOpen,
+			ToolName: it.toolName, Question: it.question}
+		m.emit(dataChunk("interaction", id, it.interaction, false))
+	}
+	m.close(segPaused, finishChunk("tool-calls", nil))
+}
+
+// The terminal handlers reopen a closed message before they set the
+// outcome, so only the reply's last chunks carry it.
+
+func (m *Mapper) completed() {
+	m.open()
+	m.meta.Outcome = "completed"
+	s := m.snapshot()
+	m.close(segEnded, finishChunk(finishReason(m.finishReason), &s))
+}
+
+func (m *Mapper) failed(outcome, text string) {
+	m.open()
+	m.meta.Outcome = outcome
+	s := m.snapshot()
+	m.close(segEnded, Chunk{Type: "error", ErrorText: text}, finishChunk("error", &s))
+}
+
+// cancelled ends the reply with abort; abort carries no metadata, so the
+// outcome goes out just before it.
+func (m *Mapper) cancelled(reason string) {
+	m.open()
+	m.meta.Outcome = "cancelled"
+	m.close(segEnded, metadataChunk(m.snapshot()), Chunk{Type: "abort", Reason: reason})
+}
+
+// finishReason maps a model's finish reason (OpenAI spelling) to the SDK's.
+func finishReason(model string) string {
+	switch model {
+	case "length":
+		return "length"
+	case "content_filter", "content-filter":
+		return "content-filter"
+	}
+	return "stop"
+}

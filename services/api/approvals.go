@@ -1,0 +1,97 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/xbot-runtime/xbot/projections/postgres"
+)
+
+type approvalActor struct {
+	Type string `json:"type"`
+	ID   string `json:"id"`
+}
+
+// approval is a row of the approvals read model as the API shows it.
+type approval struct {
+	RunID             string          `json:"runId"`
+	ItemID            string          `json:"itemId" doc:"The item awaiting (or having awaited) the decision."`
+	PlatformSessionID string          `json:"platformSessionId,omitempty"`
+	ItemType          string          `json:"itemType,omitempty"`
+	Status            string          `json:"status" enum:"pending,resolved"`
+	ToolName          string          `json:"toolName,omitempty"`
+	Input             json.RawMessage `json:"input,omitempty" doc:"The tool input the decision is about."`
+	Decision          string          `json:"decision,omitempty" enum:"allow,deny" doc:"Set once resolved."`
+	Scope             string          `json:"scope,omitempty" enum:"item,run,platform_session" doc:"How far the decision reaches; set once resolved."`
+	Actor             *approvalActor  `json:"actor,omitempty" doc:"Who decided; set once resolved."`
+	Reason            string          `json:"reason,omitempty"`
+	CommandID         string          `json:"commandId,omitempty" doc:"The SubmitApprovalDecision command that resolved it."`
+	RequestedSeq      int64           `json:"requestedSeq" doc:"Seq of the runtime.item.awaiting_approval event."`
+	ResolvedSeq       *int64          `json:"resolvedSeq,omitempty" doc:"Seq of the runtime.approval.decision_submitted event."`
+	RequestedAt       int64           `json:"requestedAt" doc:"Unix milliseconds."`
+	ResolvedAt        *int64          `json:"resolvedAt,omitempty" doc:"Unix milliseconds."`
+}
+
+func approvalView(r postgres.Approval) approval {
+	v := approval{RunID: r.RunID, ItemID: r.ItemID, PlatformSessionID: r.PlatformSessionID, ItemType: r.ItemType,
+		Status: r.Status, ToolName: r.ToolName, Input: r.Input, Decision: r.Decision, Scope: r.Scope,
+		Reason: r.Reason, CommandID: r.CommandID, RequestedSeq: r.RequestedSeq, ResolvedSeq: r.ResolvedSeq,
+		RequestedAt: r.RequestedAt.UnixMilli()}
+	if r.ActorType != "" || r.ActorID != "" {
+		v.Actor = &approvalActor{Type: r.ActorType, ID: r.ActorID}
+	}
+	if r.ResolvedAt != nil {
+		ms := r.ResolvedAt.UnixMilli()
+		v.ResolvedAt = &ms
+	}
+	return v
+}
+
+type listApprovalsInput struct {
+	Status string `query:"status" enum:"pending,resolved" doc:"Only approvals in this state."`
+	RunID  string `query:"runId" doc:"Only approvals of this run."`
+	Cursor string `query:"cursor" doc:"nextCursor of the previous page."`
+	Limit  int    `query:"limit" minimum:"1" maximum:"200" default:"50" doc:"Page size (the read model's bounds)."`
+}
+
+type approvalList struct {
+	Approvals  []approval `json:"approvals" nullable:"false"`
+	NextCursor string     `json:"nextCursor,omitempty" doc:"Pass as cursor to get the next page; absent on the last page."`
+}
+
+type listApprovalsOutput struct {
+	Body approvalList
+}
+
+func (a *API) registerListApprovals() {
+	const tag = "Approvals"
+	doc := a.api.OpenAPI()
+	doc.Tags = append(doc.Tags, &huma.Tag{Name: tag, Description: "Human decisions on items awaiting approval."})
+	register(a, huma.Operation{
+		OperationID: "listApprovals", Method: http.MethodGet, Path: "/v1/approvals",
+		Summary: "List approvals",
+		Description: "The tenant's approvals, newest request first, one page at a time; `?status=pending` is the " +
+			"queue of decisions to make. A runId of another tenant matches nothing.",
+		Tags: []string{tag}, Errors: []int{http.StatusUnauthorized, http.StatusUnprocessableEntity},
+	}, a.listApprovals)
+}
+
+func (a *API) listApprovals(ctx context.Context, in *listApprovalsInput) (*listApprovalsOutput, error) {
+	if in.RunID != "" {
+		noteRun(ctx, in.RunID)
+	}
+	rows, next, err := a.store.ListApprovals(ctx, postgres.ApprovalFilter{TenantID: tenantOf(ctx),
+		Status: in.Status, RunID: in.RunID, After: in.Cursor, Limit: in.Limit})
+	if err != nil {
+		return nil, fmt.Errorf("list approvals: %w", err)
+	}
+	out := &listApprovalsOutput{Body: approvalList{Approvals: make([]approval, 0, len(rows)), NextCursor: next}}
+	for _, r := range rows {
+		out.Body.Approvals = append(out.Body.Approvals, approvalView(r))
+	}
+	return out, nil
+}

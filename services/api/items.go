@@ -1,0 +1,101 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/xbot-runtime/xbot/projections/postgres"
+)
+
+// ReadModels reads the items, approvals and sessions read models.
+// *postgres.Store implements it.
+//
+// The list methods return postgres.ErrInvalidCursor for a cursor they did
+// not issue (answered 422); GetSession returns an error for which
+// errors.Is(err, postgres.ErrNotFound) holds when the tenant has no such
+// session (answered 404).
+type ReadModels interface {
+	ListItems(ctx context.Context, f postgres.ItemFilter) ([]postgres.Item, string, error)
+	ListApprovals(ctx context.Context, f postgres.ApprovalFilter) ([]postgres.Approval, string, error)
+	GetSession(ctx context.Context, tenantID, sessionID string) (postgres.Session, error)
+}
+
+// runItem is a row of the items read model as the API shows it.
+type runItem struct {
+	ItemID          string  `json:"itemId"`
+	RunID           string  `json:"runId"`
+	Type            string  `json:"type" doc:"The RuntimeItem type: user_message, assistant_message, reasoning, plan, command_execution, file_change, tool_call, mcp_tool_call, clarification_request or context_compaction."`
+	Status          string  `json:"status" enum:"started,awaiting_approval,completed,truncated,failed"`
+	StartedSeq      int64   `json:"startedSeq" doc:"Seq of the item's runtime.item.started event."`
+	UpdatedSeq      int64   `json:"updatedSeq" doc:"Seq of the latest event that changed the item (deltas excluded); the closing event once the item is closed."`
+	ToolName        string  `json:"toolName,omitempty"`
+	ToolCallID      string  `json:"toolCallId,omitempty"`
+	Input           string  `json:"input,omitempty" doc:"The tool call's arguments as the model wrote them (JSON text, possibly invalid), cut to 32 KiB."`
+	InputTruncated  bool    `json:"inputTruncated,omitempty" doc:"input was cut; the event at startedSeq has it whole."`
+	Output          *string `json:"output,omitempty" doc:"Content of the closing event: the message text, or the result the model received from the tool. Cut to 32 KiB; absent while the item is open or when it failed."`
+	OutputTruncated bool    `json:"outputTruncated,omitempty" doc:"output was cut; the event at updatedSeq has it whole."`
+	ErrorCode       string  `json:"errorCode,omitempty" doc:"Set when failed, e.g. unknown_tool, invalid_arguments, tool_error, cancelled, runtime_lost."`
+	ErrorMessage    string  `json:"errorMessage,omitempty"`
+	ExitCode        *int    `json:"exitCode,omitempty" doc:"Exit code of a completed command_execution."`
+	StartedAt       int64   `json:"startedAt" doc:"Unix milliseconds."`
+	CompletedAt     *int64  `json:"completedAt,omitempty" doc:"Unix milliseconds; set once the item is closed."`
+	DurationMs      *int64  `json:"durationMs,omitempty" doc:"completedAt - startedAt."`
+}
+
+func itemView(it postgres.Item) runItem {
+	v := runItem{ItemID: it.ItemID, RunID: it.RunID, Type: it.Type, Status: it.Status, StartedSeq: it.StartedSeq,
+		UpdatedSeq: it.UpdatedSeq, ToolName: it.ToolName, ToolCallID: it.ToolCallID, Input: it.Input,
+		InputTruncated: it.InputTruncated, Output: it.Output, OutputTruncated: it.OutputTruncated,
+		ErrorCode: it.ErrorCode, ErrorMessage: it.ErrorMessage, ExitCode: it.ExitCode,
+		StartedAt: it.StartedAt.UnixMilli(), DurationMs: it.DurationMs}
+	if it.CompletedAt != nil {
+		ms := it.CompletedAt.UnixMilli()
+		v.CompletedAt = &ms
+	}
+	return v
+}
+
+type listRunItemsInput struct {
+	RunID  string `path:"runId" doc:"The run's id (run_…)."`
+	Cursor string `query:"cursor" doc:"nextCursor of the previous page."`
+	Limit  int    `query:"limit" minimum:"1" maximum:"200" default:"50" doc:"Page size (the read model's bounds)."`
+}
+
+type runItemList struct {
+	Items      []runItem `json:"items" nullable:"false"`
+	NextCursor string    `json:"nextCursor,omitempty" doc:"Pass as cursor to get the next page; absent on the last page."`
+}
+
+type listRunItemsOutput struct {
+	Body runItemList
+}
+
+func (a *API) registerListRunItems() {
+	register(a, huma.Operation{
+		OperationID: "listRunItems", Method: http.MethodGet, Path: "/v1/runs/{runId}/items",
+		Summary:     "List a run's items",
+		Description: "The run's RuntimeItems (messages, reasoning, tool calls) in log order, from the items read model; follow nextCursor for the next page.",
+		Tags:        []string{"Runs"},
+		Errors:      []int{http.StatusUnauthorized, http.StatusNotFound, http.StatusUnprocessableEntity},
+	}, a.listRunItems)
+}
+
+func (a *API) listRunItems(ctx context.Context, in *listRunItemsInput) (*listRunItemsOutput, error) {
+	noteRun(ctx, in.RunID)
+	if _, err := a.findRun(ctx, in.RunID); err != nil {
+		return nil, err
+	}
+	rows, next, err := a.store.ListItems(ctx, postgres.ItemFilter{TenantID: tenantOf(ctx), RunID: in.RunID,
+		After: in.Cursor, Limit: in.Limit})
+	if err != nil {
+		return nil, fmt.Errorf("list items of run %s: %w", in.RunID, err)
+	}
+	out := &listRunItemsOutput{Body: runItemList{Items: make([]runItem, 0, len(rows)), NextCursor: next}}
+	for _, r := range rows {
+		out.Body.Items = append(out.Body.Items, itemView(r))
+	}
+	return out, nil
+}

@@ -1,0 +1,119 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/xbot-runtime/xbot/projections/postgres"
+	"github.com/xbot-runtime/xbot/projections/uistream"
+)
+
+type sessionStreamInput struct {
+	PlatformSessionID string `path:"platformSessionId" doc:"The platform session's id."`
+	LastEventID       string `header:"Last-Event-ID" doc:"The id of the last chunk received: the stream resumes right after it."`
+	After             string `query:"after" doc:"A chunk id of this stream (<runId>:<seq> or <runId>:<seq>.<i>) to resume after. Last-Event-ID wins when both are given."`
+}
+
+func (a *API) registerSessionStream() {
+	register(a, huma.Operation{
+		OperationID: "streamSession", Method: http.MethodGet, Path: "/v1/sessions/{platformSessionId}/stream",
+		Summary: "Stream a session's replies",
+		Description: "The replies of the session's runs, one after the other in creation order, as a Vercel AI SDK " +
+			"UI message stream; each reply is one message (messageId = runId) from its start chunk to its finish. " +
+			"Without a position the stream starts at the first reply that has not ended (from its start), or waits for " +
+			"the next run; it stays open for the session's later runs. Chunk ids are `<runId>:<seq>[.<i>]`; " +
+			"reconnect with `Last-Event-ID` to continue exactly after the last chunk received. 404 when the tenant has no run in the session.",
+		Tags:      []string{"Runs"},
+		Errors:    []int{http.StatusUnauthorized, http.StatusNotFound, http.StatusUnprocessableEntity, http.StatusServiceUnavailable},
+		Responses: a.streamResponses("The session's replies."),
+	}, a.sessionStream)
+}
+
+func (a *API) sessionStream(ctx context.Context, in *sessionStreamInput) (*huma.StreamResponse, error) {
+	st, store, err := a.streamDeps()
+	if err != nil {
+		return nil, err
+	}
+	tenant := tenantOf(ctx)
+	src := sessionSource{runSource: runSource{store: store, tenant: tenant}, session: in.PlatformSessionID}
+	if _, err := store.StreamSessionHead(ctx, tenant, in.PlatformSessionID); err != nil {
+		return nil, wrapNotFound(err, "session")
+	}
+	from, err := a.sessionFrom(ctx, src, in)
+	if err != nil {
+		return nil, err
+	}
+	return a.serveStream(ctx, "session "+in.PlatformSessionID, func(ctx context.Context, sink uistream.Sink) error {
+		return st.Session(ctx, sink, src, tenant, in.PlatformSessionID, from)
+	}), nil
+}
+
+// sessionFrom is the client's position, checked to name a run of the session.
+func (a *API) sessionFrom(ctx context.Context, src sessionSource, in *sessionStreamInput) (*uistream.SessionPosition, error) {
+	location, value := "header.Last-Event-ID", in.LastEventID
+	if value == "" {
+		location, value = "query.after", in.After
+	}
+	if value == "" {
+		return nil, nil
+	}
+	p, err := lastEventID(location, value, uistream.ParseSessionPosition)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := src.SessionRun(ctx, p.RunID); err != nil {
+		if errors.Is(err, uistream.ErrNotInSession) {
+			return nil, invalid(location, "names a run that is not in this session", value)
+		}
+		return nil, err
+	}
+	return &p, nil
+}
+
+// sessionSource reads one tenant's session for the stream.
+type sessionSource struct {
+	runSource
+	session string
+}
+
+func streamRef(r postgres.StreamRun) uistream.RunRef {
+	return uistream.RunRef{RunID: r.RunID, CreatedAt: r.CreatedAt, Ended: r.Ended()}
+}
+
+func (s sessionSource) SessionRuns(ctx context.Context, after uistream.RunRef, limit int) ([]uistream.RunRef, error) {
+	rows, err := s.store.StreamSessionRuns(ctx, s.tenant, s.session, after.CreatedAt, after.RunID, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]uistream.RunRef, len(rows))
+	for i, r := range rows {
+		out[i] = streamRef(r)
+	}
+	return out, nil
+}
+
+func (s sessionSource) SessionRun(ctx context.Context, runID string) (uistream.RunRef, error) {
+	r, err := s.store.StreamSessionRun(ctx, s.tenant, s.session, runID)
+	if errors.Is(err, postgres.ErrNotFound) {
+		return uistream.RunRef{}, fmt.Errorf("%w: %w", uistream.ErrNotInSession, err)
+	}
+	if err != nil {
+		return uistream.RunRef{}, err
+	}
+	return streamRef(r), nil
+}
+
+func (s sessionSource) SessionHead(ctx context.Context) (uistream.RunRef, bool, error) {
+	r, err := s.store.StreamSessionHead(ctx, s.tenant, s.session)
+	if errors.Is(err, postgres.ErrNotFound) {
+		return uistream.RunRef{}, false, nil
+	}
+	if err != nil {
+		return uistream.RunRef{}, false, err
+	}
+	return streamRef(r), true, nil
+}

@@ -1,0 +1,123 @@
+package stack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"go.uber.org/zap"
+
+	chinfra "github.com/xbot-runtime/xbot/infra/clickhouse"
+	"github.com/xbot-runtime/xbot/infra/kafka"
+	chview "github.com/xbot-runtime/xbot/projections/clickhouse"
+	"github.com/xbot-runtime/xbot/projections/im"
+	"github.com/xbot-runtime/xbot/projections/runner"
+)
+
+// startProjectors starts the selected views' runners. Each is an
+// independent consumer group on the events topic.
+func (s *Stack) startProjectors(ctx, rctx context.Context) error {
+	s.Projectors = map[string]*runner.Runner{}
+	if s.opts.has(Projector) {
+		instance := s.opts.ExecutorID
+		if instance == "" {
+			instance = "projector"
+		}
+		err := s.startRunner(ctx, rctx, s.Store, func(ctx context.Context) error {
+			return s.Store.Heartbeat(ctx, projectorName, instance)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if s.opts.has(ProjectorClickHouse) && s.opts.ClickHouse != nil {
+		p, err := s.openClickHouse(ctx)
+		if err != nil {
+			return err
+		}
+		if err := s.startRunner(ctx, rctx, p, nil); err != nil {
+			return err
+		}
+	} else if explicitly(s.opts, ProjectorClickHouse) {
+		return errors.New("the ClickHouse projector needs clickhouse_addr")
+	}
+	if s.opts.has(ProjectorIM) {
+		p, err := s.openIM()
+		if err != nil {
+			return err
+		}
+		if err := s.startRunner(ctx, rctx, p, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func explicitly(o Options, c Component) bool {
+	for _, x := range o.Components {
+		if x == c {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Stack) startRunner(ctx, rctx context.Context, p runner.Projector, beat func(context.Context) error) error {
+	r, err := runner.New(ctx, runner.Config{Kafka: s.opts.Kafka, Projector: p, Heartbeat: beat,
+		Logger: s.log.Named("projector")})
+	if err != nil {
+		return fmt.Errorf("projector %s: %w", p.Name(), err)
+	}
+	s.Projectors[p.Name()] = r
+	s.goRun("projector "+p.Name(), func() error { return r.Run(rctx) })
+	return nil
+}
+
+// OpenClickHouse connects to the audit database (creating it and applying
+// its migrations) and returns its projector.
+func OpenClickHouse(ctx context.Context, cfg chinfra.Config, log *zap.Logger) (*chinfra.Conn, *chview.Projector, error) {
+	if err := chinfra.EnsureDatabase(ctx, cfg); err != nil {
+		return nil, nil, err
+	}
+	conn, err := chinfra.Connect(ctx, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := chview.Migrate(ctx, conn); err != nil {
+		_ = conn.Close()
+		return nil, nil, err
+	}
+	return conn, chview.New(conn, log), nil
+}
+
+func (s *Stack) openClickHouse(ctx context.Context) (*chview.Projector, error) {
+	conn, p, err := OpenClickHouse(ctx, *s.opts.ClickHouse, s.log.Named("clickhouse"))
+	if err != nil {
+		return nil, err
+	}
+	s.ch = conn
+	return p, nil
+}
+
+// OpenIM returns the IM view's projector publishing to the outbox topic.
+func OpenIM(kc kafka.Config, log *zap.Logger) (*kafka.Outbox, *im.Projector, error) {
+	out, err := kafka.NewOutbox(kc, kc.WithDefaults().IMOutboxTopic())
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := im.NewProjector(im.Config{Logger: log}, out)
+	if err != nil {
+		out.Close()
+		return nil, nil, err
+	}
+	return out, p, nil
+}
+
+func (s *Stack) openIM() (*im.Projector, error) {
+	out, p, err := OpenIM(s.opts.Kafka, s.log.Named("im"))
+	if err != nil {
+		return nil, err
+	}
+	s.outbox = out
+	return p, nil
+}
