@@ -30,12 +30,12 @@ func (p *progressPrinter) report(pr runner.Progress) {
 	line := progressLine(p.what, pr)
 	switch {
 	case p.tty:
-		fmt.Fprintf(p.w, "\r\033[K%s", line)
+		_, _ = fmt.Fprintf(p.w, "\r\033[K%s", line)
 		if pr.Finished {
-			fmt.Fprintln(p.w)
+			_, _ = fmt.Fprintln(p.w)
 		}
 	case pr.Finished || time.Since(p.last) >= p.every:
-		fmt.Fprintln(p.w, line)
+		_, _ = fmt.Fprintln(p.w, line)
 		p.last = time.Now()
 	}
 }

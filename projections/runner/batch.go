@@ -31,8 +31,8 @@ type job struct {
 	done chan error
 }
 
-func newBatcher(p Projector, max int, stopped func(string) (int64, bool), stop func(string, int64)) *batcher {
-	return &batcher{p: p, max: max, stopped: stopped, stop: stop, pending: map[int32][]*job{}, applied: map[int32]int64{}}
+func newBatcher(p Projector, maxBatch int, stopped func(string) (int64, bool), stop func(string, int64)) *batcher {
+	return &batcher{p: p, max: maxBatch, stopped: stopped, stop: stop, pending: map[int32][]*job{}, applied: map[int32]int64{}}
 }
 
 // apply applies rec (after the record at prev), together with whatever else

@@ -57,40 +57,17 @@ func Rebuild(ctx context.Context, cfg Config, fromBeginning bool, report func(Pr
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	name := cfg.Projector.Name()
-	group := Group(name)
-	if err := kafka.EnsureTopics(ctx, cfg.Kafka); err != nil {
+	if err := prepareRebuild(ctx, cfg, fromBeginning); err != nil {
 		return err
 	}
-	members, err := kafka.GroupMembers(ctx, cfg.Kafka, group)
-	if err != nil {
-		return err
-	}
-	if members > 0 {
-		return fmt.Errorf("%w (group %s has %d members)", ErrProjectorRunning, group, members)
-	}
-	if fromBeginning {
-		if err := reset(ctx, cfg); err != nil {
-			return err
-		}
-	}
-	topic := cfg.Kafka.EventsTopic()
+	topic, group := cfg.Kafka.EventsTopic(), Group(cfg.Projector.Name())
 	start, end, err := kafka.EndOffsets(ctx, cfg.Kafka, topic)
 	if err != nil {
 		return err
 	}
-	from, err := kafka.GroupCommitted(ctx, cfg.Kafka, group, topic)
+	total, err := remaining(ctx, cfg, start, end)
 	if err != nil {
 		return err
-	}
-	if cp, err := cfg.Projector.Checkpoints(ctx); err != nil {
-		return err
-	} else if cp != nil {
-		from = cp
-	}
-	var total int64
-	for p, e := range end {
-		total += max(0, e-max(start[p], from[p]))
 	}
 	counted := &counting{Projector: cfg.Projector}
 	cfg.Projector = counted
@@ -111,22 +88,18 @@ func Rebuild(ctx context.Context, cfg Config, fromBeginning bool, report func(Pr
 			if err == nil {
 				err = ctx.Err()
 			}
-			return fmt.Errorf("rebuild of %s stopped: %w", name, err)
+			return fmt.Errorf("rebuild of %s stopped: %w", counted.Name(), err)
 		case <-tick.C:
 		}
 		committed, err := kafka.GroupCommitted(ctx, cfg.Kafka, group, topic)
 		if err != nil {
 			return err
 		}
-		finished := true
-		for p, e := range end {
-			if e > start[p] && committed[p] < e {
-				finished = false
-			}
-		}
-		pr := Progress{Done: counted.n.Load(), Total: max(total, counted.n.Load()), Elapsed: time.Since(began), Finished: finished}
+		finished := reached(committed, start, end)
+		n := counted.n.Load()
+		pr := Progress{Done: n, Total: max(total, n), Elapsed: time.Since(began), Finished: finished}
 		if finished {
-			pr.Total = pr.Done
+			pr.Total = n
 		}
 		if report != nil {
 			report(pr)
@@ -136,6 +109,57 @@ func Rebuild(ctx context.Context, cfg Config, fromBeginning bool, report func(Pr
 			return <-done
 		}
 	}
+}
+
+// prepareRebuild refuses to race a live projector and, from the beginning,
+// resets the view.
+func prepareRebuild(ctx context.Context, cfg Config, fromBeginning bool) error {
+	if err := kafka.EnsureTopics(ctx, cfg.Kafka); err != nil {
+		return err
+	}
+	group := Group(cfg.Projector.Name())
+	members, err := kafka.GroupMembers(ctx, cfg.Kafka, group)
+	if err != nil {
+		return err
+	}
+	if members > 0 {
+		return fmt.Errorf("%w (group %s has %d members)", ErrProjectorRunning, group, members)
+	}
+	if fromBeginning {
+		return reset(ctx, cfg)
+	}
+	return nil
+}
+
+// remaining estimates the records between the view's position and end.
+func remaining(ctx context.Context, cfg Config, start, end map[int32]int64) (int64, error) {
+	from, err := kafka.GroupCommitted(ctx, cfg.Kafka, Group(cfg.Projector.Name()), cfg.Kafka.EventsTopic())
+	if err != nil {
+		return 0, err
+	}
+	cp, err := cfg.Projector.Checkpoints(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if cp != nil {
+		from = cp
+	}
+	var total int64
+	for p, e := range end {
+		total += max(0, e-max(start[p], from[p]))
+	}
+	return total, nil
+}
+
+// reached says the group's committed offsets passed end on every partition
+// that has records.
+func reached(committed, start, end map[int32]int64) bool {
+	for p, e := range end {
+		if e > start[p] && committed[p] < e {
+			return false
+		}
+	}
+	return true
 }
 
 // reset empties the view, forgets the group's position and records in the
@@ -151,7 +175,7 @@ func reset(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	defer pub.Close()
+	defer func() { _ = pub.Close() }()
 	marker := message.NewMessage(fmt.Sprintf("reset-%s-%d", cfg.Projector.Name(), time.Now().UnixNano()), nil)
 	marker.Metadata.Set(HeaderProjector, cfg.Projector.Name())
 	marker.Metadata.Set(HeaderReset, "true")

@@ -202,7 +202,7 @@ func TestRunnerDeadLettersPoisonAndStopsOnlyThatRun(t *testing.T) {
 			return nil
 		})
 		if err != nil || len(dead) != 1 {
-			return fmt.Errorf("%d dead letters (%v)", len(dead), err)
+			return fmt.Errorf("%d dead letters (%w)", len(dead), err)
 		}
 		return nil
 	})

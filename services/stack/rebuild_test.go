@@ -71,7 +71,7 @@ func TestViewsRebuiltFromTheLogEqualTheLiveViews(t *testing.T) {
 		eventually(t, 20*time.Second, name+" caught up", func() error {
 			lag, err := r.Lag(ctx)
 			if err != nil || lag.Total() != 0 {
-				return fmt.Errorf("lag %v (%v)", lag.Partitions, err)
+				return fmt.Errorf("lag %v (%w)", lag.Partitions, err)
 			}
 			return nil
 		})
@@ -159,7 +159,7 @@ func TestPoisonRecordIsDeadLetteredAndOtherRunsFlow(t *testing.T) {
 			return nil
 		})
 		if err != nil || len(dead) != 1 {
-			return fmt.Errorf("%d dead letters (%v)", len(dead), err)
+			return fmt.Errorf("%d dead letters (%w)", len(dead), err)
 		}
 		return nil
 	})
