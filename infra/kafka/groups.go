@@ -103,3 +103,26 @@ func GroupCommitted(ctx context.Context, c Config, group, topic string) (map[int
 	}
 	return out, nil
 }
+
+// GroupLag returns, per partition of topic, how many offsets the group's
+// committed position is behind the last stable offset (a partition the group
+// never committed counts from the log start).
+func GroupLag(ctx context.Context, c Config, group, topic string) (map[int32]int64, error) {
+	start, end, err := EndOffsets(ctx, c, topic)
+	if err != nil {
+		return nil, err
+	}
+	committed, err := GroupCommitted(ctx, c, group, topic)
+	if err != nil {
+		return nil, err
+	}
+	lag := make(map[int32]int64, len(end))
+	for p, e := range end {
+		pos, ok := committed[p]
+		if !ok || pos < start[p] {
+			pos = start[p]
+		}
+		lag[p] = max(0, e-pos)
+	}
+	return lag, nil
+}

@@ -115,4 +115,3 @@ func BenchmarkRunnerClickHouse(b *testing.B) {
 	defer func() { _ = conn.Close() }()
 	benchRebuild(b, kc, p)
 }
-

@@ -12,6 +12,7 @@ import (
 	chview "github.com/xbot-runtime/xbot/projections/clickhouse"
 	"github.com/xbot-runtime/xbot/projections/im"
 	"github.com/xbot-runtime/xbot/projections/runner"
+	"github.com/xbot-runtime/xbot/services/api"
 )
 
 // startProjectors starts the selected views' runners. Each is an
@@ -120,4 +121,21 @@ func (s *Stack) openIM() (*im.Projector, error) {
 	}
 	s.outbox = out
 	return p, nil
+}
+
+// projectorLag reads every view's consumer group, whichever process runs it.
+func (s *Stack) projectorLag(ctx context.Context) ([]api.ProjectorLag, error) {
+	var out []api.ProjectorLag
+	for _, name := range []string{"postgres", "clickhouse", "im"} {
+		parts, err := kafka.GroupLag(ctx, s.opts.Kafka, runner.Group(name), s.opts.Kafka.WithDefaults().EventsTopic())
+		if err != nil {
+			return nil, fmt.Errorf("lag of %s: %w", name, err)
+		}
+		var total int64
+		for _, l := range parts {
+			total += l
+		}
+		out = append(out, api.ProjectorLag{Name: name, Lag: total, Partitions: parts})
+	}
+	return out, nil
 }

@@ -76,6 +76,17 @@ func TestViewsRebuiltFromTheLogEqualTheLiveViews(t *testing.T) {
 			return nil
 		})
 	}
+	// The lag every view reports through the API is zero now.
+	code, lags := call(t, st, "GET", "/v1/system/projectors", token, nil)
+	if ps, _ := lags["projectors"].([]any); code != 200 || len(ps) != 3 {
+		t.Fatalf("projector lag: HTTP %d %v", code, lags)
+	} else {
+		for _, p := range ps {
+			if p := p.(map[string]any); p["lag"] != 0.0 {
+				t.Errorf("projector %v lags %v after catching up", p["name"], p["lag"])
+			}
+		}
+	}
 	livePG, err := st.Store.Checksums(ctx)
 	if err != nil {
 		t.Fatal(err)

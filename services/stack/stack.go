@@ -307,6 +307,7 @@ func (s *Stack) startAPI() error {
 	if err := s.startStreams(); err != nil {
 		return err
 	}
+	a.EnableProjectorLag(s.projectorLag)
 	addr := s.opts.APIAddr
 	if addr == "" {
 		addr = "127.0.0.1:8080"
