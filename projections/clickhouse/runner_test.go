@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
 	"github.com/xbot-runtime/xbot/infra/kafka"
@@ -25,7 +26,7 @@ func TestRunnerLiveThenRebuild(t *testing.T) {
 	logs := workload(t)
 	produce(t, kc, logs)
 	total, _ := eventCount(logs)
-	cfg := runner.Config{Kafka: kc, Projector: f.p, Logger: zaptest.NewLogger(t),
+	cfg := runner.Config{Kafka: kc, Projector: f.p, Logger: zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)),
 		RetryInitial: 5 * time.Millisecond, RetryMax: 50 * time.Millisecond}
 
 	runLive(t, cfg, func() error {

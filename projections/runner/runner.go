@@ -252,6 +252,9 @@ func (r *Runner) Run(ctx context.Context) error {
 		go heartbeat(hctx, r.cfg, r.log)
 	}
 	err := r.router.Run(ctx)
+	// Run may return before the handlers finished; Close waits for them (up
+	// to the router's CloseTimeout), so nothing runs after Run returns.
+	_ = r.router.Close()
 	_ = r.pub.Close()
 	if ctx.Err() != nil {
 		return nil

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
 	"github.com/xbot-runtime/xbot/events"
@@ -118,7 +119,7 @@ func writeRun(t *testing.T, kc kafka.Config, runID string, last events.Type) {
 func start(t *testing.T, kc kafka.Config, v runner.Projector) *runner.Runner {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	r, err := runner.New(ctx, runner.Config{Kafka: kc, Projector: v, Logger: zaptest.NewLogger(t),
+	r, err := runner.New(ctx, runner.Config{Kafka: kc, Projector: v, Logger: zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)),
 		RetryInitial: 5 * time.Millisecond, RetryMax: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -233,7 +234,7 @@ func TestRunnerRemembersStoppedRunsAcrossRestarts(t *testing.T) {
 		return nil
 	})
 	// A second runner of the same projector reads the dead letters first.
-	again, err := runner.New(context.Background(), runner.Config{Kafka: kc, Projector: newMemView(), Logger: zaptest.NewLogger(t)})
+	again, err := runner.New(context.Background(), runner.Config{Kafka: kc, Projector: newMemView(), Logger: zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,7 +261,7 @@ func TestRebuildFromTheBeginning(t *testing.T) {
 		return nil
 	})
 	// The live projector is running: a rebuild is refused.
-	err := runner.Rebuild(context.Background(), runner.Config{Kafka: kc, Projector: newMemView(), Logger: zaptest.NewLogger(t)}, true, nil)
+	err := runner.Rebuild(context.Background(), runner.Config{Kafka: kc, Projector: newMemView(), Logger: zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel))}, true, nil)
 	if !errors.Is(err, runner.ErrProjectorRunning) {
 		t.Fatalf("rebuild beside a live projector: %v", err)
 	}
@@ -278,7 +279,7 @@ func TestRebuildProjectsEverythingAndReportsProgress(t *testing.T) {
 	v := &resettable{memView: newMemView()}
 	var last runner.Progress
 	reports := 0
-	err := runner.Rebuild(context.Background(), runner.Config{Kafka: kc, Projector: v, Logger: zaptest.NewLogger(t)}, true,
+	err := runner.Rebuild(context.Background(), runner.Config{Kafka: kc, Projector: v, Logger: zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel))}, true,
 		func(p runner.Progress) { last, reports = p, reports+1 })
 	if err != nil {
 		t.Fatal(err)
