@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"io"
 	"net/http"
 	"os"
@@ -134,7 +135,8 @@ func TestSplitModeProcesses(t *testing.T) {
 	}
 	defer cl.Close()
 	aport, _ := devstack.FreePort()
-	env := []string{"XBOT_KAFKA_BROKERS=" + strings.Join(cl.Addrs(), ","), "XBOT_PG_DSN=" + pgtest.NewDatabase(t),
+	dsn := pgtest.NewDatabase(t)
+	env := []string{"XBOT_KAFKA_BROKERS=" + strings.Join(cl.Addrs(), ","), "XBOT_PG_DSN=" + dsn,
 		"XBOT_API_TOKENS=split-token=acme", fmt.Sprintf("XBOT_API_ADDR=127.0.0.1:%d", aport), "XBOT_KAFKA_PARTITIONS=4"}
 	mig := start(t, bin, env, "migrate")
 	if err := mig.cmd.Wait(); err != nil {
@@ -164,6 +166,32 @@ func TestSplitModeProcesses(t *testing.T) {
 	for _, p := range []*proc{api, proj, exe2, exe1} {
 		p.stop(t)
 	}
+	// With the projector stopped, the view is rebuilt from the beginning.
+	before := countEvents(t, dsn)
+	replay := start(t, bin, env, "replay", "--projector", "postgres", "--from-beginning")
+	if err := replay.cmd.Wait(); err != nil {
+		t.Fatalf("replay: %v\n%s", err, replay.out.String())
+	}
+	if out := replay.out.String(); !strings.Contains(out, "100%") || !strings.Contains(out, "done in") {
+		t.Errorf("replay output lacks its final progress line:\n%s", out)
+	}
+	if after := countEvents(t, dsn); after != before || before == 0 {
+		t.Errorf("run_events: %d rows before the replay, %d after", before, after)
+	}
+}
+
+func countEvents(t *testing.T, dsn string) int {
+	t.Helper()
+	pool, err := pgxpool.New(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	var n int
+	if err := pool.QueryRow(context.Background(), "SELECT count(*) FROM run_events").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 func createAndComplete(t *testing.T, api, token string) string {
