@@ -89,3 +89,15 @@ const (
 	ToolErrRuntimeLost      = FailRuntimeLost
 	ToolErrBudgetExhausted  = FailBudgetExhausted
 )
+
+// RunsTool reports whether items of type t record a tool call: their Data is
+// ToolCallData when they start and ToolResultData when they complete.
+func (t ItemType) RunsTool() bool {
+	switch t {
+	case ItemCommandExecution, ItemFileChange, ItemToolCall, ItemMCPToolCall, ItemClarificationRequest:
+		return true
+	case ItemUserMessage, ItemAssistantMessage, ItemReasoning, ItemPlan, ItemContextCompaction:
+		return false
+	}
+	return false
+}

@@ -86,7 +86,7 @@ func (p *batchPlan) startItem(e events.Envelope) error {
 	c := &itemChange{key: itemKey{e.RunID, e.ItemID}, inserted: true, tenantID: e.TenantID,
 		typ: clean(string(v.ItemType)), startedSeq: e.Seq, startedAt: e.OccurredAt, updatedSeq: e.Seq}
 	c.setStatus(events.ItemStatusStarted)
-	if runsTool(v.ItemType) && len(v.Data) > 0 {
+	if v.ItemType.RunsTool() && len(v.Data) > 0 {
 		var d events.ToolCallData
 		if err := decodeData(e, v.Data, &d); err != nil {
 			return err
@@ -114,7 +114,7 @@ func (p *batchPlan) completeItem(e events.Envelope) error {
 	c.setStatus(status)
 	out, truncated := cut(v.Content)
 	c.output, c.outputTruncated, c.completedAt = &out, truncated, ptr(e.OccurredAt)
-	if runsTool(v.ItemType) && len(v.Data) > 0 {
+	if v.ItemType.RunsTool() && len(v.Data) > 0 {
 		var d events.ToolResultData
 		if err := decodeData(e, v.Data, &d); err != nil {
 			return err
@@ -152,20 +152,6 @@ func (c *itemChange) durationMs() *int64 {
 	return ptr(*c.completedAt - c.startedAt)
 }
 
-// runsTool reports whether items of type t run a tool, so that their Data
-// is events.ToolCallData when they start and events.ToolResultData when
-// they complete.
-func runsTool(t events.ItemType) bool {
-	switch t {
-	case events.ItemCommandExecution, events.ItemFileChange, events.ItemToolCall, events.ItemMCPToolCall,
-		events.ItemClarificationRequest:
-		return true
-	case events.ItemUserMessage, events.ItemAssistantMessage, events.ItemReasoning, events.ItemPlan,
-		events.ItemContextCompaction:
-		return false
-	}
-	return false
-}
 
 // decodeData unmarshals an item's Data, reporting a *events.PayloadError.
 func decodeData(e events.Envelope, data json.RawMessage, v any) error {

@@ -24,18 +24,6 @@ type itemState struct {
 	interaction *Interaction
 }
 
-// isTool reports whether items of type t are tool calls.
-func isTool(t events.ItemType) bool {
-	switch t {
-	case events.ItemCommandExecution, events.ItemFileChange, events.ItemToolCall, events.ItemMCPToolCall,
-		events.ItemClarificationRequest:
-		return true
-	case events.ItemUserMessage, events.ItemAssistantMessage, events.ItemReasoning, events.ItemPlan,
-		events.ItemContextCompaction:
-		return false
-	}
-	return false
-}
 
 func (m *Mapper) itemStarted(id string, p *events.ItemStartedPayload) {
 	it := &itemState{typ: p.ItemType}
@@ -49,7 +37,7 @@ func (m *Mapper) itemStarted(id string, p *events.ItemStartedPayload) {
 			m.beginStep()
 		}
 		m.inCall = false
-	case isTool(p.ItemType):
+	case p.ItemType.RunsTool():
 		var call events.ToolCallData
 		_ = json.Unmarshal(p.Data, &call) // a tool item without call data still gets a card
 		it.question = call.Question
