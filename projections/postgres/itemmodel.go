@@ -152,7 +152,6 @@ func (c *itemChange) durationMs() *int64 {
 	return ptr(*c.completedAt - c.startedAt)
 }
 
-
 // decodeData unmarshals an item's Data, reporting a *events.PayloadError.
 func decodeData(e events.Envelope, data json.RawMessage, v any) error {
 	if string(data) == "null" {

@@ -24,7 +24,6 @@ type itemState struct {
 	interaction *Interaction
 }
 
-
 func (m *Mapper) itemStarted(id string, p *events.ItemStartedPayload) {
 	it := &itemState{typ: p.ItemType}
 	m.items[id] = it
