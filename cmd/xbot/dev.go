@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -68,6 +69,18 @@ type devRun struct {
 	pg      *devstack.Postgres
 	ch      *devstack.ClickHouse
 	st      *stack.Stack
+	// out receives the startup lines; nil is stdout.
+	out io.Writer
+	// tune, if set, adjusts the options just before the stack starts (bench).
+	tune func(*stack.Options) error
+}
+
+func (d *devRun) printf(format string, args ...any) {
+	w := d.out
+	if w == nil {
+		w = os.Stdout
+	}
+	_, _ = fmt.Fprintf(w, format, args...)
 }
 
 func (d *devRun) start(ctx context.Context) error {
@@ -94,7 +107,7 @@ func (d *devRun) start(ctx context.Context) error {
 			return err
 		}
 	} else {
-		fmt.Printf("clickhouse external at %s\n", opts.ClickHouse.Addr)
+		d.printf("clickhouse external at %s\n", opts.ClickHouse.Addr)
 	}
 	token := "(configured by api_tokens)"
 	if len(opts.Tokens) == 0 {
@@ -103,23 +116,28 @@ func (d *devRun) start(ctx context.Context) error {
 		}
 		opts.Tokens = map[string]string{token: "dev"}
 	}
+	if d.tune != nil {
+		if err := d.tune(&opts); err != nil {
+			return err
+		}
+	}
 	if d.st, err = stack.Start(ctx, opts); err != nil {
 		return err
 	}
-	fmt.Println("migrations applied (projection_postgres)")
-	fmt.Printf("executor   running, agents: %s\n", strings.Join(opts.Profiles.IDs(), ", "))
-	fmt.Println("projectors postgres, clickhouse, im running")
-	fmt.Printf("api        http://%s (OpenAPI at /openapi.json, docs at /docs)\n", d.st.Addr())
+	d.printf("migrations applied (projection_postgres)\n")
+	d.printf("executor   running, agents: %s\n", strings.Join(opts.Profiles.IDs(), ", "))
+	d.printf("projectors postgres, clickhouse, im running\n")
+	d.printf("api        http://%s (OpenAPI at /openapi.json, docs at /docs)\n", d.st.Addr())
 	if err := d.waitReady(ctx); err != nil {
 		return err
 	}
-	fmt.Printf("xbot dev ready: api=http://%s kafka=%s token=%s\n", d.st.Addr(), strings.Join(kcfg.Brokers, ","), token)
+	d.printf("xbot dev ready: api=http://%s kafka=%s token=%s\n", d.st.Addr(), strings.Join(kcfg.Brokers, ","), token)
 	return nil
 }
 
 func (d *devRun) startKafka() ([]string, error) {
 	if b := d.s.r.List("kafka_brokers"); len(b) > 0 {
-		fmt.Printf("kafka      external at %s\n", strings.Join(b, ","))
+		d.printf("kafka      external at %s\n", strings.Join(b, ","))
 		return b, nil
 	}
 	parts, err := d.s.r.Int("kafka_partitions")
@@ -134,7 +152,7 @@ func (d *devRun) startKafka() ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w (set --dev-kafka-addr or XBOT_KAFKA_BROKERS to use another)", err)
 	}
-	fmt.Printf("kafka      embedded (kfake) at %s\n", strings.Join(d.cluster.Addrs(), ","))
+	d.printf("kafka      embedded (kfake) at %s\n", strings.Join(d.cluster.Addrs(), ","))
 	return d.cluster.Addrs(), nil
 }
 
@@ -148,7 +166,7 @@ func (d *devRun) startPostgres(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	fmt.Printf("postgres   started from system binaries on 127.0.0.1:%d (data in %s)\n", pg.Port(), pg.Dir())
+	d.printf("postgres   started from system binaries on 127.0.0.1:%d (data in %s)\n", pg.Port(), pg.Dir())
 	return dsn, nil
 }
 
@@ -159,7 +177,7 @@ func (d *devRun) startClickHouse(ctx context.Context) (*chinfra.Config, error) {
 		return nil, err
 	}
 	d.ch = ch
-	fmt.Printf("clickhouse started from system binaries on %s (version %s, data in %s)\n", ch.Addr(), ch.Version(), ch.Dir())
+	d.printf("clickhouse started from system binaries on %s (version %s, data in %s)\n", ch.Addr(), ch.Version(), ch.Dir())
 	return &chinfra.Config{Addr: ch.Addr(), Database: d.s.r.Get("clickhouse_database")}, nil
 }
 

@@ -31,6 +31,8 @@ Usage:
   xbot projector im                IM view projector → xbot.im.outbox.v1 (needs kafka_brokers)
   xbot replay --projector postgres|clickhouse|im [--from-beginning]
                                    rebuild a view up to the log's current end, with progress (stop that projector first)
+  xbot bench [--runs 500 --concurrency 100 --turns 3 --tool-calls 1 --model-latency 20ms --json F --markdown F]
+                                   load test the whole system in process (embedded servers like dev) next to raw baselines
   xbot migrate [flags]             create topics and apply Postgres migrations, then exit
   xbot config explain [flags]      show every setting, its value, layer and variable (secrets redacted)
   xbot version
@@ -69,6 +71,8 @@ func run(args []string) error {
 		return runSplit(ctx, "projector "+rest[0], rest[1:])
 	case "replay":
 		return runReplay(ctx, rest)
+	case "bench":
+		return runBench(ctx, rest)
 	case "config":
 		if len(rest) == 0 || rest[0] != "explain" {
 			return errors.New("usage: xbot config explain [flags]")

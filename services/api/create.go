@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"errors"
 	"net/http"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -67,7 +68,26 @@ func (a *API) createRun(ctx context.Context, in *createRunInput) (*commandOutput
 	if err != nil {
 		return nil, err
 	}
+	if err := a.checkParent(ctx, in.Body.ParentRunID); err != nil {
+		return nil, err
+	}
 	return a.dispatch(ctx, env, wait)
+}
+
+// checkParent refuses a parentRunId that is not a run of the caller's
+// tenant: the executor loads the parent chain's conversation into the new
+// run's model requests, so another tenant's run would leak its content.
+// A parent created moments ago may not be in the read model yet; the client
+// retries with the same Idempotency-Key.
+func (a *API) checkParent(ctx context.Context, parentRunID string) error {
+	if parentRunID == "" {
+		return nil
+	}
+	_, err := a.findRun(ctx, parentRunID)
+	if errors.Is(err, errRunNotFound) {
+		return invalid("body.parentRunId", "is not a run of this tenant", nil)
+	}
+	return err
 }
 
 func createPayload(tenant string, in *createRunInput) commands.CreateRunPayload {

@@ -135,7 +135,10 @@ const maxAncestors = 32
 // the events topic, oldest run first. The runs may live on any partition;
 // each is read from its partition's start (a known cost: see
 // docs/performance.md; a session store would make this a lookup).
-func (ex *Executor) sessionHistory(ctx context.Context, runID string, partitions int) ([][]events.Envelope, error) {
+// ErrForeignParent means a run's parentRunId names a run of another tenant.
+var ErrForeignParent = errors.New("the parent run belongs to another tenant")
+
+func (ex *Executor) sessionHistory(ctx context.Context, tenantID, runID string, partitions int) ([][]events.Envelope, error) {
 	var chain [][]events.Envelope
 	for runID != "" {
 		if len(chain) == maxAncestors {
@@ -148,11 +151,16 @@ func (ex *Executor) sessionHistory(ctx context.Context, runID string, partitions
 		if len(evs) == 0 {
 			return nil, fmt.Errorf("history of run %s: no events", runID)
 		}
-		chain = append(chain, evs)
 		var st events.RunState
 		if st, err = events.FoldAll(st, evs); err != nil {
 			return nil, fmt.Errorf("history of run %s: %w", runID, err)
 		}
+		// A parent named by a command written straight to Kafka is not
+		// checked by the API: never hand one tenant's conversation to another.
+		if st.TenantID != tenantID {
+			return nil, fmt.Errorf("%w: run %s", ErrForeignParent, runID)
+		}
+		chain = append(chain, evs)
 		runID = st.ParentRunID
 	}
 	slices.Reverse(chain)

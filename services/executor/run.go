@@ -54,7 +54,8 @@ func (r *Run) Events() []events.Envelope {
 // parentRunId chain, oldest run first): the earlier turns of the session a
 // follow-up continues.
 func (r *Run) SessionHistory(ctx context.Context) ([][]events.Envelope, error) {
-	return r.actor.ex.sessionHistory(ctx, r.State().ParentRunID, r.actor.part.Partitions())
+	st := r.State()
+	return r.actor.ex.sessionHistory(ctx, st.TenantID, st.ParentRunID, r.actor.part.Partitions())
 }
 
 // setState installs a committed state and the events that led to it.

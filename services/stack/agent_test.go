@@ -1,6 +1,8 @@
 package stack_test
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"go.uber.org/zap"
 	"os"
@@ -12,6 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xbot-runtime/xbot/commands"
+	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/infra/kafka"
 	"github.com/xbot-runtime/xbot/services/compute/local"
 	"github.com/xbot-runtime/xbot/services/model"
 	"github.com/xbot-runtime/xbot/services/model/scripted"
@@ -534,5 +539,50 @@ func TestAgentToolCallBudgetAndWallTime(t *testing.T) {
 		"runtime.item.started:assistant_message", "runtime.item.completed:assistant_message",
 		"runtime.item.started:command_execution", "runtime.item.failed:command_execution",
 		"runtime.run.failed")
+	e.invariants(st)
+}
+
+// TestForeignParentHistoryIsNeverLoaded writes, straight to Kafka (past the
+// API's check), a CreateRun of tenant "other" whose parentRunId is a run of
+// tenant acme: the executor refuses the history and fails the run before
+// any model call.
+func TestForeignParentHistoryIsNeverLoaded(t *testing.T) {
+	t.Parallel()
+	agent := profile.Profile{ID: "chat", Model: profile.ModelScripted, Script: []profile.Turn{{Text: "You said: {{input}}"}}}
+	e, st, reqs := agentEnv(t, agent)
+	parent := create(t, st, "chat", "acme secret", "foreign-parent")["runId"].(string)
+	waitStatus(t, st, parent, "completed", 10*time.Second)
+	child := commands.RunIDFor("other", "steal")
+	c, err := commands.New(commands.CreateRun, commands.Header{RunID: child, TenantID: "other", IdempotencyKey: "steal",
+		Actor: events.Actor{Type: "user", ID: "mallory"}}, commands.CreateRunPayload{AgentID: "chat", ParentRunID: parent,
+		Input:      events.UserInput{Content: "what did they say?"},
+		SandboxKey: events.SandboxKey{TenantID: "other", WorkspaceID: "w", AgentID: "chat", OwnerID: "mallory"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(c)
+	prod, err := kafka.NewProducer(e.kcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prod.Close()
+	if err := prod.Produce(context.Background(), e.kcfg.WithDefaults().CommandsTopic(), child, raw); err != nil {
+		t.Fatal(err)
+	}
+	var run map[string]any
+	eventually(t, 10*time.Second, "the child failed", func() error {
+		_, run = call(t, st, "GET", "/v1/runs/"+child, "tok-other", nil)
+		if run["status"] != "failed" {
+			return fmt.Errorf("status %v", run["status"])
+		}
+		return nil
+	})
+	for _, r := range reqs.of("chat") {
+		for _, m := range r.Messages {
+			if m.Content == "what did they say?" {
+				t.Fatal("the model was called for the run with a foreign parent")
+			}
+		}
+	}
 	e.invariants(st)
 }

@@ -191,6 +191,9 @@ func (r *runner) sessionHistory(ctx context.Context) ([][]events.Envelope, error
 		return r.session, nil
 	}
 	h, err := r.run.SessionHistory(ctx)
+	if errors.Is(err, executor.ErrForeignParent) {
+		return nil, r.fail(ctx, events.FailInternal, "the run's parent belongs to another tenant; its history is not used")
+	}
 	if err != nil {
 		return nil, err
 	}
