@@ -114,8 +114,14 @@ func (p *Partition) transact(ctx context.Context, recs []OutRecord, cmdOffset in
 	if p.hooks != nil && p.hooks.BeforeCommit != nil {
 		p.hooks.BeforeCommit(p.id)
 	}
+	// Flush returns early when ctx ends, with callbacks still to come on
+	// franz-go's goroutines: read their error under the lock. A flush error
+	// aborts anyway, so a callback that arrives later changes nothing.
+	mu.Lock()
+	perr := prodErr
+	mu.Unlock()
 	commit := kgo.TryCommit
-	if prodErr != nil || flushErr != nil {
+	if perr != nil || flushErr != nil {
 		commit = kgo.TryAbort
 	}
 	ectx, cancel := context.WithTimeout(context.WithoutCancel(ctx), endTxnTimeout)
@@ -123,7 +129,7 @@ func (p *Partition) transact(ctx context.Context, recs []OutRecord, cmdOffset in
 	if err := p.prod.EndTransaction(ectx, commit); err != nil {
 		return fmt.Errorf("end transaction (outcome unknown): %w", err)
 	}
-	return errors.Join(prodErr, flushErr)
+	return errors.Join(perr, flushErr)
 }
 
 // close stops the writer without ending an open transaction; waiting for the

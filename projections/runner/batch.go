@@ -28,6 +28,7 @@ type job struct {
 	ctx  context.Context
 	rec  Record
 	prev int64 // -1: first of a delivery sequence
+	bad  *PoisonError
 	done chan error
 }
 
@@ -36,9 +37,11 @@ func newBatcher(p Projector, maxBatch int, stopped func(string) (int64, bool), s
 }
 
 // apply applies rec (after the record at prev), together with whatever else
-// is ready, and returns rec's outcome.
-func (b *batcher) apply(ctx context.Context, rec Record, prev int64) error {
-	j := &job{ctx: ctx, rec: rec, prev: prev, done: make(chan error, 1)}
+// is ready, and returns rec's outcome. A record already known to be poison
+// (bad) is not applied but still takes its turn, so the records after it
+// are not held up.
+func (b *batcher) apply(ctx context.Context, rec Record, prev int64, bad *PoisonError) error {
+	j := &job{ctx: ctx, rec: rec, prev: prev, bad: bad, done: make(chan error, 1)}
 	b.mu.Lock()
 	b.pending[rec.Partition] = append(b.pending[rec.Partition], j)
 	lead := !b.busy
@@ -125,37 +128,63 @@ func (b *batcher) ready() [][]*job {
 }
 
 // run applies the chains as one batch, or record by record when the batch
-// fails.
+// fails. Records that are poison before any Apply (undecodable, or of a run
+// whose projection stopped) are answered first and left out.
 func (b *batcher) run(chains [][]*job) {
 	var recs []Record
+	var applied [][]*job
 	for _, c := range chains {
+		var kept []*job
 		for _, j := range c {
+			if pe := b.poisonBefore(j); pe != nil {
+				j.done <- pe
+				continue
+			}
+			kept = append(kept, j)
 			recs = append(recs, j.rec)
 		}
+		b.handled(c[len(c)-1])
+		if len(kept) > 0 {
+			applied = append(applied, kept)
+		}
 	}
-	if err := b.p.Apply(chains[0][0].ctx, recs); err == nil {
-		for _, c := range chains {
-			b.handled(c[len(c)-1])
+	if len(recs) == 0 {
+		return
+	}
+	if err := b.p.Apply(applied[0][0].ctx, recs); err == nil {
+		for _, c := range applied {
 			for _, j := range c {
 				j.done <- nil
 			}
 		}
 		return
 	}
-	for _, c := range chains {
+	for _, c := range applied {
 		b.runOneByOne(c)
 	}
 }
 
+// poisonBefore returns why j is poison without applying it, or nil.
+func (b *batcher) poisonBefore(j *job) *PoisonError {
+	if j.bad != nil {
+		b.stop(j.bad.RunID, j.bad.Seq)
+		return j.bad
+	}
+	if at, ok := b.stopped(j.rec.Event.RunID); ok {
+		return Poison(j.rec, stoppedReason(at))
+	}
+	return nil
+}
+
 // runOneByOne applies a partition's chain in order. A record that fails for
 // a transient reason fails the rest of the chain too (they are retried after
-// it, never before); a poison record counts as handled (it is dead-lettered)
-// and later records of its run are poison as well.
+// it, never before); a poison record is dead-lettered and later records of
+// its run are poison as well.
 func (b *batcher) runOneByOne(chain []*job) {
 	for k, j := range chain {
 		var err error
-		if at, ok := b.stopped(j.rec.Event.RunID); ok {
-			err = Poison(j.rec, stoppedReason(at))
+		if pe := b.poisonBefore(j); pe != nil {
+			err = pe
 		} else {
 			err = b.p.Apply(j.ctx, []Record{j.rec})
 		}
@@ -163,10 +192,11 @@ func (b *batcher) runOneByOne(chain []*job) {
 			if poison {
 				b.stop(pe.RunID, pe.Seq) // before the chain's next record: it may be of the same run
 			}
-			b.handled(j)
 			j.done <- err
 			continue
 		}
+		// The rest of the chain goes back to its place: not handled.
+		b.unhandle(chain[k])
 		for _, rest := range chain[k:] {
 			rest.done <- err
 		}
@@ -178,4 +208,16 @@ func (b *batcher) handled(j *job) {
 	b.mu.Lock()
 	b.applied[j.rec.Partition] = j.rec.Offset
 	b.mu.Unlock()
+}
+
+// unhandle moves a partition's position back to just before j, so j and
+// the records after it are applied again, in order, when retried.
+func (b *batcher) unhandle(j *job) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if j.prev == -1 {
+		delete(b.applied, j.rec.Partition)
+		return
+	}
+	b.applied[j.rec.Partition] = j.prev
 }

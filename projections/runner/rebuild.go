@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -14,8 +15,15 @@ import (
 )
 
 // HeaderReset marks a dead-letter record that says a projector was rebuilt
-// from the beginning: dead letters before it no longer stop any run.
-const HeaderReset = "xbot-reset"
+// from the beginning: dead letters of earlier generations no longer stop any
+// run. HeaderGeneration carries the generation: the reset's time in a
+// marker, the latest reset the writing runner knew of in a dead letter. Dead
+// letters are keyed by run, so they spread over partitions and their order
+// relative to a marker is lost; generations do not depend on it.
+const (
+	HeaderReset      = "xbot-reset"
+	HeaderGeneration = "xbot-generation"
+)
 
 // Progress is how far a rebuild is.
 type Progress struct {
@@ -176,9 +184,11 @@ func reset(ctx context.Context, cfg Config) error {
 		return err
 	}
 	defer func() { _ = pub.Close() }()
-	marker := message.NewMessage(fmt.Sprintf("reset-%s-%d", cfg.Projector.Name(), time.Now().UnixNano()), nil)
+	gen := time.Now().UnixNano()
+	marker := message.NewMessage(fmt.Sprintf("reset-%s-%d", cfg.Projector.Name(), gen), nil)
 	marker.Metadata.Set(HeaderProjector, cfg.Projector.Name())
 	marker.Metadata.Set(HeaderReset, "true")
+	marker.Metadata.Set(HeaderGeneration, strconv.FormatInt(gen, 10))
 	marker.Metadata.Set(HeaderReason, "the view was rebuilt from the beginning")
 	return pub.Publish(cfg.Kafka.DeadLetterTopic(), marker)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -95,6 +96,9 @@ type Runner struct {
 
 	mu      sync.Mutex
 	stopped map[string]int64 // run id → seq at which its projection stopped
+	// generation is the latest rebuild from the beginning found in the
+	// dead-letter topic; this runner's dead letters carry it.
+	generation int64
 }
 
 // New prepares a runner: it reads the dead-letter topic to learn which runs
@@ -170,6 +174,9 @@ func (r *Runner) buildRouter(wlog wmkafka.ZapLogger) error {
 			RandomizationFactor: 0.2, ResetContextOnRetry: false, Logger: wlog,
 			ShouldRetry: func(p middleware.RetryParams) bool {
 				_, poisoned := IsPoison(p.Err)
+				if errors.Is(p.Err, context.Canceled) || errors.Is(p.Err, context.DeadlineExceeded) {
+					return false // the message was given up (stop, rebalance): it is delivered again
+				}
 				if !poisoned {
 					r.log.Warn("projection failed; retrying", zap.Int("attempt", p.RetryNum), zap.Error(p.Err))
 				}
@@ -183,27 +190,23 @@ func (r *Runner) buildRouter(wlog wmkafka.ZapLogger) error {
 	return nil
 }
 
-// handle projects one record. Records of a stopped run are dead-lettered
-// too: applying them would leave a gap in the view.
+// handle projects one record. Every record, poison or not, goes through the
+// batcher, which keeps each partition's records in delivery order: a record
+// is handled only after the one delivered before it.
 func (r *Runner) handle(msg *message.Message) error {
 	meta, ok := wmkafka.RecordMetaFromContext(msg.Context())
 	if !ok {
 		return errors.New("message without a Kafka position")
 	}
 	rec := Record{Record: kafka.Record{Partition: meta.Partition, Offset: meta.Offset, Key: string(meta.Key), Value: msg.Payload}}
+	var bad *PoisonError
 	env, err := events.Decode(msg.Payload)
 	if err != nil {
-		return r.poisoned(msg, &PoisonError{Partition: meta.Partition, Offset: meta.Offset, RunID: string(meta.Key),
-			Reason: "undecodable event: " + err.Error()})
+		bad = &PoisonError{Partition: meta.Partition, Offset: meta.Offset, RunID: string(meta.Key),
+			Reason: "undecodable event: " + err.Error()}
 	}
 	rec.Event = env
-	r.mu.Lock()
-	at, stopped := r.stopped[env.RunID]
-	r.mu.Unlock()
-	if stopped {
-		return r.poisoned(msg, Poison(rec, stoppedReason(at)))
-	}
-	err = r.batch.apply(msg.Context(), rec, meta.Prev)
+	err = r.batch.apply(msg.Context(), rec, meta.Prev, bad)
 	if pe, ok := IsPoison(err); ok {
 		return r.poisoned(msg, pe)
 	}
@@ -240,6 +243,7 @@ func (r *Runner) poisoned(msg *message.Message, pe *PoisonError) error {
 	msg.Metadata.Set(HeaderSeq, fmt.Sprint(pe.Seq))
 	msg.Metadata.Set(HeaderPartition, fmt.Sprint(pe.Partition))
 	msg.Metadata.Set(HeaderOffset, fmt.Sprint(pe.Offset))
+	msg.Metadata.Set(HeaderGeneration, strconv.FormatInt(r.generation, 10))
 	msg.Metadata.Set("partition_key", pe.RunID) // dead letters keep the original key
 	return pe
 }
@@ -283,29 +287,39 @@ func (r *Runner) Stopped() map[string]int64 {
 	return out
 }
 
-// loadStopped rebuilds the stopped runs from this projector's dead letters.
+// loadStopped rebuilds the stopped runs from this projector's dead letters
+// of the current generation (see HeaderGeneration).
 func (r *Runner) loadStopped(ctx context.Context) error {
 	if err := kafka.EnsureTopics(ctx, r.cfg.Kafka); err != nil {
 		return err
 	}
-	return kafka.ReadTopic(ctx, r.cfg.Kafka, r.cfg.Kafka.DeadLetterTopic(), func(rec kafka.Record) error {
+	type letter struct {
+		run      string
+		seq, gen int64
+	}
+	var letters []letter
+	err := kafka.ReadTopic(ctx, r.cfg.Kafka, r.cfg.Kafka.DeadLetterTopic(), func(rec kafka.Record) error {
 		h := rec.Headers
-		switch {
-		case h[HeaderProjector] != r.cfg.Projector.Name():
-			return nil
-		case h[HeaderReset] == "true":
-			clear(r.stopped) // the view was rebuilt from the beginning
-			return nil
-		case h[HeaderRunID] == "":
+		if h[HeaderProjector] != r.cfg.Projector.Name() {
 			return nil
 		}
-		if _, ok := r.stopped[h[HeaderRunID]]; !ok {
-			var seq int64
-			_, _ = fmt.Sscan(h[HeaderSeq], &seq)
-			r.stopped[h[HeaderRunID]] = seq
+		gen, _ := strconv.ParseInt(h[HeaderGeneration], 10, 64)
+		if h[HeaderReset] == "true" {
+			r.generation = max(r.generation, gen)
+			return nil
+		}
+		if h[HeaderRunID] != "" {
+			seq, _ := strconv.ParseInt(h[HeaderSeq], 10, 64)
+			letters = append(letters, letter{run: h[HeaderRunID], seq: seq, gen: gen})
 		}
 		return nil
 	})
+	for _, l := range letters {
+		if _, ok := r.stopped[l.run]; !ok && l.gen >= r.generation {
+			r.stopped[l.run] = l.seq
+		}
+	}
+	return err
 }
 
 func heartbeat(ctx context.Context, cfg Config, log *zap.Logger) {

@@ -131,13 +131,13 @@ func (ex *Executor) Revoked(p int32) {
 // maxAncestors bounds how far back a follow-up's history reaches.
 const maxAncestors = 32
 
-// sessionHistory reads the committed events of runID and its ancestors from
-// the events topic, oldest run first. The runs may live on any partition;
-// each is read from its partition's start (a known cost: see
-// docs/performance.md; a session store would make this a lookup).
 // ErrForeignParent means a run's parentRunId names a run of another tenant.
 var ErrForeignParent = errors.New("the parent run belongs to another tenant")
 
+// sessionHistory reads the committed events of runID and its ancestors from
+// the events topic, oldest run first; every ancestor must be of tenantID.
+// The runs may live on any partition; each is read from its partition's
+// start (a known cost; a session store would make this a lookup).
 func (ex *Executor) sessionHistory(ctx context.Context, tenantID, runID string, partitions int) ([][]events.Envelope, error) {
 	var chain [][]events.Envelope
 	for runID != "" {
