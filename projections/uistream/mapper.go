@@ -182,7 +182,12 @@ func (m *Mapper) metadataChanged() {
 	}
 }
 
+// errorText is never empty: the SDK requires errorText, and Fold accepts an
+// item.failed without an errorCode.
 func errorText(code, msg string) string {
+	if code == "" {
+		code = "failed"
+	}
 	if msg == "" {
 		return code
 	}
