@@ -21,6 +21,7 @@ type benchFlags struct {
 	modelLatency, timeout               time.Duration
 	tool, toolCommand                   string
 	jsonPath, markdownPath              string
+	cpuProfile                          string
 }
 
 func (f *benchFlags) bind(fs *flag.FlagSet) {
@@ -34,6 +35,7 @@ func (f *benchFlags) bind(fs *flag.FlagSet) {
 	fs.StringVar(&f.jsonPath, "json", "", "write the JSON report here (default: stdout)")
 	fs.StringVar(&f.markdownPath, "markdown", "", "replace the xbot bench section of this markdown file with the table")
 	fs.DurationVar(&f.timeout, "timeout", 15*time.Minute, "give up after this long")
+	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole process during the load to this file (go tool pprof)")
 }
 
 func (f *benchFlags) validate() error {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"time"
 
@@ -25,7 +26,14 @@ func (b *bench) run(ctx context.Context) (*benchReport, error) {
 	fmt.Fprintf(os.Stderr, "xbot bench: %d runs, %d clients, %d turns × %d %s calls, model latency %s\n",
 		b.flags.runs, b.flags.concurrency, b.flags.turns, b.flags.toolCalls, b.flags.tool, b.flags.modelLatency)
 	l := &benchLoad{b: b, c: c}
+	stopProfile, err := startCPUProfile(b.flags.cpuProfile)
+	if err != nil {
+		return nil, err
+	}
 	elapsed := l.drive(ctx)
+	if err := stopProfile(); err != nil {
+		return nil, err
+	}
 	l.lag.sample(ctx, c) // the lag when the last run completed
 	rep := b.newReport(l, elapsed)
 	rep.ProjectorLag.CatchUpSec = l.catchUp(ctx)
@@ -158,3 +166,23 @@ func percentiles(ds []time.Duration) benchPercentiles {
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// startCPUProfile profiles the process into path ("" = no profile) until
+// the returned function is called.
+func startCPUProfile(path string) (func() error, error) {
+	if path == "" {
+		return func() error { return nil }, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		return f.Close()
+	}, nil
+}
