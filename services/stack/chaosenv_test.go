@@ -163,6 +163,7 @@ func (c *chaos) check(proj *stack.Stack, ids []string, skip ...string) map[strin
 		c.t.Errorf("a command took effect more than once:\n%v", err)
 	}
 	c.checkRuns(fromKafka, ids)
+	c.checkRebuild(ctx)
 	return fromKafka
 }
 
