@@ -5,13 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"regexp"
-	"sort"
-	"strings"
-)
 
-// migrationName matches NNNN_description.sql; the digits are the version.
-var migrationName = regexp.MustCompile(`^([0-9]+)_[^/]+\.sql$`)
+	"github.com/xbot-runtime/xbot/infra/migrations"
+)
 
 // createMigrationsTable records applied files. ReplacingMergeTree folds a
 // version recorded twice by concurrent runs into one row.
@@ -20,12 +16,6 @@ const createMigrationsTable = `CREATE TABLE IF NOT EXISTS schema_migrations (
 	version    String,
 	applied_at DateTime
 ) ENGINE = ReplacingMergeTree ORDER BY (component, version)`
-
-// migration is one file to apply.
-type migration struct {
-	file    string
-	version string
-}
 
 // Migrate applies the migration files at the root of files to the database of
 // conn for the component name. Files are named NNNN_description.sql; the
@@ -45,7 +35,7 @@ func Migrate(ctx context.Context, conn *Conn, name string, files fs.FS) error {
 	if name == "" {
 		return errors.New("migrate: component name is empty")
 	}
-	list, err := listMigrations(files)
+	list, err := migrations.List(files)
 	if err != nil {
 		return fmt.Errorf("migrate %s: %w", name, err)
 	}
@@ -57,41 +47,14 @@ func Migrate(ctx context.Context, conn *Conn, name string, files fs.FS) error {
 		return fmt.Errorf("migrate %s: %w", name, err)
 	}
 	for _, m := range list {
-		if applied[m.version] {
+		if applied[m.Version] {
 			continue
 		}
 		if err := applyOne(ctx, conn, name, m, files); err != nil {
-			return fmt.Errorf("migrate %s: apply %s: %w", name, m.file, err)
+			return fmt.Errorf("migrate %s: apply %s: %w", name, m.Name, err)
 		}
 	}
 	return nil
-}
-
-// listMigrations returns the migration files at the root of files in lexical
-// order, rejecting misnamed .sql files and duplicate versions.
-func listMigrations(files fs.FS) ([]migration, error) {
-	entries, err := fs.ReadDir(files, ".")
-	if err != nil {
-		return nil, fmt.Errorf("list migration files: %w", err)
-	}
-	var list []migration
-	seen := map[string]string{}
-	for _, e := range entries {
-		if e.IsDir() || !strings.HasSuffix(e.Name(), ".sql") {
-			continue
-		}
-		m := migrationName.FindStringSubmatch(e.Name())
-		if m == nil {
-			return nil, fmt.Errorf("migration file %s: name must be NNNN_description.sql", e.Name())
-		}
-		if prev, dup := seen[m[1]]; dup {
-			return nil, fmt.Errorf("migration files %s and %s share version %s", prev, e.Name(), m[1])
-		}
-		seen[m[1]] = e.Name()
-		list = append(list, migration{file: e.Name(), version: m[1]})
-	}
-	sort.Slice(list, func(i, j int) bool { return list[i].file < list[j].file })
-	return list, nil
 }
 
 // appliedVersions returns the versions recorded for component name.
@@ -118,8 +81,8 @@ func appliedVersions(ctx context.Context, conn *Conn, name string) (map[string]b
 }
 
 // applyOne runs the statements of m and records its version.
-func applyOne(ctx context.Context, conn *Conn, name string, m migration, files fs.FS) error {
-	body, err := fs.ReadFile(files, m.file)
+func applyOne(ctx context.Context, conn *Conn, name string, m migrations.File, files fs.FS) error {
+	body, err := fs.ReadFile(files, m.Name)
 	if err != nil {
 		return fmt.Errorf("read: %w", err)
 	}
@@ -133,9 +96,9 @@ func applyOne(ctx context.Context, conn *Conn, name string, m migration, files f
 		}
 	}
 	err = conn.Exec(ctx, "INSERT INTO schema_migrations (component, version, applied_at) SELECT ?, ?, now()",
-		name, m.version)
+		name, m.Version)
 	if err != nil {
-		return fmt.Errorf("record version %s: %w", m.version, err)
+		return fmt.Errorf("record version %s: %w", m.Version, err)
 	}
 	return nil
 }

@@ -6,16 +6,12 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io/fs"
-	"regexp"
-	"sort"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-)
 
-// migrationName matches NNNN_description.sql; the digits are the version.
-var migrationName = regexp.MustCompile(`^([0-9]+)_[^/]+\.sql$`)
+	"github.com/xbot-runtime/xbot/infra/migrations"
+)
 
 // createTableLockKey serialises CREATE TABLE IF NOT EXISTS across processes:
 // two concurrent creations of the same table can otherwise fail with a unique
@@ -28,12 +24,6 @@ const createTableSQL = `CREATE TABLE IF NOT EXISTS schema_migrations (
 	applied_at timestamptz NOT NULL DEFAULT now(),
 	PRIMARY KEY (component, version)
 )`
-
-// migration is one file to apply.
-type migration struct {
-	file    string
-	version string
-}
 
 // Migrate applies the migration files at the root of files to the database of
 // pool for the component name. Files are named NNNN_description.sql; the NNNN
@@ -53,7 +43,7 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool, name string, files fs.FS) 
 	if name == "" {
 		return errors.New("migrate: component name is empty")
 	}
-	list, err := listMigrations(files)
+	list, err := migrations.List(files)
 	if err != nil {
 		return fmt.Errorf("migrate %s: %w", name, err)
 	}
@@ -62,42 +52,15 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool, name string, files fs.FS) 
 	}
 	key := lockKey(name)
 	for _, m := range list {
-		body, err := fs.ReadFile(files, m.file)
+		body, err := fs.ReadFile(files, m.Name)
 		if err != nil {
-			return fmt.Errorf("migrate %s: read %s: %w", name, m.file, err)
+			return fmt.Errorf("migrate %s: read %s: %w", name, m.Name, err)
 		}
 		if err := applyOne(ctx, pool, key, name, m, string(body)); err != nil {
-			return fmt.Errorf("migrate %s: apply %s: %w", name, m.file, err)
+			return fmt.Errorf("migrate %s: apply %s: %w", name, m.Name, err)
 		}
 	}
 	return nil
-}
-
-// listMigrations returns the migration files at the root of files in lexical
-// order, rejecting misnamed .sql files and duplicate versions.
-func listMigrations(files fs.FS) ([]migration, error) {
-	entries, err := fs.ReadDir(files, ".")
-	if err != nil {
-		return nil, fmt.Errorf("list migration files: %w", err)
-	}
-	var list []migration
-	seen := map[string]string{}
-	for _, e := range entries {
-		if e.IsDir() || !strings.HasSuffix(e.Name(), ".sql") {
-			continue
-		}
-		m := migrationName.FindStringSubmatch(e.Name())
-		if m == nil {
-			return nil, fmt.Errorf("migration file %s: name must be NNNN_description.sql", e.Name())
-		}
-		if prev, dup := seen[m[1]]; dup {
-			return nil, fmt.Errorf("migration files %s and %s share version %s", prev, e.Name(), m[1])
-		}
-		seen[m[1]] = e.Name()
-		list = append(list, migration{file: e.Name(), version: m[1]})
-	}
-	sort.Slice(list, func(i, j int) bool { return list[i].file < list[j].file })
-	return list, nil
 }
 
 // ensureTable creates schema_migrations if it does not exist yet.
@@ -118,7 +81,7 @@ func ensureTable(ctx context.Context, pool *pgxpool.Pool) error {
 }
 
 // applyOne applies m in one transaction unless its version is recorded.
-func applyOne(ctx context.Context, pool *pgxpool.Pool, key int64, name string, m migration, body string) error {
+func applyOne(ctx context.Context, pool *pgxpool.Pool, key int64, name string, m migrations.File, body string) error {
 	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", key); err != nil {
 			return fmt.Errorf("advisory lock: %w", err)
@@ -126,7 +89,7 @@ func applyOne(ctx context.Context, pool *pgxpool.Pool, key int64, name string, m
 		var applied bool
 		err := tx.QueryRow(ctx,
 			"SELECT EXISTS (SELECT 1 FROM schema_migrations WHERE component = $1 AND version = $2)",
-			name, m.version).Scan(&applied)
+			name, m.Version).Scan(&applied)
 		if err != nil {
 			return fmt.Errorf("check applied: %w", err)
 		}
@@ -139,9 +102,9 @@ func applyOne(ctx context.Context, pool *pgxpool.Pool, key int64, name string, m
 			return err
 		}
 		_, err = tx.Exec(ctx,
-			"INSERT INTO schema_migrations (component, version) VALUES ($1, $2)", name, m.version)
+			"INSERT INTO schema_migrations (component, version) VALUES ($1, $2)", name, m.Version)
 		if err != nil {
-			return fmt.Errorf("record version %s: %w", m.version, err)
+			return fmt.Errorf("record version %s: %w", m.Version, err)
 		}
 		return nil
 	})

@@ -25,7 +25,7 @@ func lagIs(t *testing.T, sub *wmkafka.Subscriber, topic string, want int64) {
 		if time.Now().After(deadline) {
 			t.Fatalf("lag = %v (err %v), want total %d", lag.Partitions, err, want)
 		}
-		time.Sleep(5 * time.Millisecond) // poll interval: far below a commit round trip
+		<-time.After(5 * time.Millisecond) // poll interval: far below a commit round trip
 	}
 }
 
