@@ -27,6 +27,11 @@ type AdmitOptions struct {
 	// type or intent (e.g. "AppendUserInput/steer"). Nil means nothing beyond
 	// CreateRun and CancelRun.
 	Implemented func(what string) bool
+	// Partitions is the partition count of the commands topic. A CreateRun
+	// whose runId is not on its sandbox key's partition is rejected
+	// (sandbox_key_misrouted), because the key's runs must share a
+	// partition to run one at a time. <= 1 checks nothing.
+	Partitions int
 }
 
 // Admit decides what a validated command does to a run in state st. It is
@@ -73,6 +78,10 @@ func admitCreate(st *events.RunState, c Envelope, p *CreateRunPayload, opts Admi
 	}
 	if !opts.KnownAgent(p.AgentID) {
 		return reject(CodeUnknownAgent, "agent %q is not configured", p.AgentID)
+	}
+	if !Routed(c.RunID, p.SandboxKey, opts.Partitions) {
+		return reject(CodeSandboxKeyMisrouted, "runId %s is not on partition %d of its sandbox key; derive it with commands.RunIDFor",
+			c.RunID, SandboxPartition(p.SandboxKey, opts.Partitions))
 	}
 	return Decision{Outcome: OutcomeAccepted}
 }
@@ -124,15 +133,28 @@ func admitInput(st *events.RunState, p *AppendUserInputPayload, opts AdmitOption
 	return d
 }
 
+// admitApproval decides a SubmitApprovalDecision. A paused run is at rest,
+// which is itself a safe point, so a valid decision applies at once: it
+// resolves that item only, and the run resumes when no item awaits any
+// more. Deciding at admission also makes a second decision for the same
+// item impossible: the item no longer awaits when the next command is
+// admitted.
 func admitApproval(st *events.RunState, p *SubmitApprovalDecisionPayload, opts AdmitOptions) Decision {
 	if st.Status != events.StatusPaused || st.PauseReason != events.PauseAwaitingApproval {
 		return reject(CodeInvalidState, "no approval is pending while the run is %s", describe(st))
 	}
 	it, ok := st.Item(p.ItemID)
-	if !ok || it.Status != events.ItemStatusAwaitingApproval {
-		return reject(CodeInvalidState, "item %s is not awaiting approval", p.ItemID)
+	switch {
+	case !ok:
+		return reject(CodeApprovalNotPending, "run %s has no item %s", st.RunID, p.ItemID)
+	case it.Status != events.ItemStatusAwaitingApproval:
+		return reject(CodeApprovalNotPending, "item %s does not await approval (it is %s)", p.ItemID, it.Status)
 	}
-	return acceptIfImplemented(string(SubmitApprovalDecision), opts)
+	d := acceptIfImplemented(string(SubmitApprovalDecision), opts)
+	if d.Outcome == OutcomeAccepted {
+		d.Outcome = OutcomeApplied
+	}
+	return d
 }
 
 func acceptIfImplemented(what string, opts AdmitOptions) Decision {

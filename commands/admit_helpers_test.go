@@ -104,6 +104,7 @@ var (
 	notFound   = want{commands.OutcomeRejected, commands.CodeRunNotFound}
 	exists     = want{commands.OutcomeRejected, commands.CodeRunAlreadyExists}
 	badState   = want{commands.OutcomeRejected, commands.CodeInvalidState}
+	notPending = want{commands.OutcomeRejected, commands.CodeApprovalNotPending}
 	notImpl    = want{commands.OutcomeRejected, commands.CodeNotImplemented}
 	badAgent   = want{commands.OutcomeRejected, commands.CodeUnknownAgent}
 	internal   = want{commands.OutcomeRejected, commands.CodeInternal}

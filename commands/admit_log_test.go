@@ -87,8 +87,8 @@ func TestAdmitApprovalForDecidedItem(t *testing.T) {
 		item string
 		want want
 	}{
-		{"the other item is still pending", second, accepted},
-		{"the decided item is not", first, badState},
+		{"the other item is still pending", second, applied},
+		{"the decided item is not", first, notPending},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

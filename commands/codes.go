@@ -19,13 +19,21 @@ const (
 	CodeUnavailable      Code = "unavailable"
 	CodeInternal         Code = "internal"
 	CodeCommandNotFound  Code = "command_not_found"
+	// CodeApprovalNotPending: the decision names an item that does not await
+	// approval (unknown, or already decided).
+	CodeApprovalNotPending Code = "approval_not_pending"
+	// CodeSandboxKeyMisrouted: a CreateRun's runId is not on its sandbox
+	// key's partition (see RunIDFor), so the run could not be scheduled
+	// one-at-a-time with the key's other runs.
+	CodeSandboxKeyMisrouted Code = "sandbox_key_misrouted"
 )
 
 // Codes lists every code.
 func Codes() []Code {
 	return []Code{CodeValidationFailed, CodeInvalidState, CodeRunNotFound, CodeRunAlreadyExists,
 		CodeDuplicateCommand, CodeUnknownAgent, CodeNotImplemented, CodeUnauthorized, CodeNotFound,
-		CodePayloadTooLarge, CodeUnavailable, CodeInternal, CodeCommandNotFound}
+		CodePayloadTooLarge, CodeUnavailable, CodeInternal, CodeCommandNotFound,
+		CodeApprovalNotPending, CodeSandboxKeyMisrouted}
 }
 
 // Outcome is what became of a command (seed 004 §6.3).

@@ -45,6 +45,11 @@ type CreateRunPayload struct {
 	SandboxKey  events.SandboxKey `json:"sandboxKey"`
 	ParentRunID string            `json:"parentRunId,omitempty"`
 	Metadata    map[string]string `json:"metadata,omitempty"`
+	// SessionGrants are the platform_session grants in force for the run's
+	// session, which its capability snapshot inherits. The runtime sets them
+	// (the API from the read model, the executor for a follow-up); clients
+	// of the HTTP API cannot.
+	SessionGrants []events.PermissionGrant `json:"sessionGrants,omitempty"`
 }
 
 // Intents of AppendUserInput (seed 004 §6.2).

@@ -8,9 +8,10 @@ import (
 )
 
 // FollowUpRunID is the id of the run a follow-up creates. It is derived from
-// the follow-up's commandId, so a redelivered follow-up can never fork two runs.
-func FollowUpRunID(followUpCommandID string) string {
-	return events.DerivedID("run", "follow_up", followUpCommandID)
+// the follow-up's commandId, so a redelivered follow-up can never fork two
+// runs, and placed on the sandbox key's partition like every run (RunIDFor).
+func FollowUpRunID(followUpCommandID string, sk events.SandboxKey, partitions int) string {
+	return routed(partitions, sk, "follow_up", followUpCommandID)
 }
 
 // FollowUpCreate returns the CreateRun command by which a follow-up on the
@@ -18,13 +19,15 @@ func FollowUpRunID(followUpCommandID string) string {
 // agent and sandbox, parentRunId set, the follow-up's content as input. Every
 // id is derived from the follow-up, so producing it twice is harmless (the
 // second is a duplicate of the first).
-func FollowUpCreate(followUp Envelope, p *AppendUserInputPayload, parent events.RunState, issuedAt int64) (Envelope, error) {
+func FollowUpCreate(followUp Envelope, p *AppendUserInputPayload, parent events.RunState, partitions int, issuedAt int64) (Envelope, error) {
 	if p.Intent != IntentFollowUp {
 		return Envelope{}, fmt.Errorf("follow-up create: intent is %q", p.Intent)
 	}
 	payload, err := json.Marshal(CreateRunPayload{
 		AgentID: parent.AgentID, Input: events.UserInput{Content: p.Content},
 		SandboxKey: parent.SandboxKey, ParentRunID: parent.RunID,
+		// The session's grants go on with it (seed 004 §9.2).
+		SessionGrants: parent.SessionGrants(),
 	})
 	if err != nil {
 		return Envelope{}, err
@@ -32,7 +35,7 @@ func FollowUpCreate(followUp Envelope, p *AppendUserInputPayload, parent events.
 	return Envelope{
 		CommandID:         events.DerivedID("cmd", "follow_up", followUp.CommandID),
 		IdempotencyKey:    "follow_up:" + followUp.CommandID,
-		RunID:             FollowUpRunID(followUp.CommandID),
+		RunID:             FollowUpRunID(followUp.CommandID, parent.SandboxKey, partitions),
 		PlatformSessionID: parent.PlatformSessionID,
 		Type:              CreateRun,
 		Actor:             followUp.Actor,

@@ -52,7 +52,7 @@ func validEnvelope(t testing.TB, typ commands.Type) commands.Envelope {
 	t.Helper()
 	runID := events.NewID("run")
 	if typ == commands.CreateRun {
-		runID = commands.RunIDFor(tenant, events.NewID("key"))
+		runID = commands.RunIDFor(tenant, events.NewID("key"), events.SandboxKey{}, 1)
 	}
 	return newEnvelope(t, typ, commands.Header{RunID: runID, PlatformSessionID: "ps:1", TenantID: tenant, Actor: actor},
 		validPayload(typ))

@@ -3,7 +3,10 @@ package commands
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/xbot-runtime/xbot/events"
 )
@@ -37,8 +40,52 @@ func New(t Type, h Header, payload any) (Envelope, error) {
 	}, nil
 }
 
-// RunIDFor derives the run id of a CreateRun from its tenant and idempotency
-// key, so a retried create lands on the same partition and the same run.
-func RunIDFor(tenantID, idempotencyKey string) string {
-	return events.DerivedID("run", tenantID, idempotencyKey)
+// RunIDFor derives the run id of a CreateRun from its tenant, idempotency
+// key and sandbox key, so a retried create lands on the same partition and
+// the same run. Among partitions partitions, the id is placed on the sandbox
+// key's home partition (SandboxPartition): every run of one sandbox key lives
+// on one partition, whose single owner runs them one at a time (seed 004
+// §10.2). partitions <= 1 places nothing.
+func RunIDFor(tenantID, idempotencyKey string, sk events.SandboxKey, partitions int) string {
+	return routed(partitions, sk, tenantID, idempotencyKey)
+}
+
+// SandboxPartition is the partition every run of sandbox key sk lives on.
+func SandboxPartition(sk events.SandboxKey, partitions int) int32 {
+	if partitions <= 1 {
+		return 0
+	}
+	return kafkaPartition(SandboxKeyString(sk), partitions)
+}
+
+// SandboxKeyString is the canonical text of a sandbox key.
+func SandboxKeyString(sk events.SandboxKey) string {
+	return sk.TenantID + "\x00" + sk.WorkspaceID + "\x00" + sk.AgentID + "\x00" + sk.OwnerID
+}
+
+// Routed reports whether runID lives on sk's home partition.
+func Routed(runID string, sk events.SandboxKey, partitions int) bool {
+	return partitions <= 1 || kafkaPartition(runID, partitions) == SandboxPartition(sk, partitions)
+}
+
+// routed derives a run id from parts that lands on sk's home partition: the
+// first of DerivedID(parts…), DerivedID(parts…, "1"), … that does. The
+// search is deterministic, so the same parts always give the same id, and
+// takes about `partitions` tries.
+func routed(partitions int, sk events.SandboxKey, parts ...string) string {
+	id := events.DerivedID("run", parts...)
+	if partitions <= 1 {
+		return id
+	}
+	home := SandboxPartition(sk, partitions)
+	for i := 1; kafkaPartition(id, partitions) != home; i++ {
+		id = events.DerivedID("run", append(parts, strconv.Itoa(i))...)
+	}
+	return id
+}
+
+// kafkaPartition is the partition the Kafka-compatible (murmur2) key
+// partitioner picks for key; infra/kafka.PartitionFor is the same function.
+func kafkaPartition(key string, n int) int32 {
+	return int32(kgo.StickyKeyPartitioner(nil).ForTopic("").Partition(&kgo.Record{Key: []byte(key)}, n))
 }

@@ -3,6 +3,7 @@ package commands_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/xbot-runtime/xbot/commands"
 	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/infra/kafka"
 )
 
 func TestNewFillsTheEnvelope(t *testing.T) {
@@ -57,7 +59,7 @@ func TestNewRefusesAnUnencodablePayload(t *testing.T) {
 
 func TestRunIDFor(t *testing.T) {
 	t.Parallel()
-	id := commands.RunIDFor(tenant, "create-1")
+	id := commands.RunIDFor(tenant, "create-1", events.SandboxKey{}, 1)
 	if !events.ValidID("run", id) {
 		t.Fatalf("RunIDFor = %q, not a valid run id", id)
 	}
@@ -75,10 +77,49 @@ func TestRunIDFor(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			if got := commands.RunIDFor(tc.tenant, tc.key); (got == id) != tc.same {
+			if got := commands.RunIDFor(tc.tenant, tc.key, events.SandboxKey{}, 1); (got == id) != tc.same {
 				t.Fatalf("RunIDFor(%q, %q) = %s; RunIDFor(%q, create-1) = %s; want same=%v", tc.tenant, tc.key, got, tenant, id, tc.same)
 			}
 		})
+	}
+}
+
+// TestRunIDForPlacesRunsOnTheirSandboxKeysPartition: every run of one
+// sandbox key lands on the key's partition, whatever its idempotency key,
+// and the id is still a pure function of its inputs.
+func TestRunIDForPlacesRunsOnTheirSandboxKeysPartition(t *testing.T) {
+	t.Parallel()
+	const partitions = 12
+	keys := []events.SandboxKey{
+		{TenantID: tenant, WorkspaceID: "default", AgentID: "demo", OwnerID: "alice"},
+		{TenantID: tenant, WorkspaceID: "default", AgentID: "demo", OwnerID: "bob"},
+		{TenantID: otherTenant, WorkspaceID: "ws", AgentID: "coder", OwnerID: "group:7"},
+	}
+	homes := map[int32]bool{}
+	for _, sk := range keys {
+		home := commands.SandboxPartition(sk, partitions)
+		homes[home] = true
+		for i := range 50 {
+			key := fmt.Sprintf("create-%d", i)
+			id := commands.RunIDFor(sk.TenantID, key, sk, partitions)
+			if got := kafka.PartitionFor(id, partitions); got != home {
+				t.Fatalf("RunIDFor(%s, %v) = %s on partition %d, want the key's partition %d", key, sk, id, got, home)
+			}
+			if !commands.Routed(id, sk, partitions) {
+				t.Fatalf("Routed(%s) = false", id)
+			}
+			if again := commands.RunIDFor(sk.TenantID, key, sk, partitions); again != id {
+				t.Fatalf("RunIDFor is not deterministic: %s then %s", id, again)
+			}
+		}
+	}
+	if len(homes) < 2 {
+		t.Fatalf("three sandbox keys all map to partition(s) %v; expected them spread", homes)
+	}
+	// An id placed for one key is (almost always) misrouted for another.
+	id := commands.RunIDFor(tenant, "x", keys[0], partitions)
+	if commands.SandboxPartition(keys[0], partitions) != commands.SandboxPartition(keys[2], partitions) && commands.Routed(id, keys[2], partitions) {
+		t.Fatalf("Routed(%s, other key) = true", id)
 	}
 }
 

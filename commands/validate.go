@@ -165,6 +165,9 @@ func validatePayload(ck *checker, c Envelope, p any) {
 	}
 }
 
+// maxSessionGrants bounds the grants a run inherits.
+const maxSessionGrants = 100
+
 func validateCreate(ck *checker, c Envelope, v *CreateRunPayload) {
 	ck.match("payload.agentId", v.AgentID, namePattern, "1-64 characters of [A-Za-z0-9._-]")
 	ck.content("payload.input.content", v.Input.Content)
@@ -177,6 +180,18 @@ func validateCreate(ck *checker, c Envelope, v *CreateRunPayload) {
 	ck.match("payload.sandboxKey.workspaceId", v.SandboxKey.WorkspaceID, keyPattern, "1-160 characters of [A-Za-z0-9._:-]")
 	ck.match("payload.sandboxKey.agentId", v.SandboxKey.AgentID, namePattern, "1-64 characters of [A-Za-z0-9._-]")
 	ck.match("payload.sandboxKey.ownerId", v.SandboxKey.OwnerID, keyPattern, "1-160 characters of [A-Za-z0-9._:-]")
+	if len(v.SessionGrants) > maxSessionGrants {
+		ck.add("payload.sessionGrants", "must have at most %d grants", maxSessionGrants)
+	}
+	for i, g := range v.SessionGrants {
+		f := fmt.Sprintf("payload.sessionGrants[%d]", i)
+		ck.id(f+".grantId", "grt", g.GrantID)
+		if g.Scope != events.ScopePlatformSession {
+			ck.add(f+".scope", "must be platform_session (only session grants outlive their run)")
+		}
+		ck.match(f+".toolName", g.ToolName, keyPattern, "1-160 characters of [A-Za-z0-9._:-]")
+		ck.maxBytes(f+".ruleId", g.RuleID, MaxIdempotencyKeyLen)
+	}
 	if len(v.Metadata) > maxMetadataEntries {
 		ck.add("payload.metadata", "must have at most %d entries", maxMetadataEntries)
 	}

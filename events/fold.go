@@ -1,6 +1,7 @@
 package events
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 )
@@ -68,7 +69,19 @@ func apply(n *RunState, e Envelope, p any) error {
 		if !v.PauseReason.Valid() {
 			return &PayloadError{Type: e.Type, Seq: e.Seq, Err: fmt.Errorf("pauseReason %q is not valid", v.PauseReason)}
 		}
-		n.PauseReason = v.PauseReason
+		n.PauseReason, n.PausedAt = v.PauseReason, e.OccurredAt
+	case *SnapshotFrozenPayload:
+		return applySnapshot(n, e, v)
+	case *PermissionGrantPayload:
+		if v.GrantID == "" || v.ToolName == "" || (v.Scope != ScopeRun && v.Scope != ScopePlatformSession) {
+			return &PayloadError{Type: e.Type, Seq: e.Seq, Err: errors.New("a grant needs grantId, toolName and scope run or platform_session")}
+		}
+		for _, g := range n.Grants {
+			if g.GrantID == v.GrantID {
+				return fmt.Errorf("grant %s is already applied", v.GrantID)
+			}
+		}
+		n.Grants = append(n.Grants, *v)
 	case *RunFailedPayload:
 		if v.ErrorCode == "" {
 			return &PayloadError{Type: e.Type, Seq: e.Seq, Err: errors.New("errorCode is required")}
@@ -89,14 +102,34 @@ func apply(n *RunState, e Envelope, p any) error {
 		return applyCommandApplied(n, e, v)
 	case *ApprovalDecisionPayload:
 		// A decided item no longer awaits approval, so it cannot be decided twice.
+		if v.Decision != DecisionAllow && v.Decision != DecisionDeny {
+			return &PayloadError{Type: e.Type, Seq: e.Seq, Err: fmt.Errorf("decision %q is not allow or deny", v.Decision)}
+		}
 		for i, it := range n.Items {
 			if it.ID == e.ItemID && it.Status == ItemStatusAwaitingApproval {
 				n.Items[i].Status = ItemStatusStarted
+				n.Items[i].Approved = v.Decision == DecisionAllow
 			}
 		}
 	case *ItemStartedPayload, *ItemDeltaPayload, *ItemCompletedPayload, *ItemFailedPayload, *ItemAwaitingApprovalPayload:
 		return applyItem(n, e, p)
 	}
+	return nil
+}
+
+func applySnapshot(n *RunState, e Envelope, v *SnapshotFrozenPayload) error {
+	if v.Hash == "" || len(v.Snapshot) == 0 {
+		return &PayloadError{Type: e.Type, Seq: e.Seq, Err: errors.New("hash and snapshot are required")}
+	}
+	if n.SnapshotHash != "" {
+		return fmt.Errorf("the run's capability snapshot is already frozen (%s)", n.SnapshotHash)
+	}
+	var g SnapshotGovernance
+	if err := json.Unmarshal(v.Snapshot, &g); err != nil {
+		return &PayloadError{Type: e.Type, Seq: e.Seq, Err: fmt.Errorf("snapshot: %w", err)}
+	}
+	n.SnapshotHash, n.PauseTTLMs = v.Hash, g.PauseTTLMs
+	n.Grants = append(n.Grants, g.Grants...)
 	return nil
 }
 
@@ -106,6 +139,7 @@ func applyAccepted(n *RunState, e Envelope, v *RunAcceptedPayload) error {
 	}
 	n.TenantID, n.PlatformSessionID = e.TenantID, e.PlatformSessionID
 	n.AgentID, n.ParentRunID, n.Input, n.SandboxKey = v.AgentID, v.ParentRunID, v.Input, v.SandboxKey
+	n.InheritedGrants = v.SessionGrants
 	n.CreatedAt = e.OccurredAt
 	remember(n, v.IdempotencyKey, CommandRecord{CommandID: e.CommandID, Type: "CreateRun", Outcome: "accepted"})
 	return nil

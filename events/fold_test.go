@@ -21,6 +21,12 @@ func validPayload(t events.Type) any {
 		return events.RunFailedPayload{ErrorCode: events.FailInternal}
 	case events.ItemStarted:
 		return events.ItemStartedPayload{ItemType: events.ItemAssistantMessage}
+	case events.ApprovalDecisionSubmitted:
+		return events.ApprovalDecisionPayload{Decision: events.DecisionAllow, Scope: events.ScopeItem}
+	case events.PermissionGrantApplied:
+		return events.PermissionGrantPayload{GrantID: "grt_1", Scope: events.ScopeRun, ToolName: "shell", RuleID: "network"}
+	case events.CapabilitySnapshotFrozen:
+		return events.SnapshotFrozenPayload{Hash: "sha256:00", Snapshot: json.RawMessage(`{"pauseTtlMs":60000}`)}
 	}
 	p, _ := events.NewPayload(t)
 	return p

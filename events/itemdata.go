@@ -46,6 +46,9 @@ type ToolCallData struct {
 	ResponseItemID string `json:"responseItemId"`
 	// Question is the question of a clarification_request.
 	Question string `json:"question,omitempty"`
+	// GrantID is the permission grant that let a call the policy sends for
+	// approval run without asking.
+	GrantID string `json:"grantId,omitempty"`
 }
 
 // ToolResultData is the Data of runtime.item.completed for a tool item.
@@ -56,6 +59,19 @@ type ToolResultData struct {
 	Output     string          `json:"output"`
 	Exec       *ExecData       `json:"exec,omitempty"`
 	FileChange *FileChangeData `json:"fileChange,omitempty"`
+	// OutputRef is set when the full output was too large for the context:
+	// Output is then a head/tail preview and the whole is stored at the ref.
+	OutputRef *OutputRef `json:"outputRef,omitempty"`
+}
+
+// OutputRef points at a tool output offloaded to the run's output directory
+// (seed 004 §8.3); read_file_part reads ranges of it.
+type OutputRef struct {
+	// Path is the sandbox path of the stored output.
+	Path  string `json:"path"`
+	Bytes int64  `json:"bytes"`
+	// SHA256 is the hex digest of the stored bytes.
+	SHA256 string `json:"sha256"`
 }
 
 // ExecData describes a finished command_execution.
@@ -88,6 +104,12 @@ const (
 	ToolErrCancelled        = "cancelled"
 	ToolErrRuntimeLost      = FailRuntimeLost
 	ToolErrBudgetExhausted  = FailBudgetExhausted
+	// ToolErrBlockedByPolicy: a policy rule forbids the call; nobody was asked.
+	ToolErrBlockedByPolicy = "blocked_by_policy"
+	// ToolErrDeniedByUser: a person denied the call when asked.
+	ToolErrDeniedByUser = "denied_by_user"
+	// ToolErrExpired: the run's pause outlived its TTL before anyone answered.
+	ToolErrExpired = "expired"
 )
 
 // RunsTool reports whether items of type t record a tool call: their Data is

@@ -45,7 +45,10 @@ func applyItem(n *RunState, e Envelope, p any) error {
 	case *ItemFailedPayload:
 		it.Status = ItemStatusFailed
 	case *ItemAwaitingApprovalPayload:
-		it.Status = ItemStatusAwaitingApproval
+		if it.Status != ItemStatusStarted {
+			return fmt.Errorf("item %s already awaits approval", e.ItemID)
+		}
+		it.Status, it.ToolName, it.RuleID = ItemStatusAwaitingApproval, v.ToolName, v.RuleID
 	}
 	return nil
 }

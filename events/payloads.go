@@ -30,6 +30,8 @@ type RunAcceptedPayload struct {
 	Metadata       map[string]string `json:"metadata,omitempty"`
 	IdempotencyKey string            `json:"idempotencyKey"`
 	Actor          Actor             `json:"actor"`
+	// SessionGrants are the platform_session grants the run inherits.
+	SessionGrants []PermissionGrant `json:"sessionGrants,omitempty"`
 }
 
 // RunStartedPayload is the payload of runtime.run.started (queued → running).
@@ -91,8 +93,13 @@ type RunCancelledPayload struct {
 	Reason string `json:"reason,omitempty"`
 }
 
-// RunExpiredPayload is the payload of runtime.run.expired.
-type RunExpiredPayload struct{}
+// RunExpiredPayload is the payload of runtime.run.expired: the run stayed
+// paused longer than its pause TTL.
+type RunExpiredPayload struct {
+	PauseReason PauseReason `json:"pauseReason,omitempty"`
+	PausedAt    int64       `json:"pausedAt,omitempty"` // occurredAt of the pause (ms)
+	PauseTTLMs  int64       `json:"pauseTtlMs,omitempty"`
+}
 
 // CheckpointRestoredPayload is the payload of runtime.run.checkpoint_restored:
 // a new executor took over the run at LastSeq.
@@ -192,35 +199,123 @@ type ItemFailedPayload struct {
 	Message   string   `json:"message,omitempty"`
 }
 
-// ItemAwaitingApprovalPayload marks an item as waiting for a human decision.
+// ItemAwaitingApprovalPayload marks an item as waiting for a human decision
+// (seed 004 §9.1): policy rule RuleID asked for approval of this exact call.
 type ItemAwaitingApprovalPayload struct {
 	ItemType ItemType        `json:"itemType"`
 	ToolName string          `json:"toolName,omitempty"`
 	Input    json.RawMessage `json:"input,omitempty"`
+	// ApprovalID names the approval request (apr_…), derived from the item.
+	ApprovalID string `json:"approvalId,omitempty"`
+	// RuleID is the policy rule that requires approval; grants are per rule.
+	RuleID string `json:"ruleId,omitempty"`
+	// Reason says in words why the call needs approval.
+	Reason string `json:"reason,omitempty"`
 }
 
-// ApprovalDecisionPayload records a human decision on an item.
+// Approval decisions and grant scopes (DESIGN §2.1 SubmitApprovalDecision).
+const (
+	DecisionAllow = "allow"
+	DecisionDeny  = "deny"
+
+	ScopeItem            = "item"
+	ScopeRun             = "run"
+	ScopePlatformSession = "platform_session"
+)
+
+// ApprovalDecisionPayload records a human decision on an item. The
+// envelope's itemId names the item and commandId the command that decided it.
 type ApprovalDecisionPayload struct {
 	Decision string `json:"decision"`
 	Scope    string `json:"scope"`
 	Reason   string `json:"reason,omitempty"`
 	Actor    Actor  `json:"actor"`
+	// ApprovalID is the approval request decided.
+	ApprovalID string `json:"approvalId,omitempty"`
+	// GrantID is set when an existing grant, not this command's decision,
+	// covered the item (a run-scoped allow given for a sibling call).
+	GrantID string `json:"grantId,omitempty"`
 }
 
-// PermissionGrantPayload records a grant that skips later approvals.
-type PermissionGrantPayload struct {
-	Scope    string `json:"scope"`
+// PermissionGrant lets later calls of ToolName that policy rule RuleID would
+// send for approval run without asking (seed 004 §9.2).
+type PermissionGrant struct {
+	GrantID  string `json:"grantId"`
+	Scope    string `json:"scope"` // run | platform_session
 	ToolName string `json:"toolName"`
+	RuleID   string `json:"ruleId"`
+	// RunID and ItemID are where the grant was given; Actor gave it.
+	RunID  string `json:"runId,omitempty"`
+	ItemID string `json:"itemId,omitempty"`
+	Actor  Actor  `json:"actor"`
 }
 
-// ContextCompactedPayload records a compaction artifact (seed 004 §8.1).
+// Covers reports whether the grant lets a call of tool that rule ruleID
+// sends for approval run without asking.
+func (g PermissionGrant) Covers(tool, ruleID string) bool {
+	return g.ToolName == tool && g.RuleID == ruleID
+}
+
+// PermissionGrantPayload is the payload of runtime.permission_grant.applied.
+type PermissionGrantPayload = PermissionGrant
+
+// Compaction triggers (seed 004 §8.2).
+const (
+	CompactBeforeModelRequest = "before_model_request_threshold"
+	CompactOverflowRecovery   = "context_overflow_recovery"
+	CompactPostToolResult     = "post_tool_result_threshold"
+	CompactManual             = "manual_compact"
+)
+
+// SeqRange is an inclusive range of a run's seqs.
+type SeqRange struct {
+	FromSeq int64 `json:"fromSeq"`
+	ToSeq   int64 `json:"toSeq"`
+}
+
+// CompactionSummary is the structured summary a compaction keeps.
+type CompactionSummary struct {
+	UserGoal          string   `json:"userGoal"`
+	ExecutedDecisions []string `json:"executedDecisions"`
+	ModifiedFiles     []string `json:"modifiedFiles"`
+	PendingTasks      []string `json:"pendingTasks"`
+	// Notes holds what the model said that did not fit the fields (a
+	// summary that was not valid JSON is kept here whole).
+	Notes string `json:"notes,omitempty"`
+}
+
+// TokenStats are estimated context sizes before and after a compaction.
+type TokenStats struct {
+	BeforeTokens int `json:"beforeTokens"`
+	AfterTokens  int `json:"afterTokens"`
+}
+
+// ContextCompactedPayload is a compaction artifact (seed 004 §8.1). The
+// context projector replaces everything up to CutoffEventSeq (and the
+// session's earlier runs) by Summary, keeping RetainedItemIDs verbatim.
 type ContextCompactedPayload struct {
-	CutoffEventSeq int64           `json:"cutoffEventSeq"`
-	Summary        json.RawMessage `json:"summary,omitempty"`
+	ArtifactID      string            `json:"artifactId"`
+	CutoffEventSeq  int64             `json:"cutoffEventSeq"`
+	TriggerReason   string            `json:"triggerReason"`
+	SourceRange     SeqRange          `json:"sourceRange"`
+	Summary         CompactionSummary `json:"summary"`
+	RetainedItemIDs []string          `json:"retainedItemIds"`
+	TokenStats      TokenStats        `json:"tokenStats"`
+	// Usage is the token accounting of the summarising model call.
+	Usage *Usage `json:"usage,omitempty"`
 }
 
-// SnapshotFrozenPayload records the capability snapshot of a run.
+// SnapshotFrozenPayload records the capability snapshot of a run (seed 004
+// §3.4): everything the run may use, frozen when it starts. Hash is
+// "sha256:" and the hex digest of Snapshot's bytes.
 type SnapshotFrozenPayload struct {
 	Hash     string          `json:"hash"`
-	Snapshot json.RawMessage `json:"snapshot,omitempty"`
+	Snapshot json.RawMessage `json:"snapshot"`
+}
+
+// SnapshotGovernance is the part of a capability snapshot the state machine
+// reads: how long the run may stay paused and the grants it started with.
+type SnapshotGovernance struct {
+	PauseTTLMs int64             `json:"pauseTtlMs,omitempty"`
+	Grants     []PermissionGrant `json:"grants,omitempty"`
 }

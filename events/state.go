@@ -25,6 +25,12 @@ type ItemRef struct {
 	ID     string   `json:"id"`
 	Type   ItemType `json:"type"`
 	Status string   `json:"status"` // started | awaiting_approval | completed | truncated | failed
+	// ToolName and RuleID are set when the item awaited approval: the tool
+	// and the policy rule a grant for it covers.
+	ToolName string `json:"toolName,omitempty"`
+	RuleID   string `json:"ruleId,omitempty"`
+	// Approved says a decision (or a grant) allowed the item to run.
+	Approved bool `json:"approved,omitempty"`
 }
 
 // Item statuses besides the completion statuses.
@@ -54,6 +60,61 @@ type RunState struct {
 	Commands          map[string]CommandRecord `json:"commands,omitempty"`
 	Pending           []PendingCommand         `json:"pending,omitempty"`
 	Items             []ItemRef                `json:"items,omitempty"`
+	// InheritedGrants are the session grants given with the run's creation;
+	// the capability snapshot freezes them.
+	InheritedGrants []PermissionGrant `json:"inheritedGrants,omitempty"`
+	// SnapshotHash is the hash of the run's capability snapshot.
+	SnapshotHash string `json:"snapshotHash,omitempty"`
+	// PauseTTLMs is how long the run may stay paused (0: no limit), from its snapshot.
+	PauseTTLMs int64 `json:"pauseTtlMs,omitempty"`
+	// PausedAt is when the run last paused (ms).
+	PausedAt int64 `json:"pausedAt,omitempty"`
+	// Grants are the permission grants in force: inherited through the
+	// snapshot, then applied during the run.
+	Grants []PermissionGrant `json:"grants,omitempty"`
+}
+
+// PauseDeadline is when a paused run expires (ms); ok is false when the run
+// is not paused or has no pause TTL.
+func (s RunState) PauseDeadline() (deadline int64, ok bool) {
+	if s.Status != StatusPaused || s.PauseTTLMs <= 0 {
+		return 0, false
+	}
+	return s.PausedAt + s.PauseTTLMs, true
+}
+
+// Granted returns the grant that lets a call of tool that rule ruleID sends
+// for approval run without asking.
+func (s RunState) Granted(tool, ruleID string) (PermissionGrant, bool) {
+	for _, g := range s.Grants {
+		if g.Covers(tool, ruleID) {
+			return g, true
+		}
+	}
+	return PermissionGrant{}, false
+}
+
+// SessionGrants returns the platform_session grants in force, which a later
+// run of the same session inherits.
+func (s RunState) SessionGrants() []PermissionGrant {
+	var out []PermissionGrant
+	for _, g := range s.Grants {
+		if g.Scope == ScopePlatformSession {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// AwaitingApproval returns the items waiting for a decision.
+func (s RunState) AwaitingApproval() []ItemRef {
+	var out []ItemRef
+	for _, it := range s.Items {
+		if it.Status == ItemStatusAwaitingApproval {
+			out = append(out, it)
+		}
+	}
+	return out
 }
 
 // Exists reports whether the run has been accepted.
@@ -94,5 +155,6 @@ func (s *RunState) Clone() *RunState {
 	}
 	c.Pending = append([]PendingCommand(nil), s.Pending...)
 	c.Items = append([]ItemRef(nil), s.Items...)
+	c.Grants = append([]PermissionGrant(nil), s.Grants...)
 	return &c
 }

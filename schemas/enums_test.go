@@ -47,6 +47,12 @@ func TestEnumsMatchGo(t *testing.T) {
 		{"itemType", stringsOf([]events.ItemType{events.ItemUserMessage, events.ItemAssistantMessage, events.ItemReasoning,
 			events.ItemPlan, events.ItemCommandExecution, events.ItemFileChange, events.ItemToolCall, events.ItemMCPToolCall,
 			events.ItemClarificationRequest, events.ItemContextCompaction})},
+		{"toolErrorCode", []string{events.ToolErrUnknownTool, events.ToolErrInvalidArguments, events.ToolErrToolError,
+			events.ToolErrCancelled, events.ToolErrRuntimeLost, events.ToolErrBudgetExhausted, events.ToolErrBlockedByPolicy,
+			events.ToolErrDeniedByUser, events.ToolErrExpired}},
+		{"grantScope", []string{events.ScopeRun, events.ScopePlatformSession}},
+		{"approvalScope", []string{events.ScopeItem, events.ScopeRun, events.ScopePlatformSession}},
+		{"decision", []string{events.DecisionAllow, events.DecisionDeny}},
 	} {
 		if got := defsEnum(t, tc.def); !sameSet(got, tc.want) {
 			t.Errorf("defs.json %s enum %q, Go has %q", tc.def, got, tc.want)
@@ -64,6 +70,20 @@ func TestEnumsMatchGo(t *testing.T) {
 	}
 	if !sameSet(types, stringsOf(events.Catalog())) {
 		t.Errorf("event.envelope.json type enum %q, catalog %q", types, events.Catalog())
+	}
+}
+
+// TestCompactionTriggersMatchGo checks the inline triggerReason enum of
+// context.compacted against the Go constants.
+func TestCompactionTriggersMatchGo(t *testing.T) {
+	t.Parallel()
+	var triggers []string
+	for _, v := range asSlice(dig(readJSON(t, schemas.EventPayloadFile(string(events.ContextCompacted))), "properties", "triggerReason", "enum")) {
+		triggers = append(triggers, v.(string))
+	}
+	if want := []string{events.CompactBeforeModelRequest, events.CompactOverflowRecovery, events.CompactPostToolResult,
+		events.CompactManual}; !sameSet(triggers, want) {
+		t.Errorf("context.compacted triggerReason enum %q, Go has %q", triggers, want)
 	}
 }
 

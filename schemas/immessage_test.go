@@ -88,6 +88,8 @@ func TestIMMessageSchemaRejects(t *testing.T) {
 	}{
 		{"im.message.awaiting_approval.json", "actions", nil},
 		{"im.message.awaiting_approval.json", "itemId", nil},
+		{"im.message.awaiting_approval.json", "request", nil},
+		{"im.message.awaiting_approval.json", "request.approvalId", "apr_x"},
 		{"im.message.status.run.failed.json", "status", nil},
 		{"im.message.status.run.failed.json", "status.errorCode", nil},
 		{"im.message.status.run.paused.json", "status.pauseReason", nil},
