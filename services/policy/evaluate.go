@@ -1,0 +1,103 @@
+package policy
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// Evaluate decides a call of tool with the given arguments, the JSON text
+// exactly as the model produced it. The first matching rule decides; with no
+// match the Config's Default does. Arguments that are not a JSON object can
+// only be matched by rules on the whole text.
+func (p *Policy) Evaluate(tool string, arguments json.RawMessage) Decision {
+	a := &args{raw: arguments}
+	for i := range p.rules {
+		r := &p.rules[i]
+		if r.matches(tool, a) {
+			return Decision{Action: r.Action, RuleID: r.ID, Reason: r.reason()}
+		}
+	}
+	return Decision{Action: p.def, Reason: fmt.Sprintf("no policy rule matched; the default is %s", p.def)}
+}
+
+// matches reports whether r decides a call of tool with arguments a.
+func (r *compiled) matches(tool string, a *args) bool {
+	if r.Tool != "*" && r.Tool != tool {
+		return false
+	}
+	value, ok := a.value(r.Argument)
+	if !ok {
+		return false
+	}
+	if r.pattern != nil && !r.pattern.MatchString(value) {
+		return false
+	}
+	return r.unless == nil || !r.unless.MatchString(value)
+}
+
+func (r *compiled) reason() string {
+	if r.Reason != "" {
+		return r.Reason
+	}
+	return fmt.Sprintf("policy rule %q decides %s", r.ID, r.Action)
+}
+
+// value returns the text a rule on argument name matches: the whole
+// arguments for "", else the argument's string value or, when it is not a
+// string, its JSON text. ok is false when there is no such argument.
+func (a *args) value(name string) (string, bool) {
+	if name == "" {
+		return string(a.raw), true
+	}
+	if !a.decoded {
+		a.decoded = true
+		a.fields = objectFields(a.raw)
+	}
+	// Look the argument up as encoding/json fills a struct, which is how the
+	// tools read it: names match case-insensitively and the last one wins.
+	var v json.RawMessage
+	for _, f := range a.fields {
+		if strings.EqualFold(f.name, name) {
+			v = f.value
+		}
+	}
+	if v == nil {
+		return "", false
+	}
+	var s string
+	if v[0] == '"' && json.Unmarshal(v, &s) == nil {
+		return s, true
+	}
+	return string(v), true
+}
+
+// field is one member of a JSON object.
+type field struct {
+	name  string
+	value json.RawMessage
+}
+
+// objectFields returns the members of a JSON object in order, duplicates
+// included, or nil when raw is not a valid JSON object.
+func objectFields(raw json.RawMessage) []field {
+	if !json.Valid(raw) {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil
+	}
+	var fields []field
+	for dec.More() {
+		tok, err := dec.Token()
+		name, isName := tok.(string)
+		var value json.RawMessage
+		if err != nil || !isName || dec.Decode(&value) != nil {
+			return nil
+		}
+		fields = append(fields, field{name: name, value: value})
+	}
+	return fields
+}
