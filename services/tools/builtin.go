@@ -3,8 +3,8 @@ package tools
 import "fmt"
 
 // BuiltinTools returns the built-in tools configured by opts: shell,
-// read_file, write_file, list_files and ask_user. It panics when opts is
-// invalid, a wiring mistake.
+// read_file, read_file_part, write_file, list_files and ask_user. It panics
+// when opts is invalid, a wiring mistake.
 func BuiltinTools(opts Options) []Tool {
 	opts.setDefaults()
 	if err := opts.Validate(); err != nil {
@@ -13,6 +13,7 @@ func BuiltinTools(opts Options) []Tool {
 	return []Tool{
 		shell{opts: opts},
 		readFile{opts: opts},
+		readFilePart{},
 		writeFile{opts: opts},
 		listFiles{opts: opts},
 		askUser{},

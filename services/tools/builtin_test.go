@@ -18,11 +18,12 @@ func TestBuiltinSpecs(t *testing.T) {
 		item     events.ItemType
 		required []string
 	}{
-		tools.ShellName:     {events.ItemCommandExecution, []string{"command"}},
-		tools.ReadFileName:  {events.ItemToolCall, []string{"path"}},
-		tools.WriteFileName: {events.ItemFileChange, []string{"path", "content"}},
-		tools.ListFilesName: {events.ItemToolCall, nil},
-		tools.AskUserName:   {events.ItemClarificationRequest, []string{"question"}},
+		tools.ShellName:        {events.ItemCommandExecution, []string{"command"}},
+		tools.ReadFileName:     {events.ItemToolCall, []string{"path"}},
+		tools.ReadFilePartName: {events.ItemToolCall, []string{"path"}},
+		tools.WriteFileName:    {events.ItemFileChange, []string{"path", "content"}},
+		tools.ListFilesName:    {events.ItemToolCall, nil},
+		tools.AskUserName:      {events.ItemClarificationRequest, []string{"question"}},
 	}
 	if got := r.Names(); len(got) != len(want) {
 		t.Fatalf("Names() = %v", got)

@@ -11,10 +11,11 @@ const (
 	// enough for a build or a test suite, short enough that a hung command
 	// does not hold a run for long.
 	DefaultShellTimeout = 120 * time.Second
-	// DefaultMaxOutputBytes caps stdout and stderr of a command each. 64 KiB
-	// is about 16k tokens: enough for a failing test's report, and two of
-	// them stay well inside one event.
-	DefaultMaxOutputBytes = 64 << 10
+	// DefaultMaxOutputBytes caps stdout and stderr of a command each. 1 MiB
+	// keeps the real output of a build or a test suite for Offload to store;
+	// the model and the event log see only Offload's preview of it, so the
+	// cap bounds memory, not the context.
+	DefaultMaxOutputBytes = 1 << 20
 	// DefaultMaxReadBytes caps what read_file returns in one call (about 64k
 	// tokens); the model pages through larger files with offset and limit.
 	DefaultMaxReadBytes = 256 << 10

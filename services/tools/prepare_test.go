@@ -75,7 +75,7 @@ func TestPrepareUnknownTool(t *testing.T) {
 	if res == nil || tool != nil || args != nil {
 		t.Fatalf("Prepare(run_shell) = %v, %s, %v", tool, args, res)
 	}
-	want := `unknown tool "run_shell"; available tools: ask_user, list_files, read_file, shell, write_file`
+	want := `unknown tool "run_shell"; available tools: ask_user, list_files, read_file, read_file_part, shell, write_file`
 	if res.ErrorCode != events.ToolErrUnknownTool || res.Output != want {
 		t.Errorf("got %q %q", res.ErrorCode, res.Output)
 	}

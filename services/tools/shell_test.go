@@ -194,3 +194,22 @@ func TestShellSandboxFailureIsToolError(t *testing.T) {
 		t.Errorf("Output = %q", res.Output)
 	}
 }
+
+// The default capture keeps far more than a preview: Offload stores the real
+// output, so 100 KiB must arrive whole.
+func TestShellDefaultCaptureKeepsLargeOutput(t *testing.T) {
+	t.Parallel()
+	res, _ := runShell(context.Background(), t, tools.Builtin(tools.Options{}), openSandbox(t),
+		map[string]any{"command": "seq 1 20000"})
+	wantCompleted(t, res)
+	var want strings.Builder
+	for i := 1; i <= 20000; i++ {
+		want.WriteString(strconv.Itoa(i) + "\n")
+	}
+	if want.Len() <= 64<<10 {
+		t.Fatalf("test output is only %d bytes", want.Len())
+	}
+	if res.Exec.Truncated || res.Exec.Stdout != want.String() {
+		t.Errorf("Stdout has %d bytes (truncated %v), want %d", len(res.Exec.Stdout), res.Exec.Truncated, want.Len())
+	}
+}

@@ -44,6 +44,9 @@ type Result struct {
 	Question   string
 	Exec       *events.ExecData
 	FileChange *events.FileChangeData
+	// OutputRef is set by Offload: Output is then a preview and the full
+	// output is stored at OutputRef.Path.
+	OutputRef *events.OutputRef
 }
 
 // Failed returns a tool error result.
