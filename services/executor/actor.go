@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"sync"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -24,6 +25,8 @@ type actor struct {
 	stopped chan struct{}
 
 	runs    map[string]*Run // touched only by the loop goroutine
+	keys    map[string]*keyQueue
+	timers  map[string]*time.Timer // pause-TTL timers of paused runs
 	engines sync.WaitGroup
 }
 
@@ -47,6 +50,7 @@ func newActor(ctx context.Context, ex *Executor, part *kafka.Partition) *actor {
 		ex: ex, part: part, log: ex.log.With(zap.Int32("partition", part.ID())),
 		inbox: make(chan any, ex.cfg.MaxBatch), ctx: actx, cancel: cancel,
 		stopped: make(chan struct{}), runs: map[string]*Run{},
+		keys: map[string]*keyQueue{}, timers: map[string]*time.Timer{},
 	}
 }
 
@@ -109,6 +113,9 @@ func (a *actor) drain(msgs []any) []any {
 func (a *actor) stop() {
 	a.cancel()
 	<-a.stopped
+	for _, t := range a.timers {
+		t.Stop()
+	}
 	a.failWaiting()
 	a.engines.Wait()
 }

@@ -33,9 +33,11 @@ func (b *batch) admit(rec kafka.Record) {
 		log.Warn("command record key is not its runId; processing by runId", zap.String("run_id", c.RunID))
 	}
 	st := b.state(c.RunID)
-	d := commands.Admit(st, c, payload, b.a.ex.admitOptions())
+	opts := b.a.ex.admitOptions()
+	opts.Partitions = b.a.part.Partitions()
+	d := commands.Admit(st, c, payload, opts)
 	id := identity(st, c)
-	drafts, extra, err := outcomeDrafts(st, c, payload, d, b.now, b.a.ex.cfg.Kafka.CommandsTopic())
+	drafts, extra, err := outcomeDrafts(st, c, payload, d, b.now, b.a.ex.cfg.Kafka.CommandsTopic(), b.a.part.Partitions())
 	if err == nil {
 		err = b.push(id, drafts)
 	}
@@ -50,9 +52,11 @@ func (b *batch) admit(rec kafka.Record) {
 		zap.String("type", string(c.Type)), zap.String("outcome", string(d.Outcome)))
 	b.recs = append(b.recs, extra...)
 	switch {
+	case d.Outcome == commands.OutcomeApplied && c.Type == commands.SubmitApprovalDecision && st.Status == events.StatusRunning:
+		b.wake = append(b.wake, c.RunID) // the last decision resumed the run: the engine runs what was allowed
 	case d.Outcome != commands.OutcomeAccepted:
 	case c.Type == commands.CreateRun:
-		b.wake = append(b.wake, c.RunID)
+		b.enqueue = append(b.enqueue, c.RunID) // starts when its sandbox key is free
 	case c.Type == commands.CancelRun:
 		b.cancels = append(b.cancels, c.RunID)
 	case st.Status == events.StatusPaused:
@@ -84,7 +88,7 @@ func identity(st *events.RunState, c commands.Envelope) events.Identity {
 // outcomeDrafts returns the events that record decision d for command c on a
 // run in state st, and the records the decision sends elsewhere in the same
 // transaction (a follow-up's CreateRun for the session's next run).
-func outcomeDrafts(st *events.RunState, c commands.Envelope, payload any, d commands.Decision, now int64, cmdTopic string) ([]events.Draft, []kafka.OutRecord, error) {
+func outcomeDrafts(st *events.RunState, c commands.Envelope, payload any, d commands.Decision, now int64, cmdTopic string, partitions int) ([]events.Draft, []kafka.OutRecord, error) {
 	pc := events.PendingCommand{CommandID: c.CommandID, Type: string(c.Type), IdempotencyKey: c.IdempotencyKey, Command: c.Payload}
 	switch d.Outcome {
 	case commands.OutcomeRejected:
@@ -97,13 +101,13 @@ func outcomeDrafts(st *events.RunState, c commands.Envelope, payload any, d comm
 		return []events.Draft{{Type: events.CommandNoEffect, CommandID: c.CommandID, Payload: events.CommandNoEffectPayload{
 			CommandType: string(c.Type), IdempotencyKey: c.IdempotencyKey, Reason: d.Message}}}, nil, nil
 	case commands.OutcomeApplied:
-		return appliedNow(st, c, payload, pc, now, cmdTopic)
+		return appliedNow(st, c, payload, pc, now, cmdTopic, partitions)
 	case commands.OutcomeAccepted:
 	}
 	if p, ok := payload.(*commands.CreateRunPayload); ok {
 		return []events.Draft{{Type: events.RunAccepted, CommandID: c.CommandID, Payload: events.RunAcceptedPayload{
 			AgentID: p.AgentID, Input: p.Input, SandboxKey: p.SandboxKey, ParentRunID: p.ParentRunID,
-			Metadata: p.Metadata, IdempotencyKey: c.IdempotencyKey, Actor: c.Actor}}}, nil, nil
+			Metadata: p.Metadata, IdempotencyKey: c.IdempotencyKey, Actor: c.Actor, SessionGrants: p.SessionGrants}}}, nil, nil
 	}
 	return []events.Draft{{Type: events.CommandAccepted, CommandID: c.CommandID, Payload: events.CommandAcceptedPayload{
 		CommandType: string(c.Type), IdempotencyKey: c.IdempotencyKey, Command: c.Payload}}}, nil, nil
@@ -112,12 +116,14 @@ func outcomeDrafts(st *events.RunState, c commands.Envelope, payload any, d comm
 // appliedNow records a command that takes effect at admission: a cancel of a
 // run at rest (queued or paused: its open items close as cancelled), or a
 // follow-up on a finished run, which creates the session's next run.
-func appliedNow(st *events.RunState, c commands.Envelope, payload any, pc events.PendingCommand, now int64, cmdTopic string) ([]events.Draft, []kafka.OutRecord, error) {
+func appliedNow(st *events.RunState, c commands.Envelope, payload any, pc events.PendingCommand, now int64, cmdTopic string, partitions int) ([]events.Draft, []kafka.OutRecord, error) {
 	switch p := payload.(type) {
 	case *commands.CancelRunPayload:
 		return append(closeOpenItems(*st, events.ToolErrCancelled, "the run was cancelled"), cancelDrafts(*st, pc)...), nil, nil
+	case *commands.SubmitApprovalDecisionPayload:
+		return decisionDrafts(*st, c, p, pc), nil, nil
 	case *commands.AppendUserInputPayload:
-		next, err := commands.FollowUpCreate(c, p, *st, now)
+		next, err := commands.FollowUpCreate(c, p, *st, partitions, now)
 		if err != nil {
 			return nil, nil, err
 		}

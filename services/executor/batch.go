@@ -21,7 +21,8 @@ type batch struct {
 	cmdOffset int64
 	replies   []*appendReq
 	refused   []refusal
-	wake      []string // runs whose engine must (re)start: created, or a paused run a command resumes
+	wake      []string // runs whose engine must (re)start: a paused run a command resumes
+	enqueue   []string // runs accepted by this batch; they start when their sandbox key is free
 	cancels   []string
 	now       int64
 }
@@ -44,6 +45,8 @@ func (b *batch) add(m any) {
 		}
 	case *appendReq:
 		b.appendFor(v)
+	case expireReq:
+		b.expire(v)
 	}
 }
 
@@ -109,8 +112,25 @@ func (b *batch) appendFor(req *appendReq) {
 // commit makes the staged states the committed ones and starts what the
 // batch asked for.
 func (b *batch) commit() {
+	free := map[string]bool{}
 	for id, st := range b.staged {
-		b.a.run(id).setState(*st, b.sealed[id])
+		r := b.a.run(id)
+		before := r.State().Status
+		r.setState(*st, b.sealed[id])
+		if st.Status.Terminal() && !before.Terminal() {
+			b.a.release(*st)
+			free[sandboxKey(*st)] = true
+		}
+		if st.Status == events.StatusPaused || before == events.StatusPaused {
+			b.a.armExpiry(*st)
+		}
+	}
+	for _, id := range b.enqueue {
+		b.a.enqueue(b.a.runs[id])
+		free[sandboxKey(b.a.runs[id].State())] = true
+	}
+	for k := range free {
+		b.a.schedule(k)
 	}
 	for _, req := range b.replies {
 		req.done <- appendResult{state: *b.staged[req.runID]}

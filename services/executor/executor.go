@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"go.uber.org/zap"
 
@@ -62,7 +63,7 @@ func (c Config) Validate() error {
 type Executor struct {
 	cfg      Config
 	engine   Engine
-	profiles *profile.Catalog
+	profiles atomic.Pointer[profile.Catalog]
 	log      *zap.Logger
 	owner    *kafka.Owner
 
@@ -79,14 +80,25 @@ func New(cfg Config, engine Engine, profiles *profile.Catalog, log *zap.Logger) 
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	ex := &Executor{cfg: cfg, engine: engine, profiles: profiles, actors: map[int32]*actor{},
+	ex := &Executor{cfg: cfg, engine: engine, actors: map[int32]*actor{},
 		log: log.With(zap.String("executor_id", cfg.ID))}
 	owner, err := kafka.NewOwner(kafka.OwnerConfig{Kafka: cfg.Kafka, Group: cfg.Group, Logger: ex.log, Hooks: cfg.Hooks}, ex)
 	if err != nil {
 		return nil, err
 	}
 	ex.owner = owner
+	ex.profiles.Store(profiles)
 	return ex, nil
+}
+
+// SetProfiles replaces the agent profiles (agents.yaml reloaded). Runs that
+// already started keep their capability snapshot; runs that start from now
+// on resolve the new profiles.
+func (ex *Executor) SetProfiles(c *profile.Catalog) {
+	if c == nil {
+		panic("executor.SetProfiles: nil catalog")
+	}
+	ex.profiles.Store(c)
 }
 
 // Run consumes commands and drives runs until ctx is done.
@@ -99,7 +111,7 @@ func (ex *Executor) Kill() { ex.owner.Kill() }
 func (ex *Executor) Partitions() []int32 { return ex.owner.Assigned() }
 
 func (ex *Executor) admitOptions() commands.AdmitOptions {
-	opts := commands.AdmitOptions{KnownAgent: ex.profiles.Has}
+	opts := commands.AdmitOptions{KnownAgent: ex.profiles.Load().Has}
 	if im, ok := ex.engine.(interface{ Implements(what string) bool }); ok {
 		opts.Implemented = im.Implements
 	}
@@ -126,6 +138,26 @@ func (ex *Executor) Revoked(p int32) {
 	if a != nil {
 		a.stop()
 	}
+}
+
+// Snapshotter is implemented by engines that resolve a profile into a run's
+// capability snapshot (the tool specs they offer, ...). Without it the
+// snapshot holds the profile alone.
+type Snapshotter interface {
+	Snapshot(p profile.Profile, grants []events.PermissionGrant) (profile.Snapshot, error)
+}
+
+// snapshot resolves the run's profile, as configured now, into its
+// capability snapshot, with the session grants the run inherits.
+func (ex *Executor) snapshot(st events.RunState) (profile.Snapshot, error) {
+	p, ok := ex.profiles.Load().Get(st.AgentID)
+	if !ok {
+		return profile.Snapshot{}, fmt.Errorf("agent profile %q is no longer configured", st.AgentID)
+	}
+	if s, ok := ex.engine.(Snapshotter); ok {
+		return s.Snapshot(p, st.InheritedGrants)
+	}
+	return profile.NewSnapshot(p, nil, st.InheritedGrants)
 }
 
 // maxAncestors bounds how far back a follow-up's history reaches.

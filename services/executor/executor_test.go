@@ -32,12 +32,12 @@ type harness struct {
 
 func newHarness(t *testing.T, profiles ...profile.Profile) *harness {
 	t.Helper()
-	cl, err := kafka.StartCluster(kafka.ClusterConfig{Partitions: 4})
+	cl, err := kafka.StartCluster(kafka.ClusterConfig{Partitions: testPartitions})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(cl.Close)
-	kcfg := kafka.Config{Brokers: cl.Addrs(), Partitions: 4}
+	kcfg := kafka.Config{Brokers: cl.Addrs(), Partitions: testPartitions}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := kafka.EnsureTopics(ctx, kcfg); err != nil {
@@ -84,13 +84,18 @@ func (h *harness) send(c commands.Envelope) {
 	}
 }
 
+// testPartitions is the partition count of the test cluster.
+const testPartitions = 4
+
 func createRun(t *testing.T, tenant, key, agent, content string) commands.Envelope {
 	t.Helper()
-	runID := commands.RunIDFor(tenant, key)
+	// Each run has a sandbox key of its own, so runs do not wait for each
+	// other (sched_test covers runs sharing a key).
+	sk := events.SandboxKey{TenantID: tenant, WorkspaceID: "w", AgentID: agent, OwnerID: "u1-" + key}
+	runID := commands.RunIDFor(tenant, key, sk, testPartitions)
 	c, err := commands.New(commands.CreateRun, commands.Header{RunID: runID, PlatformSessionID: "sess-1",
 		TenantID: tenant, Actor: events.Actor{Type: "user", ID: "u1"}, IdempotencyKey: key},
-		commands.CreateRunPayload{AgentID: agent, Input: events.UserInput{Content: content},
-			SandboxKey: events.SandboxKey{TenantID: tenant, WorkspaceID: "w", AgentID: agent, OwnerID: "u1"}})
+		commands.CreateRunPayload{AgentID: agent, Input: events.UserInput{Content: content}, SandboxKey: sk})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,7 +42,7 @@ func TestRunGoesQueuedRunningCompleted(t *testing.T) {
 		t.Fatalf("unexpected run state %+v", st)
 	}
 	got := types(t, h, c.RunID)
-	if got[0] != events.RunAccepted || got[1] != events.RunStarted || got[2] != events.ItemStarted ||
+	if got[0] != events.RunAccepted || got[1] != events.CapabilitySnapshotFrozen || got[2] != events.RunStarted || got[3] != events.ItemStarted ||
 		got[len(got)-2] != events.ItemCompleted || got[len(got)-1] != events.RunCompleted {
 		t.Fatalf("unexpected event sequence %v", got)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/infra/kafka"
+	"github.com/xbot-runtime/xbot/services/profile"
 )
 
 // Assigned implements kafka.Handler: it folds the partition's committed
@@ -17,6 +18,7 @@ func (ex *Executor) Assigned(ctx context.Context, part *kafka.Partition, replay 
 	broken := map[string]bool{}
 	states := map[string]events.RunState{}
 	logs := map[string][]events.Envelope{}
+	var order []string // runs in the order they were accepted: each sandbox key's FIFO
 	err := replay(func(rec kafka.Record) error {
 		env, err := events.Decode(rec.Value)
 		if err != nil {
@@ -35,6 +37,9 @@ func (ex *Executor) Assigned(ctx context.Context, part *kafka.Partition, replay 
 			return nil
 		}
 		states[env.RunID] = next
+		if env.Type == events.RunAccepted {
+			order = append(order, env.RunID)
+		}
 		if next.Status.Terminal() {
 			delete(logs, env.RunID) // ended runs are not driven; free their events
 		} else {
@@ -45,32 +50,49 @@ func (ex *Executor) Assigned(ctx context.Context, part *kafka.Partition, replay 
 	if err != nil {
 		return err
 	}
-	for id, st := range states {
-		if !broken[id] {
-			a.run(id).setState(st, logs[id])
+	for _, id := range order {
+		st := states[id]
+		if broken[id] {
+			continue
+		}
+		r := a.run(id)
+		r.setState(st, logs[id])
+		switch st.Status {
+		case events.StatusRunning:
+			r.lost = true
+			a.hold(r)
+		case events.StatusPaused:
+			a.hold(r)
+			a.armExpiry(st)
+		case events.StatusQueued:
+			a.enqueue(r)
+		default:
 		}
 	}
 	ex.mu.Lock()
 	ex.actors[part.ID()] = a
 	ex.mu.Unlock()
-	go a.loop()
 	a.resumeAll()
+	go a.loop()
 	return nil
 }
 
+// resumeAll drives what was in flight when the partition changed hands: runs
+// that were running, paused runs with a pending command that may resume them,
+// and the next queued run of every free sandbox key.
 func (a *actor) resumeAll() {
 	n := 0
 	for _, r := range a.runs {
 		st := r.State()
-		switch {
-		case st.Status == events.StatusQueued, st.Status == events.StatusRunning,
-			st.Status == events.StatusPaused && len(st.Pending) > 0: // a resuming command was accepted before the crash
+		if st.Status == events.StatusRunning || st.Status == events.StatusPaused && len(st.Pending) > 0 {
 			a.startEngine(r)
 			n++
-		default: // other paused runs wait for a command; terminal ones are done
 		}
 	}
-	a.log.Debug("partition rebuilt", zap.Int("runs", len(a.runs)), zap.Int("resumed", n))
+	for k := range a.keys {
+		a.schedule(k)
+	}
+	a.log.Debug("partition rebuilt", zap.Int("runs", len(a.runs)), zap.Int("resumed", n), zap.Int("sandbox_keys", len(a.keys)))
 }
 
 // startEngine drives one run in its own goroutine. At most one engine drives
@@ -112,26 +134,65 @@ func (a *actor) drive(r *Run) error {
 	if !st.Status.Active() {
 		return nil
 	}
-	p, ok := a.ex.profiles.Get(st.AgentID)
-	if !ok {
-		return errors.New("agent profile " + st.AgentID + " is no longer configured")
-	}
-	var err error
-	switch st.Status {
-	case events.StatusQueued:
-		_, err = r.Append(a.ctx, AppendOptions{}, events.Draft{Type: events.RunStarted,
-			Payload: events.RunStartedPayload{ExecutorID: a.ex.cfg.ID}})
-		r.restored = err == nil
-	case events.StatusRunning:
-		if !r.restored {
-			err = a.restore(r)
+	if st.Status == events.StatusQueued {
+		p, err := a.start(r)
+		if err != nil || p == nil {
+			return err
 		}
-	default: // paused: the engine applies the command that resumes it
+		return a.ex.engine.Execute(a.ctx, r, *p)
 	}
+	p, err := a.frozenProfile(r)
 	if err != nil {
 		return err
 	}
+	if st.Status == events.StatusRunning && r.lost {
+		if err := a.restore(r); err != nil {
+			return err
+		}
+	}
+	// paused: the engine applies the command that resumes it
 	return a.ex.engine.Execute(a.ctx, r, p)
+}
+
+// start freezes the run's capability snapshot and starts it (queued →
+// running) in one append: the run never runs without its snapshot. A run
+// whose profile cannot be resolved starts and fails at once, so it does not
+// hold its sandbox key forever. It returns nil when the run did not start.
+func (a *actor) start(r *Run) (*profile.Profile, error) {
+	st := r.State()
+	started := events.Draft{Type: events.RunStarted, Payload: events.RunStartedPayload{ExecutorID: a.ex.cfg.ID}}
+	snap, err := a.ex.snapshot(st)
+	if err != nil {
+		a.log.Error("run cannot start", zap.String("run_id", r.ID()), zap.Error(err))
+		_, aerr := r.Append(a.ctx, AppendOptions{}, started, events.Draft{Type: events.RunFailed,
+			Payload: events.RunFailedPayload{ErrorCode: events.FailInternal, Message: err.Error()}})
+		return nil, aerr
+	}
+	frozen, err := snap.Freeze()
+	if err != nil {
+		return nil, err
+	}
+	if _, err := r.Append(a.ctx, AppendOptions{}, events.Draft{Type: events.CapabilitySnapshotFrozen, Payload: frozen}, started); err != nil {
+		return nil, err
+	}
+	return &snap.Profile, nil
+}
+
+// frozenProfile is the profile of the run's capability snapshot; a run that
+// started before snapshots existed uses the current profile.
+func (a *actor) frozenProfile(r *Run) (profile.Profile, error) {
+	snap, err := profile.SnapshotOf(r.Events())
+	if err == nil {
+		return snap.Profile, nil
+	}
+	if !errors.Is(err, profile.ErrNoSnapshot) {
+		return profile.Profile{}, err
+	}
+	p, ok := a.ex.profiles.Load().Get(r.State().AgentID)
+	if !ok {
+		return profile.Profile{}, errors.New("agent profile " + r.State().AgentID + " is no longer configured")
+	}
+	return p, nil
 }
 
 // restore records that this executor took the run over and closes the items
@@ -148,7 +209,7 @@ func (a *actor) restore(r *Run) error {
 	if _, err := r.Append(a.ctx, AppendOptions{}, drafts...); err != nil {
 		return err
 	}
-	r.restored = true
+	r.lost = false
 	return nil
 }
 

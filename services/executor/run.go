@@ -26,10 +26,12 @@ type Run struct {
 	hist      []events.Envelope // committed events of an active run; nil once it ended
 	interrupt context.CancelFunc
 	driving   bool // an engine goroutine owns the run
-	// restored is set once this executor started or took over the run; only
-	// the driving goroutine touches it.
-	restored bool
-	again    bool // a command arrived that the driving engine may have missed
+	// lost is set when this executor took the run over while it was running
+	// (a crash or a rebalance): the previous owner may have been mid-step,
+	// so the first drive restores it. Only the loop (at rebuild) and the
+	// driving goroutine touch it.
+	lost  bool
+	again bool // a command arrived that the driving engine may have missed
 }
 
 // ID returns the run id.
@@ -144,6 +146,21 @@ func (r *Run) SafePoint(ctx context.Context, sp SafePoint, opts SafePointOptions
 			return true, nil
 		}
 	}
+	if sp == BeforeRunTerminal {
+		// The run is finishing: there is nothing left to compact.
+		var drafts []events.Draft
+		for _, p := range st.Pending {
+			if p.Type == string(commands.RequestCompaction) {
+				drafts = append(drafts, events.Draft{Type: events.CommandNoEffect, CommandID: p.CommandID, Payload: events.CommandNoEffectPayload{
+					CommandType: p.Type, IdempotencyKey: p.IdempotencyKey, Reason: "the run finished before its context needed compacting"}})
+			}
+		}
+		if len(drafts) > 0 {
+			_, err := r.Append(ctx, AppendOptions{}, drafts...)
+			return false, err
+		}
+		return false, nil
+	}
 	if sp != BeforeModelRequest {
 		return false, nil
 	}
@@ -161,6 +178,45 @@ func (r *Run) SafePoint(ctx context.Context, sp SafePoint, opts SafePointOptions
 	}
 	_, err = r.Append(ctx, AppendOptions{}, drafts...)
 	return false, err
+}
+
+// PendingCompaction returns the oldest RequestCompaction waiting for the
+// next before_model_request.
+func (r *Run) PendingCompaction() (events.PendingCommand, bool) {
+	for _, p := range r.State().Pending {
+		if p.Type == string(commands.RequestCompaction) {
+			return p, true
+		}
+	}
+	return events.PendingCommand{}, false
+}
+
+// Compacted appends a compaction artifact. With a pending RequestCompaction
+// (manual), the artifact carries its commandId and the command is applied
+// in the same append; a failed compaction (art == nil) closes it as
+// no_effect with reason.
+func (r *Run) Compacted(ctx context.Context, art *events.ContextCompactedPayload, manual *events.PendingCommand, reason string) error {
+	var drafts []events.Draft
+	if art != nil {
+		d := events.Draft{Type: events.ContextCompacted, Payload: *art}
+		if manual != nil {
+			d.CommandID = manual.CommandID
+		}
+		drafts = append(drafts, d)
+	}
+	if manual != nil {
+		if art != nil {
+			drafts = append(drafts, applied(*manual, ""))
+		} else {
+			drafts = append(drafts, events.Draft{Type: events.CommandNoEffect, CommandID: manual.CommandID, Payload: events.CommandNoEffectPayload{
+				CommandType: manual.Type, IdempotencyKey: manual.IdempotencyKey, Reason: reason}})
+		}
+	}
+	if len(drafts) == 0 {
+		return nil
+	}
+	_, err := r.Append(ctx, AppendOptions{}, drafts...)
+	return err
 }
 
 // Resume applies the command a paused run waits for: a clarification answers

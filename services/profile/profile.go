@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/xbot-runtime/xbot/services/policy"
 )
 
 // ModelScripted is the model name of the scripted model, which plays the
@@ -65,6 +67,11 @@ type Turn struct {
 	// Error makes the call fail instead: rate_limited, server_error,
 	// context_overflow or bad_request.
 	Error string `yaml:"error" json:"error,omitempty"`
+	// ErrorAttempts > 0 raises Error only for the turn's first ErrorAttempts
+	// attempts (model.Request.Attempt); later attempts play the turn's text
+	// and calls, so "overflow once, then succeed after the compaction" can be
+	// scripted. 0 raises Error on every attempt.
+	ErrorAttempts int `yaml:"errorAttempts" json:"errorAttempts,omitempty"`
 	// ChunkChars splits the reply into deltas of this many characters. Default 16.
 	ChunkChars int `yaml:"chunkChars" json:"chunkChars"`
 	// Delay is the pause before each delta, as a streaming model would take. Default 0.
@@ -106,6 +113,58 @@ type Profile struct {
 	Limits       Limits   `yaml:"limits" json:"limits"`
 	Sandbox      Sandbox  `yaml:"sandbox" json:"sandbox"`
 	Script       []Turn   `yaml:"script" json:"script"`
+	// Policy decides each tool call: allow, require_approval or deny.
+	Policy policy.Config `yaml:"policy" json:"policy"`
+	// PauseTTL is how long a run may stay paused (awaiting approval or an
+	// answer) before it expires. Default DefaultPauseTTL.
+	PauseTTL time.Duration `yaml:"pauseTtl" json:"pauseTtl"`
+	// Context governs the model context: compaction and large-output offload.
+	Context Context `yaml:"context" json:"context"`
+}
+
+// DefaultPauseTTL is the pause TTL of a profile that sets none.
+const DefaultPauseTTL = 24 * time.Hour
+
+// Context governs what a run sends to its model (seed 004 §8).
+type Context struct {
+	// Window is the model's context window in tokens. Default 128000.
+	Window int `yaml:"window" json:"window"`
+	// CompactAt is the share of Window at which the context is compacted
+	// before a model request or after tool results. Default 0.8.
+	CompactAt float64 `yaml:"compactAt" json:"compactAt"`
+	// OffloadBytes is the tool output size above which the output is stored
+	// in the run's output directory and the model gets a preview and a ref.
+	// Default 16384.
+	OffloadBytes int `yaml:"offloadBytes" json:"offloadBytes"`
+}
+
+// Context defaults.
+const (
+	DefaultContextWindow = 128000
+	DefaultCompactAt     = 0.8
+	DefaultOffloadBytes  = 16 << 10
+)
+
+// WithDefaults fills zero fields with the defaults.
+func (c Context) WithDefaults() Context {
+	if c.Window == 0 {
+		c.Window = DefaultContextWindow
+	}
+	if c.CompactAt == 0 {
+		c.CompactAt = DefaultCompactAt
+	}
+	if c.OffloadBytes == 0 {
+		c.OffloadBytes = DefaultOffloadBytes
+	}
+	return c
+}
+
+// PauseTTLOrDefault is the profile's pause TTL, or the default.
+func (p Profile) PauseTTLOrDefault() time.Duration {
+	if p.PauseTTL == 0 {
+		return DefaultPauseTTL
+	}
+	return p.PauseTTL
 }
 
 var (
@@ -114,16 +173,23 @@ var (
 )
 
 func (t Turn) validate() error {
-	if t.ChunkChars < 0 || t.Delay < 0 {
-		return errors.New("chunkChars and delay must be >= 0")
+	if t.ChunkChars < 0 || t.Delay < 0 || t.ErrorAttempts < 0 {
+		return errors.New("chunkChars, delay and errorAttempts must be >= 0")
+	}
+	if t.ErrorAttempts > 0 && t.Error == "" {
+		return errors.New("errorAttempts needs an error")
 	}
 	if t.Error != "" {
+		known := false
 		for _, e := range ScriptedErrors {
-			if t.Error == e {
-				return nil
-			}
+			known = known || t.Error == e
 		}
-		return fmt.Errorf("error %q is not one of %s", t.Error, strings.Join(ScriptedErrors, ", "))
+		if !known {
+			return fmt.Errorf("error %q is not one of %s", t.Error, strings.Join(ScriptedErrors, ", "))
+		}
+		if t.ErrorAttempts == 0 {
+			return nil // the turn never answers
+		}
 	}
 	if t.Text == "" && len(t.ToolCalls) == 0 {
 		return errors.New("a turn needs text or tool calls")
@@ -161,6 +227,15 @@ func (p Profile) Validate() error {
 		if name, _, ok := strings.Cut(kv, "="); !ok || !envName.MatchString(name) {
 			errs = append(errs, fmt.Errorf("profile %q: sandbox env %q must be NAME=value", p.ID, kv))
 		}
+	}
+	if _, err := policy.Compile(p.Policy); err != nil {
+		errs = append(errs, fmt.Errorf("profile %q: policy: %w", p.ID, err))
+	}
+	if p.PauseTTL < 0 {
+		errs = append(errs, fmt.Errorf("profile %q: pauseTtl must be >= 0", p.ID))
+	}
+	if c := p.Context; c.Window < 0 || c.CompactAt < 0 || c.CompactAt > 1 || c.OffloadBytes < 0 {
+		errs = append(errs, fmt.Errorf("profile %q: context: window and offloadBytes must be >= 0, compactAt between 0 and 1", p.ID))
 	}
 	if p.APIKeyEnv != "" && !envName.MatchString(p.APIKeyEnv) {
 		errs = append(errs, fmt.Errorf("profile %q: apiKeyEnv %q is not a variable name", p.ID, p.APIKeyEnv))
