@@ -60,7 +60,20 @@ type Request struct {
 	// Turn is the 0-based index of this model call within the run. It is not
 	// sent to any provider; the scripted provider uses it to pick its turn.
 	Turn int
+	// Purpose is "" for an agent turn and PurposeCompaction for a summarising
+	// call, which is not a turn (Turn is then meaningless). It is not sent to
+	// any provider.
+	Purpose string
+	// Attempt is 0 for the first attempt of this turn and 1 for the retry
+	// after a context-overflow recovery (a compaction in between). It is not
+	// sent to any provider; the scripted provider uses it to stop raising a
+	// scripted overflow.
+	Attempt int
 }
+
+// PurposeCompaction is the Request.Purpose of a call that summarises the
+// conversation for a context compaction (seed 004 §8.2).
+const PurposeCompaction = "compaction"
 
 // Usage is the token accounting of one call.
 type Usage struct {

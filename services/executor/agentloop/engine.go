@@ -17,6 +17,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -27,6 +28,7 @@ import (
 	"github.com/xbot-runtime/xbot/services/compute"
 	"github.com/xbot-runtime/xbot/services/executor"
 	"github.com/xbot-runtime/xbot/services/model"
+	"github.com/xbot-runtime/xbot/services/policy"
 	"github.com/xbot-runtime/xbot/services/profile"
 	"github.com/xbot-runtime/xbot/services/tools"
 )
@@ -74,10 +76,31 @@ func (e *Engine) Implements(what string) bool {
 	switch what {
 	case string(commands.AppendUserInput) + "/" + commands.IntentSteer,
 		string(commands.AppendUserInput) + "/" + commands.IntentClarification,
-		string(commands.AppendUserInput) + "/" + commands.IntentFollowUp:
+		string(commands.AppendUserInput) + "/" + commands.IntentFollowUp,
+		string(commands.SubmitApprovalDecision),
+		string(commands.RequestCompaction):
 		return true
 	}
-	return false // approvals and compaction arrive with governance
+	return false
+}
+
+// readFilePart is the tool that reads offloaded outputs.
+const readFilePart = tools.ReadFilePartName
+
+// Snapshot implements executor.Snapshotter: the profile, the specs of the
+// tools it offers and the grants it inherits. A profile with tools also gets
+// read_file_part, so the model can read outputs too large for its context.
+func (e *Engine) Snapshot(p profile.Profile, grants []events.PermissionGrant) (profile.Snapshot, error) {
+	if len(p.Tools) > 0 && !slices.Contains(p.Tools, readFilePart) {
+		if _, ok := e.cfg.Tools.Get(readFilePart); ok {
+			p.Tools = append(slices.Clone(p.Tools), readFilePart)
+		}
+	}
+	specs, err := e.cfg.Tools.Specs(p.Tools)
+	if err != nil {
+		return profile.Snapshot{}, err
+	}
+	return profile.NewSnapshot(p, specs, grants)
 }
 
 // errStop ends the loop without an error: the run ended or paused.
@@ -92,6 +115,10 @@ type runner struct {
 	log     *zap.Logger
 	session [][]events.Envelope
 	loaded  bool
+	// specs are the tools offered, from the capability snapshot.
+	specs   []model.ToolSpec
+	policy  *policy.Policy
+	ctxCfg  profile.Context
 	sbMu    sync.Mutex // tool calls run concurrently; the first opens the sandbox
 	sandbox compute.Sandbox
 	// wall ends at the run's wall-time budget.
@@ -100,8 +127,12 @@ type runner struct {
 
 // Execute implements executor.Engine.
 func (e *Engine) Execute(ctx context.Context, run *executor.Run, p profile.Profile) error {
-	r := &runner{e: e, run: run, p: p, limits: p.Limits.WithDefaults(), log: e.cfg.Log.With(zap.String("run_id", run.ID()))}
+	r := &runner{e: e, run: run, p: p, limits: p.Limits.WithDefaults(), ctxCfg: p.Context.WithDefaults(),
+		log: e.cfg.Log.With(zap.String("run_id", run.ID()))}
 	defer r.closeSandbox()
+	if err := r.loadSnapshot(); err != nil {
+		return err
+	}
 	if run.State().Status == events.StatusPaused {
 		if stop, err := run.SafePoint(ctx, executor.BeforeModelRequest, executor.SafePointOptions{}); err != nil || stop {
 			return err
@@ -111,14 +142,34 @@ func (e *Engine) Execute(ctx context.Context, run *executor.Run, p profile.Profi
 			return err
 		}
 	}
-	start := analyze(run.Events()).startedAt
-	wall, cancel := context.WithDeadline(ctx, time.UnixMilli(start).Add(r.limits.MaxWallTime))
+	// The wall-time budget counts time spent running: pauses (waiting for a
+	// person) are not the run's work.
+	pr := analyze(run.Events())
+	wall, cancel := context.WithDeadline(ctx, time.UnixMilli(pr.startedAt+pr.pausedMs).Add(r.limits.MaxWallTime))
 	defer cancel()
 	r.wall = wall
 	err := r.loop(ctx)
 	if errors.Is(err, errStop) {
 		return nil
 	}
+	return err
+}
+
+// loadSnapshot takes the tool specs and the policy from the run's capability
+// snapshot; a run that started before snapshots existed resolves them now.
+func (r *runner) loadSnapshot() error {
+	snap, err := profile.SnapshotOf(r.run.Events())
+	switch {
+	case err == nil:
+		r.specs = snap.Tools
+	case errors.Is(err, profile.ErrNoSnapshot):
+		if r.specs, err = r.e.cfg.Tools.Specs(r.p.Tools); err != nil {
+			return err
+		}
+	default:
+		return err
+	}
+	r.policy, err = policy.Compile(r.p.Policy)
 	return err
 }
 
@@ -137,7 +188,7 @@ func (r *runner) loop(ctx context.Context) error {
 		pr := analyze(r.run.Events())
 		var err error
 		switch {
-		case len(pr.unstarted) > 0:
+		case len(pr.unstarted) > 0 || len(r.approved(st)) > 0:
 			err = r.toolStage(ctx, pr)
 		case pr.final() && !commands.HasPending(st, commands.AppendUserInput):
 			err = r.finish(ctx, pr.last.text)

@@ -25,64 +25,111 @@ func (r *runner) modelStage(ctx context.Context) error {
 	if pr.turns >= r.limits.MaxTurns {
 		return r.budget(ctx, fmt.Sprintf("the run reached its limit of %d model calls", r.limits.MaxTurns))
 	}
+	mc, err := r.modelContext(ctx)
+	if err != nil || mc == nil {
+		return err
+	}
+	// Compaction before the request: asked for (manual_compact), or the
+	// context grew past its share of the window.
+	if pc, ok := r.run.PendingCompaction(); ok {
+		if err := r.compact(ctx, mc, events.CompactManual, &pc); err != nil {
+			return err
+		}
+	} else if err := r.compactIfOver(ctx, mc, events.CompactBeforeModelRequest); err != nil {
+		return err
+	}
+	for attempt := 0; ; attempt++ {
+		retry, err := r.callModel(ctx, mc, pr, attempt)
+		if err != nil || !retry {
+			return err
+		}
+	}
+}
+
+// modelContext is what a model call needs beyond the run's events.
+type modelContext struct {
+	prov      model.Provider
+	modelName string
+	session   [][]events.Envelope
+}
+
+// modelContext resolves the model and the session's history. It returns
+// nil when the run ended (failed) instead.
+func (r *runner) modelContext(ctx context.Context) (*modelContext, error) {
 	prov, modelName, err := r.e.cfg.Models(r.p)
 	if err != nil {
-		return r.fail(ctx, events.FailModelError, "model is not configured: "+err.Error())
+		return nil, r.fail(ctx, events.FailModelError, "model is not configured: "+err.Error())
 	}
 	session, err := r.sessionHistory(ctx)
 	if err != nil {
-		return err // the history exists in Kafka; failing to read it is an infrastructure error
+		return nil, err // the history exists in Kafka; failing to read it is an infrastructure error
 	}
-	specs, err := r.e.cfg.Tools.Specs(r.p.Tools)
-	if err != nil {
-		return r.fail(ctx, events.FailInternal, err.Error())
+	if r.run.State().Status != events.StatusRunning {
+		return nil, errStop
 	}
-	req := model.Request{Model: modelName, Messages: Project(r.p.SystemPrompt, session, r.run.Events()),
-		Tools: specs, Turn: pr.turns}
+	return &modelContext{prov: prov, modelName: modelName, session: session}, nil
+}
+
+// callModel makes one model call and its after_model_response. It returns
+// retry=true after a context overflow it recovered from by compacting
+// (once: a second overflow fails the run).
+func (r *runner) callModel(ctx context.Context, mc *modelContext, pr progress, attempt int) (retry bool, err error) {
+	req := model.Request{Model: mc.modelName, Messages: Project(r.p.SystemPrompt, mc.session, r.run.Events()),
+		Tools: r.specs, Turn: pr.turns, Attempt: attempt}
 
 	step, cancel := r.run.Step(r.wall)
 	s := newStreamer(ctx, r)
-	resp, callErr := prov.Stream(step, req, s.onDelta)
+	resp, callErr := mc.prov.Stream(step, req, s.onDelta)
+	// Whether a cancel interrupted the call, read before cancel() below
+	// makes every step look interrupted.
+	interrupted := step.Err() != nil
 	cancel()
 	if err := s.flush(); err != nil {
-		return err
+		return false, err
 	}
 	switch {
 	case callErr == nil:
 		if err := s.complete(resp, pr.turns); err != nil {
-			return err
+			return false, err
 		}
 	case ctx.Err() != nil:
-		return ctx.Err() // this executor stops; the next owner repeats the call
+		return false, ctx.Err() // this executor stops; the next owner repeats the call
 	case r.wall.Err() != nil:
 		if err := s.close(events.ItemStatusTruncated, resp); err != nil {
-			return err
+			return false, err
 		}
-		return r.budget(ctx, fmt.Sprintf("the run exceeded its wall time of %s", r.limits.MaxWallTime))
-	case step.Err() != nil:
+		return false, r.budget(ctx, fmt.Sprintf("the run exceeded its wall time of %s", r.limits.MaxWallTime))
+	case interrupted:
 		// A cancel interrupted the stream: keep what was said, as truncated.
 		if err := s.close(events.ItemStatusTruncated, resp); err != nil {
-			return err
+			return false, err
 		}
 	default:
 		r.log.Warn("model call failed", zap.Error(callErr))
 		if err := s.abandon(events.FailModelError, callErr.Error()); err != nil {
-			return err
+			return false, err
 		}
 		msg := callErr.Error()
 		if errors.Is(callErr, model.ErrContextOverflow) {
-			msg = "the conversation no longer fits the model's context window: " + msg
+			if attempt == 0 {
+				// context_overflow_recovery: compact, then retry once.
+				if err := r.compact(ctx, mc, events.CompactOverflowRecovery, nil); err != nil {
+					return false, err
+				}
+				return r.run.State().Status == events.StatusRunning, nil
+			}
+			msg = "the conversation no longer fits the model's context window, even compacted: " + msg
 		}
-		return r.fail(ctx, events.FailModelError, msg)
+		return false, r.fail(ctx, events.FailModelError, msg)
 	}
 	// after_model_response: a cancel now records the calls the model asked
 	// for as cancelled, so the history stays valid for a follow-up.
 	pr = analyze(r.run.Events())
 	if stop, err := r.run.SafePoint(ctx, executor.AfterModelResponse,
 		executor.SafePointOptions{Unstarted: r.cancelledCalls(pr)}); err != nil || stop {
-		return stopOr(err)
+		return false, stopOr(err)
 	}
-	return nil
+	return false, nil
 }
 
 func (r *runner) fail(ctx context.Context, code, msg string) error {

@@ -11,6 +11,7 @@ import (
 // executor at any point: nothing the engine knows lives only in memory.
 type progress struct {
 	startedAt int64 // occurredAt of runtime.run.started (ms)
+	pausedMs  int64 // time spent paused (ms), a pause still open not counted
 	turns     int   // model calls that returned a response
 	toolCalls int   // tool items started
 	// last is the latest completed model response, nil before the first.
@@ -35,11 +36,7 @@ func (p progress) final() bool {
 
 func analyze(evs []events.Envelope) progress {
 	var p progress
-	for _, e := range evs {
-		if e.Type == events.RunStarted && p.startedAt == 0 {
-			p.startedAt = e.OccurredAt
-		}
-	}
+	p.startedAt, p.pausedMs = timing(evs)
 	order, _, _ := items(evs)
 	started := map[string]bool{} // tool call ids with an item, for the last response
 	for _, it := range order {
@@ -75,6 +72,24 @@ func analyze(evs []events.Envelope) progress {
 		}
 	}
 	return p
+}
+
+// timing returns when the run started and how long it was paused (ms); a
+// pause still open does not count.
+func timing(evs []events.Envelope) (startedAt, pausedMs int64) {
+	var pausedAt int64
+	for _, e := range evs {
+		switch {
+		case e.Type == events.RunStarted && startedAt == 0:
+			startedAt = e.OccurredAt
+		case e.Type == events.RunPaused:
+			pausedAt = e.OccurredAt
+		case e.Type == events.RunResumed && pausedAt > 0:
+			pausedMs += max(0, e.OccurredAt-pausedAt)
+			pausedAt = 0
+		}
+	}
+	return startedAt, pausedMs
 }
 
 // toolItemID is the item id of a tool call: derived from the response and

@@ -14,10 +14,18 @@ import (
 // conversation: every tool call is followed by exactly one result, whatever
 // happened to the run (a cancel, a crash, a call that never started), and
 // nothing internal (ids, seq, statuses) is copied into a message.
+//
+// When the run has been compacted, its latest runtime.context.compacted
+// artifact decides the context (seed 004 §8.2): the session's earlier runs
+// and the run's items finished by the cutoff are replaced by the summary;
+// see projectCompacted.
 func Project(systemPrompt string, session [][]events.Envelope, run []events.Envelope) []model.Message {
 	var msgs []model.Message
 	if systemPrompt != "" {
 		msgs = append(msgs, model.Message{Role: model.RoleSystem, Content: systemPrompt})
+	}
+	if c := latestCompaction(run); c != nil {
+		return append(msgs, projectCompacted(run, c)...)
 	}
 	for _, evs := range session {
 		msgs = append(msgs, projectRun(evs)...)
@@ -36,6 +44,7 @@ type item struct {
 	end     json.RawMessage
 	errCode string
 	errMsg  string
+	last    int64 // seq of the item's latest event
 }
 
 // items folds a run's item events, in the order the items started.
@@ -73,6 +82,9 @@ func items(evs []events.Envelope) (order []*item, byID map[string]*item, input s
 				it.status = events.ItemStatusAwaitingApproval
 			}
 		}
+		if it := byID[e.ItemID]; e.ItemID != "" && it != nil {
+			it.last = e.Seq
+		}
 	}
 	return order, byID, input
 }
@@ -83,8 +95,15 @@ func projectRun(evs []events.Envelope) []model.Message {
 	if input != "" {
 		msgs = append(msgs, model.Message{Role: model.RoleUser, Content: input})
 	}
-	results := toolResults(order)
-	for _, it := range order {
+	return append(msgs, projectItems(order, order)...)
+}
+
+// projectItems projects the messages and responses of keep; all is every
+// item of the run, which holds the results of the responses' calls.
+func projectItems(keep, all []*item) []model.Message {
+	var msgs []model.Message
+	results := toolResults(all)
+	for _, it := range keep {
 		switch it.typ {
 		case events.ItemUserMessage:
 			if it.status == events.ItemStatusCompleted {
@@ -98,6 +117,62 @@ func projectRun(evs []events.Envelope) []model.Message {
 		}
 	}
 	return msgs
+}
+
+// latestCompaction is the run's latest compaction artifact, nil if none.
+func latestCompaction(run []events.Envelope) *events.ContextCompactedPayload {
+	for i := len(run) - 1; i >= 0; i-- {
+		if run[i].Type != events.ContextCompacted {
+			continue
+		}
+		if p, err := run[i].DecodePayload(); err == nil {
+			if c, ok := p.(*events.ContextCompactedPayload); ok {
+				return c
+			}
+		}
+	}
+	return nil
+}
+
+// projectCompacted projects a compacted run: its input (the user's request,
+// always verbatim), the summary, the retained user messages, then the items
+// not finished at the cutoff. An item is finished at the cutoff when its last
+// event is at or before it, and a response only when all its tool calls are
+// too: a response whose call was still running or awaiting approval is kept
+// whole, with the results it got, so the model sees every call it made after
+// the summary answered. The session's earlier runs are covered by the summary.
+func projectCompacted(run []events.Envelope, c *events.ContextCompactedPayload) []model.Message {
+	order, _, input := items(run)
+	open := map[string]bool{} // items not finished at the cutoff
+	for _, it := range order {
+		if it.last <= c.CutoffEventSeq {
+			continue
+		}
+		open[it.id] = true
+		var call events.ToolCallData
+		if it.start != nil && json.Unmarshal(it.start, &call) == nil && call.ResponseItemID != "" {
+			open[call.ResponseItemID] = true
+		}
+	}
+	var msgs []model.Message
+	if input != "" {
+		msgs = append(msgs, model.Message{Role: model.RoleUser, Content: input})
+	}
+	msgs = append(msgs, model.Message{Role: model.RoleUser, Content: RenderSummary(c.Summary)})
+	retained := map[string]bool{}
+	for _, id := range c.RetainedItemIDs {
+		retained[id] = true
+	}
+	var tail []*item
+	for _, it := range order {
+		switch {
+		case open[it.id]:
+			tail = append(tail, it)
+		case retained[it.id] && it.typ == events.ItemUserMessage && it.status == events.ItemStatusCompleted:
+			msgs = append(msgs, model.Message{Role: model.RoleUser, Content: it.content})
+		}
+	}
+	return append(msgs, projectItems(tail, order)...)
 }
 
 // assistant projects one model response and the results of its calls.

@@ -172,6 +172,13 @@ func TestProjectGolden(t *testing.T) {
 			return nil, b.evs
 		},
 	}
+	checkGolden(t, cases)
+}
+
+// checkGolden compares each case's projection with
+// testdata/project.<name>.golden.json and checks it is a valid conversation.
+func checkGolden(t *testing.T, cases map[string]func(t *testing.T) ([][]events.Envelope, []events.Envelope)) {
+	t.Helper()
 	for name, build := range cases {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -197,4 +204,92 @@ func TestProjectGolden(t *testing.T) {
 			assertProviderValid(t, Project("", session, run))
 		})
 	}
+}
+
+// compacted appends a compaction of everything so far, keeping retained.
+func (b *logBuilder) compacted(goal string, retained ...string) *logBuilder {
+	cut := b.st.LastSeq
+	return b.add(events.Draft{Type: events.ContextCompacted, Payload: events.ContextCompactedPayload{
+		ArtifactID: "cmp_" + goal, CutoffEventSeq: cut, TriggerReason: events.CompactBeforeModelRequest,
+		SourceRange: events.SeqRange{FromSeq: 1, ToSeq: cut}, RetainedItemIDs: retained,
+		Summary: events.CompactionSummary{UserGoal: goal, ExecutedDecisions: []string{"listed the files"},
+			ModifiedFiles: []string{"main.go"}, PendingTasks: []string{"run the tests"}},
+		TokenStats: events.TokenStats{BeforeTokens: 900, AfterTokens: 100}}})
+}
+
+var (
+	callWrite = events.ToolCallRef{ID: "call_6", Name: "write_file", Arguments: `{"path":"main.go","content":"package main\n"}`}
+	callTest  = events.ToolCallRef{ID: "call_7", Name: "shell", Arguments: `{"command":"go test ./..."}`}
+	callPush  = events.ToolCallRef{ID: "call_8", Name: "shell", Arguments: `{"command":"git push"}`}
+)
+
+const (
+	r4 = "itm_01J0000000000000000000004A"
+	s1 = "itm_01J00000000000000000000S1A"
+	s2 = "itm_01J00000000000000000000S2A"
+)
+
+func TestProjectCompactedGolden(t *testing.T) {
+	t.Parallel()
+	checkGolden(t, map[string]func(t *testing.T) ([][]events.Envelope, []events.Envelope){
+		// Calls before the cutoff are replaced by the summary; the input and
+		// the retained steer stay verbatim; calls after it are projected.
+		"compaction_mid_run": func(t *testing.T) ([][]events.Envelope, []events.Envelope) {
+			b := newLog(t, "run_01J000000000000000000000R1", "write main.go and test it", "")
+			b.response(r1, "Looking first.", 0, callLs)
+			b.toolOK(r1, callLs, "README.md\n")
+			b.steer(s1, "keep it minimal")
+			b.response(r2, "", 1, callWrite)
+			b.toolOK(r2, callWrite, "created main.go (+1 -0)")
+			b.compacted("write main.go", s1)
+			b.response(r3, "Testing.", 2, callTest)
+			b.toolFail(r3, callTest, "exit_code", "exit code 1")
+			return nil, b.response(r4, "The tests fail.", 3).evs
+		},
+		// The latest artifact wins: the first summary and everything before
+		// the second cutoff are gone; the newest steer is retained.
+		"compaction_twice": func(t *testing.T) ([][]events.Envelope, []events.Envelope) {
+			b := newLog(t, "run_01J000000000000000000000R1", "write main.go and test it", "")
+			b.steer(s1, "keep it minimal")
+			b.response(r1, "", 0, callWrite)
+			b.toolOK(r1, callWrite, "created main.go (+1 -0)")
+			b.compacted("first summary", s1)
+			b.steer(s2, "also push")
+			b.response(r2, "", 1, callTest)
+			b.toolOK(r2, callTest, "ok")
+			b.compacted("second summary", s2)
+			b.response(r3, "", 2, callPush)
+			return nil, b.toolOK(r3, callPush, "pushed").evs
+		},
+		// A follow-up compacted: the session's earlier runs are covered by
+		// the summary and dropped.
+		"compaction_follow_up": func(t *testing.T) ([][]events.Envelope, []events.Envelope) {
+			p := newLog(t, "run_01J000000000000000000000P1", "first question", "")
+			p.response(r1, "First answer.", 0)
+			f := newLog(t, "run_01J000000000000000000000F2", "and now?", "run_01J000000000000000000000P1")
+			f.response(r2, "", 0, callLs)
+			f.toolOK(r2, callLs, "a\nb\n")
+			f.compacted("answer the follow-up")
+			return [][]events.Envelope{p.evs}, f.response(r3, "Now it is done.", 1).evs
+		},
+		// Compacted while a call awaits approval: the call finishes after the
+		// cutoff, so its response is kept with every result.
+		"compaction_awaiting_approval": func(t *testing.T) ([][]events.Envelope, []events.Envelope) {
+			b := newLog(t, "run_01J000000000000000000000R1", "ship it", "")
+			b.response(r1, "", 0, callTest, callPush)
+			b.toolOK(r1, callTest, "ok")
+			id := b.startTool(r1, callPush, events.ItemToolCall)
+			b.add(events.Draft{Type: events.ItemAwaitingApproval, ItemID: id, Payload: events.ItemAwaitingApprovalPayload{
+				ItemType: events.ItemToolCall, ToolName: "shell", ApprovalID: "apr_1", RuleID: "push"}},
+				events.Draft{Type: events.RunPaused, Payload: events.RunPausedPayload{PauseReason: events.PauseAwaitingApproval, ItemIDs: []string{id}}})
+			b.compacted("ship it")
+			b.add(events.Draft{Type: events.ApprovalDecisionSubmitted, ItemID: id, Payload: events.ApprovalDecisionPayload{
+				Decision: events.DecisionAllow, Scope: events.ScopeItem, Actor: events.Actor{Type: "user", ID: "u"}}},
+				events.Draft{Type: events.RunResumed},
+				events.Draft{Type: events.ItemCompleted, ItemID: id, Payload: events.ItemCompletedPayload{
+					ItemType: events.ItemToolCall, Status: events.ItemStatusCompleted, Content: "pushed",
+					Data: raw(events.ToolResultData{ToolCallID: callPush.ID, ToolName: "shell", Output: "pushed"})}})
+			return nil, b.response(r2, "Shipped.", 1).evs
+		},
+	})
 }

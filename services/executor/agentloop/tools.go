@@ -12,64 +12,102 @@ import (
 
 	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/services/executor"
+	"github.com/xbot-runtime/xbot/services/policy"
 	"github.com/xbot-runtime/xbot/services/tools"
 )
 
 func nowMs() int64 { return time.Now().UnixMilli() }
 
-// toolStage runs before_tool_execution, the calls of the last response that
-// have not started (several at once, up to the profile's concurrency), and
-// after_tool_result. A call to ask_user leaves its clarification_request
-// open and pauses the run once the other calls are done.
+// pendingCall is a tool call the tool stage may run: a call of the last
+// response with no item yet, or an item a person allowed while the run was
+// paused (its item exists; it has not run).
+type pendingCall struct {
+	responseID string
+	call       events.ToolCallRef
+	itemID     string // set for an approved item
+	grantID    string // the grant that let the call skip approval
+}
+
+// approved returns the run's allowed items that have not run: open tool
+// items a decision allowed.
+func (r *runner) approved(st events.RunState) []pendingCall {
+	var out []pendingCall
+	for _, it := range st.Items {
+		if !it.Approved || it.Status != events.ItemStatusStarted {
+			continue
+		}
+		if data, ok := r.callData(it.ID); ok {
+			out = append(out, pendingCall{responseID: data.ResponseItemID, itemID: it.ID,
+				call: events.ToolCallRef{ID: data.ToolCallID, Name: data.ToolName, Arguments: data.Arguments}})
+		}
+	}
+	return out
+}
+
+// callData returns the ToolCallData an item started with.
+func (r *runner) callData(itemID string) (events.ToolCallData, bool) {
+	var call events.ToolCallData
+	for _, e := range r.run.Events() {
+		if e.ItemID == itemID && e.Type == events.ItemStarted {
+			if p, err := e.DecodePayload(); err == nil && json.Unmarshal(p.(*events.ItemStartedPayload).Data, &call) == nil {
+				return call, true
+			}
+		}
+	}
+	return call, false
+}
+
+// toolStage runs before_tool_execution, the policy, the calls that may run
+// (several at once, up to the profile's concurrency), and after_tool_result.
+//   - A call the policy denies fails as blocked_by_policy; nobody is asked.
+//   - A call that needs approval, with no grant covering it, becomes an item
+//     awaiting approval; once the other calls are done, the run pauses until
+//     every such item is decided (seed 004 §9.1).
+//   - A call to ask_user leaves its clarification_request open and pauses
+//     the run once the other calls are done.
 func (r *runner) toolStage(ctx context.Context, pr progress) error {
 	if stop, err := r.run.SafePoint(ctx, executor.BeforeToolExecution,
 		executor.SafePointOptions{Unstarted: r.cancelledCalls(pr)}); err != nil || stop {
 		return stopOr(err)
 	}
+	st := r.run.State()
+	runnable := r.approved(st)
 	left := r.limits.MaxToolCalls - pr.toolCalls
-	if left <= 0 {
+	if left <= 0 && len(pr.unstarted) > 0 {
 		return r.budget(ctx, fmt.Sprintf("the run reached its limit of %d tool calls", r.limits.MaxToolCalls))
 	}
-	calls := pr.unstarted[:min(left, len(pr.unstarted))]
-
-	step, cancel := r.run.Step(r.wall)
-	defer cancel()
-	var (
-		wg        sync.WaitGroup
-		mu        sync.Mutex
-		firstErr  error
-		questions []string
-	)
-	sem := make(chan struct{}, r.limits.ToolConcurrency)
-	for _, c := range calls {
-		select {
-		case sem <- struct{}{}:
-		case <-step.Done():
-		}
-		if step.Err() != nil {
-			break // not started: the safe point below records it as cancelled
-		}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			asked, err := r.call(ctx, step, pr.last.itemID, c)
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil && firstErr == nil {
-				firstErr = err
+	var deferred []pendingCall
+	var blocked, asks []events.Draft
+	for _, c := range pr.unstarted[:min(max(left, 0), len(pr.unstarted))] {
+		pc := pendingCall{responseID: pr.last.itemID, call: c}
+		d := r.decide(c)
+		switch d.Action {
+		case policy.Deny:
+			blocked = append(blocked, r.blockedDrafts(pc, d)...)
+		case policy.RequireApproval:
+			if g, ok := st.Granted(c.Name, d.RuleID); ok {
+				pc.grantID = g.GrantID
+				runnable = append(runnable, pc)
+				continue
 			}
-			if asked {
-				questions = append(questions, toolItemID(pr.last.itemID, c.ID))
-			}
-		}()
+			asks = append(asks, r.askDrafts(pc, d)...)
+		default:
+			runnable = append(runnable, pc)
+		}
 	}
-	wg.Wait()
-	cancel()
-	if firstErr != nil {
-		return firstErr
+	if len(blocked) > 0 {
+		if _, err := r.run.Append(ctx, executor.AppendOptions{}, blocked...); err != nil {
+			return err
+		}
 	}
-	if ctx.Err() != nil {
-		return ctx.Err()
+	if len(asks) > 0 {
+		// Questions to the user wait until the approvals are decided: one
+		// pause at a time. They run when the run resumes.
+		runnable, deferred = splitQuestions(r, runnable)
+	}
+	questions, err := r.runCalls(ctx, runnable)
+	if err != nil {
+		return err
 	}
 	if r.wall.Err() != nil {
 		return r.budget(ctx, fmt.Sprintf("the run exceeded its wall time of %s", r.limits.MaxWallTime))
@@ -79,12 +117,40 @@ func (r *runner) toolStage(ctx context.Context, pr progress) error {
 		executor.SafePointOptions{Unstarted: r.cancelledCalls(analyze(r.run.Events()))}); err != nil || stop {
 		return stopOr(err)
 	}
-	if len(questions) == 0 {
-		return nil
+	_ = deferred // still unstarted in the log: the next tool stage runs them
+	switch {
+	case len(asks) > 0:
+		var ids []string
+		for _, d := range asks {
+			if d.Type == events.ItemAwaitingApproval {
+				ids = append(ids, d.ItemID)
+			}
+		}
+		return r.pause(ctx, events.PauseAwaitingApproval, ids, asks...)
+	case len(questions) > 0:
+		slices.Sort(questions)
+		return r.pause(ctx, events.PauseAwaitingUserInput, questions)
 	}
-	slices.Sort(questions)
-	st, err := r.run.Append(ctx, executor.AppendOptions{}, events.Draft{Type: events.RunPaused,
-		Payload: events.RunPausedPayload{PauseReason: events.PauseAwaitingUserInput, ItemIDs: questions}})
+	return r.compactIfLarge(ctx, events.CompactPostToolResult)
+}
+
+// splitQuestions separates ask_user calls from the others.
+func splitQuestions(r *runner, calls []pendingCall) (others, questions []pendingCall) {
+	for _, c := range calls {
+		if r.itemType(c.call.Name) == events.ItemClarificationRequest {
+			questions = append(questions, c)
+		} else {
+			others = append(others, c)
+		}
+	}
+	return others, questions
+}
+
+// pause appends drafts and pauses the run for reason, waiting on items.
+func (r *runner) pause(ctx context.Context, reason events.PauseReason, items []string, drafts ...events.Draft) error {
+	drafts = append(drafts, events.Draft{Type: events.RunPaused,
+		Payload: events.RunPausedPayload{PauseReason: reason, ItemIDs: items}})
+	st, err := r.run.Append(ctx, executor.AppendOptions{}, drafts...)
 	if err != nil {
 		return err
 	}
@@ -98,28 +164,116 @@ func (r *runner) toolStage(ctx context.Context, pr progress) error {
 	return errStop
 }
 
-// call runs one tool call as one item. It returns asked=true when the tool
-// asks the user (the item stays open). Tool failures are results for the
-// model, never errors; an error means the log could not be written.
-func (r *runner) call(ctx, step context.Context, responseID string, c events.ToolCallRef) (asked bool, err error) {
-	id := toolItemID(responseID, c.ID)
-	tool, args, bad := r.prepare(c)
-	itemType := r.itemType(c.Name)
-	data := events.ToolCallData{ToolCallID: c.ID, ToolName: c.Name, Arguments: c.Arguments, ResponseItemID: responseID}
-	if bad == nil && itemType == events.ItemClarificationRequest {
+// decide runs the policy on a call. Calls that will fail anyway (unknown
+// tool, invalid arguments) are allowed here and fail as tool errors.
+func (r *runner) decide(c events.ToolCallRef) policy.Decision {
+	if !slices.Contains(r.p.Tools, c.Name) {
+		return policy.Decision{Action: policy.Allow}
+	}
+	return r.policy.Evaluate(c.Name, json.RawMessage(c.Arguments))
+}
+
+// startData is the item.started of a tool call.
+func (r *runner) startData(pc pendingCall) events.ItemStartedPayload {
+	data := events.ToolCallData{ToolCallID: pc.call.ID, ToolName: pc.call.Name, Arguments: pc.call.Arguments,
+		ResponseItemID: pc.responseID, GrantID: pc.grantID}
+	if t := r.itemType(pc.call.Name); t == events.ItemClarificationRequest {
 		var q struct {
 			Question string `json:"question"`
 		}
-		_ = json.Unmarshal(args, &q)
+		_ = json.Unmarshal([]byte(pc.call.Arguments), &q)
 		data.Question = q.Question
 	}
-	raw, err := json.Marshal(data)
-	if err != nil {
-		return false, err
+	raw, _ := json.Marshal(data) // plain strings: cannot fail
+	return events.ItemStartedPayload{ItemType: r.itemType(pc.call.Name), Data: raw}
+}
+
+// blockedDrafts records a call the policy forbids: the model learns why
+// (blocked_by_policy), nobody is asked (seed 004 §9.3).
+func (r *runner) blockedDrafts(pc pendingCall, d policy.Decision) []events.Draft {
+	id := toolItemID(pc.responseID, pc.call.ID)
+	start := r.startData(pc)
+	return []events.Draft{
+		{Type: events.ItemStarted, ItemID: id, Payload: start},
+		{Type: events.ItemFailed, ItemID: id, Payload: events.ItemFailedPayload{ItemType: start.ItemType,
+			ErrorCode: events.ToolErrBlockedByPolicy, Message: fmt.Sprintf("blocked by policy rule %s: %s", d.RuleID, d.Reason)}},
 	}
-	if _, err := r.run.Append(ctx, executor.AppendOptions{}, events.Draft{Type: events.ItemStarted, ItemID: id,
-		Payload: events.ItemStartedPayload{ItemType: itemType, Data: raw}}); err != nil {
-		return false, err
+}
+
+// askDrafts records a call that waits for a person's decision.
+func (r *runner) askDrafts(pc pendingCall, d policy.Decision) []events.Draft {
+	id := toolItemID(pc.responseID, pc.call.ID)
+	start := r.startData(pc)
+	input := json.RawMessage(pc.call.Arguments)
+	if !json.Valid(input) {
+		input, _ = json.Marshal(map[string]string{"arguments": pc.call.Arguments})
+	}
+	return []events.Draft{
+		{Type: events.ItemStarted, ItemID: id, Payload: start},
+		{Type: events.ItemAwaitingApproval, ItemID: id, Payload: events.ItemAwaitingApprovalPayload{
+			ItemType: start.ItemType, ToolName: pc.call.Name, Input: input,
+			ApprovalID: executor.ApprovalID(r.run.ID(), id), RuleID: d.RuleID, Reason: d.Reason}},
+	}
+}
+
+// runCalls runs calls concurrently, up to the profile's concurrency. It
+// returns the items of calls that asked the user a question.
+func (r *runner) runCalls(ctx context.Context, calls []pendingCall) (questions []string, err error) {
+	if len(calls) == 0 {
+		return nil, nil
+	}
+	step, cancel := r.run.Step(r.wall)
+	defer cancel()
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		firstErr error
+	)
+	sem := make(chan struct{}, r.limits.ToolConcurrency)
+	for _, c := range calls {
+		select {
+		case sem <- struct{}{}:
+		case <-step.Done():
+		}
+		if step.Err() != nil {
+			break // not started: the safe point records it as cancelled
+		}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			asked, err := r.call(ctx, step, c)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil && firstErr == nil {
+				firstErr = err
+			}
+			if asked {
+				questions = append(questions, toolItemID(c.responseID, c.call.ID))
+			}
+		}()
+	}
+	wg.Wait()
+	cancel()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	return questions, ctx.Err()
+}
+
+// call runs one tool call as one item (started here, or already started and
+// approved). It returns asked=true when the tool asks the user (the item
+// stays open). Tool failures are results for the model, never errors; an
+// error means the log could not be written.
+func (r *runner) call(ctx, step context.Context, pc pendingCall) (asked bool, err error) {
+	c := pc.call
+	id := toolItemID(pc.responseID, c.ID)
+	tool, args, bad := r.prepare(c)
+	itemType := r.itemType(c.Name)
+	if pc.itemID == "" {
+		if _, err := r.run.Append(ctx, executor.AppendOptions{}, events.Draft{Type: events.ItemStarted, ItemID: id,
+			Payload: r.startData(pc)}); err != nil {
+			return false, err
+		}
 	}
 	var res tools.Result
 	if bad != nil {
@@ -141,14 +295,33 @@ func (r *runner) call(ctx, step context.Context, responseID string, c events.Too
 			Payload: events.ItemFailedPayload{ItemType: itemType, ErrorCode: res.ErrorCode, Message: res.Output}})
 		return false, err
 	}
+	r.offload(ctx, id, &res)
 	out, err := json.Marshal(events.ToolResultData{ToolCallID: c.ID, ToolName: c.Name, Output: res.Output,
-		Exec: res.Exec, FileChange: res.FileChange})
+		Exec: res.Exec, FileChange: res.FileChange, OutputRef: res.OutputRef})
 	if err != nil {
 		return false, err
 	}
 	_, err = r.run.Append(ctx, executor.AppendOptions{}, events.Draft{Type: events.ItemCompleted, ItemID: id,
 		Payload: events.ItemCompletedPayload{ItemType: itemType, Status: events.ItemStatusCompleted, Content: res.Output, Data: out}})
 	return false, err
+}
+
+// offload stores an output too large for the context in the run's output
+// directory (seed 004 §8.3); the model gets a preview and a ref it can read
+// with read_file_part. When storing fails, the output is cut instead.
+func (r *runner) offload(ctx context.Context, itemID string, res *tools.Result) {
+	limit := r.ctxCfg.OffloadBytes
+	if limit <= 0 || len(res.Output) <= limit {
+		return
+	}
+	sb, err := r.openSandbox(ctx)
+	if err == nil {
+		err = tools.Offload(ctx, sb, itemID, res, limit)
+	}
+	if err != nil {
+		r.log.Warn("offloading a large tool output failed; cutting it instead", zap.Error(err))
+		tools.TruncateOutput(res, limit)
+	}
 }
 
 // prepare finds the tool and validates the arguments. A tool the profile does

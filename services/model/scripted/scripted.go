@@ -7,6 +7,8 @@ package scripted
 import (
 	"context"
 	"fmt"
+	"regexp"
+	"strings"
 	"time"
 
 	"github.com/xbot-runtime/xbot/services/model"
@@ -17,7 +19,9 @@ import (
 const defaultChunk = 16
 
 // Provider plays Script[req.Turn]; past the end it replays the last turn, so a
-// script ending in a tool call loops until a budget stops it.
+// script ending in a tool call loops until a budget stops it. A compaction
+// call (model.PurposeCompaction) consumes no turn: it is answered with a
+// summary read from the request (see summarize).
 type Provider struct {
 	Script []profile.Turn
 	// Observe, when set, sees every request (tests assert what the model was sent).
@@ -32,11 +36,14 @@ func (p *Provider) Stream(ctx context.Context, req model.Request, onDelta func(m
 	if p.Observe != nil {
 		p.Observe(req)
 	}
+	if req.Purpose == model.PurposeCompaction {
+		return p.compact(ctx, req, onDelta)
+	}
 	if len(p.Script) == 0 {
 		return model.Response{}, &model.Error{Status: 400, Code: "empty_script", Message: "the scripted model has no turns"}
 	}
 	t := p.Script[min(req.Turn, len(p.Script)-1)]
-	if t.Error != "" {
+	if t.Error != "" && (t.ErrorAttempts == 0 || req.Attempt < t.ErrorAttempts) {
 		return model.Response{}, scriptedError(t.Error)
 	}
 	input := lastUser(req.Messages)
@@ -50,7 +57,7 @@ func (p *Provider) Stream(ctx context.Context, req model.Request, onDelta func(m
 	}
 	for i, c := range t.ToolCalls {
 		resp.ToolCalls = append(resp.ToolCalls, model.ToolCall{
-			ID: fmt.Sprintf("call_%d_%d", req.Turn, i), Name: c.Name, Arguments: c.Arguments})
+			ID: fmt.Sprintf("call_%d_%d", req.Turn, i), Name: c.Name, Arguments: withOutputRef(c.Arguments, req.Messages)})
 	}
 	if len(resp.ToolCalls) > 0 {
 		resp.FinishReason = "tool_calls"
@@ -130,3 +137,23 @@ func cut(s string, n int) int {
 }
 
 var _ model.Provider = (*Provider)(nil)
+
+// OutputRefPlaceholder in a scripted call's arguments stands for the path of
+// the latest offloaded tool output the request shows (the "stored at PATH"
+// of its preview), so a script can page through an output with
+// read_file_part as a model would.
+const OutputRefPlaceholder = "{{outputRef}}"
+
+var storedAt = regexp.MustCompile(`is stored at (\S+?);`)
+
+func withOutputRef(args string, msgs []model.Message) string {
+	if !strings.Contains(args, OutputRefPlaceholder) {
+		return args
+	}
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if m := storedAt.FindStringSubmatch(msgs[i].Content); m != nil {
+			return strings.ReplaceAll(args, OutputRefPlaceholder, m[1])
+		}
+	}
+	return args
+}
