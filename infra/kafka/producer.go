@@ -36,5 +36,10 @@ func (p *Producer) Produce(ctx context.Context, topic, key string, value []byte)
 // Ping checks that a broker answers.
 func (p *Producer) Ping(ctx context.Context) error { return p.cl.Ping(ctx) }
 
+// PartitionCount returns the number of partitions of topic.
+func (p *Producer) PartitionCount(ctx context.Context, topic string) (int, error) {
+	return PartitionCount(ctx, p.cl, topic)
+}
+
 // Close flushes nothing (every Produce is synchronous) and closes the client.
 func (p *Producer) Close() { p.cl.Close() }

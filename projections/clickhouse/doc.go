@@ -39,4 +39,7 @@
 //
 // The schema keeps within ClickHouse 18.16 (DESIGN §5): DateTime('UTC') plus
 // a UInt64 column of milliseconds, String for JSON, no Map, TTL or CODEC.
+// 18.16 has no ADD COLUMN IF NOT EXISTS either: Migrate skips a migration
+// whose columns exist already, so applying the migrations again is harmless
+// even after an ALTER that succeeded unrecorded.
 package clickhouse

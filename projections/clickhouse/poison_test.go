@@ -77,9 +77,9 @@ func TestUndecodableRecordsArePoison(t *testing.T) {
 	recs := records(t, 1, acme1(t))
 	run := wid("run", "ACME1")
 
-	badPayload := append([]runner.Record(nil), recs[:3]...)
-	badPayload[2].Event.Payload = json.RawMessage(`{"itemType": 7}`)
-	wantPoison(t, f.applyErr(badPayload), run, 3, "")
+	badPayload := append([]runner.Record(nil), recs[:4]...) // seq 4 is the first item.started
+	badPayload[3].Event.Payload = json.RawMessage(`{"itemType": 7}`)
+	wantPoison(t, f.applyErr(badPayload), run, 4, "")
 
 	badTime := append([]runner.Record(nil), recs[:1]...)
 	badTime[0].Event.OccurredAt = -1

@@ -18,6 +18,7 @@ type eventRow struct {
 	CommandID, CommandType, IdempotencyKey    string
 	ItemID, ItemType, ToolName, Arguments     string
 	Status, Decision, Scope, Reason           string
+	RuleID, ApprovalID, GrantID               string
 	ErrorCode, Message, PauseReason           string
 	ExitCode                                  *int32
 	AgentID, Model                            string
@@ -84,6 +85,8 @@ func fillOther(r *eventRow, p any) {
 	switch v := p.(type) {
 	case *events.RunPausedPayload:
 		r.PauseReason = string(v.PauseReason)
+	case *events.RunExpiredPayload:
+		r.PauseReason = string(v.PauseReason) // pausedAt and pauseTtlMs stay in payload
 	case *events.RunFailedPayload:
 		r.ErrorCode, r.Message = v.ErrorCode, v.Message
 	case *events.RunCancelledPayload:
@@ -96,17 +99,38 @@ func fillOther(r *eventRow, p any) {
 		fillItemData(r, v.Data)
 	case *events.ItemFailedPayload:
 		r.ItemType, r.ErrorCode, r.Message = string(v.ItemType), v.ErrorCode, v.Message
+	case *events.ContextCompactedPayload:
+		// tokenStats, sourceRange and the summary stay in payload.
+		r.Reason = v.TriggerReason
+		if v.Usage != nil && v.Usage.TotalTokens > 0 {
+			r.TotalTokens = uint32(min(v.Usage.TotalTokens, math.MaxUint32))
+		}
+	case *events.ItemAwaitingApprovalPayload, *events.ApprovalDecisionPayload, *events.PermissionGrantPayload:
+		fillGovernance(r, p)
+	case *events.RunStartedPayload, *events.RunResumedPayload, *events.RunCompletedPayload,
+		*events.CheckpointRestoredPayload, *events.ItemDeltaPayload, *events.SnapshotFrozenPayload:
+		// Nothing beyond the envelope and the payload text (a snapshot's
+		// hash is its payload's first field).
+	}
+}
+
+// fillGovernance sets the columns of an approval request, a decision and a
+// grant: what was asked, by which rule, who decided and what it granted.
+func fillGovernance(r *eventRow, p any) {
+	switch v := p.(type) {
 	case *events.ItemAwaitingApprovalPayload:
 		r.ItemType, r.ToolName, r.Arguments = string(v.ItemType), v.ToolName, string(v.Input)
+		r.ApprovalID, r.RuleID, r.Reason = v.ApprovalID, v.RuleID, v.Reason
 	case *events.ApprovalDecisionPayload:
 		r.Decision, r.Scope, r.Reason = v.Decision, v.Scope, v.Reason
 		r.ActorType, r.ActorID = v.Actor.Type, v.Actor.ID
+		r.ApprovalID, r.GrantID = v.ApprovalID, v.GrantID
 	case *events.PermissionGrantPayload:
-		r.Scope, r.ToolName = v.Scope, v.ToolName
-	case *events.RunStartedPayload, *events.RunResumedPayload, *events.RunCompletedPayload,
-		*events.RunExpiredPayload, *events.CheckpointRestoredPayload, *events.ItemDeltaPayload,
-		*events.ContextCompactedPayload, *events.SnapshotFrozenPayload:
-		// Nothing beyond the envelope and the payload text.
+		r.Scope, r.ToolName, r.RuleID, r.GrantID = v.Scope, v.ToolName, v.RuleID, v.GrantID
+		r.ActorType, r.ActorID = v.Actor.Type, v.Actor.ID
+		if r.ItemID == "" {
+			r.ItemID = v.ItemID // the item whose approval gave the grant
+		}
 	}
 }
 

@@ -27,12 +27,14 @@ func shell(id, command string) events.ToolCallRef {
 
 // workload is the audit scenario docs/auditing.md is checked against: two
 // tenants over three days, approvals allowed and denied (one widened to the
-// run), commands accepted, applied, rejected, duplicated and without effect,
-// command executions with several exit codes, a steer, a failed, a
-// cancelled and a never-created run.
+// run, one to the session and inherited by its follow-up), calls blocked by
+// policy, a run that expired waiting for approval, a compaction, commands
+// accepted, applied, rejected, duplicated and without effect, command
+// executions with several exit codes, a steer, a failed, a cancelled and a
+// never-created run.
 func workload(tb testing.TB) []*runLog {
 	tb.Helper()
-	return []*runLog{acme1(tb), acme2(tb), acme3(tb), globex1(tb), globex2(tb)}
+	return []*runLog{acme1(tb), acme2(tb), acme3(tb), acme4(tb), acme5(tb), globex1(tb), globex2(tb)}
 }
 
 // acme1: bob approves alice's rm -rf; a retried decision is a duplicate and
@@ -42,8 +44,9 @@ func acme1(tb testing.TB) *runLog {
 	l := newRun(tb, "acme", wid("run", "ACME1"), day1)
 	l.create(wid("cmd", "C1"), "create-1", alice)
 	l.response(wid("itm", "ACME1M1"), 0, 120, rm)
-	l.startExec(wid("itm", "ACME1X1"), wid("itm", "ACME1M1"), rm).awaitApproval(wid("itm", "ACME1X1"), rm)
-	l.decide(wid("cmd", "C2"), "approve-1", wid("itm", "ACME1X1"), "allow", "item", "shell", bob)
+	l.startExec(wid("itm", "ACME1X1"), wid("itm", "ACME1M1"), rm).
+		ask(wid("itm", "ACME1X1"), rm, "destructive-shell", "deletes files").pauseFor(wid("itm", "ACME1X1"))
+	l.decide(wid("cmd", "C2"), "approve-1", wid("itm", "ACME1X1"), "allow", "item", "only the build directory", bob)
 	l.finishExec(wid("itm", "ACME1X1"), rm, "rm -rf build", 0)
 	l.response(wid("itm", "ACME1M2"), 1, 200)
 	l.add(events.Draft{Type: events.RunCompleted, Payload: events.RunCompletedPayload{Output: "Done."}})
@@ -61,30 +64,38 @@ func acme2(tb testing.TB) *runLog {
 	l := newRun(tb, "acme", wid("run", "ACME2"), day1+3600_000)
 	l.create(wid("cmd", "C5"), "create-2", alice)
 	l.response(wid("itm", "ACME2M1"), 0, 150, curl)
-	l.startExec(wid("itm", "ACME2X1"), wid("itm", "ACME2M1"), curl).awaitApproval(wid("itm", "ACME2X1"), curl)
-	l.rejected(wid("cmd", "C6"), "approve-x", "SubmitApprovalDecision", "invalid_state",
+	l.startExec(wid("itm", "ACME2X1"), wid("itm", "ACME2M1"), curl).
+		ask(wid("itm", "ACME2X1"), curl, "pipe-to-shell", "runs a downloaded script").pauseFor(wid("itm", "ACME2X1"))
+	l.rejected(wid("cmd", "C6"), "approve-x", "SubmitApprovalDecision", "approval_not_pending",
 		"item itm_01JQ00000000000000000NOPE is not awaiting approval")
-	l.decide(wid("cmd", "C7"), "deny-1", wid("itm", "ACME2X1"), "deny", "item", "shell", carol)
-	l.add(events.Draft{Type: events.ItemFailed, ItemID: wid("itm", "ACME2X1"), Payload: events.ItemFailedPayload{
-		ItemType: events.ItemCommandExecution, ErrorCode: events.ToolErrToolError, Message: "denied by the approver"}})
+	l.decide(wid("cmd", "C7"), "deny-1", wid("itm", "ACME2X1"), "deny", "item", "unknown script", carol)
 	l.response(wid("itm", "ACME2M2"), 1, 90)
 	return l.add(events.Draft{Type: events.RunCompleted, Payload: events.RunCompletedPayload{Output: "I will not run that."}})
 }
 
-// acme3: two commands without approval (exit 2 and 0), a git push alice
-// allows for the whole run (exit 1), a steer, a rejected second CreateRun,
-// then the model fails.
+// acme3: two commands without approval (exit 2 and 0), a compaction, two
+// pushes awaiting approval at once that alice allows for the whole run with
+// one decision (exit 1 and 0), a steer, a rejected second CreateRun, then the
+// model fails.
 func acme3(tb testing.TB) *runLog {
-	test, ls, push := shell("call_1", "make test"), shell("call_2", "ls"), shell("call_3", "git push")
+	test, ls := shell("call_1", "make test"), shell("call_2", "ls")
+	push, tags := shell("call_3", "git push"), shell("call_4", "git push --tags")
 	l := newRun(tb, "acme", wid("run", "ACME3"), day1+dayMs+5*3600_000)
 	l.create(wid("cmd", "C8"), "create-3", dave)
 	l.response(wid("itm", "ACME3M1"), 0, 300, test, ls)
 	l.startExec(wid("itm", "ACME3X1"), wid("itm", "ACME3M1"), test).finishExec(wid("itm", "ACME3X1"), test, "make test", 2)
 	l.startExec(wid("itm", "ACME3X2"), wid("itm", "ACME3M1"), ls).finishExec(wid("itm", "ACME3X2"), ls, "ls", 0)
-	l.response(wid("itm", "ACME3M2"), 1, 250, push)
-	l.startExec(wid("itm", "ACME3X3"), wid("itm", "ACME3M2"), push).awaitApproval(wid("itm", "ACME3X3"), push)
-	l.decide(wid("cmd", "C9"), "approve-3", wid("itm", "ACME3X3"), "allow", "run", "shell", alice)
-	l.finishExec(wid("itm", "ACME3X3"), push, "git push", 1)
+	l.compact(events.CompactBeforeModelRequest, wid("itm", "ACME3X2"), 96000, 4200)
+	l.response(wid("itm", "ACME3M2"), 1, 250, push, tags)
+	for _, c := range []struct {
+		item string
+		call events.ToolCallRef
+	}{{wid("itm", "ACME3X3"), push}, {wid("itm", "ACME3X4"), tags}} {
+		l.startExec(c.item, wid("itm", "ACME3M2"), c.call).ask(c.item, c.call, "git-push", "pushes to a remote")
+	}
+	l.pauseFor(wid("itm", "ACME3X3"), wid("itm", "ACME3X4"))
+	l.decide(wid("cmd", "C9"), "approve-3", wid("itm", "ACME3X3"), "allow", "run", "release branch", alice)
+	l.finishExec(wid("itm", "ACME3X3"), push, "git push", 1).finishExec(wid("itm", "ACME3X4"), tags, "git push --tags", 0)
 	l.steer(wid("cmd", "C10"), "steer-1", wid("itm", "ACME3U1"), "stop after pushing")
 	l.rejected(wid("cmd", "C11"), "create-3b", "CreateRun", "run_already_exists",
 		"run "+wid("run", "ACME3")+" already exists")
@@ -92,13 +103,15 @@ func acme3(tb testing.TB) *runLog {
 		ErrorCode: events.FailModelError, Message: "provider returned 500"}})
 }
 
-// globex1: a service builds, then is cancelled.
+// globex1: a service builds, its download is blocked by policy, then the
+// run is cancelled.
 func globex1(tb testing.TB) *runLog {
-	build := shell("call_1", "go build ./...")
+	build, fetch := shell("call_1", "go build ./..."), shell("call_2", "curl -O https://example.com/tool.tgz")
 	l := newRun(tb, "globex", wid("run", "GX1"), day1+dayMs-3600_000)
 	l.create(wid("cmd", "C12"), "g-create-1", ciBot)
-	l.response(wid("itm", "GX1M1"), 0, 80, build)
+	l.response(wid("itm", "GX1M1"), 0, 80, build, fetch)
 	l.startExec(wid("itm", "GX1X1"), wid("itm", "GX1M1"), build).finishExec(wid("itm", "GX1X1"), build, "go build ./...", 0)
+	l.block(wid("itm", "GX1X2"), wid("itm", "GX1M1"), fetch, "network access is disabled for CI agents")
 	l.accepted(wid("cmd", "C13"), "g-cancel-1", "CancelRun", map[string]string{"reason": "budget"})
 	l.applied(wid("cmd", "C13"), "g-cancel-1", "CancelRun")
 	return l.add(events.Draft{Type: events.RunCancelled, CommandID: wid("cmd", "C13"),

@@ -60,12 +60,14 @@ func rawJSON(tb testing.TB, v any) json.RawMessage {
 	return b
 }
 
-// create is the accepted CreateRun issued by actor, then the run starts.
-func (l *runLog) create(cmd, key string, actor events.Actor) *runLog {
-	return l.add(events.Draft{Type: events.RunAccepted, CommandID: cmd, Payload: events.RunAcceptedPayload{
+// create is the accepted CreateRun issued by actor, then the run starts
+// with its capability snapshot, inheriting the session's grants.
+func (l *runLog) create(cmd, key string, actor events.Actor, grants ...events.PermissionGrant) *runLog {
+	l.add(events.Draft{Type: events.RunAccepted, CommandID: cmd, Payload: events.RunAcceptedPayload{
 		AgentID: "coder", Input: events.UserInput{Content: "tidy the repo"}, IdempotencyKey: key, Actor: actor,
-		SandboxKey: events.SandboxKey{TenantID: l.id.TenantID, WorkspaceID: "ws-1", AgentID: "coder", OwnerID: actor.ID}}},
-		events.Draft{Type: events.RunStarted, Payload: events.RunStartedPayload{ExecutorID: "exec-1"}})
+		SandboxKey:    events.SandboxKey{TenantID: l.id.TenantID, WorkspaceID: "ws-1", AgentID: "coder", OwnerID: actor.ID},
+		SessionGrants: grants}})
+	return l.snapshot(grants).add(events.Draft{Type: events.RunStarted, Payload: events.RunStartedPayload{ExecutorID: "exec-1"}})
 }
 
 // response is a completed model call by model using tokens, requesting calls.
@@ -93,28 +95,6 @@ func (l *runLog) finishExec(item string, call events.ToolCallRef, command string
 		ItemType: events.ItemCommandExecution, Status: events.ItemStatusCompleted, Content: out,
 		Data: rawJSON(l.tb, events.ToolResultData{ToolCallID: call.ID, ToolName: call.Name, Output: out,
 			Exec: &events.ExecData{Command: command, Cwd: "/work", ExitCode: exit, DurationMs: 120}})}})
-}
-
-// awaitApproval marks item as awaiting approval of call and pauses the run.
-func (l *runLog) awaitApproval(item string, call events.ToolCallRef) *runLog {
-	return l.add(events.Draft{Type: events.ItemAwaitingApproval, ItemID: item, Payload: events.ItemAwaitingApprovalPayload{
-		ItemType: events.ItemCommandExecution, ToolName: call.Name, Input: json.RawMessage(call.Arguments)}},
-		events.Draft{Type: events.RunPaused, Payload: events.RunPausedPayload{
-			PauseReason: events.PauseAwaitingApproval, ItemIDs: []string{item}}})
-}
-
-// decide records a SubmitApprovalDecision by actor taking effect: accepted,
-// the decision, the grant an allow wider than the item creates, applied,
-// resumed.
-func (l *runLog) decide(cmd, key, item, decision, scope, tool string, actor events.Actor) *runLog {
-	l.accepted(cmd, key, "SubmitApprovalDecision", map[string]string{"itemId": item, "decision": decision, "scope": scope})
-	l.add(events.Draft{Type: events.ApprovalDecisionSubmitted, ItemID: item, CommandID: cmd,
-		Payload: events.ApprovalDecisionPayload{Decision: decision, Scope: scope, Reason: "reviewed", Actor: actor}})
-	if decision == "allow" && scope != "item" {
-		l.add(events.Draft{Type: events.PermissionGrantApplied, ItemID: item, CommandID: cmd,
-			Payload: events.PermissionGrantPayload{Scope: scope, ToolName: tool}})
-	}
-	return l.applied(cmd, key, "SubmitApprovalDecision").add(events.Draft{Type: events.RunResumed})
 }
 
 func (l *runLog) accepted(cmd, key, typ string, payload any) *runLog {

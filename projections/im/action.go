@@ -44,13 +44,33 @@ const (
 	scopeSession  = "platform_session"
 )
 
-// approvalActions returns the buttons of an item awaiting approval: allow and
-// deny, each for this item only.
-func approvalActions(msgID, runID, itemID string) []Action {
-	out := make([]Action, 0, 2)
-	for _, d := range []struct{ decision, label string }{{decisionAllow, "Allow"}, {decisionDeny, "Deny"}} {
-		a := Approval{RunID: runID, ItemID: itemID, Decision: d.decision, Scope: scopeItem}
-		out = append(out, Action{ID: msgID + "." + d.decision, Label: d.label, Payload: ActionPayload(a), Approval: &a})
+// approvalActions returns the buttons of an item awaiting approval: allow
+// this call, allow the tool under this rule for the rest of the run, for the
+// conversation (only when the run has one: a platform_session grant is
+// inherited by the session's later runs), and deny.
+func approvalActions(msgID, runID, itemID string, inSession bool) []Action {
+	choices := []struct{ decision, scope, label string }{
+		{decisionAllow, scopeItem, "Allow"},
+		{decisionAllow, scopeRun, "Allow for this run"},
+		{decisionAllow, scopeSession, "Allow for this conversation"},
+		{decisionDeny, scopeItem, "Deny"},
+	}
+	out := make([]Action, 0, len(choices))
+	for _, c := range choices {
+		if c.scope == scopeSession && !inSession {
+			continue
+		}
+		a := Approval{RunID: runID, ItemID: itemID, Decision: c.decision, Scope: c.scope}
+		out = append(out, Action{ID: actionID(msgID, c.decision, c.scope), Label: c.label, Payload: ActionPayload(a), Approval: &a})
 	}
 	return out
+}
+
+// actionID is "<message id>.<decision>" for a decision on this item only and
+// "<message id>.<decision>.<scope>" for a wider one.
+func actionID(msgID, decision, scope string) string {
+	if scope == scopeItem {
+		return msgID + "." + decision
+	}
+	return msgID + "." + decision + "." + scope
 }

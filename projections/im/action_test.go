@@ -23,7 +23,7 @@ func TestActionsCarryTheirCommand(t *testing.T) {
 				switch {
 				case a.Approval == nil || !ok || got != *a.Approval:
 					t.Errorf("%s: action %s payload %q parses to %+v (ok=%v), want %+v", name, a.ID, a.Payload, got, ok, a.Approval)
-				case got.RunID != m.RunID || got.ItemID != m.ItemID || got.Scope != "item":
+				case got.RunID != m.RunID || got.ItemID != m.ItemID || (got.Decision == "deny" && got.Scope != "item"):
 					t.Errorf("%s: action %s decides %+v on message of run %s item %s", name, a.ID, got, m.RunID, m.ItemID)
 				case !commands.ValidIdempotencyKey(a.ID) || ids[a.ID]:
 					t.Errorf("%s: action id %s is not a fresh valid idempotency key", name, a.ID)
@@ -62,15 +62,16 @@ func TestParsePayloadRefusesOtherText(t *testing.T) {
 
 func TestDecisionText(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct{ decision, scope, reason, want string }{
-		{"allow", "item", "", "Allowed."},
-		{"allow", "run", "", "Allowed for this run."},
-		{"allow", "platform_session", "fine here", "Allowed for this conversation: fine here"},
-		{"deny", "item", "", "Denied."},
-		{"deny", "run", "too risky", "Denied: too risky"},
+	for _, tc := range []struct{ decision, scope, reason, grant, want string }{
+		{"allow", "item", "", "", "Allowed by u."},
+		{"allow", "run", "", "", "Allowed for this run by u."},
+		{"allow", "platform_session", "fine here", "", "Allowed for this conversation by u: fine here"},
+		{"allow", "run", "covered by the grant given for item x", id("grt", 1, "G"), "Allowed for this run by u's grant for the same tool and rule."},
+		{"deny", "item", "", "", "Denied by u."},
+		{"deny", "run", "too risky", "", "Denied by u: too risky"},
 	} {
 		d := events.Draft{Type: events.ApprovalDecisionSubmitted, ItemID: itm(1), Payload: events.ApprovalDecisionPayload{
-			Decision: tc.decision, Scope: tc.scope, Reason: tc.reason, Actor: events.Actor{Type: "user", ID: "u"}}}
+			Decision: tc.decision, Scope: tc.scope, Reason: tc.reason, Actor: events.Actor{Type: "user", ID: "u"}, GrantID: tc.grant}}
 		e, err := d.Seal(events.Identity{RunID: run1, TenantID: "acme"}, 9, id("evt", 9, "E"), t0)
 		if err != nil {
 			t.Fatal(err)

@@ -2,15 +2,21 @@
 // run's events into chat messages for IM workers, and its Projector
 // publishes them on xbot.im.outbox.v1 keyed by conversation.
 //
-// What becomes a message (everything else becomes none):
+// What becomes a message (everything else becomes none: notably
+// runtime.item.failed, so a call blocked by policy, denied or expired shows
+// nothing of its own; the model's reply or the decision or expiry notice
+// tells the conversation):
 //
 //	runtime.item.completed assistant_message, with text → assistant_message (the whole reply; deltas are never sent)
 //	runtime.item.started clarification_request         → clarification_request (the question)
-//	runtime.item.awaiting_approval                     → awaiting_approval with Allow / Deny actions
-//	runtime.approval.decision_submitted                → status (decision, scope, actor)
+//	runtime.item.awaiting_approval                     → awaiting_approval: the tool, its arguments (shortened) and why the
+//	                                                     policy asks (request: approvalId, toolName, ruleId, reason); actions
+//	                                                     Allow, Allow for this run, Allow for this conversation (runs with a
+//	                                                     session), Deny. Several may be open at once, each decided on its own
+//	runtime.approval.decision_submitted                → status (decision, scope, who decided; grantId when another call's grant decided it)
 //	runtime.run.failed                                 → status (errorCode)
 //	runtime.run.cancelled                              → status (reason)
-//	runtime.run.expired                                → status
+//	runtime.run.expired                                → status (what it waited for, the pause TTL in the text)
 //	runtime.run.paused awaiting_external_tool_result,
 //	  awaiting_checkpoint_restore                      → status (pauseReason); the other pauses were announced by their question or approval request
 //	runtime.command.applied with createdRunId          → status: a follow-up started the conversation's next run

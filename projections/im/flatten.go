@@ -33,7 +33,7 @@ func Flatten(e events.Envelope) (Message, bool, error) {
 	m.ConversationID = ConversationID(e)
 	m.TenantID, m.RunID, m.Seq, m.CreatedAt = e.TenantID, e.RunID, e.Seq, e.OccurredAt
 	if m.Kind == KindAwaitingApproval {
-		m.Actions = approvalActions(m.ID, e.RunID, e.ItemID)
+		m.Actions = approvalActions(m.ID, e.RunID, e.ItemID, e.PlatformSessionID != "")
 	}
 	return m, true, nil
 }
@@ -56,7 +56,7 @@ func flatten(e events.Envelope, p any) (Message, bool, error) {
 	case events.RunCancelled:
 		return cancelled(p.(*events.RunCancelledPayload)), true, nil
 	case events.RunExpired:
-		return status(Status{Event: events.RunExpired}, "The run expired."), true, nil
+		return expired(p.(*events.RunExpiredPayload)), true, nil
 	case events.RunPaused:
 		return paused(p.(*events.RunPausedPayload))
 	case events.CommandApplied:
@@ -103,13 +103,14 @@ func question(e events.Envelope, p *events.ItemStartedPayload) (Message, bool, e
 }
 
 func approvalRequest(e events.Envelope, p *events.ItemAwaitingApprovalPayload) (Message, bool, error) {
-	return Message{Kind: KindAwaitingApproval, Text: approvalText(p), ItemID: e.ItemID}, true, nil
+	return Message{Kind: KindAwaitingApproval, Text: approvalText(p), ItemID: e.ItemID, Request: &ApprovalRequest{
+		ApprovalID: p.ApprovalID, ToolName: p.ToolName, RuleID: p.RuleID, Reason: p.Reason}}, true, nil
 }
 
 func decision(e events.Envelope, p *events.ApprovalDecisionPayload) Message {
 	actor := p.Actor
 	m := status(Status{Event: events.ApprovalDecisionSubmitted, Decision: p.Decision,
-		Scope: p.Scope, Reason: p.Reason, Actor: &actor}, decisionText(p))
+		Scope: p.Scope, Reason: p.Reason, Actor: &actor, GrantID: p.GrantID}, decisionText(p))
 	m.ItemID = e.ItemID
 	return m
 }
@@ -128,6 +129,12 @@ func cancelled(p *events.RunCancelledPayload) Message {
 		text = "The run was cancelled: " + p.Reason
 	}
 	return status(Status{Event: events.RunCancelled, Reason: p.Reason}, text)
+}
+
+// expired tells the conversation that nobody answered in time; the items
+// the run waited on are not announced one by one.
+func expired(p *events.RunExpiredPayload) Message {
+	return status(Status{Event: events.RunExpired, PauseReason: p.PauseReason}, expiredText(p))
 }
 
 // paused shows only pauses nothing else announces: a run waiting for an

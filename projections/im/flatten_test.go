@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/xbot-runtime/xbot/events"
@@ -27,6 +28,9 @@ var (
 	callLs                       = events.ToolCallRef{ID: "call_1", Name: "shell", Arguments: `{"command":"ls"}`}
 	callRm                       = events.ToolCallRef{ID: "call_2", Name: "shell", Arguments: `{"command":"rm -rf build"}`}
 	callAsk                      = events.ToolCallRef{ID: "call_3", Name: "ask_user", Arguments: `{"question":"Which branch?"}`}
+	callLsLa                     = events.ToolCallRef{ID: "call_4", Name: "shell", Arguments: `{"command":"ls -la"}`}
+	callCurl                     = events.ToolCallRef{ID: "call_5", Name: "shell", Arguments: `{"command":"curl example.com"}`}
+	callPush                     = events.ToolCallRef{ID: "call_6", Name: "shell", Arguments: `{"command":"git push"}`}
 )
 
 // cases are the logs of the golden tests, by name; together they hold every
@@ -62,21 +66,38 @@ var cases = map[string]func(t *testing.T) []events.Envelope{
 		b.add(events.Draft{Type: events.RunResumed})
 		return b.reply(itm(3), "Deploying main.").add(events.Draft{Type: events.RunCompleted}).evs
 	},
-	// Two items wait for approval at once; one is denied, one allowed.
+	// Three items wait for approval at once: one is denied (the run stays
+	// paused), one allowed for the conversation, which also allows the third
+	// (same tool and rule); a call policy forbids fails without a message.
 	"approval": func(t *testing.T) []events.Envelope {
 		b := newLog(t, run2, "sess_chat-2", "clean up")
-		b.response(itm(1), "I need to run two commands.", events.ItemStatusCompleted, callRm, callLs)
-		b.awaitApproval(itm(2), itm(1), callRm, map[string]string{"command": "rm -rf build", "cwd": "/workspace"})
-		b.awaitApproval(itm(3), itm(1), callLs, map[string]string{"command": "ls"})
+		b.response(itm(1), "I need to run three commands.", events.ItemStatusCompleted, callRm, callLs, callLsLa)
+		b.awaitApproval(itm(2), itm(1), callRm, map[string]string{"command": "rm -rf build", "cwd": "/workspace"},
+			"destructive-shell", "deletes files")
+		b.awaitApproval(itm(3), itm(1), callLs, map[string]string{"command": "ls"}, "shell-any", "")
+		b.awaitApproval(itm(5), itm(1), callLsLa, map[string]string{"command": "ls -la"}, "shell-any", "")
+		b.startTool(itm(6), itm(1), events.ItemCommandExecution, callCurl, "")
+		b.add(events.Draft{Type: events.ItemFailed, ItemID: itm(6), Payload: events.ItemFailedPayload{
+			ItemType: events.ItemCommandExecution, ErrorCode: events.ToolErrBlockedByPolicy, Message: "no network"}})
 		b.add(events.Draft{Type: events.RunPaused, Payload: events.RunPausedPayload{
-			PauseReason: events.PauseAwaitingApproval, ItemIDs: []string{itm(2), itm(3)}}})
+			PauseReason: events.PauseAwaitingApproval, ItemIDs: []string{itm(2), itm(3), itm(5)}}})
 		b.decide(itm(2), "deny", "item", "Keep the build directory.")
 		b.decide(itm(3), "allow", "platform_session", "")
-		b.add(events.Draft{Type: events.RunResumed},
-			events.Draft{Type: events.ItemFailed, ItemID: itm(2), Payload: events.ItemFailedPayload{
-				ItemType: events.ItemCommandExecution, ErrorCode: events.ToolErrToolError, Message: "denied by the user"}})
 		b.completeTool(itm(3), events.ItemCommandExecution, callLs, "build\n")
+		b.completeTool(itm(5), events.ItemCommandExecution, callLsLa, "build\n")
 		return b.reply(itm(4), "I listed the files and left build/ alone.").add(events.Draft{Type: events.RunCompleted}).evs
+	},
+	// Nobody decides within the pause TTL: the request expires, then the run.
+	"approval_expired": func(t *testing.T) []events.Envelope {
+		b := newLog(t, run1, "sess_chat-1", "push it")
+		b.response(itm(1), "", events.ItemStatusCompleted, callPush)
+		b.awaitApproval(itm(2), itm(1), callPush, map[string]any{"command": "git push", "note": strings.Repeat("x", 600)}, "git-push", "pushes to a remote")
+		b.add(events.Draft{Type: events.RunPaused, Payload: events.RunPausedPayload{
+			PauseReason: events.PauseAwaitingApproval, ItemIDs: []string{itm(2)}}})
+		return b.add(events.Draft{Type: events.ItemFailed, ItemID: itm(2), Payload: events.ItemFailedPayload{
+			ItemType: events.ItemCommandExecution, ErrorCode: events.ToolErrExpired, Message: "nobody answered before the run's pause expired"}},
+			events.Draft{Type: events.RunExpired, Payload: events.RunExpiredPayload{PauseReason: events.PauseAwaitingApproval,
+				PausedAt: b.evs[len(b.evs)-1].OccurredAt, PauseTTLMs: 90 * 60_000}}).evs
 	},
 	// A run without a platform session is its own conversation.
 	"failed_without_session": func(t *testing.T) []events.Envelope {
@@ -111,20 +132,21 @@ var cases = map[string]func(t *testing.T) []events.Envelope{
 		b.add(events.Draft{Type: events.RunPaused, Payload: events.RunPausedPayload{PauseReason: events.PauseAwaitingExternalToolResult}},
 			events.Draft{Type: events.RunResumed},
 			events.Draft{Type: events.RunPaused, Payload: events.RunPausedPayload{PauseReason: events.PauseAwaitingCheckpointRestore}},
-			events.Draft{Type: events.RunExpired})
+			events.Draft{Type: events.RunExpired, Payload: events.RunExpiredPayload{PauseReason: events.PauseAwaitingCheckpointRestore}})
 		return b.evs
 	},
 	// Events no chat shows: commands refused or repeated, grants, compaction,
 	// snapshots, steers, reasoning and plans.
 	"silent": func(t *testing.T) []events.Envelope {
 		b := newLog(t, run1, "sess_chat-1", "think")
-		b.add(events.Draft{Type: events.CapabilitySnapshotFrozen, Payload: events.SnapshotFrozenPayload{Hash: "sha256:ab"}},
+		b.add(events.Draft{Type: events.CapabilitySnapshotFrozen, Payload: events.SnapshotFrozenPayload{Hash: "sha256:ab", Snapshot: raw(map[string]int{"pauseTtlMs": 60000})}},
 			events.Draft{Type: events.CommandRejected, CommandID: id("cmd", 1, "C"), Payload: events.CommandRejectedPayload{
 				CommandType: "RequestCompaction", IdempotencyKey: "c-1", Code: "not_implemented"}},
 			events.Draft{Type: events.CommandDuplicate, CommandID: id("cmd", 2, "C"), Payload: events.CommandDuplicatePayload{
 				CommandType: "RequestCompaction", IdempotencyKey: "c-1", OriginalCommandID: id("cmd", 1, "C"), OriginalOutcome: "rejected"}},
-			events.Draft{Type: events.PermissionGrantApplied, Payload: events.PermissionGrantPayload{Scope: "run", ToolName: "shell"}},
-			events.Draft{Type: events.ContextCompacted, Payload: events.ContextCompactedPayload{CutoffEventSeq: 3}})
+			events.Draft{Type: events.PermissionGrantApplied, Payload: events.PermissionGrantPayload{GrantID: id("grt", 1, "G"), Scope: "run", ToolName: "shell", RuleID: "r"}},
+			events.Draft{Type: events.ContextCompacted, Payload: events.ContextCompactedPayload{ArtifactID: id("cmp", 1, "C"), CutoffEventSeq: 3,
+				TriggerReason: events.CompactManual, SourceRange: events.SeqRange{FromSeq: 1, ToSeq: 3}, TokenStats: events.TokenStats{BeforeTokens: 900, AfterTokens: 90}}})
 		for i, typ := range []events.ItemType{events.ItemReasoning, events.ItemPlan, events.ItemUserMessage} {
 			b.add(events.Draft{Type: events.ItemStarted, ItemID: itm(10 + i), Payload: events.ItemStartedPayload{ItemType: typ, Content: "x"}},
 				events.Draft{Type: events.ItemCompleted, ItemID: itm(10 + i), Payload: events.ItemCompletedPayload{ItemType: typ, Content: "visible only in the console"}})

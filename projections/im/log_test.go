@@ -93,18 +93,44 @@ func (b *logBuilder) applied(cmdID, typ, key, createdRun string) *logBuilder {
 		CommandType: typ, IdempotencyKey: key, CreatedRunID: createdRun}})
 }
 
-// awaitApproval runs a tool item up to its approval request.
-func (b *logBuilder) awaitApproval(id, resp string, c events.ToolCallRef, input any) *logBuilder {
+// awaitApproval runs a tool item up to its approval request by policy rule.
+func (b *logBuilder) awaitApproval(id, resp string, c events.ToolCallRef, input any, rule, reason string) *logBuilder {
 	b.startTool(id, resp, events.ItemCommandExecution, c, "")
 	return b.add(events.Draft{Type: events.ItemAwaitingApproval, ItemID: id, Payload: events.ItemAwaitingApprovalPayload{
-		ItemType: events.ItemCommandExecution, ToolName: c.Name, Input: raw(input)}})
+		ItemType: events.ItemCommandExecution, ToolName: c.Name, Input: raw(input),
+		ApprovalID: events.DerivedID("apr", b.id.RunID, id), RuleID: rule, Reason: reason}})
 }
 
-// decide submits an approval decision for item id, as the executor records it.
+// decide applies an approval decision for item id at once, as the
+// executor's admission does: the decision; a deny fails the item; an allow
+// for the run or session applies a grant that resolves the other items
+// awaiting for the same tool and rule; applied; resumed once none awaits.
 func (b *logBuilder) decide(id, decision, scope, reason string) *logBuilder {
 	key := "decide-" + id
-	cmd := b.command("SubmitApprovalDecision", key)
+	cmd := events.DerivedID("cmd", b.id.RunID, key)
+	actor := events.Actor{Type: "user", ID: "usr_2"}
+	it, _ := b.st.Item(id)
 	b.add(events.Draft{Type: events.ApprovalDecisionSubmitted, ItemID: id, CommandID: cmd, Payload: events.ApprovalDecisionPayload{
-		Decision: decision, Scope: scope, Reason: reason, Actor: events.Actor{Type: "user", ID: "usr_2"}}})
-	return b.applied(cmd, "SubmitApprovalDecision", key, "")
+		Decision: decision, Scope: scope, Reason: reason, Actor: actor, ApprovalID: events.DerivedID("apr", b.id.RunID, id)}})
+	switch {
+	case decision == events.DecisionDeny:
+		b.add(events.Draft{Type: events.ItemFailed, ItemID: id, CommandID: cmd, Payload: events.ItemFailedPayload{
+			ItemType: it.Type, ErrorCode: events.ToolErrDeniedByUser, Message: "denied by user: " + reason}})
+	case scope != events.ScopeItem:
+		g := events.PermissionGrant{GrantID: events.DerivedID("grt", cmd), Scope: scope, ToolName: it.ToolName,
+			RuleID: it.RuleID, RunID: b.id.RunID, ItemID: id, Actor: actor}
+		b.add(events.Draft{Type: events.PermissionGrantApplied, CommandID: cmd, Payload: g})
+		for _, o := range b.st.AwaitingApproval() {
+			if g.Covers(o.ToolName, o.RuleID) {
+				b.add(events.Draft{Type: events.ApprovalDecisionSubmitted, ItemID: o.ID, CommandID: cmd, Payload: events.ApprovalDecisionPayload{
+					Decision: events.DecisionAllow, Scope: scope, Actor: actor, ApprovalID: events.DerivedID("apr", b.id.RunID, o.ID),
+					GrantID: g.GrantID, Reason: "covered by the grant given for item " + id}})
+			}
+		}
+	}
+	b.applied(cmd, "SubmitApprovalDecision", key, "")
+	if len(b.st.AwaitingApproval()) == 0 {
+		b.add(events.Draft{Type: events.RunResumed, CommandID: cmd})
+	}
+	return b
 }

@@ -28,6 +28,8 @@ type Message struct {
 	// Truncated says an assistant_message was cut short (the run was
 	// cancelled while the model was answering).
 	Truncated bool `json:"truncated,omitempty"`
+	// Request details an awaiting_approval message: what waits and why.
+	Request *ApprovalRequest `json:"request,omitempty"`
 	// Actions are the buttons of an awaiting_approval message.
 	Actions []Action `json:"actions,omitempty"`
 	// Status says what happened, on kind status only.
@@ -63,8 +65,9 @@ func Kinds() []Kind {
 // ({type: action, data: {id, payload}}): the channel echoes Payload back when
 // the button is pressed, and ParsePayload turns it into the command to send.
 type Action struct {
-	// ID is "<message id>.<decision>": unique, and a good idempotencyKey for
-	// the command, so a double click is a duplicate rather than a second decision.
+	// ID is "<message id>.<decision>" (".<scope>" added for run and
+	// platform_session): unique, and a good idempotencyKey for the command, so
+	// a double click is a duplicate rather than a second decision.
 	ID    string `json:"id"`
 	Label string `json:"label"`
 	// Payload is the button's value (see ActionPayload).
@@ -81,6 +84,17 @@ type Approval struct {
 	Scope    string `json:"scope"`
 }
 
+// ApprovalRequest is the detail of an awaiting_approval message
+// (runtime.item.awaiting_approval): the call's tool, the policy rule that
+// asks and why. The arguments are in Text, shortened.
+type ApprovalRequest struct {
+	// ApprovalID names the request (apr_…); the decision repeats it.
+	ApprovalID string `json:"approvalId,omitempty"`
+	ToolName   string `json:"toolName,omitempty"`
+	RuleID     string `json:"ruleId,omitempty"`
+	Reason     string `json:"reason,omitempty"`
+}
+
 // Status is the detail of a status message.
 type Status struct {
 	// Event is the type of the event the notice reports (StatusEvents).
@@ -89,13 +103,17 @@ type Status struct {
 	ErrorCode string `json:"errorCode,omitempty"`
 	// Reason is the reason of a cancel or an approval decision.
 	Reason string `json:"reason,omitempty"`
-	// PauseReason is what a paused run waits for.
+	// PauseReason is what a paused run waits for, or what an expired run
+	// waited for.
 	PauseReason events.PauseReason `json:"pauseReason,omitempty"`
 	// Decision and Scope describe an approval decision.
 	Decision string `json:"decision,omitempty"`
 	Scope    string `json:"scope,omitempty"`
-	// Actor is who decided an approval.
+	// Actor is who decided an approval (for one a grant covered: who gave the grant).
 	Actor *events.Actor `json:"actor,omitempty"`
+	// GrantID is set when a grant given for another call of the same tool
+	// and rule decided this one (runtime.approval.decision_submitted grantId).
+	GrantID string `json:"grantId,omitempty"`
 	// CreatedRunID is the run a follow-up started; later messages of the
 	// conversation come from it.
 	CreatedRunID string `json:"createdRunId,omitempty"`

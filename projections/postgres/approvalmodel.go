@@ -4,33 +4,49 @@ import (
 	"github.com/xbot-runtime/xbot/events"
 )
 
-// Approval statuses of the approvals read model.
+// Approval statuses of the approvals read model. An approval leaves pending
+// once, for one of the others; a new request for the item makes it pending
+// again.
 const (
 	ApprovalPending  = "pending"
-	ApprovalResolved = "resolved"
+	ApprovalResolved = "resolved" // a decision was submitted (allow or deny)
+	// ApprovalExpired: the run's pause outlived its TTL before a decision
+	// (the item failed with errorCode expired, or the run expired).
+	ApprovalExpired = "expired"
+	// ApprovalCancelled: the item or its run ended otherwise before a
+	// decision (a cancel, a failure).
+	ApprovalCancelled = "cancelled"
 )
 
 // approvalChange is what one batch does to one approvals row. When
 // inserted, the item started awaiting approval in this batch and the row
-// is written whole (pending, or resolved by a later decision of the same
-// batch); otherwise the decision resolves the stored row if it is pending.
+// is written whole (pending, or left by a later event of the same batch);
+// otherwise the change moves the stored row out of pending, if it is pending.
 type approvalChange struct {
 	key      itemKey
 	inserted bool
 
-	tenantID, sessionID, itemType, toolName string
-	input                                   []byte // nil = SQL NULL
-	requestedSeq, requestedAt               int64
+	tenantID, sessionID, itemType, toolName, approvalID, ruleID, requestReason string
+	input                                                                      []byte // nil = SQL NULL
+	requestedSeq, requestedAt                                                  int64
 
-	resolved                                               bool
-	decision, scope, actorType, actorID, reason, commandID string
-	resolvedSeq, resolvedAt                                int64
+	// status is where the approval goes from pending ("" = it stays pending).
+	status                                                          string
+	decision, scope, actorType, actorID, reason, commandID, grantID string
+	resolvedSeq, resolvedAt                                         int64
 }
 
 // grantRow is a permission_grants row.
 type grantRow struct {
 	runID, tenantID, sessionID, itemID, commandID, scope, toolName string
+	grantID, ruleID, actorType, actorID                            string
 	seq, grantedAt                                                 int64
+}
+
+// runClosure closes the approvals of a run that ended while they were pending.
+type runClosure struct {
+	runID, status string
+	seq, at       int64
 }
 
 // applyApproval plans the effect of e on the approvals and
@@ -41,14 +57,14 @@ func (p *batchPlan) applyApproval(e events.Envelope) error {
 		return p.requestApproval(e)
 	case events.ApprovalDecisionSubmitted:
 		return p.decideApproval(e)
+	case events.ItemFailed:
+		return p.failApproval(e)
 	case events.PermissionGrantApplied:
-		var v events.PermissionGrantPayload
-		if err := decodePayload(e, &v); err != nil {
-			return err
-		}
-		p.grants = append(p.grants, grantRow{runID: e.RunID, tenantID: e.TenantID, sessionID: e.PlatformSessionID,
-			itemID: e.ItemID, commandID: e.CommandID, scope: clean(v.Scope), toolName: clean(v.ToolName),
-			seq: e.Seq, grantedAt: e.OccurredAt})
+		return p.grant(e)
+	case events.RunExpired:
+		p.closures = append(p.closures, runClosure{runID: e.RunID, status: ApprovalExpired, seq: e.Seq, at: e.OccurredAt})
+	case events.RunCancelled, events.RunFailed, events.RunCompleted:
+		p.closures = append(p.closures, runClosure{runID: e.RunID, status: ApprovalCancelled, seq: e.Seq, at: e.OccurredAt})
 	default:
 		// No other event type concerns approvals or grants.
 	}
@@ -65,6 +81,7 @@ func (p *batchPlan) requestApproval(e events.Envelope) error {
 	}
 	c := &approvalChange{key: itemKey{e.RunID, e.ItemID}, inserted: true, tenantID: e.TenantID,
 		sessionID: e.PlatformSessionID, itemType: clean(string(v.ItemType)), toolName: clean(v.ToolName),
+		approvalID: clean(v.ApprovalID), ruleID: clean(v.RuleID), requestReason: clean(v.Reason),
 		requestedSeq: e.Seq, requestedAt: e.OccurredAt}
 	if len(v.Input) > 0 {
 		c.input = v.Input
@@ -81,22 +98,64 @@ func (p *batchPlan) decideApproval(e events.Envelope) error {
 	if err := decodePayload(e, &v); err != nil {
 		return err
 	}
+	c := p.leavePending(e, ApprovalResolved)
+	if c == nil {
+		return nil
+	}
+	c.decision, c.scope, c.reason = clean(v.Decision), clean(v.Scope), clean(v.Reason)
+	c.actorType, c.actorID, c.commandID, c.grantID = clean(v.Actor.Type), clean(v.Actor.ID), e.CommandID, clean(v.GrantID)
+	return nil
+}
+
+// failApproval closes the approval of a tool item that failed before a
+// decision: expired for errorCode expired, cancelled otherwise. A failure
+// after a decision (denied_by_user) leaves the resolved approval alone.
+func (p *batchPlan) failApproval(e events.Envelope) error {
+	var v events.ItemFailedPayload
+	if err := decodePayload(e, &v); err != nil || !v.ItemType.RunsTool() {
+		return err // items that run no tool never await approval
+	}
+	status := ApprovalCancelled
+	if v.ErrorCode == events.ToolErrExpired {
+		status = ApprovalExpired
+	}
+	p.leavePending(e, status)
+	return nil
+}
+
+// leavePending plans that e's item's approval leaves pending for status and
+// returns the change to fill in, or nil when the batch already moved it out
+// of pending (or e names no item).
+func (p *batchPlan) leavePending(e events.Envelope, status string) *approvalChange {
 	if e.ItemID == "" {
 		return nil
 	}
 	k := itemKey{e.RunID, e.ItemID}
 	c, ok := p.approvals[k]
 	switch {
-	case ok && c.resolved:
-		return nil // decided before in this batch: the item no longer awaits approval
+	case ok && c.status != "":
+		return nil // left pending before in this batch
 	case !ok:
 		c = &approvalChange{key: k}
 		p.approvals[k] = c
 		p.approvalOrder = append(p.approvalOrder, k)
 	}
-	c.resolved = true
-	c.decision, c.scope, c.reason = clean(v.Decision), clean(v.Scope), clean(v.Reason)
-	c.actorType, c.actorID, c.commandID = clean(v.Actor.Type), clean(v.Actor.ID), e.CommandID
-	c.resolvedSeq, c.resolvedAt = e.Seq, e.OccurredAt
+	c.status, c.resolvedSeq, c.resolvedAt = status, e.Seq, e.OccurredAt
+	return c
+}
+
+func (p *batchPlan) grant(e events.Envelope) error {
+	var v events.PermissionGrantPayload
+	if err := decodePayload(e, &v); err != nil {
+		return err
+	}
+	item := v.ItemID
+	if item == "" {
+		item = e.ItemID
+	}
+	p.grants = append(p.grants, grantRow{runID: e.RunID, tenantID: e.TenantID, sessionID: e.PlatformSessionID,
+		itemID: clean(item), commandID: e.CommandID, scope: clean(v.Scope), toolName: clean(v.ToolName),
+		grantID: clean(v.GrantID), ruleID: clean(v.RuleID), actorType: clean(v.Actor.Type), actorID: clean(v.Actor.ID),
+		seq: e.Seq, grantedAt: e.OccurredAt})
 	return nil
 }

@@ -72,7 +72,8 @@ func TestApprovalsFollowRequestsAndDecisions(t *testing.T) {
 	grant := a.seqOf(items[0], events.PermissionGrantApplied)
 	if err != nil || len(grants) != 1 || grants[0] != (postgres.PermissionGrant{RunID: a.id(), Seq: grant.Seq,
 		TenantID: "acme", PlatformSessionID: "s-a", ItemID: items[0], CommandID: cmd, Scope: "run", ToolName: "shell",
-		GrantedAt: time.UnixMilli(grant.OccurredAt).UTC()}) {
+		GrantedAt: time.UnixMilli(grant.OccurredAt).UTC(), GrantID: "grt_" + items[0], RuleID: "rule-shell",
+		ActorType: "user", ActorID: "u-9"}) {
 		t.Fatalf("grants = %+v, %v", grants, err)
 	}
 	if other, err := f.store.ListPermissionGrants(ctx, "globex", "s-a"); err != nil || len(other) != 0 {

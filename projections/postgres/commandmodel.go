@@ -33,6 +33,7 @@ type commandRow struct {
 	originalCommandID string
 	originalOutcome   string
 	originalCode      string
+	createdRunID      string
 	seq               int64
 	updatedAt         int64
 }
@@ -85,6 +86,7 @@ func outcomeRow(e events.Envelope, outcome string) (commandRow, error) {
 		OriginalCommandID string `json:"originalCommandId"`
 		OriginalOutcome   string `json:"originalOutcome"`
 		OriginalCode      string `json:"originalCode"`
+		CreatedRunID      string `json:"createdRunId"`
 	}
 	if err := decodePayload(e, &v); err != nil {
 		return commandRow{}, err
@@ -95,6 +97,8 @@ func outcomeRow(e events.Envelope, outcome string) (commandRow, error) {
 		row.code, row.message = v.Code, v.Message
 	case outcomeNoEffect:
 		row.message = v.Reason
+	case outcomeApplied:
+		row.createdRunID = v.CreatedRunID
 	case outcomeDuplicate:
 		row.code = codeDuplicateCommand
 		row.originalCommandID, row.originalOutcome, row.originalCode = v.OriginalCommandID, v.OriginalOutcome, v.OriginalCode

@@ -27,6 +27,12 @@
 //   - Every value in a read model is derived from events only (times come from
 //     occurredAt), so a view rebuilt from offset zero equals the live one.
 //   - run_events keeps each envelope byte for byte as it was on the log.
+//   - A run's queue position is not stored: GetRun and ListRuns compute it
+//     when they read, from the runs of its sandbox key and the offsets of
+//     their runtime.run.accepted events, so it is current as of the view.
+//   - An approval leaves pending exactly once (resolved, expired or
+//     cancelled), so ListApprovals with Status ApprovalPending lists
+//     exactly the items awaiting approval as of the view.
 //   - Every query is scoped to a tenant and never returns another tenant's
 //     rows; a row of another tenant is reported as ErrNotFound.
 //   - WaitCommand returns once the command's outcome is committed. It is woken

@@ -68,17 +68,17 @@ func (s *Store) ListRuns(ctx context.Context, f RunFilter) ([]Run, string, error
 // listRunsQuery builds the keyset query of f; its last placeholder, the
 // limit, is left for the caller.
 func listRunsQuery(f RunFilter) (string, []any, error) {
-	sql := "SELECT " + runColumnsSQL + " FROM runs WHERE tenant_id = $1"
+	sql := "SELECT " + runColumnsSQL + " FROM runs AS r WHERE r.tenant_id = $1"
 	args := []any{f.TenantID}
 	add := func(cond string, v ...any) {
 		args = append(args, v...)
 		sql += " AND " + cond
 	}
 	if f.PlatformSessionID != "" {
-		add("platform_session_id = $"+strconv.Itoa(len(args)+1), f.PlatformSessionID)
+		add("r.platform_session_id = $"+strconv.Itoa(len(args)+1), f.PlatformSessionID)
 	}
 	if f.Status != "" {
-		add("status = $"+strconv.Itoa(len(args)+1), f.Status)
+		add("r.status = $"+strconv.Itoa(len(args)+1), f.Status)
 	}
 	if f.After != "" {
 		c, err := decodeCursor(f.After)
@@ -86,7 +86,7 @@ func listRunsQuery(f RunFilter) (string, []any, error) {
 			return "", nil, err
 		}
 		t, r := "$"+strconv.Itoa(len(args)+1), "$"+strconv.Itoa(len(args)+2)
-		add("(created_at < "+t+" OR (created_at = "+t+" AND run_id > "+r+"))", time.UnixMicro(c.CreatedAt), c.RunID)
+		add("(r.created_at < "+t+" OR (r.created_at = "+t+" AND r.run_id > "+r+"))", time.UnixMicro(c.CreatedAt), c.RunID)
 	}
-	return sql + " ORDER BY created_at DESC, run_id LIMIT $" + strconv.Itoa(len(args)+1), args, nil
+	return sql + " ORDER BY r.created_at DESC, r.run_id LIMIT $" + strconv.Itoa(len(args)+1), args, nil
 }

@@ -59,7 +59,8 @@ func (l *runLog) decide(item, cmd, decision, scope, tool string) {
 			Actor: events.Actor{Type: "user", ID: "u-9"}}})
 	if decision == "allow" && scope != "item" {
 		l.add(events.Draft{Type: events.PermissionGrantApplied, ItemID: item, CommandID: cmd,
-			Payload: events.PermissionGrantPayload{Scope: scope, ToolName: tool}})
+			Payload: events.PermissionGrantPayload{GrantID: "grt_" + item, Scope: scope, ToolName: tool,
+				RuleID: "rule-" + tool, RunID: l.id(), ItemID: item, Actor: events.Actor{Type: "user", ID: "u-9"}}})
 	}
 	l.add(events.Draft{Type: events.RunResumed})
 }

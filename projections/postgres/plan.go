@@ -34,6 +34,7 @@ type batchPlan struct {
 	approvals     map[itemKey]*approvalChange // item → change to its approvals row
 	approvalOrder []itemKey                   // keys of approvals in first-seen order
 	grants        []grantRow                  // new permission_grants rows
+	closures      []runClosure                // runs that ended: their pending approvals close
 }
 
 // decodeAll decodes every record and lists the runs they belong to.
@@ -105,7 +106,7 @@ func (p *batchPlan) add(d decoded) error {
 	}
 	p.lastSeq[e.RunID] = e.Seq
 	p.events = append(p.events, d)
-	accepted, err := p.applyRun(e)
+	accepted, err := p.applyRun(d)
 	if err != nil {
 		return err
 	}

@@ -18,14 +18,37 @@ const (
 	maxEventLimit     = 1000
 )
 
-const runColumnsSQL = `run_id, tenant_id, platform_session_id, agent_id, parent_run_id, status, pause_reason,
-	error_code, cancel_reason, input, sandbox_key, metadata, last_seq, created_at, updated_at`
+// runColumnsSQL selects a Run from runs AS r.
+const runColumnsSQL = `r.run_id, r.tenant_id, r.platform_session_id, r.agent_id, r.parent_run_id, r.status,
+	r.pause_reason, r.error_code, r.cancel_reason, r.input, r.sandbox_key, r.metadata, r.last_seq, r.created_at,
+	r.updated_at, r.snapshot_hash, r.model_calls, r.prompt_tokens, r.completion_tokens, r.total_tokens,
+	r.compactions, r.accepted_partition, r.accepted_offset, ` + queuePositionSQL
+
+// queuePositionSQL is the queue position of a queued run r (NULL for any
+// other): how many runs of its sandbox key are ahead of it — the running or
+// paused one, and the queued ones accepted earlier. Runs of one
+// sandbox key share a partition, where the order of their
+// runtime.run.accepted offsets is the order in which the executor starts
+// them. Runs whose offsets cannot be compared (on different partitions, or
+// projected before the offsets were kept) are ordered by created_at, then
+// run id. It is computed when read, since it changes whenever a run of the
+// key starts or ends; runs_tenant_sandbox_active serves the count.
+const queuePositionSQL = `CASE WHEN r.status = 'queued' THEN (SELECT count(*) FROM runs AS o
+	WHERE o.tenant_id = r.tenant_id AND o.sandbox_key = r.sandbox_key AND o.run_id <> r.run_id
+		AND o.status IN ('queued', 'running', 'paused')
+		AND (o.status <> 'queued' OR CASE
+			WHEN o.accepted_partition = r.accepted_partition AND o.accepted_offset <> r.accepted_offset
+				THEN o.accepted_offset < r.accepted_offset
+			ELSE o.created_at < r.created_at OR (o.created_at = r.created_at AND o.run_id COLLATE "C" < r.run_id)
+			END)) END`
 
 func scanRun(row pgx.Row) (Run, error) {
 	var r Run
+	u := &r.Usage
 	err := row.Scan(&r.RunID, &r.TenantID, &r.PlatformSessionID, &r.AgentID, &r.ParentRunID, &r.Status,
 		&r.PauseReason, &r.ErrorCode, &r.CancelReason, &r.Input, &r.SandboxKey, &r.Metadata, &r.LastSeq,
-		&r.CreatedAt, &r.UpdatedAt)
+		&r.CreatedAt, &r.UpdatedAt, &r.SnapshotHash, &u.ModelCalls, &u.PromptTokens, &u.CompletionTokens,
+		&u.TotalTokens, &u.Compactions, &r.AcceptedPartition, &r.AcceptedOffset, &r.QueuePosition)
 	r.CreatedAt, r.UpdatedAt = r.CreatedAt.UTC(), r.UpdatedAt.UTC()
 	return r, err
 }
@@ -34,7 +57,7 @@ func scanRun(row pgx.Row) (Run, error) {
 // no such run (including a run that exists for another tenant).
 func (s *Store) GetRun(ctx context.Context, tenantID, runID string) (Run, error) {
 	r, err := scanRun(s.pool.QueryRow(ctx,
-		"SELECT "+runColumnsSQL+" FROM runs WHERE tenant_id = $1 AND run_id = $2", tenantID, runID))
+		"SELECT "+runColumnsSQL+" FROM runs AS r WHERE r.tenant_id = $1 AND r.run_id = $2", tenantID, runID))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Run{}, fmt.Errorf("run %s: %w", runID, ErrNotFound)
 	}
@@ -68,14 +91,19 @@ FROM run_events WHERE run_id = $1 AND tenant_id = $2 AND seq > $3 ORDER BY seq L
 }
 
 // GetCommand returns the latest outcome of commandID for tenantID, or
-// ErrNotFound if none is recorded for that tenant.
+// ErrNotFound if none is recorded for that tenant. The CreatedRunID of a
+// duplicate is its original command's.
 func (s *Store) GetCommand(ctx context.Context, tenantID, commandID string) (Command, error) {
 	var c Command
-	err := s.pool.QueryRow(ctx, `SELECT command_id, run_id, tenant_id, type, idempotency_key, outcome,
-	first_outcome, code, message, original_command_id, original_outcome, original_code, seq, updated_at
-FROM commands WHERE tenant_id = $1 AND command_id = $2`, tenantID, commandID).Scan(
+	err := s.pool.QueryRow(ctx, `SELECT c.command_id, c.run_id, c.tenant_id, c.type, c.idempotency_key, c.outcome,
+	c.first_outcome, c.code, c.message, c.original_command_id, c.original_outcome, c.original_code, c.seq,
+	c.updated_at, COALESCE(NULLIF(c.created_run_id, ''), o.created_run_id, '')
+FROM commands AS c LEFT JOIN commands AS o ON c.original_command_id <> '' AND o.command_id = c.original_command_id
+	AND o.tenant_id = c.tenant_id AND o.run_id = c.run_id
+WHERE c.tenant_id = $1 AND c.command_id = $2`, tenantID, commandID).Scan(
 		&c.CommandID, &c.RunID, &c.TenantID, &c.Type, &c.IdempotencyKey, &c.Outcome, &c.FirstOutcome, &c.Code,
-		&c.Message, &c.OriginalCommandID, &c.OriginalOutcome, &c.OriginalCode, &c.Seq, &c.UpdatedAt)
+		&c.Message, &c.OriginalCommandID, &c.OriginalOutcome, &c.OriginalCode, &c.Seq, &c.UpdatedAt,
+		&c.CreatedRunID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Command{}, fmt.Errorf("command %s: %w", commandID, ErrNotFound)
 	}

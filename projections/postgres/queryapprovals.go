@@ -12,14 +12,14 @@ import (
 
 const approvalColumnsSQL = `run_id, item_id, tenant_id, platform_session_id, item_type, status, tool_name, input,
 	decision, scope, actor_type, actor_id, reason, command_id, requested_seq, resolved_seq, requested_at,
-	resolved_at`
+	resolved_at, approval_id, rule_id, request_reason, grant_id`
 
 func scanApproval(row pgx.CollectableRow) (Approval, error) {
 	var a Approval
 	var input *string
 	err := row.Scan(&a.RunID, &a.ItemID, &a.TenantID, &a.PlatformSessionID, &a.ItemType, &a.Status, &a.ToolName,
 		&input, &a.Decision, &a.Scope, &a.ActorType, &a.ActorID, &a.Reason, &a.CommandID, &a.RequestedSeq,
-		&a.ResolvedSeq, &a.RequestedAt, &a.ResolvedAt)
+		&a.ResolvedSeq, &a.RequestedAt, &a.ResolvedAt, &a.ApprovalID, &a.RuleID, &a.RequestReason, &a.GrantID)
 	if input != nil {
 		a.Input = []byte(*input)
 	}

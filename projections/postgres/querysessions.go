@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/xbot-runtime/xbot/events"
 )
 
 // GetSession returns the platform session sessionID of tenantID, or
@@ -27,26 +29,59 @@ FROM sessions WHERE tenant_id = $1 AND platform_session_id = $2`, tenantID, sess
 	return v, nil
 }
 
+// grantColumnsSQL selects a PermissionGrant.
+const grantColumnsSQL = `run_id, seq, tenant_id, platform_session_id, item_id, command_id, scope, tool_name,
+	granted_at, grant_id, rule_id, actor_type, actor_id`
+
+// grantOrderSQL orders grants oldest first, then by where they were given.
+const grantOrderSQL = ` ORDER BY granted_at, run_id COLLATE "C", seq`
+
+func scanGrant(row pgx.CollectableRow) (PermissionGrant, error) {
+	var g PermissionGrant
+	err := row.Scan(&g.RunID, &g.Seq, &g.TenantID, &g.PlatformSessionID, &g.ItemID, &g.CommandID, &g.Scope,
+		&g.ToolName, &g.GrantedAt, &g.GrantID, &g.RuleID, &g.ActorType, &g.ActorID)
+	g.GrantedAt = g.GrantedAt.UTC()
+	return g, err
+}
+
 // ListPermissionGrants returns the grants applied in the platform session
-// sessionID of tenantID, oldest first (then by run id and seq). A session
-// unknown to the tenant has none.
+// sessionID of tenantID, of every scope, oldest first (then by run id and
+// seq). A session unknown to the tenant has none.
 func (s *Store) ListPermissionGrants(ctx context.Context, tenantID, sessionID string) ([]PermissionGrant, error) {
-	rows, err := s.pool.Query(ctx, `SELECT run_id, seq, tenant_id, platform_session_id, item_id, command_id, scope,
-	tool_name, granted_at
-FROM permission_grants WHERE tenant_id = $1 AND platform_session_id = $2 ORDER BY granted_at, run_id, seq`,
-		tenantID, sessionID)
+	rows, err := s.pool.Query(ctx, "SELECT "+grantColumnsSQL+
+		" FROM permission_grants WHERE tenant_id = $1 AND platform_session_id = $2"+grantOrderSQL, tenantID, sessionID)
 	if err != nil {
 		return nil, fmt.Errorf("list grants of session %s: %w", sessionID, err)
 	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (PermissionGrant, error) {
-		var g PermissionGrant
-		err := row.Scan(&g.RunID, &g.Seq, &g.TenantID, &g.PlatformSessionID, &g.ItemID, &g.CommandID, &g.Scope,
-			&g.ToolName, &g.GrantedAt)
-		g.GrantedAt = g.GrantedAt.UTC()
-		return g, err
-	})
+	out, err := pgx.CollectRows(rows, scanGrant)
 	if err != nil {
 		return nil, fmt.Errorf("list grants of session %s: %w", sessionID, err)
+	}
+	return out, nil
+}
+
+// SessionGrants returns the platform_session grants given in any run of the
+// platform session sessionID of tenantID, in the order ListPermissionGrants
+// lists them: the grants a new run of the session inherits
+// (CreateRunPayload.SessionGrants). An empty sessionID, or a session unknown
+// to the tenant, has none.
+func (s *Store) SessionGrants(ctx context.Context, tenantID, sessionID string) ([]events.PermissionGrant, error) {
+	if sessionID == "" {
+		return nil, nil
+	}
+	rows, err := s.pool.Query(ctx, "SELECT "+grantColumnsSQL+
+		" FROM permission_grants WHERE tenant_id = $1 AND platform_session_id = $2 AND scope = $3"+grantOrderSQL,
+		tenantID, sessionID, events.ScopePlatformSession)
+	if err != nil {
+		return nil, fmt.Errorf("session grants of %s: %w", sessionID, err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (events.PermissionGrant, error) {
+		g, err := scanGrant(row)
+		return events.PermissionGrant{GrantID: g.GrantID, Scope: g.Scope, ToolName: g.ToolName, RuleID: g.RuleID,
+			RunID: g.RunID, ItemID: g.ItemID, Actor: events.Actor{Type: g.ActorType, ID: g.ActorID}}, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("session grants of %s: %w", sessionID, err)
 	}
 	return out, nil
 }

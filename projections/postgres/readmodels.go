@@ -49,26 +49,36 @@ type Approval struct {
 	TenantID          string          `json:"tenantId"`
 	PlatformSessionID string          `json:"platformSessionId,omitempty"`
 	ItemType          string          `json:"itemType,omitempty"`
-	Status            string          `json:"status"` // ApprovalPending | ApprovalResolved
+	Status            string          `json:"status"` // ApprovalPending | ApprovalResolved | ApprovalExpired | ApprovalCancelled
 	ToolName          string          `json:"toolName,omitempty"`
 	Input             json.RawMessage `json:"input,omitempty"`
-	Decision          string          `json:"decision,omitempty"` // allow | deny, once resolved
-	Scope             string          `json:"scope,omitempty"`    // item | run | platform_session, once resolved
-	ActorType         string          `json:"actorType,omitempty"`
-	ActorID           string          `json:"actorId,omitempty"`
-	Reason            string          `json:"reason,omitempty"`
-	CommandID         string          `json:"commandId,omitempty"` // the SubmitApprovalDecision command
-	RequestedSeq      int64           `json:"requestedSeq"`
-	ResolvedSeq       *int64          `json:"resolvedSeq,omitempty"`
-	RequestedAt       time.Time       `json:"requestedAt"`
-	ResolvedAt        *time.Time      `json:"resolvedAt,omitempty"`
+	// ApprovalID, RuleID and RequestReason are the request's
+	// (runtime.item.awaiting_approval approvalId, ruleId and reason).
+	ApprovalID    string `json:"approvalId,omitempty"`
+	RuleID        string `json:"ruleId,omitempty"`
+	RequestReason string `json:"requestReason,omitempty"`
+	Decision      string `json:"decision,omitempty"` // allow | deny, once resolved
+	Scope         string `json:"scope,omitempty"`    // item | run | platform_session, once resolved
+	ActorType     string `json:"actorType,omitempty"`
+	ActorID       string `json:"actorId,omitempty"`
+	Reason        string `json:"reason,omitempty"`    // the decision's reason
+	CommandID     string `json:"commandId,omitempty"` // the SubmitApprovalDecision command
+	// GrantID is set when a grant given for another item resolved this one.
+	GrantID      string `json:"grantId,omitempty"`
+	RequestedSeq int64  `json:"requestedSeq"`
+	// ResolvedSeq and ResolvedAt are those of the event that took the
+	// approval out of pending: the decision, or the item's failure or run's
+	// end that expired or cancelled it.
+	ResolvedSeq *int64     `json:"resolvedSeq,omitempty"`
+	RequestedAt time.Time  `json:"requestedAt"`
+	ResolvedAt  *time.Time `json:"resolvedAt,omitempty"`
 }
 
 // ApprovalFilter selects a tenant's approvals, newest request first. Empty
 // fields do not filter.
 type ApprovalFilter struct {
 	TenantID string // required
-	Status   string // ApprovalPending or ApprovalResolved
+	Status   string // ApprovalPending, ApprovalResolved, ApprovalExpired or ApprovalCancelled
 	RunID    string
 	// After is an opaque cursor returned by the previous page ("" = first page).
 	After string
@@ -88,7 +98,8 @@ type Session struct {
 	LastActivityAt    time.Time `json:"lastActivityAt"` // latest occurredAt of any event of the runs
 }
 
-// PermissionGrant is one row of permission_grants.
+// PermissionGrant is one row of permission_grants: one
+// runtime.permission_grant.applied event, in run RunID at Seq.
 type PermissionGrant struct {
 	RunID             string    `json:"runId"`
 	Seq               int64     `json:"seq"`
@@ -99,4 +110,8 @@ type PermissionGrant struct {
 	Scope             string    `json:"scope"`
 	ToolName          string    `json:"toolName"`
 	GrantedAt         time.Time `json:"grantedAt"`
+	GrantID           string    `json:"grantId,omitempty"`
+	RuleID            string    `json:"ruleId,omitempty"`
+	ActorType         string    `json:"actorType,omitempty"`
+	ActorID           string    `json:"actorId,omitempty"`
 }

@@ -1,6 +1,8 @@
 package postgres
 
 import (
+	"encoding/json"
+
 	"github.com/xbot-runtime/xbot/events"
 )
 
@@ -20,6 +22,13 @@ type runChange struct {
 	sandboxKey  []byte
 	metadata    []byte // nil = SQL NULL
 	createdAt   int64
+	// acceptedPartition and acceptedOffset locate runtime.run.accepted.
+	acceptedPartition int32
+	acceptedOffset    int64
+
+	snapshotHash *string // nil = unchanged
+	// usage is added to the row's totals (the whole totals when inserted).
+	usage Usage
 
 	status       string  // "" = unchanged
 	pauseReason  string  // written together with status
@@ -32,9 +41,10 @@ type runChange struct {
 	lastActivity int64
 }
 
-// applyRun plans the effect of e on its runs row. It returns the accepted
+// applyRun plans the effect of d on its runs row. It returns the accepted
 // payload for runtime.run.accepted, which the commands model also needs.
-func (p *batchPlan) applyRun(e events.Envelope) (*events.RunAcceptedPayload, error) {
+func (p *batchPlan) applyRun(d decoded) (*events.RunAcceptedPayload, error) {
+	e := d.env
 	c := p.runs[e.RunID]
 	var accepted *events.RunAcceptedPayload
 	var err error
@@ -43,6 +53,7 @@ func (p *batchPlan) applyRun(e events.Envelope) (*events.RunAcceptedPayload, err
 		accepted = new(events.RunAcceptedPayload)
 		if err = decodePayload(e, accepted); err == nil {
 			c.accept(e, accepted)
+			c.acceptedPartition, c.acceptedOffset = d.rec.Partition, d.rec.Offset
 		}
 	case events.RunPaused:
 		var v events.RunPausedPayload
@@ -56,13 +67,22 @@ func (p *batchPlan) applyRun(e events.Envelope) (*events.RunAcceptedPayload, err
 		var v events.RunCancelledPayload
 		err = decodePayload(e, &v)
 		c.cancelReason = &v.Reason
+	case events.ItemCompleted:
+		err = c.addModelCall(e)
+	case events.ContextCompacted:
+		err = c.addCompaction(e)
+	case events.CapabilitySnapshotFrozen:
+		var v struct {
+			Hash string `json:"hash"` // the snapshot itself stays in run_events
+		}
+		err = decodePayload(e, &v)
+		c.snapshotHash = ptr(clean(v.Hash))
 	case events.RunStarted, events.RunResumed, events.RunCompleted, events.RunExpired,
 		events.RunCheckpointRestored,
 		events.CommandAccepted, events.CommandRejected, events.CommandApplied, events.CommandNoEffect,
 		events.CommandDuplicate,
-		events.ItemStarted, events.ItemDelta, events.ItemCompleted, events.ItemFailed, events.ItemAwaitingApproval,
-		events.ApprovalDecisionSubmitted, events.PermissionGrantApplied, events.ContextCompacted,
-		events.CapabilitySnapshotFrozen:
+		events.ItemStarted, events.ItemDelta, events.ItemFailed, events.ItemAwaitingApproval,
+		events.ApprovalDecisionSubmitted, events.PermissionGrantApplied:
 		// No runs column beyond status, last_seq and updated_at depends on these.
 	}
 	if err != nil {
@@ -101,4 +121,49 @@ func (c *runChange) accept(e events.Envelope, v *events.RunAcceptedPayload) {
 	if v.Metadata != nil {
 		c.metadata = mustJSON(cleanMap(v.Metadata))
 	}
+}
+
+// addModelCall counts a completed assistant_message as a model call and adds
+// its usage. Only the item type and Data are decoded: the content is not
+// needed here.
+func (c *runChange) addModelCall(e events.Envelope) error {
+	var v struct {
+		ItemType events.ItemType `json:"itemType"`
+		Data     json.RawMessage `json:"data"`
+	}
+	if err := decodePayload(e, &v); err != nil || v.ItemType != events.ItemAssistantMessage {
+		return err
+	}
+	c.usage.ModelCalls++
+	if len(v.Data) == 0 {
+		return nil
+	}
+	var d events.AssistantData
+	if err := decodeData(e, v.Data, &d); err != nil {
+		return err
+	}
+	c.usage.add(d.Usage)
+	return nil
+}
+
+// addCompaction counts a compaction and adds the usage of its summarising call.
+func (c *runChange) addCompaction(e events.Envelope) error {
+	var v struct {
+		Usage *events.Usage `json:"usage"`
+	}
+	if err := decodePayload(e, &v); err != nil {
+		return err
+	}
+	c.usage.Compactions++
+	c.usage.add(v.Usage)
+	return nil
+}
+
+func (u *Usage) add(v *events.Usage) {
+	if v == nil {
+		return
+	}
+	u.PromptTokens += int64(v.PromptTokens)
+	u.CompletionTokens += int64(v.CompletionTokens)
+	u.TotalTokens += int64(v.TotalTokens)
 }

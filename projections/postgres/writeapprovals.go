@@ -10,12 +10,12 @@ import (
 // request for an item makes its row pending again.
 const insertApprovalsSQL = `INSERT INTO approvals (run_id, item_id, tenant_id, platform_session_id, item_type,
 	status, tool_name, input, decision, scope, actor_type, actor_id, reason, command_id, requested_seq,
-	resolved_seq, requested_at, resolved_at)
-SELECT r, it, te, ps, ty, st, tn, i::json, de, sc, at, ai, re, cm, rq, rs, ra, rsa
+	resolved_seq, requested_at, resolved_at, approval_id, rule_id, request_reason, grant_id)
+SELECT r, it, te, ps, ty, st, tn, i::json, de, sc, at, ai, re, cm, rq, rs, ra, rsa, ap, ru, rr, gr
 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
 	$9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::bigint[], $16::bigint[],
-	$17::timestamptz[], $18::timestamptz[])
-	AS u(r, it, te, ps, ty, st, tn, i, de, sc, at, ai, re, cm, rq, rs, ra, rsa)
+	$17::timestamptz[], $18::timestamptz[], $19::text[], $20::text[], $21::text[], $22::text[])
+	AS u(r, it, te, ps, ty, st, tn, i, de, sc, at, ai, re, cm, rq, rs, ra, rsa, ap, ru, rr, gr)
 ON CONFLICT (run_id, item_id) DO UPDATE SET
 	tenant_id = EXCLUDED.tenant_id, platform_session_id = EXCLUDED.platform_session_id,
 	item_type = EXCLUDED.item_type, status = EXCLUDED.status, tool_name = EXCLUDED.tool_name,
@@ -23,27 +23,35 @@ ON CONFLICT (run_id, item_id) DO UPDATE SET
 	actor_type = EXCLUDED.actor_type, actor_id = EXCLUDED.actor_id, reason = EXCLUDED.reason,
 	command_id = EXCLUDED.command_id, requested_seq = EXCLUDED.requested_seq,
 	resolved_seq = EXCLUDED.resolved_seq, requested_at = EXCLUDED.requested_at,
-	resolved_at = EXCLUDED.resolved_at`
+	resolved_at = EXCLUDED.resolved_at, approval_id = EXCLUDED.approval_id, rule_id = EXCLUDED.rule_id,
+	request_reason = EXCLUDED.request_reason, grant_id = EXCLUDED.grant_id`
 
-// resolveApprovalsSQL resolves approvals requested before the batch. Only a
-// pending row changes: a decision for an item that no longer awaits
-// approval changes nothing, as in events.Fold.
-const resolveApprovalsSQL = `UPDATE approvals AS a SET
-	status = 'resolved', decision = u.de, scope = u.sc, actor_type = u.at, actor_id = u.ai, reason = u.re,
-	command_id = u.cm, resolved_seq = u.rs, resolved_at = u.rsa
+// leavePendingSQL moves approvals requested before the batch out of pending
+// (a decision, an expiry, a cancellation). Only a pending row changes: an
+// item that no longer awaits approval stays as it is, as in events.Fold.
+const leavePendingSQL = `UPDATE approvals AS a SET
+	status = u.st, decision = u.de, scope = u.sc, actor_type = u.at, actor_id = u.ai, reason = u.re,
+	command_id = u.cm, grant_id = u.gr, resolved_seq = u.rs, resolved_at = u.rsa
 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
-	$9::bigint[], $10::timestamptz[]) AS u(r, it, de, sc, at, ai, re, cm, rs, rsa)
+	$9::text[], $10::text[], $11::bigint[], $12::timestamptz[]) AS u(r, it, st, de, sc, at, ai, re, cm, gr, rs, rsa)
 WHERE a.run_id = u.r AND a.item_id = u.it AND a.status = 'pending'`
+
+// closeRunApprovalsSQL closes what is still pending of runs that ended; it
+// runs after the statements above, so it sees the batch's requests too.
+const closeRunApprovalsSQL = `UPDATE approvals AS a SET status = u.st, resolved_seq = u.rs, resolved_at = u.rsa
+FROM unnest($1::text[], $2::text[], $3::bigint[], $4::timestamptz[]) AS u(r, st, rs, rsa)
+WHERE a.run_id = u.r AND a.status = 'pending'`
 
 // approvalColumns holds one array per column of the approvals statements.
 type approvalColumns struct {
-	runs, items, tenants, sessions, types, statuses, tools     []string
-	decisions, scopes, actorTypes, actorIDs, reasons, commands []string
-	inputs                                                     []*string
-	requested                                                  []int64
-	resolved                                                   []*int64
-	requestedAt                                                []time.Time
-	resolvedAt                                                 []*time.Time
+	runs, items, tenants, sessions, types, statuses, tools               []string
+	decisions, scopes, actorTypes, actorIDs, reasons, commands, grantIDs []string
+	approvalIDs, ruleIDs, requestReasons                                 []string
+	inputs                                                               []*string
+	requested                                                            []int64
+	resolved                                                             []*int64
+	requestedAt                                                          []time.Time
+	resolvedAt                                                           []*time.Time
 }
 
 func queueApprovals(b *pgx.Batch, p *batchPlan) {
@@ -54,18 +62,33 @@ func queueApprovals(b *pgx.Batch, p *batchPlan) {
 			ins.addInsert(c)
 		} else {
 			upd.addKey(c)
+			upd.statuses = append(upd.statuses, c.status)
 			upd.addDecision(c)
 		}
 	}
 	if len(ins.runs) > 0 {
 		b.Queue(insertApprovalsSQL, ins.runs, ins.items, ins.tenants, ins.sessions, ins.types, ins.statuses,
 			ins.tools, ins.inputs, ins.decisions, ins.scopes, ins.actorTypes, ins.actorIDs, ins.reasons, ins.commands,
-			ins.requested, ins.resolved, ins.requestedAt, ins.resolvedAt)
+			ins.requested, ins.resolved, ins.requestedAt, ins.resolvedAt, ins.approvalIDs, ins.ruleIDs,
+			ins.requestReasons, ins.grantIDs)
 	}
 	if len(upd.runs) > 0 {
-		b.Queue(resolveApprovalsSQL, upd.runs, upd.items, upd.decisions, upd.scopes, upd.actorTypes, upd.actorIDs,
-			upd.reasons, upd.commands, upd.resolved, upd.resolvedAt)
+		b.Queue(leavePendingSQL, upd.runs, upd.items, upd.statuses, upd.decisions, upd.scopes, upd.actorTypes,
+			upd.actorIDs, upd.reasons, upd.commands, upd.grantIDs, upd.resolved, upd.resolvedAt)
 	}
+	queueRunClosures(b, p)
+}
+
+func queueRunClosures(b *pgx.Batch, p *batchPlan) {
+	n := len(p.closures)
+	if n == 0 {
+		return
+	}
+	runs, statuses, seqs, at := make([]string, n), make([]string, n), make([]int64, n), make([]time.Time, n)
+	for i, c := range p.closures {
+		runs[i], statuses[i], seqs[i], at[i] = c.runID, c.status, c.seq, ms(c.at)
+	}
+	b.Queue(closeRunApprovalsSQL, runs, statuses, seqs, at)
 }
 
 func (c *approvalColumns) addKey(x *approvalChange) {
@@ -78,31 +101,35 @@ func (c *approvalColumns) addInsert(x *approvalChange) {
 	c.types, c.tools = append(c.types, x.itemType), append(c.tools, x.toolName)
 	c.inputs = append(c.inputs, bytesOrNil(x.input))
 	c.requested, c.requestedAt = append(c.requested, x.requestedSeq), append(c.requestedAt, ms(x.requestedAt))
-	status := ApprovalPending
-	if x.resolved {
-		status = ApprovalResolved
+	c.approvalIDs, c.ruleIDs = append(c.approvalIDs, x.approvalID), append(c.ruleIDs, x.ruleID)
+	c.requestReasons = append(c.requestReasons, x.requestReason)
+	status := x.status
+	if status == "" {
+		status = ApprovalPending
 	}
 	c.statuses = append(c.statuses, status)
 	c.addDecision(x)
 }
 
-// addDecision adds the decision columns of x (empty and NULL while pending).
+// addDecision adds the columns set when the approval leaves pending (empty
+// and NULL while pending).
 func (c *approvalColumns) addDecision(x *approvalChange) {
 	c.decisions, c.scopes = append(c.decisions, x.decision), append(c.scopes, x.scope)
 	c.actorTypes, c.actorIDs = append(c.actorTypes, x.actorType), append(c.actorIDs, x.actorID)
 	c.reasons, c.commands = append(c.reasons, x.reason), append(c.commands, x.commandID)
+	c.grantIDs = append(c.grantIDs, x.grantID)
 	var seq *int64
 	var at *time.Time
-	if x.resolved {
+	if x.status != "" {
 		seq, at = ptr(x.resolvedSeq), msOrNil(&x.resolvedAt)
 	}
 	c.resolved, c.resolvedAt = append(c.resolved, seq), append(c.resolvedAt, at)
 }
 
 const insertGrantsSQL = `INSERT INTO permission_grants (run_id, seq, tenant_id, platform_session_id, item_id,
-	command_id, scope, tool_name, granted_at)
+	command_id, scope, tool_name, granted_at, grant_id, rule_id, actor_type, actor_id)
 SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
-	$8::text[], $9::timestamptz[])
+	$8::text[], $9::timestamptz[], $10::text[], $11::text[], $12::text[], $13::text[])
 ON CONFLICT (run_id, seq) DO NOTHING`
 
 func queueGrants(b *pgx.Batch, p *batchPlan) {
@@ -110,16 +137,18 @@ func queueGrants(b *pgx.Batch, p *batchPlan) {
 	if n == 0 {
 		return
 	}
-	cols := make([][]string, 7)
+	cols := make([][]string, 11)
 	for i := range cols {
 		cols[i] = make([]string, n)
 	}
 	seqs, at := make([]int64, n), make([]time.Time, n)
 	for i, g := range p.grants {
-		for j, v := range []string{g.runID, g.tenantID, g.sessionID, g.itemID, g.commandID, g.scope, g.toolName} {
+		for j, v := range []string{g.runID, g.tenantID, g.sessionID, g.itemID, g.commandID, g.scope, g.toolName,
+			g.grantID, g.ruleID, g.actorType, g.actorID} {
 			cols[j][i] = v
 		}
 		seqs[i], at[i] = g.seq, ms(g.grantedAt)
 	}
-	b.Queue(insertGrantsSQL, cols[0], seqs, cols[1], cols[2], cols[3], cols[4], cols[5], cols[6], at)
+	b.Queue(insertGrantsSQL, cols[0], seqs, cols[1], cols[2], cols[3], cols[4], cols[5], cols[6], at,
+		cols[7], cols[8], cols[9], cols[10])
 }

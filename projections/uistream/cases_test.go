@@ -43,19 +43,15 @@ func applied(typ string) events.CommandAppliedPayload {
 	return events.CommandAppliedPayload{CommandType: typ, IdempotencyKey: "k-" + typ}
 }
 
-// approvalLog is a run whose shell call waits for approval and gets d.
+// approvalLog is a run whose shell call waits for approval and gets d,
+// applied at once as the executor does: the decision, a denied call's
+// failure, applied, resumed.
 func approvalLog(t testing.TB, d string) *logBuilder {
 	b := started(t, runA, cmdA, "clean the build")
 	b.response(r1, 0, []string{"I will delete the build directory."}, callRm)
-	b.toolStart(tool1, r1, callRm, events.ItemCommandExecution)
-	b.add(events.Draft{Type: events.ItemAwaitingApproval, ItemID: tool1, Payload: events.ItemAwaitingApprovalPayload{
-		ItemType: events.ItemCommandExecution, ToolName: "shell", Input: []byte(callRm.Arguments)}})
+	b.toolStart(tool1, r1, callRm, events.ItemCommandExecution).ask(tool1, callRm, "destructive-shell", "deletes files")
 	b.lifecycle(events.RunPaused, events.RunPausedPayload{PauseReason: events.PauseAwaitingApproval, ItemIDs: []string{tool1}})
-	b.command(events.CommandAccepted, cmdB, accepted("SubmitApprovalDecision"))
-	b.add(events.Draft{Type: events.ApprovalDecisionSubmitted, ItemID: tool1, CommandID: cmdB, Payload: decision(d, "item")})
-	b.command(events.CommandApplied, cmdB, applied("SubmitApprovalDecision"))
-	b.command(events.RunResumed, cmdB, events.RunResumedPayload{})
-	return b
+	return b.decide(cmdB, tool1, d, "item", "")
 }
 
 var goldenCases = map[string]func(t testing.TB) []events.Envelope{
@@ -96,7 +92,6 @@ var goldenCases = map[string]func(t testing.TB) []events.Envelope{
 	},
 	"approval_denied": func(t testing.TB) []events.Envelope {
 		b := approvalLog(t, "deny")
-		b.itemFail(tool1, events.ItemCommandExecution, "denied", "the user denied this call")
 		b.response(r2, 1, []string{"Understood, I left it."})
 		return b.lifecycle(events.RunCompleted, events.RunCompletedPayload{}).evs
 	},
@@ -151,7 +146,7 @@ var goldenCases = map[string]func(t testing.TB) []events.Envelope{
 		b.response(r1, 0, nil, callRm)
 		b.toolStart(tool1, r1, callRm, events.ItemCommandExecution)
 		b.add(events.Draft{Type: events.ItemAwaitingApproval, ItemID: tool1, Payload: events.ItemAwaitingApprovalPayload{
-			ItemType: events.ItemCommandExecution}})
+			ItemType: events.ItemCommandExecution}}) // an older writer's request: no approvalId, rule or reason
 		b.lifecycle(events.RunPaused, events.RunPausedPayload{PauseReason: events.PauseAwaitingApproval, ItemIDs: []string{tool1}})
 		b.command(events.CommandAccepted, cmdB, accepted("CancelRun"))
 		b.itemFail(tool1, events.ItemCommandExecution, events.ToolErrCancelled, "the run was cancelled")
@@ -163,8 +158,9 @@ var goldenCases = map[string]func(t testing.TB) []events.Envelope{
 		b.response(r1, 0, []string{"One question first."}, callAsk)
 		b.toolStart(tool1, r1, callAsk, events.ItemClarificationRequest)
 		b.lifecycle(events.RunPaused, events.RunPausedPayload{PauseReason: events.PauseAwaitingUserInput, ItemIDs: []string{tool1}})
-		b.itemFail(tool1, events.ItemClarificationRequest, "expired", "nobody answered")
-		return b.lifecycle(events.RunExpired, events.RunExpiredPayload{}).evs
+		b.itemFail(tool1, events.ItemClarificationRequest, events.ToolErrExpired, "nobody answered before the run's pause expired")
+		return b.lifecycle(events.RunExpired, events.RunExpiredPayload{PauseReason: events.PauseAwaitingUserInput,
+			PausedAt: 1_700_000_008_000, PauseTTLMs: 3600_000}).evs
 	},
 	"crash_recovery": func(t testing.TB) []events.Envelope {
 		b := started(t, runA, cmdA, "make it")
@@ -196,14 +192,19 @@ var goldenCases = map[string]func(t testing.TB) []events.Envelope{
 	},
 	"governance_and_other_items": func(t testing.TB) []events.Envelope {
 		b := newLog(t, runA).accept(cmdA, "k", "", "plan it")
-		b.lifecycle(events.CapabilitySnapshotFrozen, events.SnapshotFrozenPayload{Hash: "sha256:abc"})
+		b.lifecycle(events.CapabilitySnapshotFrozen, events.SnapshotFrozenPayload{Hash: "sha256:abc", Snapshot: raw(map[string]any{"pauseTtlMs": 60000})})
 		b.lifecycle(events.RunStarted, events.RunStartedPayload{})
-		b.lifecycle(events.PermissionGrantApplied, events.PermissionGrantPayload{Scope: "run", ToolName: "shell"})
+		b.lifecycle(events.PermissionGrantApplied, events.PermissionGrantPayload{GrantID: "grt_1", Scope: "run", ToolName: "shell", RuleID: "r"})
 		b.itemStart("itm_plan", events.ItemPlan, nil).delta("itm_plan", "1. look")
 		b.itemDone("itm_plan", events.ItemPlan, events.ItemStatusCompleted, "1. look\n2. act", nil)
 		b.itemStart("itm_compact", events.ItemContextCompaction, nil)
 		b.itemDone("itm_compact", events.ItemContextCompaction, events.ItemStatusCompleted, "summary", nil)
-		b.lifecycle(events.ContextCompacted, events.ContextCompactedPayload{CutoffEventSeq: 3})
+		b.lifecycle(events.ContextCompacted, events.ContextCompactedPayload{ArtifactID: "cmp_01J000000000000000000000C1",
+			CutoffEventSeq: 7, TriggerReason: events.CompactBeforeModelRequest, SourceRange: events.SeqRange{FromSeq: 1, ToSeq: 7},
+			Summary: events.CompactionSummary{UserGoal: "plan it", ExecutedDecisions: []string{"made a plan"},
+				ModifiedFiles: []string{}, PendingTasks: []string{"act"}},
+			RetainedItemIDs: []string{"itm_plan"}, TokenStats: events.TokenStats{BeforeTokens: 9000, AfterTokens: 700},
+			Usage: &events.Usage{PromptTokens: 9000, CompletionTokens: 300, TotalTokens: 9300}})
 		b.response(r1, 0, nil, callMCP)
 		b.toolStart(tool1, r1, callMCP, events.ItemMCPToolCall)
 		b.toolDone(tool1, callMCP, events.ItemMCPToolCall, events.ToolResultData{Output: `{"hits":1}`})

@@ -11,23 +11,24 @@ import (
 // SDK's schema (ai@6 uiMessageChunkSchema) declares for that type and no
 // other, because clients validate chunks against that schema.
 type Chunk struct {
-	Type             string          `json:"type"`
-	ID               string          `json:"id,omitempty"`
-	Delta            string          `json:"delta,omitempty"`
-	MessageID        string          `json:"messageId,omitempty"`
-	MessageMetadata  *Metadata       `json:"messageMetadata,omitempty"`
-	ToolCallID       string          `json:"toolCallId,omitempty"`
-	ToolName         string          `json:"toolName,omitempty"`
-	ApprovalID       string          `json:"approvalId,omitempty"`
-	Input            json.RawMessage `json:"input,omitempty"`
-	Output           json.RawMessage `json:"output,omitempty"`
-	Dynamic          bool            `json:"dynamic,omitempty"`
-	ErrorText        string          `json:"errorText,omitempty"`
-	Data             json.RawMessage `json:"data,omitempty"`
-	Transient        bool            `json:"transient,omitempty"`
-	FinishReason     string          `json:"finishReason,omitempty"`
-	Reason           string          `json:"reason,omitempty"`
-	ProviderMetadata json.RawMessage `json:"providerMetadata,omitempty"`
+	Type               string          `json:"type"`
+	ID                 string          `json:"id,omitempty"`
+	Delta              string          `json:"delta,omitempty"`
+	MessageID          string          `json:"messageId,omitempty"`
+	MessageMetadata    *Metadata       `json:"messageMetadata,omitempty"`
+	ToolCallID         string          `json:"toolCallId,omitempty"`
+	ToolName           string          `json:"toolName,omitempty"`
+	ApprovalID         string          `json:"approvalId,omitempty"`
+	ApprovalDescriptor json.RawMessage `json:"approvalDescriptor,omitempty"`
+	Input              json.RawMessage `json:"input,omitempty"`
+	Output             json.RawMessage `json:"output,omitempty"`
+	Dynamic            bool            `json:"dynamic,omitempty"`
+	ErrorText          string          `json:"errorText,omitempty"`
+	Data               json.RawMessage `json:"data,omitempty"`
+	Transient          bool            `json:"transient,omitempty"`
+	FinishReason       string          `json:"finishReason,omitempty"`
+	Reason             string          `json:"reason,omitempty"`
+	ProviderMetadata   json.RawMessage `json:"providerMetadata,omitempty"`
 }
 
 // Metadata is the messageMetadata of a reply (seed 000, "组织回复的浏览器
@@ -62,9 +63,19 @@ type Interaction struct {
 	ToolName string          `json:"toolName,omitempty"`
 	Input    json.RawMessage `json:"input,omitempty"`
 	Question string          `json:"question,omitempty"`
-	Decision string          `json:"decision,omitempty"`
-	Scope    string          `json:"scope,omitempty"`
-	Answer   string          `json:"answer,omitempty"`
+	// ApprovalID, RuleID and Reason describe an approval request: the
+	// runtime's request id (apr_…), the policy rule that asks and why.
+	ApprovalID string `json:"approvalId,omitempty"`
+	RuleID     string `json:"ruleId,omitempty"`
+	Reason     string `json:"reason,omitempty"`
+	Decision   string `json:"decision,omitempty"`
+	Scope      string `json:"scope,omitempty"`
+	// DecisionReason is the reason the decider gave; DecidedBy who decided
+	// (for a call a grant covered: who gave the grant, GrantID).
+	DecisionReason string        `json:"decisionReason,omitempty"`
+	DecidedBy      *events.Actor `json:"decidedBy,omitempty"`
+	GrantID        string        `json:"grantId,omitempty"`
+	Answer         string        `json:"answer,omitempty"`
 }
 
 // Interaction kinds and statuses.

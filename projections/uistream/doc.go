@@ -11,13 +11,18 @@
 // the runId. The message opens with a start chunk (messageMetadata
 // {response_id, input_ids, origin}) when the run starts and ends with finish
 // (completed: finishReason from the last model response, "stop" by
-// default), error + finish "error" (failed, expired) or abort (cancelled);
-// the last of these carries messageMetadata.outcome and usage. A paused run
-// closes the message with finish "tool-calls"; the next chunk of the reply
-// reopens it with a start chunk carrying the same messageId (the SDK keeps
-// adding to the same message). Chunks of events that happen while the run is
-// paused (an approval decision, a clarification's answer) are held and sent
-// when the message reopens.
+// default), error + finish "error" (failed), finish "other" (expired: nobody
+// answered in time, which is not an error) or abort (cancelled); the last of
+// these carries messageMetadata.outcome and usage. A paused run closes the
+// message with finish "tool-calls"; the next chunk of the reply reopens it
+// with a start chunk carrying the same messageId (the SDK keeps adding to the
+// same message). Chunks of events that happen while the run is paused (an
+// approval decision, a clarification's answer) are held and sent when the
+// message reopens. Several calls may await approval at once, each decided on
+// its own: a SubmitApprovalDecision that leaves the run paused (another call
+// still awaits) reopens the message for its decisions at its
+// runtime.command.applied and closes it again with finish "tool-calls"; the
+// one that resumes the run sends them with the run.resumed start.
 //
 // # Mapping
 //
@@ -26,10 +31,12 @@
 //	runtime.run.paused                [data-interaction (question) per clarification_request waited on] finish-step? finish{tool-calls}
 //	runtime.run.resumed               start (reopen) + held chunks
 //	runtime.run.completed             [start] finish-step? finish{stop|length|content-filter, metadata}
-//	runtime.run.failed / expired      [start] finish-step? error{errorText} finish{error, metadata}
+//	runtime.run.failed                [start] finish-step? error{errorText} finish{error, metadata}
+//	runtime.run.expired               [start] finish-step? finish{other, metadata outcome "expired"}
 //	runtime.run.cancelled             [start] finish-step? message-metadata abort{reason?}
 //	runtime.run.checkpoint_restored   nothing
 //	runtime.command.applied           AppendUserInput (steer, clarification): message-metadata with the new input_ids
+//	                                  SubmitApprovalDecision leaving the run paused: start + held chunks + finish{tool-calls}
 //	runtime.command.{accepted,rejected,no_effect,duplicate}  nothing
 //	runtime.item.started              assistant_message: start-step (unless its reasoning began the step)
 //	                                  reasoning: finish-step? start-step
@@ -46,10 +53,17 @@
 //	                                  + data-interaction (answered) for an answered question
 //	                                  plan: data-plan
 //	runtime.item.failed               assistant_message / reasoning: [text-end] + message-metadata retracting the part
-//	                                  tool items: tool-output-error (not after a denial) + data-interaction (withdrawn/expired)
-//	runtime.item.awaiting_approval    tool-approval-request {approvalId = toolCallId = itemId} + data-interaction (open)
-//	runtime.approval.decision_submitted  data-interaction (answered) + tool-output-denied on deny
-//	runtime.permission_grant.applied, runtime.context.compacted, runtime.capability.snapshot_frozen: nothing
+//	                                  tool items: tool-output-error{errorText "code: message"} (blocked_by_policy:
+//	                                  the rule's reason; expired; ...), tool-output-denied for denied_by_user
+//	                                  (once: not after the decision's) + data-interaction (withdrawn/expired)
+//	runtime.item.awaiting_approval    tool-approval-request {approvalId = toolCallId = itemId, approvalDescriptor
+//	                                  {approvalId (apr_…), ruleId, reason}} + data-interaction (open, same fields)
+//	runtime.approval.decision_submitted  data-interaction (answered: decision, scope, decisionReason, decidedBy,
+//	                                  grantId when a grant given for another call covered it) + tool-output-denied on deny
+//	runtime.context.compacted         data-compaction {artifactId, triggerReason, cutoffEventSeq, tokenStats, summary}
+//	                                  (id = artifactId; not transient: a reloaded message still shows where the
+//	                                  context was summarised)
+//	runtime.permission_grant.applied, runtime.capability.snapshot_frozen: nothing
 //
 // Text and reasoning parts carry providerMetadata {"xbot": {"part_id":
 // itemId}}; messageMetadata.retracted_part_ids lists the parts of model calls

@@ -129,7 +129,7 @@ var allowedKeys = map[string][]string{
 	"tool-output-available": {"toolCallId", "output", "dynamic", "providerExecuted", "providerMetadata", "preliminary"},
 	"tool-output-error":     {"toolCallId", "errorText", "dynamic", "providerExecuted", "providerMetadata"},
 	"tool-output-denied":    {"toolCallId"},
-	"tool-approval-request": {"approvalId", "toolCallId"},
+	"tool-approval-request": {"approvalId", "toolCallId", "approvalDescriptor"},
 	"data-*":                {"id", "data", "transient"},
 }
 

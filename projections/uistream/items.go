@@ -188,15 +188,26 @@ func (m *Mapper) itemFailed(id string, p *events.ItemFailedPayload) {
 			m.metadataChanged()
 		}
 	case it.tool:
-		if !it.denied {
-			m.emit(Chunk{Type: "tool-output-error", ToolCallID: id, ErrorText: errorText(p.ErrorCode, p.Message)})
+		m.toolFailed(id, it, p)
+	}
+}
+
+// toolFailed ends a tool part: output-denied for a denied call (unless its
+// decision did already), else output-error with the code and message (a
+// call blocked by policy shows blocked_by_policy and the rule's reason). An
+// open interaction of the item is withdrawn or expired.
+func (m *Mapper) toolFailed(id string, it *itemState, p *events.ItemFailedPayload) {
+	switch {
+	case p.ErrorCode == events.ToolErrDeniedByUser:
+		m.deny(id, it)
+	case !it.denied:
+		m.emit(Chunk{Type: "tool-output-error", ToolCallID: id, ErrorText: errorText(p.ErrorCode, p.Message)})
+	}
+	if in := it.interaction; in != nil && in.Status == InteractionOpen {
+		in.Status = InteractionWithdrawn
+		if p.ErrorCode == events.ToolErrExpired {
+			in.Status = InteractionExpired
 		}
-		if in := it.interaction; in != nil && in.Status == InteractionOpen {
-			in.Status = InteractionWithdrawn
-			if p.ErrorCode == "expired" {
-				in.Status = InteractionExpired
-			}
-			m.emit(dataChunk("interaction", id, in, false))
-		}
+		m.emit(dataChunk("interaction", id, in, false))
 	}
 }

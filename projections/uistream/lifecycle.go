@@ -31,6 +31,10 @@ func (m *Mapper) accepted(e events.Envelope, p *events.RunAcceptedPayload) {
 // inputs the reply answers. A follow-up applied on this (ended) run is
 // answered by the run it created, not by this one.
 func (m *Mapper) commandApplied(e events.Envelope, p *events.CommandAppliedPayload) {
+	if p.CommandType == "SubmitApprovalDecision" {
+		m.decisionApplied()
+		return
+	}
 	if p.CommandType != "AppendUserInput" || p.CreatedRunID != "" || e.CommandID == "" || m.seg == segEnded {
 		return
 	}
@@ -64,11 +68,22 @@ func (m *Mapper) completed() {
 	m.close(segEnded, finishChunk(finishReason(m.finishReason), &s))
 }
 
-func (m *Mapper) failed(outcome, text string) {
+func (m *Mapper) failed(text string) {
 	m.open()
-	m.meta.Outcome = outcome
+	m.meta.Outcome = "failed"
 	s := m.snapshot()
 	m.close(segEnded, Chunk{Type: "error", ErrorText: text}, finishChunk("error", &s))
+}
+
+// expired ends the reply of a run whose pause outlived its TTL. Nothing
+// failed: nobody answered in time. So the reply finishes without an error
+// chunk, finishReason "other" and outcome "expired"; the items it waited on
+// already show expired (tool-output-error, data-interaction status expired).
+func (m *Mapper) expired() {
+	m.open()
+	m.meta.Outcome = "expired"
+	s := m.snapshot()
+	m.close(segEnded, finishChunk("other", &s))
 }
 
 // cancelled ends the reply with abort; abort carries no metadata, so the

@@ -131,3 +131,46 @@ func (b *logBuilder) command(t events.Type, cmd string, payload any) *logBuilder
 func (b *logBuilder) lifecycle(t events.Type, payload any) *logBuilder {
 	return b.add(events.Draft{Type: t, Payload: payload})
 }
+
+// ask records that policy rule asks for approval of item id's call c.
+func (b *logBuilder) ask(id string, c events.ToolCallRef, rule, reason string) *logBuilder {
+	return b.add(events.Draft{Type: events.ItemAwaitingApproval, ItemID: id, Payload: events.ItemAwaitingApprovalPayload{
+		ItemType: events.ItemCommandExecution, ToolName: c.Name, Input: []byte(c.Arguments),
+		ApprovalID: events.DerivedID("apr", b.id.RunID, id), RuleID: rule, Reason: reason}})
+}
+
+// decide applies SubmitApprovalDecision cmd on item id as the executor's
+// admission does: the decision; a deny fails the item; an allow for the run
+// or session applies a grant that resolves the other items awaiting for the
+// same tool and rule; applied; resumed once no item awaits.
+func (b *logBuilder) decide(cmd, id, d, scope, reason string) *logBuilder {
+	it, _ := b.st.Item(id)
+	p := decision(d, scope)
+	p.Reason, p.ApprovalID = reason, events.DerivedID("apr", b.id.RunID, id)
+	b.add(events.Draft{Type: events.ApprovalDecisionSubmitted, ItemID: id, CommandID: cmd, Payload: p})
+	switch {
+	case d == events.DecisionDeny:
+		msg := "denied by user"
+		if reason != "" {
+			msg += ": " + reason
+		}
+		b.add(events.Draft{Type: events.ItemFailed, ItemID: id, CommandID: cmd, Payload: events.ItemFailedPayload{
+			ItemType: it.Type, ErrorCode: events.ToolErrDeniedByUser, Message: msg}})
+	case scope != events.ScopeItem:
+		g := events.PermissionGrant{GrantID: events.DerivedID("grt", cmd), Scope: scope, ToolName: it.ToolName,
+			RuleID: it.RuleID, RunID: b.id.RunID, ItemID: id, Actor: p.Actor}
+		b.add(events.Draft{Type: events.PermissionGrantApplied, CommandID: cmd, Payload: g})
+		for _, o := range b.st.AwaitingApproval() {
+			if g.Covers(o.ToolName, o.RuleID) {
+				s := decision(events.DecisionAllow, scope)
+				s.ApprovalID, s.GrantID, s.Reason = events.DerivedID("apr", b.id.RunID, o.ID), g.GrantID, "covered by the grant given for item "+id
+				b.add(events.Draft{Type: events.ApprovalDecisionSubmitted, ItemID: o.ID, CommandID: cmd, Payload: s})
+			}
+		}
+	}
+	b.command(events.CommandApplied, cmd, applied("SubmitApprovalDecision"))
+	if len(b.st.AwaitingApproval()) == 0 {
+		b.command(events.RunResumed, cmd, events.RunResumedPayload{})
+	}
+	return b
+}

@@ -88,9 +88,9 @@ func (m *Mapper) apply(e events.Envelope, p any) {
 		m.completed()
 	case events.RunFailed:
 		v := p.(*events.RunFailedPayload)
-		m.failed("failed", errorText(v.ErrorCode, v.Message))
+		m.failed(errorText(v.ErrorCode, v.Message))
 	case events.RunExpired:
-		m.failed("expired", "expired: the run waited too long and expired")
+		m.expired()
 	case events.RunCancelled:
 		m.cancelled(p.(*events.RunCancelledPayload).Reason)
 	case events.CommandApplied:
@@ -107,8 +107,10 @@ func (m *Mapper) apply(e events.Envelope, p any) {
 		m.awaitingApproval(e.ItemID, p.(*events.ItemAwaitingApprovalPayload))
 	case events.ApprovalDecisionSubmitted:
 		m.decision(e.ItemID, p.(*events.ApprovalDecisionPayload))
+	case events.ContextCompacted:
+		m.compacted(p.(*events.ContextCompactedPayload))
 	case events.RunCheckpointRestored, events.CommandAccepted, events.CommandRejected, events.CommandNoEffect,
-		events.CommandDuplicate, events.PermissionGrantApplied, events.ContextCompacted, events.CapabilitySnapshotFrozen:
+		events.CommandDuplicate, events.PermissionGrantApplied, events.CapabilitySnapshotFrozen:
 		// Not part of the reply's message: the runs, items and commands
 		// read models show them.
 	}

@@ -69,13 +69,20 @@ func TestAISDKAcceptsEveryGoldenStream(t *testing.T) {
 		{"clarification", tool1, "output-available"},
 		{"tools", tool1, "output-available"},
 		{"tools", tool3, "output-error"},
+		{"approvals_decided_one_by_one", tool1, "output-available"},
+		{"approvals_decided_one_by_one", tool2, "output-denied"},
+		{"approval_grant_covers_sibling", tool2, "output-available"},
+		{"blocked_by_policy", tool1, "output-error"},
+		{"expired_awaiting_approval", tool1, "output-error"},
+		{"expired_awaiting_approval", tool2, "output-error"},
 	} {
 		if p := tool(c.name, c.id); p.Type != "dynamic-tool" || p.State != c.state {
 			t.Errorf("%s: tool part %s is %s/%s, want dynamic-tool/%s", c.name, c.id, p.Type, p.State, c.state)
 		}
 	}
-	if p := tool("approval_allowed", tool1); !strings.Contains(string(p.Approval), `"id":"itm_tool1"`) {
-		t.Errorf("the approved part has approval %s", p.Approval)
+	if p := tool("approval_allowed", tool1); !strings.Contains(string(p.Approval), `"id":"itm_tool1"`) ||
+		!strings.Contains(string(p.Approval), `"ruleId":"destructive-shell"`) {
+		t.Errorf("the approved part has approval %s, want id itm_tool1 and the rule in its descriptor", p.Approval)
 	}
 	for name, r := range results {
 		if len(r.Messages) != 1 || r.Messages[0].ID != runA {

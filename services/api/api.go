@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"net/http"
+	"sync/atomic"
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
@@ -55,6 +56,8 @@ type API struct {
 	mux    *http.ServeMux
 	// streams serves the UI stream endpoints once EnableStreams is called.
 	streams streams
+	// commandPartitions caches Config.CommandPartitions's answer (0: none yet).
+	commandPartitions atomic.Int64
 }
 
 // New builds the API. It panics on a nil dependency (a wiring bug) and
@@ -125,6 +128,8 @@ func (a *API) registerRoutes() {
 	a.registerHealth()
 	a.registerListRunItems()
 	a.registerListApprovals()
+	a.registerSubmitApprovalDecision()
+	a.registerRequestCompaction()
 	a.registerListSessionRuns()
 	a.registerStreams()
 }

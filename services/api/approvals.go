@@ -22,24 +22,29 @@ type approval struct {
 	ItemID            string          `json:"itemId" doc:"The item awaiting (or having awaited) the decision."`
 	PlatformSessionID string          `json:"platformSessionId,omitempty"`
 	ItemType          string          `json:"itemType,omitempty"`
-	Status            string          `json:"status" enum:"pending,resolved"`
+	Status            string          `json:"status" enum:"pending,resolved,expired,cancelled" doc:"pending: awaiting a decision; resolved: decided (allow or deny); expired: the run's pause outlived its pause TTL first; cancelled: the item or its run ended otherwise first."`
 	ToolName          string          `json:"toolName,omitempty"`
 	Input             json.RawMessage `json:"input,omitempty" doc:"The tool input the decision is about."`
+	ApprovalID        string          `json:"approvalId,omitempty" doc:"Names the approval request (apr_…)."`
+	RuleID            string          `json:"ruleId,omitempty" doc:"The policy rule that asked for approval; absent when the policy's default asked. Grants are per tool and rule."`
+	RequestReason     string          `json:"requestReason,omitempty" doc:"Why the call needs approval (the reason of runtime.item.awaiting_approval)."`
 	Decision          string          `json:"decision,omitempty" enum:"allow,deny" doc:"Set once resolved."`
 	Scope             string          `json:"scope,omitempty" enum:"item,run,platform_session" doc:"How far the decision reaches; set once resolved."`
 	Actor             *approvalActor  `json:"actor,omitempty" doc:"Who decided; set once resolved."`
-	Reason            string          `json:"reason,omitempty"`
+	Reason            string          `json:"reason,omitempty" doc:"The decision's reason."`
 	CommandID         string          `json:"commandId,omitempty" doc:"The SubmitApprovalDecision command that resolved it."`
+	GrantID           string          `json:"grantId,omitempty" doc:"Set when a grant given by the decision on another item (scope run or platform_session, same tool and rule) resolved this one."`
 	RequestedSeq      int64           `json:"requestedSeq" doc:"Seq of the runtime.item.awaiting_approval event."`
-	ResolvedSeq       *int64          `json:"resolvedSeq,omitempty" doc:"Seq of the runtime.approval.decision_submitted event."`
+	ResolvedSeq       *int64          `json:"resolvedSeq,omitempty" doc:"Seq of the event that ended the wait: runtime.approval.decision_submitted, or the item's runtime.item.failed (or the run's end) that expired or cancelled it."`
 	RequestedAt       int64           `json:"requestedAt" doc:"Unix milliseconds."`
 	ResolvedAt        *int64          `json:"resolvedAt,omitempty" doc:"Unix milliseconds."`
 }
 
 func approvalView(r postgres.Approval) approval {
 	v := approval{RunID: r.RunID, ItemID: r.ItemID, PlatformSessionID: r.PlatformSessionID, ItemType: r.ItemType,
-		Status: r.Status, ToolName: r.ToolName, Input: r.Input, Decision: r.Decision, Scope: r.Scope,
-		Reason: r.Reason, CommandID: r.CommandID, RequestedSeq: r.RequestedSeq, ResolvedSeq: r.ResolvedSeq,
+		Status: r.Status, ToolName: r.ToolName, Input: r.Input, ApprovalID: r.ApprovalID, RuleID: r.RuleID,
+		RequestReason: r.RequestReason, Decision: r.Decision, Scope: r.Scope, Reason: r.Reason,
+		CommandID: r.CommandID, GrantID: r.GrantID, RequestedSeq: r.RequestedSeq, ResolvedSeq: r.ResolvedSeq,
 		RequestedAt: r.RequestedAt.UnixMilli()}
 	if r.ActorType != "" || r.ActorID != "" {
 		v.Actor = &approvalActor{Type: r.ActorType, ID: r.ActorID}
@@ -52,7 +57,7 @@ func approvalView(r postgres.Approval) approval {
 }
 
 type listApprovalsInput struct {
-	Status string `query:"status" enum:"pending,resolved" doc:"Only approvals in this state."`
+	Status string `query:"status" enum:"pending,resolved,expired,cancelled" doc:"Only approvals in this state; pending lists exactly the items awaiting a decision."`
 	RunID  string `query:"runId" doc:"Only approvals of this run."`
 	Cursor string `query:"cursor" doc:"nextCursor of the previous page."`
 	Limit  int    `query:"limit" minimum:"1" maximum:"200" default:"50" doc:"Page size (the read model's bounds)."`
@@ -75,7 +80,10 @@ func (a *API) registerListApprovals() {
 		OperationID: "listApprovals", Method: http.MethodGet, Path: "/v1/approvals",
 		Summary: "List approvals",
 		Description: "The tenant's approvals, newest request first, one page at a time; `?status=pending` is the " +
-			"queue of decisions to make. A runId of another tenant matches nothing.",
+			"queue of decisions to make (submit them with POST /v1/runs/{runId}/approval-decisions). An approval " +
+			"is requested by runtime.item.awaiting_approval and leaves pending once: resolved by a decision " +
+			"(runtime.approval.decision_submitted), expired when the run's pause outlives its pause TTL, or " +
+			"cancelled when the item or run ends otherwise. A runId of another tenant matches nothing.",
 		Tags: []string{tag}, Errors: []int{http.StatusUnauthorized, http.StatusUnprocessableEntity},
 	}, a.listApprovals)
 }

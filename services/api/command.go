@@ -37,7 +37,7 @@ type commandResult struct {
 	DuplicateCommandID string `json:"duplicateCommandId,omitempty" doc:"For a duplicate: the id this request's command got."`
 	OriginalOutcome    string `json:"originalOutcome,omitempty" doc:"For a duplicate: the original command's outcome, which stands."`
 	OriginalCode       string `json:"originalCode,omitempty" doc:"For a duplicate: the original command's error code, if it was rejected."`
-	CreatedRunID       string `json:"createdRunId,omitempty" doc:"For an applied follow-up: the new run it started in the same platform session (derived from the commandId, so a retry names the same run)."`
+	CreatedRunID       string `json:"createdRunId,omitempty" doc:"For an applied follow-up (or a duplicate of one): the new run it started in the same platform session, as recorded by runtime.command.applied. A retry names the same run."`
 }
 
 type commandOutput struct {
@@ -144,16 +144,8 @@ func resultFor(env commands.Envelope, row postgres.Command) commandResult {
 		r.CommandID, r.OriginalCommandID, r.DuplicateCommandID = row.OriginalCommandID, row.OriginalCommandID, env.CommandID
 		r.OriginalOutcome, r.OriginalCode = row.OriginalOutcome, row.OriginalCode
 	}
-	if isFollowUp(env) && (r.Outcome == string(commands.OutcomeApplied) || r.OriginalOutcome == string(commands.OutcomeApplied)) {
-		r.CreatedRunID = commands.FollowUpRunID(r.CommandID)
-	}
+	// The read model has it from the applied outcome (for a duplicate, from
+	// the original command's).
+	r.CreatedRunID = row.CreatedRunID
 	return r
-}
-
-func isFollowUp(env commands.Envelope) bool {
-	if env.Type != commands.AppendUserInput {
-		return false
-	}
-	var p commands.AppendUserInputPayload
-	return json.Unmarshal(env.Payload, &p) == nil && p.Intent == commands.IntentFollowUp
 }

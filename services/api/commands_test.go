@@ -35,8 +35,8 @@ func TestCreateRunSendsValidEnvelope(t *testing.T) {
 		t.Errorf("envelope type/tenant/id: %+v", c)
 	case c.IdempotencyKey != "auto-"+c.CommandID:
 		t.Errorf("generated idempotency key %q", c.IdempotencyKey)
-	case c.RunID != events.DerivedID("run", tenantA, c.IdempotencyKey) || c.RunID != r.str("runId"):
-		t.Errorf("runId %s is not derived from tenant and key", c.RunID)
+	case c.RunID != commands.RunIDFor(tenantA, c.IdempotencyKey, wantKey, api.DefaultPartitions) || c.RunID != r.str("runId"):
+		t.Errorf("runId %s is not derived from tenant, key and sandbox key", c.RunID)
 	case !events.ValidID("sess", c.PlatformSessionID), c.Actor != events.Actor{Type: "user", ID: tenantA}:
 		t.Errorf("session/actor defaults: %+v", c)
 	case cp.SandboxKey != wantKey, cp.Input.Content != "hello":
@@ -119,7 +119,8 @@ func TestSameIdempotencyKeyLandsOnSameRun(t *testing.T) {
 	first := e.do(t, "POST", "/v1/runs", tokenA, createBody("hi"), "Idempotency-Key", "req-1").want(t, http.StatusAccepted)
 	second := e.do(t, "POST", "/v1/runs", tokenA, createBody("hi"), "Idempotency-Key", "req-1").want(t, http.StatusAccepted)
 	sent := e.sender.envelopes()
-	if first.str("runId") != events.DerivedID("run", tenantA, "req-1") || second.str("runId") != first.str("runId") {
+	key := events.SandboxKey{TenantID: tenantA, WorkspaceID: "default", AgentID: "coder", OwnerID: tenantA}
+	if first.str("runId") != commands.RunIDFor(tenantA, "req-1", key, api.DefaultPartitions) || second.str("runId") != first.str("runId") {
 		t.Fatalf("runIds %s, %s", first.str("runId"), second.str("runId"))
 	}
 	if first.str("outcome") != "accepted" || second.str("outcome") != "duplicate" {

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"regexp"
@@ -19,6 +20,9 @@ const (
 	// DefaultMaxBodyBytes is 1 MiB: a command's content is at most 256 KiB
 	// (commands.MaxContentBytes), so this leaves room for JSON escaping.
 	DefaultMaxBodyBytes = 1 << 20
+	// DefaultPartitions is the partition count infra/kafka.Config creates
+	// topics with by default.
+	DefaultPartitions = 12
 )
 
 // tenantPattern is the rule commands.Envelope.Validate applies to tenantId.
@@ -40,6 +44,17 @@ type Config struct {
 	MaxBodyBytes int64
 	// Version is the API version shown in the OpenAPI document. Default "dev".
 	Version string
+	// Partitions is the partition count of the commands topic that places a
+	// created run on its sandbox key's partition (commands.RunIDFor) while
+	// CommandPartitions has not answered: set it to kafka.Config.Partitions,
+	// the count xbot creates its topics with. Default DefaultPartitions.
+	Partitions int
+	// CommandPartitions reads the partition count of the commands topic
+	// (kafka.PartitionCount). Optional; its first answer is kept for the
+	// life of the API, and until it answers (e.g. the topic does not exist
+	// yet) Partitions is used. A wrong count places runs on the wrong
+	// partition, and the executor rejects them (sandbox_key_misrouted).
+	CommandPartitions func(ctx context.Context) (int, error)
 }
 
 func (c *Config) setDefaults() {
@@ -54,6 +69,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.Version == "" {
 		c.Version = "dev"
+	}
+	if c.Partitions == 0 {
+		c.Partitions = DefaultPartitions
 	}
 }
 
@@ -80,6 +98,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxBodyBytes <= 0 {
 		errs = append(errs, fmt.Errorf("api: MaxBodyBytes must be positive (got %d)", c.MaxBodyBytes))
+	}
+	if c.Partitions < 1 {
+		errs = append(errs, fmt.Errorf("api: Partitions must be >= 1 (got %d)", c.Partitions))
 	}
 	return errors.Join(errs...)
 }

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -37,11 +38,16 @@ type createRunInput struct {
 
 func (a *API) registerCreateRun() {
 	register(a, huma.Operation{
-		OperationID:   "createRun",
-		Method:        http.MethodPost,
-		Path:          "/v1/runs",
-		Summary:       "Create a run",
-		Description:   "Queues a CreateRun command. The runId is derived from the tenant and the idempotency key, so a retried create lands on the same run.",
+		OperationID: "createRun",
+		Method:      http.MethodPost,
+		Path:        "/v1/runs",
+		Summary:     "Create a run",
+		Description: "Queues a CreateRun command. The runId is derived from the tenant, the idempotency key and the " +
+			"sandbox key, so a retried create lands on the same run, and it is placed on the sandbox key's partition " +
+			"of the commands topic (commands.RunIDFor): all runs of one sandbox key live on one partition, where they " +
+			"run one at a time, in the order they were accepted (see queuePosition of GET /v1/runs/{runId}). " +
+			"A run created in an existing platformSessionId inherits the session's platform_session permission " +
+			"grants, which are frozen into its capability snapshot when it starts.",
 		Tags:          []string{"Runs"},
 		DefaultStatus: http.StatusAccepted,
 		Errors:        []int{http.StatusUnauthorized, http.StatusRequestEntityTooLarge, http.StatusUnprocessableEntity, http.StatusServiceUnavailable},
@@ -58,12 +64,15 @@ func (a *API) createRun(ctx context.Context, in *createRunInput) (*commandOutput
 		return nil, err
 	}
 	tenant := tenantOf(ctx)
-	d.runID = events.DerivedID("run", tenant, d.key)
+	p := createPayload(tenant, in)
+	d.runID = commands.RunIDFor(tenant, d.key, p.SandboxKey, a.partitions(ctx))
 	d.sessionID = in.Body.PlatformSessionID
 	if d.sessionID == "" {
 		d.sessionID = events.NewID("sess")
+	} else if p.SessionGrants, err = a.store.SessionGrants(ctx, tenant, d.sessionID); err != nil {
+		return nil, fmt.Errorf("grants of session %s: %w", d.sessionID, err)
 	}
-	d.payload = createPayload(tenant, in)
+	d.payload = p
 	env, err := d.envelope(ctx, in.ActorID)
 	if err != nil {
 		return nil, err

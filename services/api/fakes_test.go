@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/xbot-runtime/xbot/commands"
+	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/projections/postgres"
 	"github.com/xbot-runtime/xbot/services/api"
 )
@@ -22,11 +23,12 @@ type fakeStore struct {
 	waits    int
 	listErr  error
 	lastList postgres.RunFilter
+	grants   map[string][]events.PermissionGrant // by tenantId/platformSessionId
 }
 
 func newFakeStore() *fakeStore {
 	return &fakeStore{runs: map[string]postgres.Run{}, events: map[string][]postgres.Event{},
-		cmds: map[string]postgres.Command{}, changed: make(chan struct{})}
+		cmds: map[string]postgres.Command{}, changed: make(chan struct{}), grants: map[string][]events.PermissionGrant{}}
 }
 
 func (s *fakeStore) addRun(r postgres.Run) {
@@ -126,6 +128,8 @@ type fakeSender struct {
 	store    *fakeStore
 	executor bool
 	firsts   map[string]string // runId/key → commandId
+	// decide, when set, changes the outcome the fake executor records.
+	decide func(c commands.Envelope, row *postgres.Command)
 }
 
 func (f *fakeSender) Send(_ context.Context, c commands.Envelope) error {
@@ -146,6 +150,9 @@ func (f *fakeSender) Send(_ context.Context, c commands.Envelope) error {
 		row.Code = string(commands.CodeDuplicateCommand)
 	} else {
 		f.firsts[c.RunID+"/"+c.IdempotencyKey] = c.CommandID
+	}
+	if f.decide != nil {
+		f.decide(c, &row)
 	}
 	go f.store.put(row) // the outcome arrives later, as from the projector
 	return nil

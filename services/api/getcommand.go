@@ -25,6 +25,7 @@ type command struct {
 	OriginalCommandID string `json:"originalCommandId,omitempty" doc:"For a duplicate: the command that first used the idempotency key."`
 	OriginalOutcome   string `json:"originalOutcome,omitempty" doc:"For a duplicate: the original command's outcome."`
 	OriginalCode      string `json:"originalCode,omitempty" doc:"For a duplicate: the original command's error code, if any."`
+	CreatedRunID      string `json:"createdRunId,omitempty" doc:"For an applied follow-up (or a duplicate of one): the run it started in the same platform session."`
 	Seq               int64  `json:"seq" doc:"Seq of the latest outcome event in the run's log."`
 	UpdatedAt         int64  `json:"updatedAt" doc:"Unix milliseconds."`
 }
@@ -33,7 +34,7 @@ func commandView(c postgres.Command) command {
 	return command{CommandID: c.CommandID, RunID: c.RunID, TenantID: c.TenantID, Type: c.Type,
 		IdempotencyKey: c.IdempotencyKey, Outcome: c.Outcome, FirstOutcome: c.FirstOutcome, Code: c.Code,
 		Message: c.Message, OriginalCommandID: c.OriginalCommandID, OriginalOutcome: c.OriginalOutcome,
-		OriginalCode: c.OriginalCode, Seq: c.Seq, UpdatedAt: c.UpdatedAt.UnixMilli()}
+		OriginalCode: c.OriginalCode, CreatedRunID: c.CreatedRunID, Seq: c.Seq, UpdatedAt: c.UpdatedAt.UnixMilli()}
 }
 
 type getCommandInput struct {

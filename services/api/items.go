@@ -7,20 +7,24 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/projections/postgres"
 )
 
-// ReadModels reads the items, approvals and sessions read models.
-// *postgres.Store implements it.
+// ReadModels reads the items, approvals, sessions and permission grants
+// read models. *postgres.Store implements it.
 //
 // The list methods return postgres.ErrInvalidCursor for a cursor they did
 // not issue (answered 422); GetSession returns an error for which
 // errors.Is(err, postgres.ErrNotFound) holds when the tenant has no such
-// session (answered 404).
+// session (answered 404). SessionGrants returns the platform_session grants
+// given in the session's runs (none for an unknown session), which a run
+// created in the session inherits.
 type ReadModels interface {
 	ListItems(ctx context.Context, f postgres.ItemFilter) ([]postgres.Item, string, error)
 	ListApprovals(ctx context.Context, f postgres.ApprovalFilter) ([]postgres.Approval, string, error)
 	GetSession(ctx context.Context, tenantID, sessionID string) (postgres.Session, error)
+	SessionGrants(ctx context.Context, tenantID, sessionID string) ([]events.PermissionGrant, error)
 }
 
 // runItem is a row of the items read model as the API shows it.
@@ -37,7 +41,7 @@ type runItem struct {
 	InputTruncated  bool    `json:"inputTruncated,omitempty" doc:"input was cut; the event at startedSeq has it whole."`
 	Output          *string `json:"output,omitempty" doc:"Content of the closing event: the message text, or the result the model received from the tool. Cut to 32 KiB; absent while the item is open or when it failed."`
 	OutputTruncated bool    `json:"outputTruncated,omitempty" doc:"output was cut; the event at updatedSeq has it whole."`
-	ErrorCode       string  `json:"errorCode,omitempty" doc:"Set when failed, e.g. unknown_tool, invalid_arguments, tool_error, cancelled, runtime_lost."`
+	ErrorCode       string  `json:"errorCode,omitempty" doc:"Set when failed, e.g. unknown_tool, invalid_arguments, tool_error, cancelled, runtime_lost, blocked_by_policy (a policy rule forbids the call), denied_by_user (a person denied it), expired (the run's pause outlived its TTL before a decision)."`
 	ErrorMessage    string  `json:"errorMessage,omitempty"`
 	ExitCode        *int    `json:"exitCode,omitempty" doc:"Exit code of a completed command_execution."`
 	StartedAt       int64   `json:"startedAt" doc:"Unix milliseconds."`

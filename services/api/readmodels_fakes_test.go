@@ -3,11 +3,13 @@ package api_test
 import (
 	"context"
 
+	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/projections/postgres"
 )
 
 // The fake store has no items, approvals or sessions: the endpoints that
-// read them are tested against Postgres (readmodels_test.go).
+// read them are tested against Postgres (readmodels_test.go). Its session
+// grants are set by tests.
 
 func (s *fakeStore) ListItems(context.Context, postgres.ItemFilter) ([]postgres.Item, string, error) {
 	return nil, "", nil
@@ -19,4 +21,16 @@ func (s *fakeStore) ListApprovals(context.Context, postgres.ApprovalFilter) ([]p
 
 func (s *fakeStore) GetSession(context.Context, string, string) (postgres.Session, error) {
 	return postgres.Session{}, postgres.ErrNotFound
+}
+
+func (s *fakeStore) SessionGrants(_ context.Context, tenantID, sessionID string) ([]events.PermissionGrant, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.grants[tenantID+"/"+sessionID], nil
+}
+
+func (s *fakeStore) setGrants(tenantID, sessionID string, g ...events.PermissionGrant) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.grants[tenantID+"/"+sessionID] = g
 }

@@ -36,13 +36,26 @@ type run struct {
 	LastSeq           int64             `json:"lastSeq" doc:"Seq of the last event projected into this row."`
 	CreatedAt         int64             `json:"createdAt" doc:"Unix milliseconds."`
 	UpdatedAt         int64             `json:"updatedAt" doc:"Unix milliseconds."`
+	Usage             runUsage          `json:"usage" doc:"Token accounting of the run's model calls so far."`
+	QueuePosition     *int64            `json:"queuePosition,omitempty" minimum:"0" doc:"Only for a queued run: how many runs of its sandbox key are ahead of it, the running or paused one included. 1 = it starts next, once the one run ahead is done; 0 = nothing is ahead, it is about to start. Runs of one sandbox key run one at a time, in the order they were accepted; the position is computed when the run is read."`
+	SnapshotHash      string            `json:"snapshotHash,omitempty" doc:"Hash (sha256:<hex>) of the capability snapshot frozen when the run started; the snapshot itself is the payload of the run's runtime.capability.snapshot_frozen event."`
+}
+
+// runUsage is postgres.Usage as the API shows it.
+type runUsage struct {
+	ModelCalls       int64 `json:"modelCalls" doc:"Completed model calls of the agent loop (assistant messages)."`
+	PromptTokens     int64 `json:"promptTokens" doc:"Prompt tokens of the model calls and of the compactions' summarising calls."`
+	CompletionTokens int64 `json:"completionTokens" doc:"Completion tokens, summed likewise."`
+	TotalTokens      int64 `json:"totalTokens" doc:"Total tokens, summed likewise, as the providers reported them."`
+	Compactions      int64 `json:"compactions" doc:"Context compactions (runtime.context.compacted); their calls' tokens are in the sums above."`
 }
 
 func runView(r postgres.Run) (run, error) {
 	v := run{RunID: r.RunID, TenantID: r.TenantID, PlatformSessionID: r.PlatformSessionID, AgentID: r.AgentID,
 		ParentRunID: r.ParentRunID, Status: r.Status, PauseReason: r.PauseReason, ErrorCode: r.ErrorCode,
 		CancelReason: r.CancelReason, LastSeq: r.LastSeq,
-		CreatedAt: r.CreatedAt.UnixMilli(), UpdatedAt: r.UpdatedAt.UnixMilli()}
+		CreatedAt: r.CreatedAt.UnixMilli(), UpdatedAt: r.UpdatedAt.UnixMilli(),
+		Usage: runUsage(r.Usage), QueuePosition: r.QueuePosition, SnapshotHash: r.SnapshotHash}
 	for _, f := range []struct {
 		raw  json.RawMessage
 		into any
@@ -68,7 +81,8 @@ type getRunOutput struct {
 func (a *API) registerGetRun() {
 	register(a, huma.Operation{
 		OperationID: "getRun", Method: http.MethodGet, Path: "/v1/runs/{runId}",
-		Summary: "Get a run", Description: "The run's current state from the runs read model.",
+		Summary: "Get a run", Description: "The run's current state from the runs read model: its status, its " +
+			"token usage so far, its capability snapshot's hash once started and, while queued, its queue position.",
 		Tags: []string{"Runs"}, Errors: []int{http.StatusUnauthorized, http.StatusNotFound},
 	}, func(ctx context.Context, in *getRunInput) (*getRunOutput, error) {
 		noteRun(ctx, in.RunID)

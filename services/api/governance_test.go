@@ -1,0 +1,204 @@
+package api_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/xbot-runtime/xbot/commands"
+	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/projections/postgres"
+	"github.com/xbot-runtime/xbot/services/api"
+)
+
+func sandboxKeyOf(t *testing.T, c commands.Envelope) events.SandboxKey {
+	t.Helper()
+	p, err := c.DecodePayload()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p.(*commands.CreateRunPayload).SandboxKey
+}
+
+// Created runs are placed on their sandbox key's partition of the commands
+// topic, whose count is read once; until it is known, the configured count
+// places them.
+func TestCreateRunIsPlacedOnItsSandboxKeysPartition(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int32
+	counted := func(n int, err error) func(*api.Config) {
+		return func(c *api.Config) {
+			c.Partitions = 5
+			c.CommandPartitions = func(context.Context) (int, error) {
+				calls.Add(1)
+				return n, err
+			}
+		}
+	}
+	for name, tc := range map[string]struct {
+		cfg  func(*api.Config)
+		want int
+	}{
+		"topic read":    {counted(7, nil), 7},
+		"topic unknown": {counted(0, errors.New("UNKNOWN_TOPIC_OR_PARTITION")), 5},
+		"configured":    {func(c *api.Config) { c.Partitions = 3 }, 3},
+	} {
+		e := newEnv(t, withConfig(tc.cfg))
+		before := calls.Load()
+		for _, ws := range []string{"ws-1", "ws-2", "ws-3", "ws-4"} {
+			body := createBody("hi")
+			body["sandboxKey"] = map[string]any{"workspaceId": ws}
+			r := e.do(t, "POST", "/v1/runs", tokenA, body, "Idempotency-Key", "k-"+ws).want(t, http.StatusAccepted)
+			sk := sandboxKeyOf(t, e.sender.envelopes()[len(e.sender.envelopes())-1])
+			id := r.str("runId")
+			if id != commands.RunIDFor(tenantA, "k-"+ws, sk, tc.want) || !commands.Routed(id, sk, tc.want) {
+				t.Fatalf("%s: runId %s is not RunIDFor(%s, k-%s, %+v, %d)", name, id, tenantA, ws, sk, tc.want)
+			}
+		}
+		if n := calls.Load() - before; name == "topic read" && n != 1 {
+			t.Fatalf("partition count read %d times, want once", n)
+		}
+	}
+}
+
+func TestCreateRunInheritsSessionGrants(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	grant := events.PermissionGrant{GrantID: events.NewID("grt"), Scope: events.ScopePlatformSession, ToolName: "shell",
+		RuleID: "network", RunID: "run_prev", ItemID: "itm_prev", Actor: events.Actor{Type: "user", ID: "alice"}}
+	e.store.setGrants(tenantA, "chat-1", grant)
+	grantsOf := func(body map[string]any, token string) []events.PermissionGrant {
+		t.Helper()
+		e.do(t, "POST", "/v1/runs", token, body).want(t, http.StatusAccepted)
+		sent := e.sender.envelopes()
+		p, err := sent[len(sent)-1].Validate()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.(*commands.CreateRunPayload).SessionGrants
+	}
+	inSession := createBody("again")
+	inSession["platformSessionId"] = "chat-1"
+	if got := grantsOf(inSession, tokenA); !slices.Equal(got, []events.PermissionGrant{grant}) {
+		t.Fatalf("grants %+v, want the session's", got)
+	}
+	if got := grantsOf(inSession, tokenB); len(got) != 0 {
+		t.Fatalf("another tenant's run in a session of the same id got %+v", got)
+	}
+	if got := grantsOf(createBody("new session"), tokenA); len(got) != 0 {
+		t.Fatalf("a run in a new session got %+v", got)
+	}
+	// Clients cannot hand themselves grants.
+	forged := createBody("forged")
+	forged["sessionGrants"] = []any{map[string]any{"grantId": "grt_x", "scope": "platform_session", "toolName": "shell"}}
+	e.do(t, "POST", "/v1/runs", tokenA, forged).wantCode(t, http.StatusUnprocessableEntity, "validation_failed").
+		wantLocation(t, "body.sessionGrants")
+}
+
+// The run a follow-up created is the one the read model recorded, for the
+// follow-up and for a duplicate of it.
+func TestFollowUpCreatedRunIDComesFromTheReadModel(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	run := seedRun(e, tenantA, "completed")
+	e.sender.decide = func(c commands.Envelope, row *postgres.Command) {
+		p, _ := c.DecodePayload()
+		if in, ok := p.(*commands.AppendUserInputPayload); ok && in.Intent == commands.IntentFollowUp {
+			if row.Outcome == "duplicate" {
+				row.OriginalOutcome = "applied"
+			} else {
+				row.Outcome, row.FirstOutcome = "applied", "applied"
+			}
+			row.CreatedRunID = "run_recorded"
+		}
+	}
+	followUp := map[string]any{"intent": "follow_up", "content": "and then?"}
+	for _, want := range []string{"applied", "duplicate"} {
+		r := e.do(t, "POST", "/v1/runs/"+run.RunID+"/inputs", tokenA, followUp, "Idempotency-Key", "f-1").
+			want(t, http.StatusAccepted)
+		if r.str("outcome") != want || r.str("createdRunId") != "run_recorded" {
+			t.Fatalf("%s follow-up answered %s", want, r.raw)
+		}
+	}
+}
+
+func TestSubmitApprovalDecisionAndRequestCompaction(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	run := seedRun(e, tenantA, "paused")
+	decided := events.NewID("itm")
+	e.sender.decide = func(c commands.Envelope, row *postgres.Command) {
+		if p, _ := c.DecodePayload(); c.Type == commands.SubmitApprovalDecision &&
+			p.(*commands.SubmitApprovalDecisionPayload).ItemID == decided {
+			row.Outcome, row.FirstOutcome, row.Code = "rejected", "rejected", string(commands.CodeApprovalNotPending)
+		}
+	}
+	path := "/v1/runs/" + run.RunID + "/approval-decisions"
+	item := events.NewID("itm")
+	r := e.do(t, "POST", path, tokenA, map[string]any{"itemId": item, "decision": "allow", "scope": "platform_session",
+		"reason": "trusted"}, "X-Actor-Id", "alice").want(t, http.StatusAccepted)
+	if r.str("outcome") != "accepted" || r.str("runId") != run.RunID {
+		t.Fatalf("decision answered %s", r.raw)
+	}
+	r = e.do(t, "POST", path, tokenA, map[string]any{"itemId": decided, "decision": "deny", "scope": "item"}).
+		want(t, http.StatusAccepted)
+	if r.str("outcome") != "rejected" || r.str("code") != "approval_not_pending" {
+		t.Fatalf("decision on a decided item answered %s", r.raw)
+	}
+	e.do(t, "POST", "/v1/runs/"+run.RunID+"/compact", tokenA, nil).want(t, http.StatusAccepted)
+	e.do(t, "POST", "/v1/runs/"+run.RunID+"/compact", tokenA, map[string]any{"reason": "too long"}).want(t, http.StatusAccepted)
+	sent := e.sender.envelopes()
+	want := []any{&commands.SubmitApprovalDecisionPayload{ItemID: item, Decision: "allow", Scope: "platform_session",
+		Reason: "trusted"}, &commands.SubmitApprovalDecisionPayload{ItemID: decided, Decision: "deny", Scope: "item"},
+		&commands.RequestCompactionPayload{}, &commands.RequestCompactionPayload{Reason: "too long"}}
+	for i, c := range sent {
+		p, err := c.Validate()
+		if err != nil || c.RunID != run.RunID || !samePayload(p, want[i]) {
+			t.Fatalf("command %d: %+v payload %+v, %v", i, c, p, err)
+		}
+	}
+	if sent[0].Actor.ID != "alice" {
+		t.Fatalf("decision actor %+v", sent[0].Actor)
+	}
+	for field, body := range map[string]map[string]any{
+		"body.decision": {"itemId": item, "decision": "maybe", "scope": "item"},
+		"body.scope":    {"itemId": item, "decision": "allow", "scope": "forever"},
+		"body.itemId":   {"itemId": "not-an-item", "decision": "allow", "scope": "item"},
+	} {
+		e.do(t, "POST", path, tokenA, body).wantCode(t, http.StatusUnprocessableEntity, "validation_failed").
+			wantLocation(t, field)
+	}
+	e.do(t, "POST", path, tokenB, map[string]any{"itemId": item, "decision": "allow", "scope": "item"}).
+		wantCode(t, http.StatusNotFound, "run_not_found")
+	e.do(t, "POST", "/v1/runs/"+run.RunID+"/compact", tokenB, nil).wantCode(t, http.StatusNotFound, "run_not_found")
+}
+
+func samePayload(got, want any) bool {
+	switch w := want.(type) {
+	case *commands.SubmitApprovalDecisionPayload:
+		g, ok := got.(*commands.SubmitApprovalDecisionPayload)
+		return ok && *g == *w
+	case *commands.RequestCompactionPayload:
+		g, ok := got.(*commands.RequestCompactionPayload)
+		return ok && *g == *w
+	}
+	return false
+}
+
+func TestGovernanceOperationsAreDocumented(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	r := e.do(t, "GET", "/openapi.json", "", nil).want(t, http.StatusOK)
+	doc := string(r.raw)
+	for _, s := range []string{`"operationId":"submitApprovalDecision"`, `"operationId":"requestCompaction"`,
+		"approval_not_pending", "denied_by_user", "manual_compact", "sandbox key's partition", `"queuePosition"`,
+		`"snapshotHash"`, `"compactions"`, `"requestReason"`} {
+		if !strings.Contains(doc, s) {
+			t.Errorf("the OpenAPI document lacks %s", s)
+		}
+	}
+}
