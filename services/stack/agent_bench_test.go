@@ -132,10 +132,11 @@ func BenchmarkSteerLatency(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	runID := commands.RunIDFor(tenant, "steer-bench")
+	sk := events.SandboxKey{TenantID: tenant, WorkspaceID: "w", AgentID: "loop", OwnerID: "u"}
+	runID := commands.RunIDFor(tenant, "steer-bench", sk, 12)
 	hdr := commands.Header{RunID: runID, TenantID: tenant, Actor: events.Actor{Type: "user", ID: "u"}}
 	create, _ := commands.New(commands.CreateRun, withKey(hdr, "steer-bench"), commands.CreateRunPayload{AgentID: "loop",
-		Input: events.UserInput{Content: "loop"}, SandboxKey: events.SandboxKey{TenantID: tenant, WorkspaceID: "w", AgentID: "loop", OwnerID: "u"}})
+		Input: events.UserInput{Content: "loop"}, SandboxKey: sk})
 	send(create)
 	select {
 	case <-started:

@@ -20,10 +20,10 @@ import (
 
 // crashEnv runs the API and projector in one stack; executors are started
 // separately so they can be killed.
-func crashEnv(t *testing.T, agent profile.Profile) (*env, *stack.Stack, func(name string, hooks *kafka.Hooks) *stack.Stack) {
+func crashEnv(t *testing.T, agents ...profile.Profile) (*env, *stack.Stack, func(name string, hooks *kafka.Hooks) *stack.Stack) {
 	t.Helper()
 	e := newEnv(t)
-	cat, err := profile.NewCatalog(agent)
+	cat, err := profile.NewCatalog(agents...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func TestAgentKilledDuringToolCall(t *testing.T) {
 	waitStatus(t, front, runID, "completed", 20*time.Second)
 	e.invariants(front)
 	assertSequence(t, front, runID,
-		"runtime.run.accepted", "runtime.run.started",
+		"runtime.run.accepted", "runtime.capability.snapshot_frozen", "runtime.run.started",
 		"runtime.item.started:assistant_message", "runtime.item.completed:assistant_message",
 		"runtime.item.started:command_execution",
 		"runtime.run.checkpoint_restored", "runtime.item.failed:command_execution",

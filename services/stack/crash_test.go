@@ -67,11 +67,12 @@ func TestSameCommandDeliveredTwiceHasOneEffect(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	st := e.start("all", nil)
-	runID := commands.RunIDFor(tenant, "dup-1")
+	sk := events.SandboxKey{TenantID: tenant, WorkspaceID: "w", AgentID: "demo", OwnerID: "u1"}
+	runID := commands.RunIDFor(tenant, "dup-1", sk, int(e.kcfg.Partitions))
 	c, err := commands.New(commands.CreateRun, commands.Header{RunID: runID, PlatformSessionID: "s1", TenantID: tenant,
 		Actor: events.Actor{Type: "user", ID: "u1"}, IdempotencyKey: "dup-1"},
 		commands.CreateRunPayload{AgentID: "demo", Input: events.UserInput{Content: "twice"},
-			SandboxKey: events.SandboxKey{TenantID: tenant, WorkspaceID: "w", AgentID: "demo", OwnerID: "u1"}})
+			SandboxKey: sk})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -60,6 +60,9 @@ func sweepCases(a tenantA) map[string]sweepCase {
 	}
 	cases["POST /v1/runs/{runId}/cancel"] = sweepCase{path: "/v1/runs/" + a.done + "/cancel?wait=0", body: `{"reason":"probe"}`, status: 404, code: "run_not_found"}
 	cases["POST /v1/runs/{runId}/inputs"] = sweepCase{path: "/v1/runs/" + a.paused + "/inputs?wait=0", body: steer, status: 404, code: "run_not_found"}
+	cases["POST /v1/runs/{runId}/approval-decisions"] = sweepCase{path: "/v1/runs/" + a.paused + "/approval-decisions?wait=0",
+		body: `{"itemId":"itm_00000000000000000000000000","decision":"allow","scope":"item"}`, status: 404, code: "run_not_found"}
+	cases["POST /v1/runs/{runId}/compact"] = sweepCase{path: "/v1/runs/" + a.paused + "/compact?wait=0", body: `{}`, status: 404, code: "run_not_found"}
 	cases["GET /v1/runs/{runId}/stream"] = sweepCase{path: "/v1/runs/" + a.done + "/stream", status: 404, code: "run_not_found"}
 	cases["GET /v1/sessions/{platformSessionId}/stream"] = sweepCase{path: "/v1/sessions/" + a.session + "/stream", status: 404, code: "not_found"}
 	return cases

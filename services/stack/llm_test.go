@@ -70,7 +70,7 @@ func TestDemoAgentOnAConfiguredModel(t *testing.T) {
 		t.Errorf("output %q", out)
 	}
 	assertSequence(t, st, runID,
-		"runtime.run.accepted", "runtime.run.started",
+		"runtime.run.accepted", "runtime.capability.snapshot_frozen", "runtime.run.started",
 		"runtime.item.started:assistant_message", "runtime.item.completed:assistant_message",
 		"runtime.item.started:tool_call", "runtime.item.failed:tool_call",
 		"runtime.item.started:tool_call", "runtime.item.failed:tool_call",
@@ -85,8 +85,8 @@ func TestDemoAgentOnAConfiguredModel(t *testing.T) {
 		t.Errorf("first request model %v auth %q stream %v", seen[0]["model"], auth[0], seen[0]["stream"])
 	}
 	tools, _ := seen[0]["tools"].([]any)
-	if len(tools) != len(profile.DemoTools) {
-		t.Errorf("the model was offered %d tools, want the %d built-ins", len(tools), len(profile.DemoTools))
+	if len(tools) != len(profile.DemoTools)+1 { // + read_file_part, added to every profile with tools
+		t.Errorf("the model was offered %d tools, want the %d built-ins and read_file_part", len(tools), len(profile.DemoTools))
 	}
 	msgs, _ := seen[1]["messages"].([]any)
 	var toolResults int

@@ -298,7 +298,10 @@ func (s *Stack) startAPI() error {
 	}
 	s.producer = prod
 	a, err := api.New(api.Config{Tokens: s.opts.Tokens, WaitDefault: s.opts.WaitDefault, WaitMax: s.opts.WaitMax,
-		Version: s.opts.Version}, s.Store, commandSender{p: prod, topic: s.opts.Kafka.CommandsTopic()},
+		Version: s.opts.Version, Partitions: int(s.opts.Kafka.WithDefaults().Partitions),
+		CommandPartitions: func(ctx context.Context) (int, error) {
+			return prod.PartitionCount(ctx, s.opts.Kafka.CommandsTopic())
+		}}, s.Store, commandSender{p: prod, topic: s.opts.Kafka.CommandsTopic()},
 		s.healthChecks(), s.log.Named("api"))
 	if err != nil {
 		return err
