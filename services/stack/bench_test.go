@@ -74,7 +74,9 @@ func createMany(b *testing.B, st *stack.Stack, n int) {
 			defer wg.Done()
 			for i := range next {
 				code, body := call(&testing.T{}, st, "POST", "/v1/runs?wait=0", token,
-					map[string]any{"agentId": "fast", "input": map[string]any{"content": "go"}},
+					// A sandbox key per run: runs of one key run one at a time.
+					map[string]any{"agentId": "fast", "input": map[string]any{"content": "go"},
+						"sandboxKey": map[string]any{"ownerId": fmt.Sprintf("bench-%d", i)}},
 					"Idempotency-Key", fmt.Sprintf("bench-%d-%d", b.N, i))
 				if code != 202 {
 					b.Errorf("create: HTTP %d %v", code, body)
