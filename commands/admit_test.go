@@ -1,6 +1,7 @@
 package commands_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/xbot-runtime/xbot/commands"
@@ -161,4 +162,37 @@ func TestAdmitOtherCommandsNeedNoKnownAgent(t *testing.T) {
 	st := stateOf(t, "running")
 	c, p := admitEnvelope(t, st, cancelSpec, tenant, "")
 	checkDecision(t, admit(t, st, c, p, commands.AdmitOptions{}), accepted)
+}
+
+// TestAdmitCreateRefusesARunOffItsSandboxKeysPartition: runs of one sandbox
+// key must share a partition to run one at a time, so a CreateRun whose
+// runId is placed elsewhere is rejected; RunIDFor's ids are accepted.
+func TestAdmitCreateRefusesARunOffItsSandboxKeysPartition(t *testing.T) {
+	t.Parallel()
+	const partitions = 12
+	sk := events.SandboxKey{TenantID: tenant, WorkspaceID: "w", AgentID: agent, OwnerID: "alice"}
+	o := opts()
+	o.Partitions = partitions
+	routed := commands.RunIDFor(tenant, "k", sk, partitions)
+	var misrouted string
+	for i := 0; misrouted == ""; i++ {
+		if id := events.DerivedID("run", "x", fmt.Sprint(i)); !commands.Routed(id, sk, partitions) {
+			misrouted = id
+		}
+	}
+	for _, tc := range []struct {
+		runID string
+		want  want
+	}{{routed, accepted}, {misrouted, want{commands.OutcomeRejected, commands.CodeSandboxKeyMisrouted}}} {
+		c, err := commands.New(commands.CreateRun, commands.Header{RunID: tc.runID, TenantID: tenant, Actor: actor},
+			commands.CreateRunPayload{AgentID: agent, Input: events.UserInput{Content: "hi"}, SandboxKey: sk})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := c.DecodePayload()
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkDecision(t, admit(t, &events.RunState{}, c, p, o), tc.want)
+	}
 }

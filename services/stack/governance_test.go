@@ -417,3 +417,20 @@ func TestRunUsageIsTotalledInTheReadModel(t *testing.T) {
 	}
 	e.invariants(st)
 }
+
+// TestPauseExpiresOnTheNextOwner: the deadline comes from the log, so the
+// executor that takes a paused run over expires it, though the one that
+// paused it is gone.
+func TestPauseExpiresOnTheNextOwner(t *testing.T) {
+	t.Parallel()
+	agent := deployer("ops", filepath.Join(t.TempDir(), "count"), "deploy")
+	agent.PauseTTL = 1500 * time.Millisecond
+	e, front, executor := crashEnv(t, agent)
+	exA := executor("exA", nil)
+	runID := create(t, front, "ops", "ship", "ttl-restart")["runId"].(string)
+	waitStatus(t, front, runID, "paused", 10*time.Second)
+	exA.Executor.Kill()
+	executor("exB", nil)
+	waitStatus(t, front, runID, "expired", 20*time.Second)
+	e.invariants(front)
+}

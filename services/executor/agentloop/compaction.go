@@ -21,12 +21,30 @@ func (r *runner) threshold() int {
 }
 
 // compactIfOver compacts when the next request's context is over the threshold.
+// Nothing new since the last compaction means nothing more to compact: the
+// context is over the threshold on what must be kept (the input, the
+// summary), and compacting again would only repeat the same call.
 func (r *runner) compactIfOver(ctx context.Context, mc *modelContext, trigger string) error {
-	msgs := Project(r.p.SystemPrompt, mc.session, r.run.Events())
-	if EstimateTokens(msgs, r.specs) <= r.threshold() {
+	evs := r.run.Events()
+	msgs := Project(r.p.SystemPrompt, mc.session, evs)
+	if EstimateTokens(msgs, r.specs) <= r.threshold() || !grewSinceCompaction(evs) {
 		return nil
 	}
 	return r.compact(ctx, mc, trigger, nil)
+}
+
+// grewSinceCompaction reports whether an item event follows the run's latest
+// compaction (true when there is none).
+func grewSinceCompaction(evs []events.Envelope) bool {
+	for i := len(evs) - 1; i >= 0; i-- {
+		switch evs[i].Type {
+		case events.ContextCompacted:
+			return false
+		case events.ItemStarted, events.ItemCompleted, events.ItemFailed:
+			return true
+		}
+	}
+	return true
 }
 
 // compactIfLarge is post_tool_result_threshold: tool results just made the
