@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
 
 	"go.uber.org/zap"
 
@@ -44,6 +47,9 @@ func runSplit(ctx context.Context, name string, args []string) error {
 		return err
 	}
 	s.log.Info("xbot "+name+" running", zap.String("api", st.Addr()), zap.Strings("kafka", kcfg.Brokers))
+	if st.Executor != nil {
+		go s.reloadProfilesOnHangup(ctx, st)
+	}
 	<-ctx.Done()
 	s.log.Info("xbot " + name + " stopping")
 	st.Stop(context.Background())
@@ -114,4 +120,30 @@ func (s *settings) clickhouse() *chinfra.Config {
 	}
 	return &chinfra.Config{Addr: addr, Database: s.r.Get("clickhouse_database"),
 		User: s.r.Get("clickhouse_user"), Password: s.r.Get("clickhouse_password")}
+}
+
+// reloadProfilesOnHangup re-reads agents_file on SIGHUP. Runs that already
+// started keep their capability snapshot; runs that start later use the new
+// profiles. A file that does not load is reported and the old profiles stay.
+func (s *settings) reloadProfilesOnHangup(ctx context.Context, st *stack.Stack) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hup:
+		}
+		profiles, err := profile.Load(s.r.Get("agents_file"))
+		if err == nil {
+			_, profiles, err = s.llm(profiles)
+		}
+		if err != nil {
+			s.log.Error("agent profiles not reloaded; the previous ones stay in force", zap.Error(err))
+			continue
+		}
+		st.Executor.SetProfiles(profiles)
+		s.log.Info("agent profiles reloaded; runs that start from now on use them", zap.Strings("agents", profiles.IDs()))
+	}
 }
