@@ -55,7 +55,46 @@ type Config struct {
 }
 
 // Engine implements executor.Engine.
-type Engine struct{ cfg Config }
+type Engine struct {
+	cfg Config
+
+	mu sync.Mutex
+	// policies caches compiled policies by capability snapshot hash: runs of
+	// one profile share a snapshot's rules, and compiling them (regexps) on
+	// every resume is a measurable cost.
+	policies map[string]*policy.Policy
+}
+
+// maxCachedPolicies bounds the policy cache; it is emptied when full.
+const maxCachedPolicies = 256
+
+// compiledPolicy compiles c, or returns the policy compiled for the same
+// snapshot before.
+func (e *Engine) compiledPolicy(snapshotHash string, c policy.Config) (*policy.Policy, error) {
+	if snapshotHash == "" {
+		return policy.Compile(c)
+	}
+	e.mu.Lock()
+	p, ok := e.policies[snapshotHash]
+	e.mu.Unlock()
+	if ok {
+		return p, nil
+	}
+	p, err := policy.Compile(c)
+	if err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.policies) >= maxCachedPolicies {
+		e.policies = nil
+	}
+	if e.policies == nil {
+		e.policies = map[string]*policy.Policy{}
+	}
+	e.policies[snapshotHash] = p
+	return p, nil
+}
 
 // New returns an engine. Missing required dependencies are wiring bugs.
 func New(cfg Config) *Engine {
@@ -169,7 +208,7 @@ func (r *runner) loadSnapshot() error {
 	default:
 		return err
 	}
-	r.policy, err = policy.Compile(r.p.Policy)
+	r.policy, err = r.e.compiledPolicy(r.run.State().SnapshotHash, r.p.Policy)
 	return err
 }
 

@@ -47,10 +47,23 @@ type item struct {
 	last    int64 // seq of the item's latest event
 }
 
+// itemRelevant says whether items reads events of type t.
+func itemRelevant(t events.Type) bool {
+	switch t {
+	case events.RunAccepted, events.ItemStarted, events.ItemDelta, events.ItemCompleted, events.ItemFailed,
+		events.ItemAwaitingApproval:
+		return true
+	}
+	return false
+}
+
 // items folds a run's item events, in the order the items started.
 func items(evs []events.Envelope) (order []*item, byID map[string]*item, input string) {
 	byID = map[string]*item{}
 	for _, e := range evs {
+		if !itemRelevant(e.Type) {
+			continue // e.g. the capability snapshot: large, and nothing the projection needs
+		}
 		p, err := e.DecodePayload()
 		if err != nil {
 			continue // the log folded when it was written; skip what this build cannot read
