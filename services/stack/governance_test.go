@@ -249,7 +249,7 @@ func TestRunScopedGrantSkipsTheNextApproval(t *testing.T) {
 	e.invariants(st)
 }
 
-func TestSessionGrantIsHonouredByAFollowUp(t *testing.T) {
+func TestSessionGrantIsHonouredByLaterRunsOfTheSession(t *testing.T) {
 	t.Parallel()
 	count := filepath.Join(t.TempDir(), "count")
 	e, st, _ := agentEnv(t, deployer("ops", count, "deploy"))
@@ -278,8 +278,19 @@ func TestSessionGrantIsHonouredByAFollowUp(t *testing.T) {
 	if len(grants) != 1 || grants[0].(map[string]any)["scope"] != "platform_session" {
 		t.Errorf("the follow-up's snapshot grants %v, want the session grant", snap["grants"])
 	}
-	if got := lines(t, count); len(got) != 2 {
-		t.Errorf("tools ran %v, want twice (once per run)", got)
+	// A new run of the session (not a follow-up) gets the grant from the read model.
+	code, body = call(t, st, "POST", "/v1/runs", token, map[string]any{"agentId": "ops", "input": map[string]any{"content": "ship once more"},
+		"platformSessionId": "sess-grant"}, "Idempotency-Key", "grant-sess-new")
+	if code != 202 {
+		t.Fatalf("create in the session: HTTP %d %v", code, body)
+	}
+	third := body["runId"].(string)
+	waitStatus(t, st, third, "completed", 10*time.Second)
+	if n := countType(t, st, third, "runtime.run.paused"); n != 0 {
+		t.Errorf("a new run of the session paused %d times; the session grant should cover it", n)
+	}
+	if got := lines(t, count); len(got) != 3 {
+		t.Errorf("tools ran %v, want three times (once per run)", got)
 	}
 	e.invariants(st)
 }

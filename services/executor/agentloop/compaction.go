@@ -26,7 +26,7 @@ func (r *runner) threshold() int {
 // summary), and compacting again would only repeat the same call.
 func (r *runner) compactIfOver(ctx context.Context, mc *modelContext, trigger string) error {
 	evs := r.run.Events()
-	msgs := Project(r.p.SystemPrompt, mc.session, evs)
+	msgs := r.project(mc.session)
 	if EstimateTokens(msgs, r.specs) <= r.threshold() || !grewSinceCompaction(evs) {
 		return nil
 	}
@@ -42,6 +42,7 @@ func grewSinceCompaction(evs []events.Envelope) bool {
 			return false
 		case events.ItemStarted, events.ItemCompleted, events.ItemFailed:
 			return true
+		default:
 		}
 	}
 	return true

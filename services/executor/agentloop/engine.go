@@ -154,6 +154,7 @@ type runner struct {
 	log     *zap.Logger
 	session [][]events.Envelope
 	loaded  bool
+	memo    memo // touched by the loop's goroutine only
 	// specs are the tools offered, from the capability snapshot.
 	specs   []model.ToolSpec
 	policy  *policy.Policy
@@ -224,7 +225,7 @@ func (r *runner) loop(ctx context.Context) error {
 		if r.wall.Err() != nil {
 			return r.budget(ctx, fmt.Sprintf("the run exceeded its wall time of %s", r.limits.MaxWallTime))
 		}
-		pr := analyze(r.run.Events())
+		pr := r.progress()
 		var err error
 		switch {
 		case len(pr.unstarted) > 0 || len(r.approved(st)) > 0:

@@ -21,7 +21,7 @@ func (r *runner) modelStage(ctx context.Context) error {
 	if stop, err := r.run.SafePoint(ctx, executor.BeforeModelRequest, executor.SafePointOptions{}); err != nil || stop {
 		return stopOr(err)
 	}
-	pr := analyze(r.run.Events())
+	pr := r.progress()
 	if pr.turns >= r.limits.MaxTurns {
 		return r.budget(ctx, fmt.Sprintf("the run reached its limit of %d model calls", r.limits.MaxTurns))
 	}
@@ -74,7 +74,7 @@ func (r *runner) modelContext(ctx context.Context) (*modelContext, error) {
 // retry=true after a context overflow it recovered from by compacting
 // (once: a second overflow fails the run).
 func (r *runner) callModel(ctx context.Context, mc *modelContext, pr progress, attempt int) (retry bool, err error) {
-	req := model.Request{Model: mc.modelName, Messages: Project(r.p.SystemPrompt, mc.session, r.run.Events()),
+	req := model.Request{Model: mc.modelName, Messages: r.project(mc.session),
 		Tools: r.specs, Turn: pr.turns, Attempt: attempt}
 
 	step, cancel := r.run.Step(r.wall)
@@ -124,7 +124,7 @@ func (r *runner) callModel(ctx context.Context, mc *modelContext, pr progress, a
 	}
 	// after_model_response: a cancel now records the calls the model asked
 	// for as cancelled, so the history stays valid for a follow-up.
-	pr = analyze(r.run.Events())
+	pr = r.progress()
 	if stop, err := r.run.SafePoint(ctx, executor.AfterModelResponse,
 		executor.SafePointOptions{Unstarted: r.cancelledCalls(pr)}); err != nil || stop {
 		return false, stopOr(err)

@@ -3,6 +3,8 @@ package agentloop
 import (
 	"encoding/json"
 
+	"github.com/xbot-runtime/xbot/services/model"
+
 	"github.com/xbot-runtime/xbot/events"
 )
 
@@ -97,4 +99,34 @@ func timing(evs []events.Envelope) (startedAt, pausedMs int64) {
 // refuses a second item.started with the same id).
 func toolItemID(responseItemID, callID string) string {
 	return events.DerivedID("itm", "tool", responseItemID, callID)
+}
+
+// memo caches what the runner derives from the run's events, by the number
+// of events: the log only grows while an engine drives the run, so the same
+// length means the same events. One loop iteration asks for the progress and
+// the projection several times; each derivation reads the whole log.
+type memo struct {
+	progressLen int
+	progress    progress
+	projectLen  int
+	project     []model.Message
+}
+
+// progress is analyze of the run's current events.
+func (r *runner) progress() progress {
+	evs := r.run.Events()
+	if r.memo.progressLen != len(evs) || len(evs) == 0 {
+		r.memo.progress, r.memo.progressLen = analyze(evs), len(evs)
+	}
+	return r.memo.progress
+}
+
+// project is the context projection of the run's current events. The
+// result must not be modified.
+func (r *runner) project(session [][]events.Envelope) []model.Message {
+	evs := r.run.Events()
+	if r.memo.projectLen != len(evs) || len(evs) == 0 {
+		r.memo.project, r.memo.projectLen = Project(r.p.SystemPrompt, session, evs), len(evs)
+	}
+	return r.memo.project
 }

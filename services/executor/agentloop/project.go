@@ -53,8 +53,9 @@ func itemRelevant(t events.Type) bool {
 	case events.RunAccepted, events.ItemStarted, events.ItemDelta, events.ItemCompleted, events.ItemFailed,
 		events.ItemAwaitingApproval:
 		return true
+	default:
+		return false
 	}
-	return false
 }
 
 // items folds a run's item events, in the order the items started.
@@ -68,38 +69,38 @@ func items(evs []events.Envelope) (order []*item, byID map[string]*item, input s
 		if err != nil {
 			continue // the log folded when it was written; skip what this build cannot read
 		}
-		switch v := p.(type) {
-		case *events.RunAcceptedPayload:
+		if v, ok := p.(*events.RunAcceptedPayload); ok {
 			input = v.Input.Content
-		case *events.ItemStartedPayload:
-			it := &item{id: e.ItemID, typ: v.ItemType, status: events.ItemStatusStarted, content: v.Content, start: v.Data}
+		}
+		if st, ok := p.(*events.ItemStartedPayload); ok {
+			it := &item{id: e.ItemID, typ: st.ItemType, status: events.ItemStatusStarted, content: st.Content, start: st.Data}
 			byID[e.ItemID] = it
 			order = append(order, it)
-		case *events.ItemDeltaPayload:
-			if it := byID[e.ItemID]; it != nil {
-				it.deltas += v.Delta
-			}
-		case *events.ItemCompletedPayload:
-			if it := byID[e.ItemID]; it != nil {
-				it.status, it.content, it.end = events.ItemStatusCompleted, v.Content, v.Data
-				if v.Status == events.ItemStatusTruncated {
-					it.status = events.ItemStatusTruncated
-				}
-			}
-		case *events.ItemFailedPayload:
-			if it := byID[e.ItemID]; it != nil {
-				it.status, it.errCode, it.errMsg = events.ItemStatusFailed, v.ErrorCode, v.Message
-			}
-		case *events.ItemAwaitingApprovalPayload:
-			if it := byID[e.ItemID]; it != nil {
-				it.status = events.ItemStatusAwaitingApproval
-			}
+		} else if it := byID[e.ItemID]; it != nil {
+			it.apply(p)
 		}
 		if it := byID[e.ItemID]; e.ItemID != "" && it != nil {
 			it.last = e.Seq
 		}
 	}
 	return order, byID, input
+}
+
+// apply folds an item event other than its start into it.
+func (it *item) apply(p any) {
+	switch v := p.(type) {
+	case *events.ItemDeltaPayload:
+		it.deltas += v.Delta
+	case *events.ItemCompletedPayload:
+		it.status, it.content, it.end = events.ItemStatusCompleted, v.Content, v.Data
+		if v.Status == events.ItemStatusTruncated {
+			it.status = events.ItemStatusTruncated
+		}
+	case *events.ItemFailedPayload:
+		it.status, it.errCode, it.errMsg = events.ItemStatusFailed, v.ErrorCode, v.Message
+	case *events.ItemAwaitingApprovalPayload:
+		it.status = events.ItemStatusAwaitingApproval
+	}
 }
 
 func projectRun(evs []events.Envelope) []model.Message {

@@ -114,7 +114,7 @@ func (r *runner) toolStage(ctx context.Context, pr progress) error {
 	}
 	// after_tool_result: results are in the log; a cancel applies now.
 	if stop, err := r.run.SafePoint(ctx, executor.AfterToolResult,
-		executor.SafePointOptions{Unstarted: r.cancelledCalls(analyze(r.run.Events()))}); err != nil || stop {
+		executor.SafePointOptions{Unstarted: r.cancelledCalls(r.progress())}); err != nil || stop {
 		return stopOr(err)
 	}
 	_ = deferred // still unstarted in the log: the next tool stage runs them
@@ -196,7 +196,8 @@ func (r *runner) blockedDrafts(pc pendingCall, d policy.Decision) []events.Draft
 	return []events.Draft{
 		{Type: events.ItemStarted, ItemID: id, Payload: start},
 		{Type: events.ItemFailed, ItemID: id, Payload: events.ItemFailedPayload{ItemType: start.ItemType,
-			ErrorCode: events.ToolErrBlockedByPolicy, Message: fmt.Sprintf("blocked by policy rule %s: %s", d.RuleID, d.Reason)}},
+			ErrorCode: events.ToolErrBlockedByPolicy, Message: fmt.Sprintf("blocked by policy rule %s: %s", d.RuleID, d.Reason),
+			RuleID: d.RuleID}},
 	}
 }
 
