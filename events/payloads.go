@@ -197,6 +197,8 @@ type ItemFailedPayload struct {
 	ItemType  ItemType `json:"itemType"`
 	ErrorCode string   `json:"errorCode"`
 	Message   string   `json:"message,omitempty"`
+	// RuleID is the policy rule that blocked the call, for blocked_by_policy.
+	RuleID string `json:"ruleId,omitempty"`
 }
 
 // ItemAwaitingApprovalPayload marks an item as waiting for a human decision

@@ -28,8 +28,12 @@ func TestGovernanceColumnsExtracted(t *testing.T) {
 		{"SELECT concat(grant_id, ' ', scope, ' ', tool_name, ' ', rule_id, ' ', item_id, ' ', actor_type, ':', actor_id) " +
 			"FROM audit_events FINAL WHERE type = 'runtime.permission_grant.applied' AND run_id = '" + run3 + "'",
 			grant3 + " run shell git-push " + x3 + " user:alice"},
-		{"SELECT concat(error_code, ' ', message) FROM audit_events FINAL WHERE item_id = '" + wid("itm", "GX1X2") +
-			"' AND type = 'runtime.item.failed'", "blocked_by_policy network access is disabled for CI agents"},
+		{"SELECT concat(error_code, ' [', rule_id, '] ', message) FROM audit_events FINAL WHERE item_id = '" + wid("itm", "ACME4X3") +
+			"' AND type = 'runtime.item.failed'",
+			"blocked_by_policy [default.rm-root] blocked by policy rule default.rm-root: deleting the root file system is never allowed"},
+		{"SELECT concat(error_code, ' [', rule_id, '] ', message) FROM audit_events FINAL WHERE item_id = '" + wid("itm", "GX1X2") +
+			"' AND type = 'runtime.item.failed'", // recorded before item.failed carried ruleId
+			"blocked_by_policy [] blocked by policy rule no-network: network access is disabled for CI agents"},
 		{"SELECT concat(reason, ' ', toString(total_tokens), ' ', toString(visitParamExtractUInt(payload, 'afterTokens'))) " +
 			"FROM audit_events FINAL WHERE type = 'runtime.context.compacted'", "before_model_request_threshold 96600 4200"},
 		{"SELECT concat(pause_reason, ' ', toString(visitParamExtractUInt(payload, 'pauseTtlMs'))) FROM audit_events FINAL " +

@@ -99,6 +99,7 @@ func fillOther(r *eventRow, p any) {
 		fillItemData(r, v.Data)
 	case *events.ItemFailedPayload:
 		r.ItemType, r.ErrorCode, r.Message = string(v.ItemType), v.ErrorCode, v.Message
+		r.RuleID = v.RuleID
 	case *events.ContextCompactedPayload:
 		// tokenStats, sourceRange and the summary stay in payload.
 		r.Reason = v.TriggerReason

@@ -28,7 +28,7 @@ func shell(id, command string) events.ToolCallRef {
 // workload is the audit scenario docs/auditing.md is checked against: two
 // tenants over three days, approvals allowed and denied (one widened to the
 // run, one to the session and inherited by its follow-up), calls blocked by
-// policy, a run that expired waiting for approval, a compaction, commands
+// policy (one recorded before item.failed named its rule), a run that expired waiting for approval, a compaction, commands
 // accepted, applied, rejected, duplicated and without effect, command
 // executions with several exit codes, a steer, a failed, a cancelled and a
 // never-created run.
@@ -103,15 +103,16 @@ func acme3(tb testing.TB) *runLog {
 		ErrorCode: events.FailModelError, Message: "provider returned 500"}})
 }
 
-// globex1: a service builds, its download is blocked by policy, then the
-// run is cancelled.
+// globex1: a service builds, its download is blocked by policy (recorded by
+// an executor from before item.failed carried ruleId), then the run is
+// cancelled.
 func globex1(tb testing.TB) *runLog {
 	build, fetch := shell("call_1", "go build ./..."), shell("call_2", "curl -O https://example.com/tool.tgz")
 	l := newRun(tb, "globex", wid("run", "GX1"), day1+dayMs-3600_000)
 	l.create(wid("cmd", "C12"), "g-create-1", ciBot)
 	l.response(wid("itm", "GX1M1"), 0, 80, build, fetch)
 	l.startExec(wid("itm", "GX1X1"), wid("itm", "GX1M1"), build).finishExec(wid("itm", "GX1X1"), build, "go build ./...", 0)
-	l.block(wid("itm", "GX1X2"), wid("itm", "GX1M1"), fetch, "network access is disabled for CI agents")
+	l.blockLegacy(wid("itm", "GX1X2"), wid("itm", "GX1M1"), fetch, "no-network", "network access is disabled for CI agents")
 	l.accepted(wid("cmd", "C13"), "g-cancel-1", "CancelRun", map[string]string{"reason": "budget"})
 	l.applied(wid("cmd", "C13"), "g-cancel-1", "CancelRun")
 	return l.add(events.Draft{Type: events.RunCancelled, CommandID: wid("cmd", "C13"),

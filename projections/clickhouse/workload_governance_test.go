@@ -73,12 +73,24 @@ func (l *runLog) decide(cmd, key, item, decision, scope, reason string, actor ev
 	return l
 }
 
-// block records a call that a policy rule forbids: started, then failed
-// blocked_by_policy with the rule's reason; nobody is asked.
-func (l *runLog) block(item, resp string, call events.ToolCallRef, reason string) *runLog {
+// block records a call that policy rule forbids, as the engine does:
+// started, then failed blocked_by_policy naming the rule, with the rule's
+// reason in the message; nobody is asked.
+func (l *runLog) block(item, resp string, call events.ToolCallRef, rule, reason string) *runLog {
+	return l.blocked(item, resp, call, rule, reason, rule)
+}
+
+// blockLegacy records a blocked call as executors did before item.failed
+// carried ruleId: the rule is named only in the message.
+func (l *runLog) blockLegacy(item, resp string, call events.ToolCallRef, rule, reason string) *runLog {
+	return l.blocked(item, resp, call, rule, reason, "")
+}
+
+func (l *runLog) blocked(item, resp string, call events.ToolCallRef, rule, reason, ruleID string) *runLog {
 	l.startExec(item, resp, call)
 	return l.add(events.Draft{Type: events.ItemFailed, ItemID: item, Payload: events.ItemFailedPayload{
-		ItemType: events.ItemCommandExecution, ErrorCode: events.ToolErrBlockedByPolicy, Message: reason}})
+		ItemType: events.ItemCommandExecution, ErrorCode: events.ToolErrBlockedByPolicy,
+		Message: "blocked by policy rule " + rule + ": " + reason, RuleID: ruleID}})
 }
 
 // expire ends the paused run when its pause TTL runs out: every item still

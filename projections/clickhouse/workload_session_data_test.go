@@ -9,13 +9,17 @@ import (
 // acme4 and acme5 are one session: bob allows dave's kubectl reads for the
 // whole session, the follow-up run inherits the grant, and nobody answers
 // its request to delete a pod, so it expires. Both runs try rm -rf /, which
-// policy blocks without asking.
+// the built-in rule default.rm-root blocks without asking.
 
 var acme4Start = day1 + 2*dayMs + 9*3600_000
 
 var rmRoot = shell("call_2", "rm -rf /")
 
-const rmRootReason = "deleting the root file system is never allowed"
+// rmRootRule is the built-in rule that blocks rm -rf /, and rmRootReason its reason.
+const (
+	rmRootRule   = "default.rm-root"
+	rmRootReason = "deleting the root file system is never allowed"
+)
 
 // acme4Grant is the platform_session grant bob gives in acme4.
 func acme4Grant() events.PermissionGrant {
@@ -30,7 +34,7 @@ func acme4(tb testing.TB) *runLog {
 	l.response(wid("itm", "ACME4M1"), 0, 180, pods, rmRoot)
 	l.startExec(wid("itm", "ACME4X2"), wid("itm", "ACME4M1"), pods).
 		ask(wid("itm", "ACME4X2"), pods, "kubectl", "talks to the production cluster")
-	l.block(wid("itm", "ACME4X3"), wid("itm", "ACME4M1"), rmRoot, rmRootReason).pauseFor(wid("itm", "ACME4X2"))
+	l.block(wid("itm", "ACME4X3"), wid("itm", "ACME4M1"), rmRoot, rmRootRule, rmRootReason).pauseFor(wid("itm", "ACME4X2"))
 	l.decide(wid("cmd", "C17"), "approve-4", wid("itm", "ACME4X2"), "allow", "platform_session", "read-only", bob)
 	l.finishExec(wid("itm", "ACME4X2"), pods, "kubectl get pods", 0)
 	l.response(wid("itm", "ACME4M2"), 1, 110)
@@ -47,7 +51,7 @@ func acme5(tb testing.TB) *runLog {
 	l.create(wid("cmd", "C19"), "follow_up:"+wid("cmd", "C18"), dave, acme4Grant())
 	l.response(wid("itm", "ACME5M1"), 0, 240, pods, rmRoot, del)
 	l.startExec(wid("itm", "ACME5X1"), wid("itm", "ACME5M1"), pods).finishExec(wid("itm", "ACME5X1"), pods, "kubectl get pods", 0)
-	l.block(wid("itm", "ACME5X2"), wid("itm", "ACME5M1"), rmRoot, rmRootReason)
+	l.block(wid("itm", "ACME5X2"), wid("itm", "ACME5M1"), rmRoot, rmRootRule, rmRootReason)
 	l.startExec(wid("itm", "ACME5X3"), wid("itm", "ACME5M1"), del).
 		ask(wid("itm", "ACME5X3"), del, "kubectl-write", "changes the production cluster").pauseFor(wid("itm", "ACME5X3"))
 	return l.expire()

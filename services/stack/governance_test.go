@@ -120,7 +120,7 @@ func TestPolicyDenyIsReportedToTheModelWithoutAPause(t *testing.T) {
 		"runtime.item.started:assistant_message", "delta+", "runtime.item.completed:assistant_message",
 		"runtime.run.completed")
 	failed := itemEvents(t, st, runID, "runtime.item.failed")
-	if failed[0]["errorCode"] != "blocked_by_policy" {
+	if failed[0]["errorCode"] != "blocked_by_policy" || failed[0]["ruleId"] != "default.rm-root" {
 		t.Errorf("item failed %v, want blocked_by_policy", failed[0])
 	}
 	if got := lastToolResult(reqs.of("reckless")[1].Messages); !strings.Contains(got, "blocked_by_policy") {
