@@ -18,6 +18,7 @@ import (
 	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/infra/kafka"
 	"github.com/xbot-runtime/xbot/services/compute/local"
+	"github.com/xbot-runtime/xbot/services/policy"
 	"github.com/xbot-runtime/xbot/services/profile"
 	"github.com/xbot-runtime/xbot/services/stack"
 )
@@ -51,7 +52,12 @@ func newChaos(t *testing.T, front ...stack.Component) *chaos {
 		{Text: "Running the tool now.", ChunkChars: 8, Delay: 2 * time.Millisecond, ToolCalls: call1("shell", tool)},
 		{Text: "done"},
 	}}
-	cat, err := profile.NewCatalog(agent)
+	// approver is the same agent, whose tool call needs a person's approval.
+	approver := agent
+	approver.ID = "approver"
+	approver.Policy = policy.Config{Rules: []policy.Rule{{ID: "chaos-approval", Tool: "shell", Argument: "command",
+		Pattern: "^basename", Action: policy.RequireApproval}}}
+	cat, err := profile.NewCatalog(agent, approver)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,9 +87,15 @@ func (c *chaos) stack(name string, hooks *kafka.Hooks, comps ...stack.Component)
 // own sandbox owner so they run in parallel.
 func (c *chaos) createRuns(prefix string, n int) []string {
 	c.t.Helper()
+	return c.createRunsOf("tooler", prefix, n)
+}
+
+// createRunsOf is createRuns for another agent.
+func (c *chaos) createRunsOf(agent, prefix string, n int) []string {
+	c.t.Helper()
 	ids := make([]string, n)
 	for i := range n {
-		code, body := call(c.t, c.front, "POST", "/v1/runs?wait=0", token, map[string]any{"agentId": "tooler",
+		code, body := call(c.t, c.front, "POST", "/v1/runs?wait=0", token, map[string]any{"agentId": agent,
 			"input": map[string]any{"content": "go"}, "sandboxKey": map[string]any{"ownerId": fmt.Sprintf("%s-%d", prefix, i)}},
 			"Idempotency-Key", fmt.Sprintf("%s-%d", prefix, i))
 		if code != 202 || body["runId"] == nil {
