@@ -1,9 +1,13 @@
 package policy
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -22,6 +26,7 @@ const defaultPrefix = "default."
 type Policy struct {
 	rules []compiled // profile rules, then the built-in ones
 	def   Action
+	cfg   Config // what it was compiled from, Builtins resolved
 }
 
 // compiled is a rule with its regular expressions compiled; a nil pattern
@@ -56,17 +61,67 @@ func Compile(c Config) (*Policy, error) {
 	if c.Default != "" && !c.Default.Valid() {
 		errs = append(errs, fmt.Errorf("default: %w", badAction(c.Default)))
 	}
+	builtins, err := builtinSet(c)
+	if err != nil {
+		errs = append(errs, err)
+	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	if !c.NoDefaults {
-		rules = append(rules, compiledDefaults()...)
-	}
+	rules = append(rules, builtins...)
 	def := c.Default
 	if def == "" {
 		def = Allow
 	}
-	return &Policy{rules: rules, def: def}, nil
+	c.Rules = slices.Clone(c.Rules)
+	if !c.NoDefaults && c.Builtins == "" {
+		c.Builtins = BuiltinsHash()
+	}
+	return &Policy{rules: rules, def: def, cfg: c}, nil
+}
+
+// BuiltinsHash names this build's built-in rule set: "sha256:" and the hex
+// digest of DefaultRules as JSON.
+var BuiltinsHash = sync.OnceValue(func() string { return hashRules(defaultRules) })
+
+func hashRules(rules []Rule) string {
+	raw, err := json.Marshal(rules)
+	if err != nil {
+		panic(fmt.Sprintf("policy: encode built-in rules: %v", err)) // plain strings: cannot happen
+	}
+	sum := sha256.Sum256(raw)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// previousBuiltins holds earlier built-in rule sets by hash. When
+// DefaultRules changes, add the set it replaces here, so a run whose
+// capability snapshot froze the old set resumes with exactly it after an
+// upgrade.
+var previousBuiltins = map[string][]Rule{}
+
+// builtinSet returns the compiled built-in rules c asks for: none with
+// NoDefaults, this build's for an empty or current Builtins, else an
+// earlier set this build still knows.
+func builtinSet(c Config) ([]compiled, error) {
+	switch {
+	case c.NoDefaults:
+		return nil, nil
+	case c.Builtins == "" || c.Builtins == BuiltinsHash():
+		return compiledDefaults(), nil
+	}
+	old, ok := previousBuiltins[c.Builtins]
+	if !ok {
+		return nil, fmt.Errorf("builtins: the built-in rule set %s is not known to this build (it has %s)", c.Builtins, BuiltinsHash())
+	}
+	out := make([]compiled, 0, len(old))
+	for _, r := range old {
+		cr, errs := compileRule(r)
+		if len(errs) > 0 {
+			return nil, fmt.Errorf("builtins %s: rule %q: %w", c.Builtins, r.ID, errors.Join(errs...))
+		}
+		out = append(out, cr)
+	}
+	return out, nil
 }
 
 // compileRule checks one rule and compiles its expressions, returning every
@@ -134,8 +189,12 @@ func (p *Policy) Rules() []Rule {
 }
 
 // Snapshot returns a Config that compiles to a policy deciding exactly as p
-// does, with the built-in rules copied in: a capability snapshot that stores
-// it keeps deciding the same way after a later version changes DefaultRules.
+// does: the profile's rules, and the built-in rule set named by its hash
+// (Builtins), not copied (they are kilobytes of patterns in every run's
+// snapshot). A later build that changes DefaultRules keeps the old set in
+// previousBuiltins, so the Config keeps deciding the same way.
 func (p *Policy) Snapshot() Config {
-	return Config{Rules: p.Rules(), NoDefaults: true, Default: p.def}
+	c := p.cfg
+	c.Rules = slices.Clone(c.Rules)
+	return c
 }

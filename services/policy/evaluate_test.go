@@ -116,9 +116,15 @@ func TestRulesAndSnapshot(t *testing.T) {
 		t.Fatal("Rules returns shared storage")
 	}
 
+	// A snapshot names the built-in set by hash instead of copying it.
 	snap := p.Snapshot()
-	if !snap.NoDefaults || snap.Default != policy.RequireApproval || len(snap.Rules) != len(own)+len(defaults) {
-		t.Fatalf("Snapshot = %d rules, noDefaults %v, default %s", len(snap.Rules), snap.NoDefaults, snap.Default)
+	if snap.NoDefaults || snap.Default != policy.RequireApproval || len(snap.Rules) != len(own) || snap.Builtins != policy.BuiltinsHash() {
+		t.Fatalf("Snapshot = %d rules, noDefaults %v, default %s, builtins %q", len(snap.Rules), snap.NoDefaults, snap.Default, snap.Builtins)
+	}
+	// A set this build does not know cannot be honoured: compiling fails
+	// rather than deciding with other rules than the snapshot's.
+	if _, err := policy.Compile(policy.Config{Builtins: "sha256:00"}); err == nil || !strings.Contains(err.Error(), "not known to this build") {
+		t.Fatalf("Compile with an unknown built-in set: %v", err)
 	}
 	// A snapshot survives a round trip through JSON and decides as p does.
 	raw, err := json.Marshal(snap)

@@ -54,6 +54,10 @@ type Config struct {
 	NoDefaults bool `yaml:"noDefaults" json:"noDefaults,omitempty"`
 	// Default decides a call no rule matches. Default allow.
 	Default Action `yaml:"default" json:"default,omitempty"`
+	// Builtins names the built-in rule set by its hash (BuiltinsHash). A
+	// capability snapshot records it instead of copying the rules; empty
+	// means this build's set. Not set in profiles.
+	Builtins string `yaml:"-" json:"builtins,omitempty"`
 }
 
 // Validate reports every problem Compile would report.

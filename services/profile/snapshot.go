@@ -19,9 +19,9 @@ import (
 type Snapshot struct {
 	AgentID string `json:"agentId"`
 	// Profile is the agent profile as it was when the run started. Its
-	// Policy holds the effective rules (the built-in ones included, with
-	// NoDefaults set), so a later change of the built-in rules does not
-	// change a running run either.
+	// Policy names the built-in rule set it was frozen with (by hash), so a
+	// later change of the built-in rules does not change a running run
+	// either (see policy.Policy.Snapshot).
 	Profile Profile `json:"profile"`
 	// Tools are the tool specs (names, descriptions, parameter schemas) the
 	// model is offered.
@@ -40,7 +40,7 @@ func NewSnapshot(p Profile, tools []model.ToolSpec, grants []events.PermissionGr
 	if err != nil {
 		return Snapshot{}, fmt.Errorf("profile %q: policy: %w", p.ID, err)
 	}
-	p.Policy = policy.Config{Rules: pol.Rules(), NoDefaults: true, Default: p.Policy.Default}
+	p.Policy = pol.Snapshot()
 	p.PauseTTL = p.PauseTTLOrDefault()
 	return Snapshot{AgentID: p.ID, Profile: p, Tools: tools, PauseTTLMs: p.PauseTTL.Milliseconds(), Grants: grants}, nil
 }
