@@ -123,6 +123,25 @@ func TestRunIDForPlacesRunsOnTheirSandboxKeysPartition(t *testing.T) {
 	}
 }
 
+// TestSandboxPartitionAgreesWithTheKafkaPartitioner: the placement computed
+// here is where the producer's partitioner really puts the records.
+func TestSandboxPartitionAgreesWithTheKafkaPartitioner(t *testing.T) {
+	t.Parallel()
+	for _, n := range []int{2, 3, 12, 64} {
+		for i := range 2000 {
+			key := strings.Repeat("k", i%7) + fmt.Sprint(i) // every length mod 4
+			id := events.DerivedID("run", key)
+			sk := events.SandboxKey{TenantID: "t", WorkspaceID: key, AgentID: "a", OwnerID: "o"}
+			if got, want := commands.Routed(id, sk, n), kafka.PartitionFor(id, n) == kafka.PartitionFor(commands.SandboxKeyString(sk), n); got != want {
+				t.Fatalf("n=%d key %q: Routed = %v, the Kafka partitioner says %v", n, key, got, want)
+			}
+			if got, want := commands.SandboxPartition(sk, n), kafka.PartitionFor(commands.SandboxKeyString(sk), n); got != want {
+				t.Fatalf("n=%d key %q: SandboxPartition = %d, the Kafka partitioner says %d", n, key, got, want)
+			}
+		}
+	}
+}
+
 func TestValidIdempotencyKey(t *testing.T) {
 	t.Parallel()
 	cases := map[string]bool{
