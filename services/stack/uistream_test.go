@@ -4,14 +4,17 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/xbot-runtime/xbot/projections/uistream"
 	"github.com/xbot-runtime/xbot/projections/uistream/nodecheck"
+	"github.com/xbot-runtime/xbot/services/policy"
 	"github.com/xbot-runtime/xbot/services/profile"
 	"github.com/xbot-runtime/xbot/services/stack"
 )
@@ -264,4 +267,60 @@ func afterID(t *testing.T, stream, id string) string {
 	}
 	t.Fatalf("no frame with id %s", id)
 	return ""
+}
+
+// TestUIStreamOfAnApprovalFlow: the engine's real approval events (one call
+// allowed, one denied, one blocked by policy) make a stream the AI SDK
+// accepts, with each tool part in the state the user saw.
+func TestUIStreamOfAnApprovalFlow(t *testing.T) {
+	t.Parallel()
+	count := filepath.Join(t.TempDir(), "count")
+	agent := profile.Profile{ID: "ops", Model: profile.ModelScripted, Tools: []string{"shell"},
+		Policy: policy.Config{Rules: []policy.Rule{deployRule}}, Script: []profile.Turn{
+			{Text: "Deploying.", ToolCalls: []profile.ScriptedCall{
+				{Name: "shell", Arguments: fmt.Sprintf(`{"command":"echo deploy-a >> %s"}`, count)},
+				{Name: "shell", Arguments: fmt.Sprintf(`{"command":"echo deploy-b >> %s"}`, count)},
+				{Name: "shell", Arguments: `{"command":"rm -rf /"}`},
+			}},
+			{Text: "One deployed, one refused."},
+		}}
+	e, st, _ := agentEnv(t, agent)
+	startStreams(t, e, st)
+	runID := create(t, st, "ops", "ship", "ui-approval-1")["runId"].(string)
+	waitStatus(t, st, runID, "paused", 10*time.Second)
+	items := pendingApprovals(t, st, runID, 2)
+	var allowed, denied string
+	for _, ev := range listEvents(t, st, runID) {
+		if ev["type"] == "runtime.item.started" && strings.Contains(fmt.Sprint(ev["payload"]), "deploy-a") {
+			allowed = ev["itemId"].(string)
+		}
+	}
+	denied = items[0]
+	if denied == allowed {
+		denied = items[1]
+	}
+	decide(t, st, runID, allowed, "allow", "item", "ui-approval-allow")
+	decide(t, st, runID, denied, "deny", "item", "ui-approval-deny")
+	waitStatus(t, st, runID, "completed", 10*time.Second)
+
+	replay := readRunStream(t, st, runID, "")
+	for _, want := range []string{`"type":"tool-approval-request"`, `"type":"tool-output-denied"`, `blocked_by_policy`,
+		`"type":"tool-output-available"`, `"finishReason":"stop"`, "data: [DONE]"} {
+		if !strings.Contains(replay, want) {
+			t.Errorf("the stream lacks %s", want)
+		}
+	}
+	res := nodecheck.Check(t, 30*time.Second, http.Header{"Authorization": {"Bearer " + token}},
+		nodecheck.Target{URL: "http://" + st.Addr() + "/v1/runs/" + runID + "/stream"})
+	states := map[string]int{}
+	for _, m := range res[0].Messages {
+		for _, p := range m.Parts {
+			if p.Type == "dynamic-tool" {
+				states[p.State]++
+			}
+		}
+	}
+	if states["output-available"] != 1 || states["output-denied"] != 1 || states["output-error"] != 1 {
+		t.Errorf("the SDK built tool parts in states %v, want one available, one denied, one error", states)
+	}
 }
