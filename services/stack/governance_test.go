@@ -435,7 +435,7 @@ func TestRunUsageIsTotalledInTheReadModel(t *testing.T) {
 func TestPauseExpiresOnTheNextOwner(t *testing.T) {
 	t.Parallel()
 	agent := deployer("ops", filepath.Join(t.TempDir(), "count"), "deploy")
-	agent.PauseTTL = 1500 * time.Millisecond
+	agent.PauseTTL = 3 * time.Second
 	e, front, executor := crashEnv(t, agent)
 	exA := executor("exA", nil)
 	runID := create(t, front, "ops", "ship", "ttl-restart")["runId"].(string)

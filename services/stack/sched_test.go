@@ -2,6 +2,8 @@ package stack_test
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"testing"
@@ -45,7 +47,11 @@ func spanOf(t *testing.T, st *stack.Stack, runID string) span {
 // carrying on with the queue; the other key's run runs in parallel.
 func TestRunsOfOneSandboxKeyRunOneAtATime(t *testing.T) {
 	t.Parallel()
-	work := profile.Turn{Text: "Working.", ToolCalls: call1("shell", `{"command":"sleep 1"}`)}
+	// The tool waits for a gate, so the first run holds the key until the
+	// test has seen the queue; then each run works for a second.
+	gate := filepath.Join(t.TempDir(), "gate")
+	work := profile.Turn{Text: "Working.", ToolCalls: call1("shell",
+		fmt.Sprintf(`{"command":"while [ ! -f %s ]; do sleep 0.02; done; sleep 1"}`, gate))}
 	a := profile.Profile{ID: "serial", Model: profile.ModelScripted, Tools: []string{"shell"},
 		Script: []profile.Turn{work, {Text: "Done."}}}
 	b := a
@@ -66,6 +72,7 @@ func TestRunsOfOneSandboxKeyRunOneAtATime(t *testing.T) {
 	}
 
 	// While the first runs, the last waits with two runs ahead of it.
+	waitStatus(t, front, ids[0], "running", 20*time.Second)
 	eventually(t, 10*time.Second, "the third run's queue position", func() error {
 		_, run := call(t, front, "GET", "/v1/runs/"+ids[2], token, nil)
 		if run["status"] != "queued" || run["queuePosition"] != 2.0 {
@@ -73,7 +80,15 @@ func TestRunsOfOneSandboxKeyRunOneAtATime(t *testing.T) {
 		}
 		return nil
 	})
-	waitStatus(t, front, ids[1], "running", 20*time.Second)
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 20*time.Second, "the second run started", func() error {
+		if _, run := call(t, front, "GET", "/v1/runs/"+ids[1], token, nil); run["status"] == "queued" {
+			return fmt.Errorf("run %v", run)
+		}
+		return nil
+	})
 	for _, ex := range exes {
 		if slices.Contains(ex.Executor.Partitions(), part) {
 			ex.Executor.Kill() // the other executor takes the partition, its runs and its queue over
