@@ -37,9 +37,15 @@ func (p progress) final() bool {
 }
 
 func analyze(evs []events.Envelope) progress {
+	var f itemFold
+	f.add(evs)
+	return analyzeItems(f.order, evs)
+}
+
+// analyzeItems is analyze given the log's items (itemFold).
+func analyzeItems(order []*item, evs []events.Envelope) progress {
 	var p progress
 	p.startedAt, p.pausedMs = timing(evs)
-	order, _, _ := items(evs)
 	started := map[string]bool{} // tool call ids with an item, for the last response
 	for _, it := range order {
 		switch it.typ {
@@ -106,6 +112,7 @@ func toolItemID(responseItemID, callID string) string {
 // length means the same events. One loop iteration asks for the progress and
 // the projection several times; each derivation reads the whole log.
 type memo struct {
+	fold        itemFold
 	progressLen int
 	progress    progress
 	projectLen  int
@@ -116,7 +123,8 @@ type memo struct {
 func (r *runner) progress() progress {
 	evs := r.run.Events()
 	if r.memo.progressLen != len(evs) || len(evs) == 0 {
-		r.memo.progress, r.memo.progressLen = analyze(evs), len(evs)
+		r.memo.fold.add(evs)
+		r.memo.progress, r.memo.progressLen = analyzeItems(r.memo.fold.order, evs), len(evs)
 	}
 	return r.memo.progress
 }

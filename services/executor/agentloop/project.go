@@ -60,8 +60,28 @@ func itemRelevant(t events.Type) bool {
 
 // items folds a run's item events, in the order the items started.
 func items(evs []events.Envelope) (order []*item, byID map[string]*item, input string) {
-	byID = map[string]*item{}
-	for _, e := range evs {
+	var f itemFold
+	f.add(evs)
+	return f.order, f.byID, f.input
+}
+
+// itemFold is items kept up to date as the log grows: add folds only the
+// events it has not seen, so a runner that asks after every append does not
+// decode the whole log each time.
+type itemFold struct {
+	n     int // events folded
+	order []*item
+	byID  map[string]*item
+	input string
+}
+
+// add folds the events of evs past the ones already folded; evs must be the
+// same log, grown. A shorter log starts the fold over.
+func (f *itemFold) add(evs []events.Envelope) {
+	if len(evs) < f.n || f.byID == nil {
+		*f = itemFold{byID: map[string]*item{}}
+	}
+	for _, e := range evs[f.n:] {
 		if !itemRelevant(e.Type) {
 			continue // e.g. the capability snapshot: large, and nothing the projection needs
 		}
@@ -70,20 +90,20 @@ func items(evs []events.Envelope) (order []*item, byID map[string]*item, input s
 			continue // the log folded when it was written; skip what this build cannot read
 		}
 		if v, ok := p.(*events.RunAcceptedPayload); ok {
-			input = v.Input.Content
+			f.input = v.Input.Content
 		}
 		if st, ok := p.(*events.ItemStartedPayload); ok {
 			it := &item{id: e.ItemID, typ: st.ItemType, status: events.ItemStatusStarted, content: st.Content, start: st.Data}
-			byID[e.ItemID] = it
-			order = append(order, it)
-		} else if it := byID[e.ItemID]; it != nil {
+			f.byID[e.ItemID] = it
+			f.order = append(f.order, it)
+		} else if it := f.byID[e.ItemID]; it != nil {
 			it.apply(p)
 		}
-		if it := byID[e.ItemID]; e.ItemID != "" && it != nil {
+		if it := f.byID[e.ItemID]; e.ItemID != "" && it != nil {
 			it.last = e.Seq
 		}
 	}
-	return order, byID, input
+	f.n = len(evs)
 }
 
 // apply folds an item event other than its start into it.
