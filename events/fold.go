@@ -155,7 +155,7 @@ func applyCommandAccepted(n *RunState, e Envelope, v *CommandAcceptedPayload) er
 		}
 	}
 	n.Pending = append(n.Pending, PendingCommand{CommandID: e.CommandID, Type: v.CommandType,
-		IdempotencyKey: v.IdempotencyKey, Command: v.Command})
+		IdempotencyKey: v.IdempotencyKey, Command: v.Command, Actor: v.Actor})
 	remember(n, v.IdempotencyKey, CommandRecord{CommandID: e.CommandID, Type: v.CommandType, Outcome: "accepted"})
 	return nil
 }

@@ -225,10 +225,13 @@ func TestPendingCommandsAndIdempotencyAreFolded(t *testing.T) {
 	t.Parallel()
 	st := stateIn(t, events.StatusRunning)
 	acc := env(t, st.LastSeq+1, events.CommandAccepted, "", "cmd_a",
-		events.CommandAcceptedPayload{CommandType: "CancelRun", IdempotencyKey: "cancel-1"})
+		events.CommandAcceptedPayload{CommandType: "CancelRun", IdempotencyKey: "cancel-1", Actor: &events.Actor{Type: "user", ID: "bob"}})
 	st, err := events.Fold(st, acc)
 	if err != nil || len(st.Pending) != 1 || st.Commands["cancel-1"].Outcome != "accepted" {
 		t.Fatalf("accepted: %v %+v", err, st.Pending)
+	}
+	if a := st.Pending[0].Actor; a == nil || *a != (events.Actor{Type: "user", ID: "bob"}) {
+		t.Fatalf("pending command's actor = %+v, want the accepted one's", a)
 	}
 	if _, err := events.Fold(st, env(t, st.LastSeq+1, events.CommandAccepted, "", "cmd_a", events.CommandAcceptedPayload{CommandType: "CancelRun"})); err == nil {
 		t.Fatal("the same command accepted twice")

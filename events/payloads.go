@@ -114,6 +114,8 @@ type CommandAcceptedPayload struct {
 	CommandType    string          `json:"commandType"`
 	IdempotencyKey string          `json:"idempotencyKey"`
 	Command        json.RawMessage `json:"command,omitempty"`
+	// Actor is who sent the command; nil in logs written before outcomes kept it.
+	Actor *Actor `json:"actor,omitempty"`
 }
 
 // CommandRejectedPayload records that the command was refused with a stable error code.
@@ -122,6 +124,8 @@ type CommandRejectedPayload struct {
 	IdempotencyKey string `json:"idempotencyKey"`
 	Code           string `json:"code"`
 	Message        string `json:"message,omitempty"`
+	// Actor is who sent the command; nil in older logs and when the actor itself was invalid.
+	Actor *Actor `json:"actor,omitempty"`
 }
 
 // CommandAppliedPayload records that the command took effect.
@@ -130,6 +134,8 @@ type CommandAppliedPayload struct {
 	IdempotencyKey string `json:"idempotencyKey"`
 	// CreatedRunID is the run a follow-up created in the same session.
 	CreatedRunID string `json:"createdRunId,omitempty"`
+	// Actor is who sent the command; nil in older logs (also for a command accepted in one).
+	Actor *Actor `json:"actor,omitempty"`
 }
 
 // CommandNoEffectPayload records that the command was valid but there was nothing to do.
@@ -137,6 +143,8 @@ type CommandNoEffectPayload struct {
 	CommandType    string `json:"commandType"`
 	IdempotencyKey string `json:"idempotencyKey"`
 	Reason         string `json:"reason,omitempty"`
+	// Actor is who sent the command; nil in older logs (also for a command accepted in one).
+	Actor *Actor `json:"actor,omitempty"`
 }
 
 // CommandDuplicatePayload records that the idempotency key was seen before for this run;
@@ -147,6 +155,8 @@ type CommandDuplicatePayload struct {
 	OriginalCommandID string `json:"originalCommandId"`
 	OriginalOutcome   string `json:"originalOutcome"`
 	OriginalCode      string `json:"originalCode,omitempty"`
+	// Actor is who sent the repeated command; nil in logs written before outcomes kept it.
+	Actor *Actor `json:"actor,omitempty"`
 }
 
 // ItemType names a kind of RuntimeItem (seed 004 §7.2).

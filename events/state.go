@@ -18,6 +18,9 @@ type PendingCommand struct {
 	Type           string          `json:"type"`
 	IdempotencyKey string          `json:"idempotencyKey"`
 	Command        json.RawMessage `json:"command,omitempty"`
+	// Actor is who sent the command (from its runtime.command.accepted);
+	// the outcome that closes it names the same actor.
+	Actor *Actor `json:"actor,omitempty"`
 }
 
 // ItemRef is the state of one item of a run.

@@ -142,6 +142,8 @@ func TestColumnsExtracted(t *testing.T) {
 		"SELECT concat(outcome, ' ', original_command_id, ' ', original_outcome) FROM audit_commands FINAL WHERE command_id = '" + wid("cmd", "C3") + "'":                                                         "duplicate " + wid("cmd", "C2") + " applied",
 		"SELECT concat(outcome, ' ', command) FROM audit_commands FINAL WHERE command_id = '" + wid("cmd", "C13") + "' AND outcome = 'accepted'":                                                                  `accepted {"reason":"budget"}`,
 		"SELECT concat(tenant_id, ' ', code, ' ', toString(occurred_at)) FROM audit_commands FINAL WHERE command_id = '" + wid("cmd", "C14") + "'":                                                                "globex run_not_found 2026-03-04 11:00:00",
+		"SELECT concat(outcome, ' ', actor_type, ':', actor_id) FROM audit_commands FINAL WHERE command_id = '" + wid("cmd", "C10") + "' ORDER BY seq":                                                            "accepted user:dave | applied user:dave",
+		"SELECT concat(outcome, ' ', actor_type, ':', actor_id) FROM audit_commands FINAL WHERE command_id = '" + wid("cmd", "C4") + "'":                                                                          "no_effect :",
 	}
 	for q, want := range cases {
 		if got := strings.Join(f.strs(t, q), " | "); got != want {

@@ -65,18 +65,31 @@ func fillCommand(r *eventRow, p any) bool {
 		r.CommandType, r.IdempotencyKey = "CreateRun", v.IdempotencyKey
 	case *events.CommandAcceptedPayload:
 		r.CommandType, r.IdempotencyKey = v.CommandType, v.IdempotencyKey
+		fillActor(r, v.Actor)
 	case *events.CommandRejectedPayload:
 		r.CommandType, r.IdempotencyKey, r.ErrorCode, r.Message = v.CommandType, v.IdempotencyKey, v.Code, v.Message
+		fillActor(r, v.Actor)
 	case *events.CommandAppliedPayload:
 		r.CommandType, r.IdempotencyKey = v.CommandType, v.IdempotencyKey
+		fillActor(r, v.Actor)
 	case *events.CommandNoEffectPayload:
 		r.CommandType, r.IdempotencyKey, r.Reason = v.CommandType, v.IdempotencyKey, v.Reason
+		fillActor(r, v.Actor)
 	case *events.CommandDuplicatePayload:
 		r.CommandType, r.IdempotencyKey = v.CommandType, v.IdempotencyKey
+		fillActor(r, v.Actor)
 	default:
 		return false
 	}
 	return true
+}
+
+// fillActor sets the actor columns of a command outcome that names its
+// sender; outcomes from before the events named it leave them empty.
+func fillActor(r *eventRow, a *events.Actor) {
+	if a != nil {
+		r.ActorType, r.ActorID = a.Type, a.ID
+	}
 }
 
 // fillOther sets the columns of events that are not command outcomes. Every

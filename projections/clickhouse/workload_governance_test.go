@@ -66,7 +66,7 @@ func (l *runLog) decide(cmd, key, item, decision, scope, reason string, actor ev
 			}
 		}
 	}
-	l.applied(cmd, key, "SubmitApprovalDecision")
+	l.applied(cmd, key, "SubmitApprovalDecision", actor)
 	if len(l.st.AwaitingApproval()) == 0 {
 		l.add(events.Draft{Type: events.RunResumed, CommandID: cmd})
 	}

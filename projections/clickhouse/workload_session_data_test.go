@@ -40,11 +40,12 @@ func acme4(tb testing.TB) *runLog {
 	l.response(wid("itm", "ACME4M2"), 1, 110)
 	l.add(events.Draft{Type: events.RunCompleted, Payload: events.RunCompletedPayload{Output: "api-0 is crash-looping."}})
 	return l.add(events.Draft{Type: events.CommandApplied, CommandID: wid("cmd", "C18"), Payload: events.CommandAppliedPayload{
-		CommandType: "AppendUserInput", IdempotencyKey: "follow-4", CreatedRunID: wid("run", "ACME5")}})
+		CommandType: "AppendUserInput", IdempotencyKey: "follow-4", CreatedRunID: wid("run", "ACME5"), Actor: l.sender(dave)}})
 }
 
 // acme5 is acme4's follow-up: kubectl get pods runs under the inherited
-// grant; kubectl delete needs another rule's approval and expires.
+// grant; kubectl delete needs another rule's approval and expires; bob's
+// cancel comes too late.
 func acme5(tb testing.TB) *runLog {
 	pods, del := shell("call_1", "kubectl get pods"), shell("call_3", "kubectl delete pod api-0")
 	l := newRun(tb, "acme", wid("run", "ACME5"), acme4Start+5*60_000).inSession("sess_" + wid("run", "ACME4")[4:])
@@ -54,5 +55,5 @@ func acme5(tb testing.TB) *runLog {
 	l.block(wid("itm", "ACME5X2"), wid("itm", "ACME5M1"), rmRoot, rmRootRule, rmRootReason)
 	l.startExec(wid("itm", "ACME5X3"), wid("itm", "ACME5M1"), del).
 		ask(wid("itm", "ACME5X3"), del, "kubectl-write", "changes the production cluster").pauseFor(wid("itm", "ACME5X3"))
-	return l.expire()
+	return l.expire().noEffect(wid("cmd", "C21"), "cancel-5", "CancelRun", "run is already expired", bob)
 }

@@ -21,6 +21,9 @@ type runLog struct {
 	st  events.RunState
 	evs []events.Envelope
 	now int64 // occurredAt of the next event, Unix ms
+	// anonymous says the log was written by an executor from before the
+	// runtime.command.* outcomes named who sent the command.
+	anonymous bool
 }
 
 // day1 is 2026-03-02 09:00:00 UTC; workload runs start on day1 + n days.
@@ -49,6 +52,20 @@ func (l *runLog) add(ds ...events.Draft) *runLog {
 		l.now += 1250
 	}
 	return l
+}
+
+// anonymousOutcomes marks the log as written before outcomes named their sender.
+func (l *runLog) anonymousOutcomes() *runLog {
+	l.anonymous = true
+	return l
+}
+
+// sender is the actor an outcome of a's command names: none in an anonymous log.
+func (l *runLog) sender(a events.Actor) *events.Actor {
+	if l.anonymous {
+		return nil
+	}
+	return &a
 }
 
 func rawJSON(tb testing.TB, v any) json.RawMessage {
@@ -97,29 +114,36 @@ func (l *runLog) finishExec(item string, call events.ToolCallRef, command string
 			Exec: &events.ExecData{Command: command, Cwd: "/work", ExitCode: exit, DurationMs: 120}})}})
 }
 
-func (l *runLog) accepted(cmd, key, typ string, payload any) *runLog {
+func (l *runLog) accepted(cmd, key, typ string, payload any, by events.Actor) *runLog {
 	return l.add(events.Draft{Type: events.CommandAccepted, CommandID: cmd, Payload: events.CommandAcceptedPayload{
-		CommandType: typ, IdempotencyKey: key, Command: rawJSON(l.tb, payload)}})
+		CommandType: typ, IdempotencyKey: key, Command: rawJSON(l.tb, payload), Actor: l.sender(by)}})
 }
 
-func (l *runLog) applied(cmd, key, typ string) *runLog {
+// applied records that by's command took effect; a command accepted earlier
+// names the actor of its runtime.command.accepted, as the executor does.
+func (l *runLog) applied(cmd, key, typ string, by events.Actor) *runLog {
 	return l.add(events.Draft{Type: events.CommandApplied, CommandID: cmd, Payload: events.CommandAppliedPayload{
-		CommandType: typ, IdempotencyKey: key}})
+		CommandType: typ, IdempotencyKey: key, Actor: l.sender(by)}})
 }
 
-func (l *runLog) rejected(cmd, key, typ, code, msg string) *runLog {
+func (l *runLog) rejected(cmd, key, typ, code, msg string, by events.Actor) *runLog {
 	return l.add(events.Draft{Type: events.CommandRejected, CommandID: cmd, Payload: events.CommandRejectedPayload{
-		CommandType: typ, IdempotencyKey: key, Code: code, Message: msg}})
+		CommandType: typ, IdempotencyKey: key, Code: code, Message: msg, Actor: l.sender(by)}})
 }
 
-// steer is an AppendUserInput/steer taking effect at a safe point.
-func (l *runLog) steer(cmd, key, item, text string) *runLog {
-	l.accepted(cmd, key, "AppendUserInput", map[string]string{"intent": "steer", "content": text})
+func (l *runLog) noEffect(cmd, key, typ, reason string, by events.Actor) *runLog {
+	return l.add(events.Draft{Type: events.CommandNoEffect, CommandID: cmd, Payload: events.CommandNoEffectPayload{
+		CommandType: typ, IdempotencyKey: key, Reason: reason, Actor: l.sender(by)}})
+}
+
+// steer is by's AppendUserInput/steer taking effect at a safe point.
+func (l *runLog) steer(cmd, key, item, text string, by events.Actor) *runLog {
+	l.accepted(cmd, key, "AppendUserInput", map[string]string{"intent": "steer", "content": text}, by)
 	return l.add(events.Draft{Type: events.ItemStarted, ItemID: item, CommandID: cmd, Payload: events.ItemStartedPayload{
 		ItemType: events.ItemUserMessage, Content: text, Data: rawJSON(l.tb, events.UserMessageData{Intent: "steer", CommandID: cmd})}},
 		events.Draft{Type: events.ItemCompleted, ItemID: item, CommandID: cmd, Payload: events.ItemCompletedPayload{
 			ItemType: events.ItemUserMessage, Status: events.ItemStatusCompleted, Content: text}}).
-		applied(cmd, key, "AppendUserInput")
+		applied(cmd, key, "AppendUserInput", by)
 }
 
 // records lays the logs out on partitions (by run, like the events topic)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"go.uber.org/zap"
 
@@ -72,10 +73,23 @@ func (b *batch) rejectInvalid(rec kafka.Record, c commands.Envelope, err error, 
 		log.Error("dropping undecodable command record", zap.String("key", rec.Key), zap.Error(err))
 		return
 	}
+	if actorInvalid(ve) {
+		c.Actor = events.Actor{} // the rejection names no actor rather than one that breaks the schema
+	}
 	st := b.state(c.RunID)
 	if err := b.push(identity(st, c), []events.Draft{rejected(c, commands.CodeValidationFailed, ve.Error())}); err != nil {
 		log.Error("recording invalid command failed", zap.Error(err))
 	}
+}
+
+// actorInvalid reports whether the command's actor is among the problems of ve.
+func actorInvalid(ve *commands.ValidationError) bool {
+	for _, p := range ve.Problems {
+		if p.Field == "actor" || strings.HasPrefix(p.Field, "actor.") {
+			return true
+		}
+	}
+	return false
 }
 
 func identity(st *events.RunState, c commands.Envelope) events.Identity {
@@ -89,17 +103,17 @@ func identity(st *events.RunState, c commands.Envelope) events.Identity {
 // run in state st, and the records the decision sends elsewhere in the same
 // transaction (a follow-up's CreateRun for the session's next run).
 func outcomeDrafts(st *events.RunState, c commands.Envelope, payload any, d commands.Decision, now int64, cmdTopic string, partitions int) ([]events.Draft, []kafka.OutRecord, error) {
-	pc := events.PendingCommand{CommandID: c.CommandID, Type: string(c.Type), IdempotencyKey: c.IdempotencyKey, Command: c.Payload}
+	pc := events.PendingCommand{CommandID: c.CommandID, Type: string(c.Type), IdempotencyKey: c.IdempotencyKey,
+		Command: c.Payload, Actor: sender(c)}
 	switch d.Outcome {
 	case commands.OutcomeRejected:
 		return []events.Draft{rejected(c, d.Code, d.Message)}, nil, nil
 	case commands.OutcomeDuplicate:
 		return []events.Draft{{Type: events.CommandDuplicate, CommandID: c.CommandID, Payload: events.CommandDuplicatePayload{
 			CommandType: string(c.Type), IdempotencyKey: c.IdempotencyKey, OriginalCommandID: d.Original.CommandID,
-			OriginalOutcome: d.Original.Outcome, OriginalCode: d.Original.Code}}}, nil, nil
+			OriginalOutcome: d.Original.Outcome, OriginalCode: d.Original.Code, Actor: pc.Actor}}}, nil, nil
 	case commands.OutcomeNoEffect:
-		return []events.Draft{{Type: events.CommandNoEffect, CommandID: c.CommandID, Payload: events.CommandNoEffectPayload{
-			CommandType: string(c.Type), IdempotencyKey: c.IdempotencyKey, Reason: d.Message}}}, nil, nil
+		return []events.Draft{noEffect(pc, d.Message)}, nil, nil
 	case commands.OutcomeApplied:
 		return appliedNow(st, c, payload, pc, now, cmdTopic, partitions)
 	case commands.OutcomeAccepted:
@@ -110,7 +124,7 @@ func outcomeDrafts(st *events.RunState, c commands.Envelope, payload any, d comm
 			Metadata: p.Metadata, IdempotencyKey: c.IdempotencyKey, Actor: c.Actor, SessionGrants: p.SessionGrants}}}, nil, nil
 	}
 	return []events.Draft{{Type: events.CommandAccepted, CommandID: c.CommandID, Payload: events.CommandAcceptedPayload{
-		CommandType: string(c.Type), IdempotencyKey: c.IdempotencyKey, Command: c.Payload}}}, nil, nil
+		CommandType: string(c.Type), IdempotencyKey: c.IdempotencyKey, Command: c.Payload, Actor: pc.Actor}}}, nil, nil
 }
 
 // appliedNow records a command that takes effect at admission: a cancel of a
@@ -135,9 +149,4 @@ func appliedNow(st *events.RunState, c commands.Envelope, payload any, pc events
 			[]kafka.OutRecord{{Topic: cmdTopic, Key: next.RunID, Value: raw}}, nil
 	}
 	return nil, nil, fmt.Errorf("no immediate effect defined for %s", c.Type)
-}
-
-func rejected(c commands.Envelope, code commands.Code, msg string) events.Draft {
-	return events.Draft{Type: events.CommandRejected, CommandID: c.CommandID, Payload: events.CommandRejectedPayload{
-		CommandType: string(c.Type), IdempotencyKey: c.IdempotencyKey, Code: string(code), Message: msg}}
 }

@@ -64,8 +64,7 @@ func expireDrafts(st events.RunState) []events.Draft {
 	drafts = append(drafts, events.Draft{Type: events.RunExpired, Payload: events.RunExpiredPayload{
 		PauseReason: st.PauseReason, PausedAt: st.PausedAt, PauseTTLMs: st.PauseTTLMs}})
 	for _, p := range st.Pending {
-		drafts = append(drafts, events.Draft{Type: events.CommandNoEffect, CommandID: p.CommandID, Payload: events.CommandNoEffectPayload{
-			CommandType: p.Type, IdempotencyKey: p.IdempotencyKey, Reason: "the run expired before the command could apply"}})
+		drafts = append(drafts, noEffect(p, "the run expired before the command could apply"))
 	}
 	return drafts
 }

@@ -151,8 +151,7 @@ func (r *Run) SafePoint(ctx context.Context, sp SafePoint, opts SafePointOptions
 		var drafts []events.Draft
 		for _, p := range st.Pending {
 			if p.Type == string(commands.RequestCompaction) {
-				drafts = append(drafts, events.Draft{Type: events.CommandNoEffect, CommandID: p.CommandID, Payload: events.CommandNoEffectPayload{
-					CommandType: p.Type, IdempotencyKey: p.IdempotencyKey, Reason: "the run finished before its context needed compacting"}})
+				drafts = append(drafts, noEffect(p, "the run finished before its context needed compacting"))
 			}
 		}
 		if len(drafts) > 0 {
@@ -208,8 +207,7 @@ func (r *Run) Compacted(ctx context.Context, art *events.ContextCompactedPayload
 		if art != nil {
 			drafts = append(drafts, applied(*manual, ""))
 		} else {
-			drafts = append(drafts, events.Draft{Type: events.CommandNoEffect, CommandID: manual.CommandID, Payload: events.CommandNoEffectPayload{
-				CommandType: manual.Type, IdempotencyKey: manual.IdempotencyKey, Reason: reason}})
+			drafts = append(drafts, noEffect(*manual, reason))
 		}
 	}
 	if len(drafts) == 0 {
@@ -269,8 +267,7 @@ func failDrafts(st events.RunState, code, msg string) []events.Draft {
 	drafts := closeOpenItems(st, code, msg)
 	drafts = append(drafts, events.Draft{Type: events.RunFailed, Payload: events.RunFailedPayload{ErrorCode: code, Message: msg}})
 	for _, p := range st.Pending {
-		drafts = append(drafts, events.Draft{Type: events.CommandNoEffect, CommandID: p.CommandID, Payload: events.CommandNoEffectPayload{
-			CommandType: p.Type, IdempotencyKey: p.IdempotencyKey, Reason: "the run failed before the command could apply"}})
+		drafts = append(drafts, noEffect(p, "the run failed before the command could apply"))
 	}
 	return drafts
 }
@@ -295,11 +292,6 @@ func userMessage(p events.PendingCommand, in commands.AppendUserInputPayload, _ 
 	}
 }
 
-func applied(p events.PendingCommand, createdRunID string) events.Draft {
-	return events.Draft{Type: events.CommandApplied, CommandID: p.CommandID, Payload: events.CommandAppliedPayload{
-		CommandType: p.Type, IdempotencyKey: p.IdempotencyKey, CreatedRunID: createdRunID}}
-}
-
 // cancelDrafts records cancel p taking effect on a run in state st. Other
 // commands still pending are closed as no_effect, so none is dropped silently.
 func cancelDrafts(st events.RunState, p events.PendingCommand) []events.Draft {
@@ -311,8 +303,7 @@ func cancelDrafts(st events.RunState, p events.PendingCommand) []events.Draft {
 	}
 	for _, q := range st.Pending {
 		if q.CommandID != p.CommandID {
-			drafts = append(drafts, events.Draft{Type: events.CommandNoEffect, CommandID: q.CommandID, Payload: events.CommandNoEffectPayload{
-				CommandType: q.Type, IdempotencyKey: q.IdempotencyKey, Reason: "the run was cancelled before the command could apply"}})
+			drafts = append(drafts, noEffect(q, "the run was cancelled before the command could apply"))
 		}
 	}
 	return drafts

@@ -1,0 +1,38 @@
+package executor
+
+import (
+	"github.com/xbot-runtime/xbot/commands"
+	"github.com/xbot-runtime/xbot/events"
+)
+
+// The runtime.command.* outcomes name who sent the command: outcomes recorded
+// at admission take the actor from the command's envelope, outcomes recorded
+// later (at a safe point, or when the run ends first) from the pending
+// command, which the fold copied from the command's runtime.command.accepted.
+
+// applied records that command p took effect.
+func applied(p events.PendingCommand, createdRunID string) events.Draft {
+	return events.Draft{Type: events.CommandApplied, CommandID: p.CommandID, Payload: events.CommandAppliedPayload{
+		CommandType: p.Type, IdempotencyKey: p.IdempotencyKey, CreatedRunID: createdRunID, Actor: p.Actor}}
+}
+
+// noEffect closes command p without effect, for reason.
+func noEffect(p events.PendingCommand, reason string) events.Draft {
+	return events.Draft{Type: events.CommandNoEffect, CommandID: p.CommandID, Payload: events.CommandNoEffectPayload{
+		CommandType: p.Type, IdempotencyKey: p.IdempotencyKey, Reason: reason, Actor: p.Actor}}
+}
+
+// rejected records that command c was refused with code.
+func rejected(c commands.Envelope, code commands.Code, msg string) events.Draft {
+	return events.Draft{Type: events.CommandRejected, CommandID: c.CommandID, Payload: events.CommandRejectedPayload{
+		CommandType: string(c.Type), IdempotencyKey: c.IdempotencyKey, Code: string(code), Message: msg, Actor: sender(c)}}
+}
+
+// sender is the actor of c as its outcome events name it: nil when c has none.
+func sender(c commands.Envelope) *events.Actor {
+	if c.Actor == (events.Actor{}) {
+		return nil
+	}
+	a := c.Actor
+	return &a
+}
