@@ -130,6 +130,7 @@ func (a *API) registerRoutes() {
 	a.registerListApprovals()
 	a.registerSubmitApprovalDecision()
 	a.registerRequestCompaction()
+	a.registerBuiltinPolicy()
 	a.registerListSessionRuns()
 	a.registerStreams()
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/projections/postgres"
 	"github.com/xbot-runtime/xbot/services/api"
+	"github.com/xbot-runtime/xbot/services/policy"
 )
 
 func sandboxKeyOf(t *testing.T, c commands.Envelope) events.SandboxKey {
@@ -200,5 +201,23 @@ func TestGovernanceOperationsAreDocumented(t *testing.T) {
 		if !strings.Contains(doc, s) {
 			t.Errorf("the OpenAPI document lacks %s", s)
 		}
+	}
+}
+
+// TestBuiltinPolicyIsReadableByItsHash: the hash a snapshot records is the
+// one the API shows, with the rules it stands for.
+func TestBuiltinPolicyIsReadableByItsHash(t *testing.T) {
+	t.Parallel()
+	r := newEnv(t).do(t, "GET", "/v1/system/policy/builtins", tokenA, nil)
+	body := r.body
+	if r.status != 200 {
+		t.Fatalf("HTTP %d %v", r.status, body)
+	}
+	rules, _ := body["rules"].([]any)
+	if body["hash"] != policy.BuiltinsHash() || len(rules) != len(policy.DefaultRules()) {
+		t.Fatalf("hash %v with %d rules, want %s with %d", body["hash"], len(rules), policy.BuiltinsHash(), len(policy.DefaultRules()))
+	}
+	if first := rules[0].(map[string]any); first["id"] != policy.DefaultRules()[0].ID || first["pattern"] == "" {
+		t.Errorf("first rule %v", first)
 	}
 }

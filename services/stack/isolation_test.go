@@ -50,7 +50,8 @@ func sweepCases(a tenantA) map[string]sweepCase {
 		"GET /v1/approvals": {path: "/v1/approvals?runId=" + a.paused, status: 200},
 		"GET /healthz":      {path: "/healthz", status: 200},
 		// Projector lag is system-wide and documented to hold no tenant data.
-		"GET /v1/system/projectors": {path: "/v1/system/projectors", status: 200},
+		"GET /v1/system/projectors":      {path: "/v1/system/projectors", status: 200},
+		"GET /v1/system/policy/builtins": {path: "/v1/system/policy/builtins", status: 200},
 
 		"GET /v1/runs/{runId}":                      nf("/v1/runs/"+a.paused, "run_not_found"),
 		"GET /v1/runs/{runId}/events":               nf("/v1/runs/"+a.done+"/events", "run_not_found"),
