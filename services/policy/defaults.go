@@ -45,6 +45,11 @@ var defaultRules = []Rule{
 		Reason:  "Credential files (password hashes, SSH private keys, cloud, registry and cluster tokens, process environments) may not be read.",
 	},
 	{
+		ID: "default.credentials.read-file-part", Tool: "read_file_part", Argument: "path", Action: Deny,
+		Pattern: credentialPath,
+		Reason:  "Credential files (password hashes, SSH private keys, cloud, registry and cluster tokens, process environments) may not be read.",
+	},
+	{
 		ID: "default.package-install", Tool: "shell", Argument: "command", Action: RequireApproval,
 		Pattern: packageInstall,
 		Reason:  "Installs or updates packages, which downloads and runs third-party code.",

@@ -16,10 +16,11 @@ type call struct {
 	want string
 }
 
-func sh(want string, commands ...string) []call   { return calls("shell", want, commands) }
-func read(want string, paths ...string) []call    { return calls("read_file", want, paths) }
-func write(want string, paths ...string) []call   { return calls("write_file", want, paths) }
-func listing(want string, paths ...string) []call { return calls("list_files", want, paths) }
+func sh(want string, commands ...string) []call    { return calls("shell", want, commands) }
+func read(want string, paths ...string) []call     { return calls("read_file", want, paths) }
+func readPart(want string, paths ...string) []call { return calls("read_file_part", want, paths) }
+func write(want string, paths ...string) []call    { return calls("write_file", want, paths) }
+func listing(want string, paths ...string) []call  { return calls("list_files", want, paths) }
 
 func calls(tool, want string, args []string) []call {
 	out := make([]call, len(args))
@@ -48,6 +49,7 @@ const (
 	forkBomb       = "default.fork-bomb"
 	credentials    = "default.credentials"
 	credentialRead = "default.credentials.read-file"
+	credentialPart = "default.credentials.read-file-part"
 	packageInstall = "default.package-install"
 	network        = "default.network"
 	writeOutside   = "default.write-outside-workspace"
@@ -96,6 +98,8 @@ func defaultCases() [][]call {
 		read(allowed, `/etc/passwd`, `README.md`, `/workspace/.env.example`, `/root/.ssh/id_rsa.pub`,
 			`/root/.ssh/known_hosts`, `docs/ssh.md`, `src/credentials.go`, `/tmp/x`, `/sessions/s1/runs/r1/out.txt`),
 		listing(allowed, `/root/.ssh`, `/etc`, `.`),
+		readPart(credentialPart, `/etc/shadow`, `/root/.ssh/id_rsa`, `/proc/self/environ`, `/home/u/.aws/credentials`),
+		readPart(allowed, `/sessions/s1/runs/r1/output/tool-outputs/itm_1.txt`, `README.md`, `/root/.ssh/id_rsa.pub`),
 
 		sh(packageInstall, `apt install -y jq`, `apt-get install jq`, `sudo apt-get -y install build-essential`,
 			`apt-get update && apt-get install -y curl`, `yum install git`, `dnf install -y gcc`, `apk add --no-cache bash`,
