@@ -305,9 +305,17 @@ func TestApprovalDecidedAfterAnExecutorRestart(t *testing.T) {
 	items := pendingApprovals(t, front, runID, 1)
 	exA.Executor.Kill()
 	executor("exB", nil)
-	if res := decide(t, front, runID, items[0], "allow", "item", "restart-1-d"); res["outcome"] != "applied" {
-		t.Fatalf("decision after the restart %v", res)
-	}
+	// The new owner may take the partition over after the API stopped
+	// waiting for the outcome: then the command's outcome is read later.
+	res := decide(t, front, runID, items[0], "allow", "item", "restart-1-d")
+	cmdID, _ := res["commandId"].(string)
+	eventually(t, 30*time.Second, "the decision after the restart applied", func() error {
+		if res["outcome"] == "applied" {
+			return nil
+		}
+		_, res = call(t, front, "GET", "/v1/commands/"+cmdID, token, nil)
+		return fmt.Errorf("outcome %v", res)
+	})
 	waitStatus(t, front, runID, "completed", 20*time.Second)
 	if got := lines(t, count); !slices.Equal(got, []string{"deploy"}) {
 		t.Errorf("tool ran %v, want once", got)
