@@ -3,10 +3,10 @@ package api
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 
 	"github.com/danielgtaylor/huma/v2"
+	"go.uber.org/zap"
 
 	"github.com/xbot-runtime/xbot/commands"
 	"github.com/xbot-runtime/xbot/events"
@@ -70,7 +70,11 @@ func (a *API) createRun(ctx context.Context, in *createRunInput) (*commandOutput
 	if d.sessionID == "" {
 		d.sessionID = events.NewID("sess")
 	} else if p.SessionGrants, err = a.store.SessionGrants(ctx, tenant, d.sessionID); err != nil {
-		return nil, fmt.Errorf("grants of session %s: %w", d.sessionID, err)
+		// Creating the run without them would silently ask again what the
+		// session already allowed; the client retries with the same key.
+		a.log.Warn("reading a session's permission grants failed", zap.String("tenant_id", tenant), zap.Error(err))
+		return nil, newProblem(http.StatusServiceUnavailable, commands.CodeUnavailable,
+			"the session's permission grants cannot be read right now; retry with the same Idempotency-Key")
 	}
 	d.payload = p
 	env, err := d.envelope(ctx, in.ActorID)

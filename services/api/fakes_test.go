@@ -15,15 +15,16 @@ import (
 // fakeStore is an in-memory read model. WaitCommand blocks until put records
 // the command or ctx ends.
 type fakeStore struct {
-	mu       sync.Mutex
-	runs     map[string]postgres.Run // by runId
-	events   map[string][]postgres.Event
-	cmds     map[string]postgres.Command
-	changed  chan struct{}
-	waits    int
-	listErr  error
-	lastList postgres.RunFilter
-	grants   map[string][]events.PermissionGrant // by tenantId/platformSessionId
+	mu        sync.Mutex
+	runs      map[string]postgres.Run // by runId
+	events    map[string][]postgres.Event
+	cmds      map[string]postgres.Command
+	changed   chan struct{}
+	waits     int
+	listErr   error
+	lastList  postgres.RunFilter
+	grants    map[string][]events.PermissionGrant // by tenantId/platformSessionId
+	grantsErr error
 }
 
 func newFakeStore() *fakeStore {

@@ -221,3 +221,19 @@ func TestBuiltinPolicyIsReadableByItsHash(t *testing.T) {
 		t.Errorf("first rule %v", first)
 	}
 }
+
+// TestCreateRunInASessionWhoseGrantsCannotBeRead: without its session's
+// grants the run would ask again what the session allowed, so the create is
+// refused as unavailable (retry with the same key) and nothing is sent.
+func TestCreateRunInASessionWhoseGrantsCannotBeRead(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.store.failGrants(errors.New("connection refused"))
+	body := createBody("again")
+	body["platformSessionId"] = "chat-1"
+	e.do(t, "POST", "/v1/runs", tokenA, body).wantCode(t, http.StatusServiceUnavailable, "unavailable")
+	if n := len(e.sender.envelopes()); n != 0 {
+		t.Fatalf("%d commands sent", n)
+	}
+	e.do(t, "POST", "/v1/runs", tokenA, createBody("no session")).want(t, http.StatusAccepted)
+}

@@ -26,7 +26,16 @@ func (s *fakeStore) GetSession(context.Context, string, string) (postgres.Sessio
 func (s *fakeStore) SessionGrants(_ context.Context, tenantID, sessionID string) ([]events.PermissionGrant, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.grantsErr != nil {
+		return nil, s.grantsErr
+	}
 	return s.grants[tenantID+"/"+sessionID], nil
+}
+
+func (s *fakeStore) failGrants(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.grantsErr = err
 }
 
 func (s *fakeStore) setGrants(tenantID, sessionID string, g ...events.PermissionGrant) {
