@@ -5,12 +5,10 @@ import (
 	"github.com/xbot-runtime/xbot/events"
 )
 
-// approvalID is the id of the approval request for an item: derived, so the
-// engine that asks and the admission that answers name it alike.
-func approvalID(runID, itemID string) string { return events.DerivedID("apr", runID, itemID) }
-
-// ApprovalID is the approval request id of item itemID of run runID.
-func ApprovalID(runID, itemID string) string { return approvalID(runID, itemID) }
+// ApprovalID is the id of the approval request for item itemID of run
+// runID: derived, so the engine that asks and the admission that answers
+// name it alike.
+func ApprovalID(runID, itemID string) string { return events.DerivedID("apr", runID, itemID) }
 
 // decisionDrafts records SubmitApprovalDecision c on a run paused awaiting
 // approval (seed 004 §9.1-9.2). It resolves the named item only: a deny
@@ -22,7 +20,7 @@ func decisionDrafts(st events.RunState, c commands.Envelope, p *commands.SubmitA
 	it, _ := st.Item(p.ItemID)
 	drafts := []events.Draft{{Type: events.ApprovalDecisionSubmitted, ItemID: it.ID, CommandID: c.CommandID,
 		Payload: events.ApprovalDecisionPayload{Decision: p.Decision, Scope: p.Scope, Reason: p.Reason, Actor: c.Actor,
-			ApprovalID: approvalID(st.RunID, it.ID)}}}
+			ApprovalID: ApprovalID(st.RunID, it.ID)}}}
 	resolved := map[string]bool{it.ID: true}
 	switch {
 	case p.Decision == events.DecisionDeny:
@@ -43,7 +41,7 @@ func decisionDrafts(st events.RunState, c commands.Envelope, p *commands.SubmitA
 			resolved[other.ID] = true
 			drafts = append(drafts, events.Draft{Type: events.ApprovalDecisionSubmitted, ItemID: other.ID, CommandID: c.CommandID,
 				Payload: events.ApprovalDecisionPayload{Decision: events.DecisionAllow, Scope: p.Scope, Actor: c.Actor,
-					ApprovalID: approvalID(st.RunID, other.ID), GrantID: g.GrantID,
+					ApprovalID: ApprovalID(st.RunID, other.ID), GrantID: g.GrantID,
 					Reason: "covered by the grant given for item " + it.ID}})
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/services/model"
 	"github.com/xbot-runtime/xbot/services/policy"
 	"github.com/xbot-runtime/xbot/services/profile"
@@ -86,13 +87,7 @@ func lines(t *testing.T, path string) []string {
 // countType counts the run's events of one type.
 func countType(t *testing.T, st *stack.Stack, runID, typ string) int {
 	t.Helper()
-	n := 0
-	for _, ev := range listEvents(t, st, runID) {
-		if ev["type"] == typ {
-			n++
-		}
-	}
-	return n
+	return typeCounts(t, listEvents(t, st, runID))[events.Type(typ)]
 }
 
 func lastToolResult(msgs []model.Message) string {

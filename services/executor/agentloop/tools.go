@@ -76,7 +76,6 @@ func (r *runner) toolStage(ctx context.Context, pr progress) error {
 	if left <= 0 && len(pr.unstarted) > 0 {
 		return r.budget(ctx, fmt.Sprintf("the run reached its limit of %d tool calls", r.limits.MaxToolCalls))
 	}
-	var deferred []pendingCall
 	var blocked, asks []events.Draft
 	for _, c := range pr.unstarted[:min(max(left, 0), len(pr.unstarted))] {
 		pc := pendingCall{responseID: pr.last.itemID, call: c}
@@ -103,7 +102,8 @@ func (r *runner) toolStage(ctx context.Context, pr progress) error {
 	if len(asks) > 0 {
 		// Questions to the user wait until the approvals are decided: one
 		// pause at a time. They run when the run resumes.
-		runnable, deferred = splitQuestions(r, runnable)
+		// The questions stay unstarted in the log; the next tool stage runs them.
+		runnable = withoutQuestions(r, runnable)
 	}
 	questions, err := r.runCalls(ctx, runnable)
 	if err != nil {
@@ -117,7 +117,6 @@ func (r *runner) toolStage(ctx context.Context, pr progress) error {
 		executor.SafePointOptions{Unstarted: r.cancelledCalls(r.progress())}); err != nil || stop {
 		return stopOr(err)
 	}
-	_ = deferred // still unstarted in the log: the next tool stage runs them
 	switch {
 	case len(asks) > 0:
 		var ids []string
@@ -134,16 +133,15 @@ func (r *runner) toolStage(ctx context.Context, pr progress) error {
 	return r.compactIfLarge(ctx, events.CompactPostToolResult)
 }
 
-// splitQuestions separates ask_user calls from the others.
-func splitQuestions(r *runner, calls []pendingCall) (others, questions []pendingCall) {
+// withoutQuestions drops the ask_user calls from calls.
+func withoutQuestions(r *runner, calls []pendingCall) []pendingCall {
+	var out []pendingCall
 	for _, c := range calls {
-		if r.itemType(c.call.Name) == events.ItemClarificationRequest {
-			questions = append(questions, c)
-		} else {
-			others = append(others, c)
+		if r.itemType(c.call.Name) != events.ItemClarificationRequest {
+			out = append(out, c)
 		}
 	}
-	return others, questions
+	return out
 }
 
 // pause appends drafts and pauses the run for reason, waiting on items.
