@@ -101,7 +101,7 @@ func (b *bench) baselines(ctx context.Context, evs []baseline.Event) (benchBasel
 	var out benchBaselines
 	var err error
 	name := "xbot_bench_raw_" + b.nonce
-	if out.KafkaTxnProduce, err = baseline.Kafka(ctx, b.opts.Kafka.Brokers, name, evs); err != nil {
+	if out.KafkaTxnProduce, err = baseline.Kafka(ctx, b.opts.Kafka, name, evs); err != nil {
 		return out, err
 	}
 	if out.PostgresCopyFrom, err = baseline.Postgres(ctx, b.st.Pool, name, evs); err != nil {

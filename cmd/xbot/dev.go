@@ -148,7 +148,15 @@ func (d *devRun) startKafka() ([]string, error) {
 	if d.keep {
 		dir = filepath.Join(d.dataDir, "kafka")
 	}
-	d.cluster, err = kafka.StartCluster(kafka.ClusterConfig{Addr: d.s.r.Get("dev_kafka_addr"), DataDir: dir, Partitions: int32(parts)})
+	sec, err := d.s.kafkaSecurity()
+	if err != nil {
+		return nil, err
+	}
+	if sec.TLS {
+		return nil, errors.New("kafka_tls needs an external cluster (kafka_brokers): the embedded one speaks plaintext")
+	}
+	d.cluster, err = kafka.StartCluster(kafka.ClusterConfig{Addr: d.s.r.Get("dev_kafka_addr"), DataDir: dir,
+		Partitions: int32(parts), SASL: sec})
 	if err != nil {
 		return nil, fmt.Errorf("%w (set --dev-kafka-addr or XBOT_KAFKA_BROKERS to use another)", err)
 	}

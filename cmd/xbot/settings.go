@@ -77,9 +77,32 @@ func (s *settings) kafka(brokers []string) (kafka.Config, error) {
 	if brokers == nil {
 		brokers = s.r.List("kafka_brokers")
 	}
+	sec, err := s.kafkaSecurity()
+	if err != nil {
+		return kafka.Config{}, err
+	}
 	c := kafka.Config{Brokers: brokers, TopicPrefix: s.r.Get("kafka_topic_prefix"),
-		Partitions: int32(parts), ReplicationFactor: int16(rf)}.WithDefaults()
+		Partitions: int32(parts), ReplicationFactor: int16(rf), Security: sec}.WithDefaults()
 	return c, c.Validate()
+}
+
+// kafkaSecurity reads the kafka_sasl_* and kafka_tls* keys. It warns when the
+// SASL password would cross the network in clear.
+func (s *settings) kafkaSecurity() (kafka.Security, error) {
+	useTLS, err := s.r.Bool("kafka_tls")
+	if err != nil {
+		return kafka.Security{}, err
+	}
+	sec := kafka.Security{
+		SASLMechanism: s.r.Get("kafka_sasl_mechanism"), SASLUsername: s.r.Get("kafka_sasl_username"),
+		SASLPassword: s.r.Get("kafka_sasl_password"), TLS: useTLS,
+		TLSCAFile: s.r.Get("kafka_tls_ca_file"), TLSCertFile: s.r.Get("kafka_tls_cert_file"),
+		TLSKeyFile: s.r.Get("kafka_tls_key_file"), TLSServerName: s.r.Get("kafka_tls_server_name"),
+	}
+	if sec.SASLMechanism == kafka.SASLPlain && !sec.TLS {
+		s.log.Warn("kafka_sasl_mechanism PLAIN without kafka_tls sends the Kafka password in clear")
+	}
+	return sec, nil
 }
 
 func (s *settings) waits() (time.Duration, time.Duration, error) {

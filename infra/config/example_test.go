@@ -47,6 +47,14 @@ func Example() {
 	// kafka_brokers             k1:9092,k2:9092  env      XBOT_KAFKA_BROKERS             XBOT_KAFKA_BROKERS
 	// kafka_partitions          12               default  XBOT_KAFKA_PARTITIONS          default
 	// kafka_replication_factor  -1               default  XBOT_KAFKA_REPLICATION_FACTOR  default
+	// kafka_sasl_mechanism      (unset)          default  XBOT_KAFKA_SASL_MECHANISM      default
+	// kafka_sasl_password       (unset)          default  XBOT_KAFKA_SASL_PASSWORD       default
+	// kafka_sasl_username       (unset)          default  XBOT_KAFKA_SASL_USERNAME       default
+	// kafka_tls                 false            default  XBOT_KAFKA_TLS                 default
+	// kafka_tls_ca_file         (unset)          default  XBOT_KAFKA_TLS_CA_FILE         default
+	// kafka_tls_cert_file       (unset)          default  XBOT_KAFKA_TLS_CERT_FILE       default
+	// kafka_tls_key_file        (unset)          default  XBOT_KAFKA_TLS_KEY_FILE        default
+	// kafka_tls_server_name     (unset)          default  XBOT_KAFKA_TLS_SERVER_NAME     default
 	// kafka_topic_prefix        (unset)          default  XBOT_KAFKA_TOPIC_PREFIX        default
 	// llm_api_key               (unset)          default  XBOT_LLM_API_KEY               default
 	// llm_base_url              (unset)          default  XBOT_LLM_BASE_URL              default

@@ -51,6 +51,21 @@ func (r *Resolved) Duration(name string) (time.Duration, error) {
 	return d, nil
 }
 
+// Bool parses the named key as a boolean (true/false, 1/0, …; see
+// strconv.ParseBool); an unset key is false. Errors are formed as for Int.
+func (r *Resolved) Bool(name string) (bool, error) {
+	v := r.Value(name)
+	s := strings.TrimSpace(v.Value)
+	if s == "" {
+		return false, nil
+	}
+	b, err := strconv.ParseBool(s)
+	if err != nil {
+		return false, v.parseError("a boolean (true or false)")
+	}
+	return b, nil
+}
+
 // List splits the named key on commas, trims each element and drops empty
 // ones; an unset key yields nil. It panics if name is not registered.
 func (r *Resolved) List(name string) []string {

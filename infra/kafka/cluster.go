@@ -25,6 +25,10 @@ type ClusterConfig struct {
 	DataDir string
 	// Partitions is the default partition count of auto-created topics. Default 12.
 	Partitions int32
+	// SASL, when its mechanism is set, makes the cluster refuse every client
+	// that does not authenticate as this user. TLS settings are ignored: the
+	// embedded cluster speaks plaintext.
+	SASL Security
 }
 
 // StartCluster starts an embedded single-broker cluster.
@@ -47,6 +51,9 @@ func StartCluster(cfg ClusterConfig) (*Cluster, error) {
 	}
 	if cfg.DataDir != "" {
 		opts = append(opts, kfake.DataDir(cfg.DataDir))
+	}
+	if m := cfg.SASL.SASLMechanism; m != "" {
+		opts = append(opts, kfake.EnableSASL(), kfake.Superuser(m, cfg.SASL.SASLUsername, cfg.SASL.SASLPassword))
 	}
 	c, err := kfake.NewCluster(opts...)
 	if err != nil {

@@ -17,6 +17,9 @@ type Config struct {
 	Partitions int32
 	// ReplicationFactor used when creating topics; -1 means the broker default.
 	ReplicationFactor int16
+	// Security is how clients authenticate and encrypt. Default: plaintext,
+	// no authentication (dev only).
+	Security Security
 }
 
 func (c *Config) setDefaults() {
@@ -39,6 +42,7 @@ func (c Config) Validate() error {
 	if c.Partitions < 1 {
 		errs = append(errs, fmt.Errorf("kafka: partitions must be >= 1, got %d", c.Partitions))
 	}
+	errs = append(errs, c.Security.validate()...)
 	return errors.Join(errs...)
 }
 
@@ -68,13 +72,19 @@ func (c Config) IMOutboxTopic() string { return c.TopicPrefix + imOutboxTopic }
 // DeadLetterTopic receives records a projector could not apply.
 func (c Config) DeadLetterTopic() string { return c.TopicPrefix + deadLetterTopic }
 
-// NewClient returns a franz-go client for the configured brokers.
+// NewClient returns a franz-go client for the configured brokers with the
+// configured Security applied. Every Kafka client xbot makes comes from here.
 func NewClient(c Config, opts ...kgo.Opt) (*kgo.Client, error) {
 	c.setDefaults()
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	all := append([]kgo.Opt{kgo.SeedBrokers(c.Brokers...)}, opts...)
+	sec, err := c.Security.opts()
+	if err != nil {
+		return nil, err
+	}
+	all := append([]kgo.Opt{kgo.SeedBrokers(c.Brokers...)}, sec...)
+	all = append(all, opts...)
 	cl, err := kgo.NewClient(all...)
 	if err != nil {
 		return nil, fmt.Errorf("kafka client: %w", err)

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/xbot-runtime/xbot/infra/kafka"
 )
 
 // RecordsPerTxn is how many records a Kafka baseline transaction holds:
@@ -17,8 +19,10 @@ const RecordsPerTxn = 50
 // transaction, each committed before the next begins. The topic is created
 // by the broker on first use. A failed transaction is aborted and ends the
 // baseline.
-func Kafka(ctx context.Context, brokers []string, topic string, evs []Event) (Result, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.TransactionalID(topic+"-txn"),
+// The client connects like every other xbot client (kc's brokers and
+// security settings).
+func Kafka(ctx context.Context, kc kafka.Config, topic string, evs []Event) (Result, error) {
+	cl, err := kafka.NewClient(kc, kgo.TransactionalID(topic+"-txn"),
 		kgo.DefaultProduceTopic(topic), kgo.AllowAutoTopicCreation())
 	if err != nil {
 		return Result{}, fmt.Errorf("kafka baseline: client: %w", err)

@@ -1,0 +1,192 @@
+package kafka_test
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+
+	"github.com/xbot-runtime/xbot/infra/kafka"
+)
+
+// refusedWithin bounds an attempt that must fail: a refused client retries
+// until its context ends, so the bound is how long "refused" takes here.
+const refusedWithin = 3 * time.Second
+
+// startFake starts a kfake cluster with opts and returns its addresses.
+func startFake(t *testing.T, opts ...kfake.Opt) []string {
+	t.Helper()
+	c, err := kfake.NewCluster(append([]kfake.Opt{kfake.NumBrokers(1), kfake.AllowAutoTopicCreation()}, opts...)...)
+	if err != nil {
+		t.Fatalf("start kfake: %v", err)
+	}
+	t.Cleanup(c.Close)
+	return c.ListenAddrs()
+}
+
+// ensureWith runs EnsureTopics with sec against addrs, bounded by d.
+func ensureWith(t *testing.T, addrs []string, sec kafka.Security, d time.Duration) error {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	kc := kafka.Config{Brokers: addrs, TopicPrefix: uniqueName(t) + ".", Partitions: 2, Security: sec}
+	return kafka.EnsureTopics(ctx, kc)
+}
+
+func TestSASLRefusesClientWithoutCredentials(t *testing.T) {
+	t.Parallel()
+	for _, mech := range []string{kafka.SASLPlain, kafka.SASLScramSHA256, kafka.SASLScramSHA512} {
+		t.Run(mech, func(t *testing.T) {
+			t.Parallel()
+			addrs := startFake(t, kfake.EnableSASL(), kfake.Superuser(mech, "xbot", "s3cret-pass"))
+			if err := ensureWith(t, addrs, kafka.Security{}, refusedWithin); err == nil {
+				t.Fatal("a client without SASL credentials was served")
+			}
+			wrong := kafka.Security{SASLMechanism: mech, SASLUsername: "xbot", SASLPassword: "wrong"}
+			if err := ensureWith(t, addrs, wrong, refusedWithin); err == nil {
+				t.Fatal("a client with a wrong password was served")
+			}
+			good := kafka.Security{SASLMechanism: mech, SASLUsername: "xbot", SASLPassword: "s3cret-pass"}
+			if err := ensureWith(t, addrs, good, waitTimeout); err != nil {
+				t.Fatalf("client with credentials: %v", err)
+			}
+		})
+	}
+}
+
+func TestTLSVerifiesBrokerAndPresentsClientCert(t *testing.T) {
+	t.Parallel()
+	pki := newTestPKI(t)
+	serverTLS := &tls.Config{
+		MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{pki.server},
+		ClientCAs: pki.pool, ClientAuth: tls.RequireAndVerifyClientCert,
+	}
+	addrs := startFake(t, kfake.TLS(serverTLS), kfake.EnableSASL(), kfake.Superuser(kafka.SASLScramSHA512, "xbot", "pw"))
+	sasl := kafka.Security{SASLMechanism: kafka.SASLScramSHA512, SASLUsername: "xbot", SASLPassword: "pw"}
+
+	if err := ensureWith(t, addrs, sasl, refusedWithin); err == nil {
+		t.Fatal("a plaintext client was served by a TLS broker")
+	}
+	noCert := sasl
+	noCert.TLS, noCert.TLSCAFile = true, pki.caFile
+	if err := ensureWith(t, addrs, noCert, refusedWithin); err == nil {
+		t.Fatal("a client without a client certificate was served")
+	}
+	untrusted := sasl
+	untrusted.TLS, untrusted.TLSCertFile, untrusted.TLSKeyFile = true, pki.certFile, pki.keyFile
+	if err := ensureWith(t, addrs, untrusted, refusedWithin); err == nil {
+		t.Fatal("a client trusted a broker certificate it has no CA for")
+	}
+	good := sasl
+	good.TLS, good.TLSCAFile, good.TLSCertFile, good.TLSKeyFile = true, pki.caFile, pki.certFile, pki.keyFile
+	good.TLSServerName = "kafka.test"
+	if err := ensureWith(t, addrs, good, waitTimeout); err != nil {
+		t.Fatalf("client with CA, certificate and SASL: %v", err)
+	}
+}
+
+func TestSecurityValidate(t *testing.T) {
+	t.Parallel()
+	cases := map[string]struct {
+		sec  kafka.Security
+		want string
+	}{
+		"unknown mechanism": {kafka.Security{SASLMechanism: "GSSAPI"}, "kafka_sasl_mechanism must be"},
+		"no password":       {kafka.Security{SASLMechanism: kafka.SASLPlain, SASLUsername: "u"}, "needs kafka_sasl_username and kafka_sasl_password"},
+		"user no mechanism": {kafka.Security{SASLUsername: "u", SASLPassword: "pw-secret-9"}, "kafka_sasl_mechanism is empty"},
+		"ca without tls":    {kafka.Security{TLSCAFile: "/ca.pem"}, "kafka_tls is false"},
+		"cert without key":  {kafka.Security{TLS: true, TLSCertFile: "/c.pem"}, "go together"},
+	}
+	for name, tc := range cases {
+		err := kafka.Config{Brokers: []string{"b:9092"}, Security: tc.sec}.Validate()
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want an error containing %q", name, err, tc.want)
+		}
+		if err != nil && tc.sec.SASLPassword != "" && strings.Contains(err.Error(), tc.sec.SASLPassword) {
+			t.Errorf("%s: the error shows the password: %v", name, err)
+		}
+	}
+}
+
+// testPKI is a CA, a broker certificate for kafka.test and 127.0.0.1, and a
+// client certificate, all made for one test.
+type testPKI struct {
+	pool                      *x509.CertPool
+	server                    tls.Certificate
+	caFile, certFile, keyFile string
+}
+
+func newTestPKI(t *testing.T) testPKI {
+	t.Helper()
+	dir := t.TempDir()
+	caKey, caCert, caDER := newCert(t, &x509.Certificate{
+		Subject: pkix.Name{CommonName: "xbot test CA"}, IsCA: true, BasicConstraintsValid: true,
+		KeyUsage: x509.KeyUsageCertSign,
+	}, nil, nil)
+	pool := x509.NewCertPool()
+	pool.AddCert(caCert)
+	srvKey, _, srvDER := newCert(t, &x509.Certificate{
+		Subject: pkix.Name{CommonName: "kafka.test"}, DNSNames: []string{"kafka.test"},
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}, caCert, caKey)
+	cliKey, _, cliDER := newCert(t, &x509.Certificate{
+		Subject: pkix.Name{CommonName: "xbot"}, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}, caCert, caKey)
+	p := testPKI{pool: pool, caFile: filepath.Join(dir, "ca.pem"),
+		certFile: filepath.Join(dir, "client.pem"), keyFile: filepath.Join(dir, "client-key.pem")}
+	p.server = tls.Certificate{Certificate: [][]byte{srvDER}, PrivateKey: srvKey}
+	writePEM(t, p.caFile, "CERTIFICATE", caDER)
+	writePEM(t, p.certFile, "CERTIFICATE", cliDER)
+	der, err := x509.MarshalECPrivateKey(cliKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writePEM(t, p.keyFile, "EC PRIVATE KEY", der)
+	return p
+}
+
+var serial int64
+
+// newCert signs tmpl with parent/parentKey (self-signed when parent is nil).
+func newCert(t *testing.T, tmpl, parent *x509.Certificate, parentKey *ecdsa.PrivateKey) (*ecdsa.PrivateKey, *x509.Certificate, []byte) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	serial++
+	tmpl.SerialNumber = big.NewInt(serial)
+	tmpl.NotBefore, tmpl.NotAfter = time.Now().Add(-time.Hour), time.Now().Add(time.Hour)
+	if parent == nil {
+		parent, parentKey = tmpl, key
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &key.PublicKey, parentKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return key, cert, der
+}
+
+func writePEM(t *testing.T, path, typ string, der []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
