@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"io"
+	"net/url"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -44,7 +45,34 @@ func displayValue(v Value) string {
 	case v.Key.Secret:
 		return Redacted
 	}
-	return quoteIfOdd(v.Value)
+	return quoteIfOdd(redactURL(v.Value))
+}
+
+// redactedPart replaces the userinfo and the query of a URL in Explain
+// output: both often carry credentials (https://user:key@host/v1?key=…).
+const redactedPart = "redacted"
+
+// redactURL returns s with the userinfo, query and fragment of a URL
+// replaced by redactedPart; a value that is not a URL is returned as is,
+// one that looks like a URL but does not parse is Redacted whole.
+func redactURL(s string) string {
+	if !strings.Contains(s, "://") {
+		return s
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return Redacted
+	}
+	if u.User != nil {
+		u.User = url.User(redactedPart)
+	}
+	if u.RawQuery != "" || u.ForceQuery {
+		u.RawQuery, u.ForceQuery = redactedPart, false
+	}
+	if u.Fragment != "" {
+		u.Fragment, u.RawFragment = redactedPart, ""
+	}
+	return u.String()
 }
 
 // displayOrigin keeps the origin column free of tabs and newlines, which a

@@ -73,3 +73,29 @@ func assertSortedRows(t *testing.T, text string) {
 		prev = key
 	}
 }
+
+func TestExplainRedactsURLCredentials(t *testing.T) {
+	t.Parallel()
+	cases := map[string]struct{ in, want string }{
+		"userinfo and query": {"https://user:sk-url-secret@llm.example:8443/v1?api-key=sk-q-secret#frag",
+			"https://redacted@llm.example:8443/v1?redacted#redacted"},
+		"user only":  {"https://sk-user-secret@llm.example/v1", "https://redacted@llm.example/v1"},
+		"plain":      {"https://llm.example/v1", "https://llm.example/v1"},
+		"unparsable": {"https://u:sk-bad%zz@llm.example/v1", "***redacted***"},
+	}
+	for name, tc := range cases {
+		w := newWorld(t)
+		w.src.Env["XBOT_LLM_BASE_URL"] = tc.in
+		var out bytes.Buffer
+		if err := mustLoad(t, w.src).Explain(&out); err != nil {
+			t.Fatal(err)
+		}
+		got := explainRows(out.String())["llm_base_url"]
+		if len(got) == 0 || got[0] != tc.want {
+			t.Errorf("%s: llm_base_url shown as %v, want %s", name, got, tc.want)
+		}
+		if strings.Contains(out.String(), "secret") {
+			t.Errorf("%s: explain output leaks a credential:\n%s", name, out.String())
+		}
+	}
+}
