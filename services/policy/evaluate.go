@@ -31,10 +31,7 @@ func (r *compiled) matches(tool string, a *args) bool {
 	if !ok {
 		return false
 	}
-	if r.pattern != nil && !r.pattern.MatchString(value) {
-		return false
-	}
-	return r.unless == nil || !r.unless.MatchString(value)
+	return r.matchArgument(tool, value)
 }
 
 func (r *compiled) reason() string {
