@@ -239,8 +239,19 @@ func (p Profile) Validate() error {
 	}
 	if p.APIKeyEnv != "" && !envName.MatchString(p.APIKeyEnv) {
 		errs = append(errs, fmt.Errorf("profile %q: apiKeyEnv %q is not a variable name", p.ID, p.APIKeyEnv))
+	} else if reservedEnv(p.APIKeyEnv) {
+		errs = append(errs, fmt.Errorf("profile %q: apiKeyEnv %q names one of xbot's own settings or a database password; use a variable that holds only this agent's model key", p.ID, p.APIKeyEnv))
 	}
 	return errors.Join(errs...)
+}
+
+// reservedEnv reports whether name is a variable an agent's model key must
+// not be read from: the key is sent to the agent's baseUrl, so naming
+// XBOT_API_TOKENS (or any XBOT_ setting) or a database client's password
+// variable would send that secret to a model provider.
+func reservedEnv(name string) bool {
+	upper := strings.ToUpper(name)
+	return strings.HasPrefix(upper, "XBOT_") || upper == "PGPASSWORD" || upper == "CLICKHOUSE_PASSWORD"
 }
 
 // DemoTools are the tools of the demo profile when it runs on a real model.

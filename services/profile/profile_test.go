@@ -123,6 +123,21 @@ func TestLoadRejects(t *testing.T) {
 			want: []string{"NOVALUE", "apiKeyEnv"},
 		},
 		{
+			name: "key variable naming an xbot setting",
+			yaml: "agents:\n  - id: a\n    model: m\n    baseUrl: https://llm.example/v1\n    apiKeyEnv: XBOT_API_TOKENS\n",
+			want: []string{`"a"`, "apiKeyEnv", "XBOT_API_TOKENS", "xbot's own settings"},
+		},
+		{
+			name: "key variable naming an xbot setting in lower case",
+			yaml: "agents:\n  - id: a\n    model: m\n    apiKeyEnv: xbot_pg_dsn\n",
+			want: []string{"xbot_pg_dsn", "xbot's own settings"},
+		},
+		{
+			name: "key variable naming a database password",
+			yaml: "agents:\n  - id: a\n    model: m\n    apiKeyEnv: PGPASSWORD\n",
+			want: []string{"PGPASSWORD", "database password"},
+		},
+		{
 			name: "bad duration",
 			yaml: "agents:\n  - id: a\n    model: m\n    limits:\n      maxWallTime: soon\n",
 			want: []string{"soon"},
