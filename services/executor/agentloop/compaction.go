@@ -89,7 +89,7 @@ func (r *runner) compact(ctx context.Context, mc *modelContext, trigger string, 
 		r.log.Warn("compaction failed", zap.String("trigger", trigger), zap.Error(err))
 		switch {
 		case trigger == events.CompactOverflowRecovery:
-			return r.fail(ctx, events.FailModelError, "the context overflowed and compacting it failed: "+err.Error())
+			return r.fail(ctx, events.FailModelError, "the context overflowed and compacting it failed: "+model.Summary(err))
 		case manual != nil:
 			return r.run.Compacted(ctx, nil, manual, "compaction failed: "+err.Error())
 		}

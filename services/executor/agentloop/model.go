@@ -105,11 +105,13 @@ func (r *runner) callModel(ctx context.Context, mc *modelContext, pr progress, a
 			return false, err
 		}
 	default:
+		// The provider's text stays in the operator log: it can echo the
+		// key or the prompt; the run's events carry only a summary.
 		r.log.Warn("model call failed", zap.Error(callErr))
-		if err := s.abandon(events.FailModelError, callErr.Error()); err != nil {
+		msg := model.Summary(callErr)
+		if err := s.abandon(events.FailModelError, msg); err != nil {
 			return false, err
 		}
-		msg := callErr.Error()
 		if errors.Is(callErr, model.ErrContextOverflow) {
 			if attempt == 0 {
 				// context_overflow_recovery: compact, then retry once.
