@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"go.uber.org/zap"
@@ -46,16 +47,28 @@ func runDev(ctx context.Context, args []string) error {
 	return nil
 }
 
+// privateUmask makes every file and directory dev and its servers create
+// readable by xbot's user only (0600, 0700): the data dir holds every
+// tenant's events, the dev token and the generated database passwords.
+const privateUmask = 0o077
+
+// devDataDir returns the data dir, private to xbot's user, and a cleanup.
+// It sets the process umask to privateUmask: dev owns the process.
 func devDataDir(configured string) (string, func(), error) {
+	syscall.Umask(privateUmask)
 	if configured != "" {
 		abs, err := filepath.Abs(configured)
 		if err != nil {
 			return "", nil, err
 		}
-		return abs, func() {}, os.MkdirAll(abs, 0o750)
+		return abs, func() {}, devstack.PrivateDir(abs)
 	}
 	dir, err := os.MkdirTemp("", "xbot-dev-")
 	if err != nil {
+		return "", nil, err
+	}
+	if err := devstack.PrivateDir(dir); err != nil {
+		_ = os.RemoveAll(dir)
 		return "", nil, err
 	}
 	return dir, func() { _ = os.RemoveAll(dir) }, nil
@@ -186,7 +199,7 @@ func (d *devRun) startClickHouse(ctx context.Context) (*chinfra.Config, error) {
 	}
 	d.ch = ch
 	d.printf("clickhouse started from system binaries on %s (version %s, data in %s)\n", ch.Addr(), ch.Version(), ch.Dir())
-	return &chinfra.Config{Addr: ch.Addr(), Database: d.s.r.Get("clickhouse_database")}, nil
+	return &chinfra.Config{Addr: ch.Addr(), Database: d.s.r.Get("clickhouse_database"), Password: ch.Password()}, nil
 }
 
 // devToken returns the dev bearer token, kept in the data dir so that a

@@ -17,7 +17,9 @@ import (
 )
 
 // ClickHouse is a running ClickHouse server started by StartClickHouse,
-// listening on 127.0.0.1 with user "default" and no password.
+// listening on 127.0.0.1 with user "default" and a generated password
+// (Password), kept in Dir/default.password (0600) so a restart on the same
+// Dir resumes. A connection without it is refused.
 //
 // The server is a direct child process in its own process group; Stop ends
 // the group and waits for it, and on Linux the server receives SIGINT (its
@@ -26,6 +28,7 @@ import (
 // by the next start on the same Dir.
 type ClickHouse struct {
 	dir      string
+	password string
 	tcpPort  int
 	httpPort int
 	version  string
@@ -38,11 +41,12 @@ type ClickHouse struct {
 
 // clickHouseSetup is what launching a server needs, resolved from the config.
 type clickHouseSetup struct {
-	dir    string
-	bin    string
-	args   []string // before --config-file
-	logger *zap.Logger
-	out    *os.File
+	dir      string
+	password string
+	bin      string
+	args     []string // before --config-file
+	logger   *zap.Logger
+	out      *os.File
 }
 
 // errClickHouseExited means the server process ended before it was ready,
@@ -98,12 +102,16 @@ func newClickHouseSetup(cfg ClickHouseConfig) (*clickHouseSetup, error) {
 	if err != nil {
 		return nil, fmt.Errorf("resolve data root %s: %w", cfg.Dir, err)
 	}
+	password, err := readOrCreateSecret(filepath.Join(dir, clickHousePasswordFile), func() error { return nil })
+	if err != nil {
+		return nil, fmt.Errorf("clickhouse password: %w", err)
+	}
 	outPath := filepath.Join(dir, "clickhouse.out")
 	out, err := os.OpenFile(outPath, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("open server output %s: %w", outPath, err)
 	}
-	return &clickHouseSetup{dir: dir, bin: bin, args: args, logger: cfg.Logger, out: out}, nil
+	return &clickHouseSetup{dir: dir, password: password, bin: bin, args: args, logger: cfg.Logger, out: out}, nil
 }
 
 // launchOnPorts fills in free ports for the zero ones and launches.
@@ -121,7 +129,7 @@ func (s *clickHouseSetup) launchOnPorts(ctx context.Context, tcpPort, httpPort i
 			httpPort = p
 		}
 	}
-	if err = writeClickHouseConfig(s.dir, tcpPort, httpPort); err != nil {
+	if err = writeClickHouseConfig(s.dir, s.password, tcpPort, httpPort); err != nil {
 		return nil, err
 	}
 	return s.launch(ctx, tcpPort, httpPort)
@@ -141,7 +149,7 @@ func (s *clickHouseSetup) launch(ctx context.Context, tcpPort, httpPort int) (*C
 	if err != nil {
 		return nil, err
 	}
-	ch := &ClickHouse{dir: s.dir, tcpPort: tcpPort, httpPort: httpPort, logger: s.logger, proc: pr, out: s.out}
+	ch := &ClickHouse{dir: s.dir, password: s.password, tcpPort: tcpPort, httpPort: httpPort, logger: s.logger, proc: pr, out: s.out}
 	if err := ch.waitReady(ctx); err != nil {
 		_ = pr.hardStop(s.dir) // best effort; the start error is what matters
 		return nil, fmt.Errorf("start clickhouse in %s on ports %d/%d: %w\n--- tail of %s ---\n%s",
@@ -183,6 +191,10 @@ func (c *ClickHouse) HTTPPort() int { return c.httpPort }
 
 // Dir returns the data root (absolute, symlinks resolved).
 func (c *ClickHouse) Dir() string { return c.dir }
+
+// Password returns the password of user "default". It is a secret: never
+// print or log it.
+func (c *ClickHouse) Password() string { return c.password }
 
 // Version returns the server version, e.g. "18.16.1".
 func (c *ClickHouse) Version() string { return c.version }

@@ -51,6 +51,7 @@ func (c *ClickHouse) Query(ctx context.Context, sql string) (string, error) {
 	// No keep-alive: an idle connection makes the server wait for it on
 	// shutdown until its keep-alive timeout.
 	req.Close = true
+	req.SetBasicAuth("default", c.password)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return "", fmt.Errorf("clickhouse query: %w", err)

@@ -1,6 +1,8 @@
 package devstack
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -146,18 +148,22 @@ const (
 	clickHouseUsersXML = `<?xml version="1.0"?>
 <yandex>
   <profiles><default><max_memory_usage>4000000000</max_memory_usage><poll_interval>1</poll_interval></default></profiles>
-  <users><default><password></password><networks><ip>127.0.0.1</ip><ip>::1</ip></networks><profile>default</profile><quota>default</quota></default></users>
+  <users><default><password_sha256_hex>{{password_sha256}}</password_sha256_hex><networks><ip>127.0.0.1</ip><ip>::1</ip></networks><profile>default</profile><quota>default</quota></default></users>
   <quotas><default><interval><duration>3600</duration><queries>0</queries><errors>0</errors><result_rows>0</result_rows><read_rows>0</read_rows><execution_time>0</execution_time></interval></default></quotas>
 </yandex>
 `
 )
+
+// clickHousePasswordFile holds the password of user "default" in the data
+// root; users.xml holds only its SHA-256.
+const clickHousePasswordFile = "default.password"
 
 // clickHouseSubdirs are the directories the server expects to exist.
 var clickHouseSubdirs = []string{"data", "tmp", "log", "user_files", "format_schemas"}
 
 // writeClickHouseConfig creates the directories of dir and writes the server
 // and users configuration for the given ports.
-func writeClickHouseConfig(dir string, tcpPort, httpPort int) error {
+func writeClickHouseConfig(dir, password string, tcpPort, httpPort int) error {
 	for _, sub := range clickHouseSubdirs {
 		if err := os.MkdirAll(filepath.Join(dir, sub), 0o700); err != nil {
 			return fmt.Errorf("create %s: %w", sub, err)
@@ -168,7 +174,9 @@ func writeClickHouseConfig(dir string, tcpPort, httpPort int) error {
 	if err := os.WriteFile(filepath.Join(dir, "config.xml"), []byte(server), 0o600); err != nil {
 		return fmt.Errorf("write config.xml: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "users.xml"), []byte(clickHouseUsersXML), 0o600); err != nil {
+	sum := sha256.Sum256([]byte(password))
+	users := strings.ReplaceAll(clickHouseUsersXML, "{{password_sha256}}", hex.EncodeToString(sum[:]))
+	if err := os.WriteFile(filepath.Join(dir, "users.xml"), []byte(users), 0o600); err != nil {
 		return fmt.Errorf("write users.xml: %w", err)
 	}
 	return nil

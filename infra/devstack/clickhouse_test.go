@@ -94,7 +94,7 @@ func TestClickHouseStopWithOpenClient(t *testing.T) {
 	ch := startClickHouse(t, t.TempDir())
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
-	conn, err := clickhouse.Connect(ctx, clickhouse.Config{Addr: ch.Addr()})
+	conn, err := clickhouse.Connect(ctx, clickhouse.Config{Addr: ch.Addr(), Password: ch.Password()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,7 +39,12 @@ func initCluster(ctx context.Context, s *setup) error {
 	defer cancel()
 	started := time.Now()
 	var out bytes.Buffer
-	cmd := s.command(ctx, "initdb", "-D", s.pgdata, "-U", "postgres", "--auth=trust",
+	pwfile, err := s.initdbPasswordFile()
+	if err != nil {
+		return err
+	}
+	defer func() { _ = os.Remove(pwfile) }() // initdb has read it; the saved copy is superuser.password
+	cmd := s.command(ctx, "initdb", "-D", s.pgdata, "-U", "postgres", "--auth=scram-sha-256", "--pwfile="+pwfile,
 		"-E", "UTF8", "--locale=C.UTF-8", "--no-sync")
 	cmd.Stdout = io.MultiWriter(&out, s.log)
 	cmd.Stderr = cmd.Stdout
@@ -49,6 +54,23 @@ func initCluster(ctx context.Context, s *setup) error {
 	s.logger.Info("devstack: initialised postgres cluster",
 		zap.String("dir", s.pgdata), zap.Duration("took", time.Since(started)))
 	return nil
+}
+
+// initdbPasswordFile writes the superuser password where initdb, running
+// as the server user, can read it and nobody else can: a 0600 file of that
+// user in the data root. (A pipe on stdin does not do: the server user may
+// not reopen our /dev/stdin.) The password never appears in an argument.
+func (s *setup) initdbPasswordFile() (string, error) {
+	path := filepath.Join(s.dir, ".initdb-password")
+	if err := os.WriteFile(path, []byte(s.password+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("write initdb password file: %w", err)
+	}
+	if s.cred != nil {
+		if err := os.Chown(path, int(s.cred.Uid), int(s.cred.Gid)); err != nil {
+			return "", fmt.Errorf("chown initdb password file to %s: %w", serverUser, err)
+		}
+	}
+	return path, nil
 }
 
 // command builds a command for a PostgreSQL binary running as the server

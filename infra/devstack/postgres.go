@@ -18,10 +18,13 @@ import (
 )
 
 // Postgres is a running PostgreSQL server started by StartPostgres. The
-// superuser is "postgres" with trust authentication on 127.0.0.1.
+// superuser is "postgres" with a generated password (scram-sha-256), kept in
+// Dir/superuser.password (0600) so a restart on the same Dir resumes; DSN
+// carries it. No connection without it is accepted, TCP or socket.
 type Postgres struct {
 	dir      string
 	pgdata   string
+	password string
 	port     int
 	version  int // server_version_num, e.g. 150018
 	logger   *zap.Logger
@@ -34,6 +37,7 @@ type Postgres struct {
 // setup is what launching a server needs, resolved from PostgresConfig.
 type setup struct {
 	dir, pgdata, binDir string
+	password            string
 	cred                *syscall.Credential // nil: run as ourselves
 	logger              *zap.Logger
 	log                 *os.File // Dir/postgres.log, shared by initdb and postgres
@@ -99,12 +103,16 @@ func newSetup(cfg PostgresConfig) (*setup, error) {
 	if err != nil {
 		return nil, err
 	}
+	password, err := superuserPassword(dir)
+	if err != nil {
+		return nil, err
+	}
 	logPath := filepath.Join(dir, "postgres.log")
 	log, err := os.OpenFile(logPath, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("open server log %s: %w", logPath, err)
 	}
-	return &setup{dir: dir, pgdata: filepath.Join(dir, "pgdata"), binDir: binDir,
+	return &setup{dir: dir, pgdata: filepath.Join(dir, "pgdata"), binDir: binDir, password: password,
 		cred: cred, logger: cfg.Logger, log: log}, nil
 }
 
@@ -152,7 +160,7 @@ func launch(ctx context.Context, s *setup, port int) (*Postgres, error) {
 	if err != nil {
 		return nil, err
 	}
-	pg := &Postgres{dir: s.dir, pgdata: s.pgdata, port: port, logger: s.logger, proc: pr, log: s.log}
+	pg := &Postgres{dir: s.dir, pgdata: s.pgdata, password: s.password, port: port, logger: s.logger, proc: pr, log: s.log}
 	if err := pg.waitReady(ctx); err != nil {
 		_ = pr.hardStop(s.pgdata) // best effort; the start error is what matters
 		return nil, fmt.Errorf("start postgres in %s on port %d: %w\n--- tail of %s ---\n%s",

@@ -25,9 +25,12 @@ const maxIdentifier = 63
 // duplicateDatabase is the SQLSTATE of CREATE DATABASE on an existing name.
 const duplicateDatabase = "42P04"
 
-// DSN returns a URL DSN for database db as superuser postgres over TCP.
+// DSN returns a URL DSN for database db as superuser postgres over TCP,
+// password included: treat it as a secret (postgres.RedactDSN for logs).
 func (p *Postgres) DSN(db string) string {
-	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/%s?sslmode=disable", p.port, url.PathEscape(db))
+	u := url.URL{Scheme: "postgres", User: url.UserPassword("postgres", p.password),
+		Host: fmt.Sprintf("127.0.0.1:%d", p.port), Path: "/" + db, RawQuery: "sslmode=disable"}
+	return u.String()
 }
 
 // Port returns the TCP port the server listens on at 127.0.0.1.

@@ -79,5 +79,5 @@ func NewDatabase(tb testing.TB) clickhouse.Config {
 			tb.Errorf("chtest: %v", err)
 		}
 	})
-	return clickhouse.Config{Addr: srv.Addr(), Database: db}
+	return clickhouse.Config{Addr: srv.Addr(), Database: db, Password: srv.Password()}
 }
