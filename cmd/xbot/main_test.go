@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"io"
+	"io/fs"
 	"net/http"
 	"os"
 	"os/exec"
@@ -113,6 +114,7 @@ func TestDevRunsEverythingAndStopsCleanly(t *testing.T) {
 	if left := pidsUnder(t, filepath.Join(data, "postgres")); len(left) > 0 {
 		t.Fatalf("postgres processes left behind: %v", left)
 	}
+	assertPrivateTree(t, data)
 	// A restart on the same data dir resumes: same token, the run is still there.
 	dev2 := start(t, bin, nil, "dev", "--data-dir", data,
 		"--dev-kafka-addr", fmt.Sprintf("127.0.0.1:%d", kport), "--api-addr", fmt.Sprintf("127.0.0.1:%d", aport))
@@ -280,4 +282,31 @@ func (b *safeBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// assertPrivateTree fails when anything under dir is open to other users:
+// no entry may have a permission bit for others, and only dir itself may
+// let a group (the postgres server's, when dev runs as root) pass through.
+func assertPrivateTree(t *testing.T, dir string) {
+	t.Helper()
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		perm, open := info.Mode().Perm(), fs.FileMode(0o077)
+		if path == dir {
+			open = 0o067 // group search only
+		}
+		if perm&open != 0 && info.Mode()&fs.ModeSocket == 0 {
+			t.Errorf("%s: mode %o is open to other users", path, perm)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }

@@ -139,6 +139,7 @@ const (
   <max_partition_size_to_drop>0</max_partition_size_to_drop>
   <shutdown_wait_unfinished>1</shutdown_wait_unfinished>
   <timezone>UTC</timezone>
+  <umask>077</umask>
   <default_profile>default</default_profile>
   <default_database>default</default_database>
   <users_config>{{dir}}/users.xml</users_config>
