@@ -190,3 +190,19 @@ func writePEM(t *testing.T, path, typ string, der []byte) {
 		t.Fatal(err)
 	}
 }
+
+func TestEmbeddedClusterRequiresItsSASLUser(t *testing.T) {
+	t.Parallel()
+	sec := kafka.Security{SASLMechanism: kafka.SASLScramSHA256, SASLUsername: "xbot", SASLPassword: "dev-pass"}
+	c, err := kafka.StartCluster(kafka.ClusterConfig{SASL: sec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	if err := ensureWith(t, c.Addrs(), kafka.Security{}, refusedWithin); err == nil {
+		t.Fatal("the embedded cluster served a client without credentials")
+	}
+	if err := ensureWith(t, c.Addrs(), sec, waitTimeout); err != nil {
+		t.Fatalf("client with the cluster's user: %v", err)
+	}
+}
