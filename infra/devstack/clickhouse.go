@@ -102,7 +102,7 @@ func newClickHouseSetup(cfg ClickHouseConfig) (*clickHouseSetup, error) {
 	if err != nil {
 		return nil, fmt.Errorf("resolve data root %s: %w", cfg.Dir, err)
 	}
-	password, err := readOrCreateSecret(filepath.Join(dir, clickHousePasswordFile), func() error { return nil })
+	password, err := readOrCreateSecret(filepath.Join(dir, clickHousePasswordFile))
 	if err != nil {
 		return nil, fmt.Errorf("clickhouse password: %w", err)
 	}

@@ -84,6 +84,10 @@ func StartPostgres(ctx context.Context, cfg PostgresConfig) (*Postgres, error) {
 		_ = s.log.Close() // the start error is what matters
 		return nil, err
 	}
+	if err := pg.closeTrust(ctx); err != nil {
+		_ = pg.Stop(ctx) // the trust error is what matters
+		return nil, fmt.Errorf("postgres in %s: %w", s.dir, err)
+	}
 	cfg.Logger.Info("devstack: postgres ready", zap.String("dir", s.dir),
 		zap.Int("port", pg.port), zap.Duration("took", time.Since(started)))
 	return pg, nil

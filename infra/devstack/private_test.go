@@ -102,3 +102,39 @@ func assertOwnerOnly(t *testing.T, path string) {
 		t.Errorf("%s: mode %o, want 600", path, st.Mode().Perm())
 	}
 }
+
+// TestTrustClusterIsClosedOnStart restarts a cluster whose pg_hba.conf
+// trusts everyone and that has no saved password, as an older version left
+// it: the start sets a password, and connections without it are refused.
+func TestTrustClusterIsClosedOnStart(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	pg, err := devstack.StartPostgres(ctx, devstack.PostgresConfig{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	execSQL(t, pg.DSN("postgres"), "CREATE TABLE kept (v int)")
+	stop(t, pg)
+	hbaPath := filepath.Join(pg.Dir(), "pgdata", "pg_hba.conf")
+	hba, err := os.ReadFile(hbaPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(hbaPath, []byte(strings.ReplaceAll(string(hba), "scram-sha-256", "trust")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(pg.Dir(), "superuser.password")); err != nil {
+		t.Fatal(err)
+	}
+	pg2 := start(t, dir)
+	noPassword := fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", pg2.Port())
+	if conn, err := pgx.Connect(ctx, noPassword); err == nil {
+		_ = conn.Close(ctx)
+		t.Fatal("connected without a password after the restart")
+	}
+	if got := queryInt(t, pg2.DSN("postgres"), "SELECT count(*) FROM kept"); got != 0 {
+		t.Errorf("kept table has %d rows", got)
+	}
+}

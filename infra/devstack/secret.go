@@ -19,37 +19,25 @@ const passwordBytes = 16
 const superuserPasswordFile = "superuser.password"
 
 // superuserPassword returns the password of the cluster in dir, generating
-// and saving one when dir holds no cluster yet. A cluster without a saved
-// password was made by an older version with trust authentication: it is
-// refused rather than left open.
+// and saving one when there is none yet. A cluster made by an older version
+// without a password gets it set when it starts (closeTrust).
 func superuserPassword(dir string) (string, error) {
-	pw, err := readOrCreateSecret(filepath.Join(dir, superuserPasswordFile), func() error {
-		_, err := os.Stat(filepath.Join(dir, "pgdata", "PG_VERSION"))
-		if err == nil {
-			return fmt.Errorf("the postgres cluster in %s has no %s: it was created with trust authentication, "+
-				"which lets every local user in; remove %s to create a new one with a password",
-				dir, superuserPasswordFile, filepath.Join(dir, "pgdata"))
-		}
-		return nil
-	})
+	pw, err := readOrCreateSecret(filepath.Join(dir, superuserPasswordFile))
 	if err != nil {
 		return "", fmt.Errorf("postgres superuser password: %w", err)
 	}
 	return pw, nil
 }
 
-// readOrCreateSecret reads the secret in path or, when there is none and
-// mayCreate allows it, writes a new random one there (0600).
-func readOrCreateSecret(path string, mayCreate func() error) (string, error) {
+// readOrCreateSecret reads the secret in path or, when there is none,
+// writes a new random one there (0600).
+func readOrCreateSecret(path string) (string, error) {
 	b, err := os.ReadFile(path)
 	if err == nil && strings.TrimSpace(string(b)) != "" {
 		return strings.TrimSpace(string(b)), nil
 	}
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return "", fmt.Errorf("read %s: %w", path, err)
-	}
-	if err := mayCreate(); err != nil {
-		return "", err
 	}
 	secret, err := newSecret()
 	if err != nil {
