@@ -30,6 +30,7 @@ func runSplit(ctx context.Context, name string, args []string) error {
 	if err != nil {
 		return err
 	}
+	warnOpenKafka(s.log, kcfg.Security)
 	if name == "migrate" {
 		return migrate(ctx, s, kcfg)
 	}
@@ -146,4 +147,15 @@ func (s *settings) reloadProfilesOnHangup(ctx context.Context, st *stack.Stack) 
 		st.Executor.SetProfiles(profiles)
 		s.log.Info("agent profiles reloaded; runs that start from now on use them", zap.Strings("agents", profiles.IDs()))
 	}
+}
+
+// warnOpenKafka warns when a component outside dev talks to Kafka without
+// both SASL and TLS: Kafka is inside xbot's trust boundary.
+func warnOpenKafka(log *zap.Logger, sec kafka.Security) {
+	if sec.SASLMechanism != "" && sec.TLS {
+		return
+	}
+	log.Warn("the Kafka connection is not authenticated and encrypted (kafka_sasl_mechanism, kafka_tls): "+
+		"whoever can reach the brokers can forge commands and read every tenant's events",
+		zap.Bool("sasl", sec.SASLMechanism != ""), zap.Bool("tls", sec.TLS))
 }
