@@ -43,7 +43,7 @@ func (p *Postgres) closeTrust(ctx context.Context) error {
 		return fmt.Errorf("set the superuser password: %w", err)
 	}
 	closed := trustLine.ReplaceAll(hba, []byte("${1}scram-sha-256"))
-	if err := os.WriteFile(hbaPath, closed, 0o600); err != nil {
+	if err := os.WriteFile(hbaPath, closed, 0o600); err != nil { //nolint:gosec // G703: pg_hba.conf of the cluster in the data root xbot manages
 		return fmt.Errorf("write %s: %w", hbaPath, err)
 	}
 	if _, err := conn.Exec(ctx, "SELECT pg_reload_conf()"); err != nil {
