@@ -94,15 +94,20 @@ func (c Config) Validate() error {
 
 // endpoint returns the chat completions URL under base.
 func endpoint(base string) (string, error) {
+	// The errors show the URL without its password or query, and never
+	// url.Parse's own message, which quotes the URL whole: a base URL can
+	// carry a key, and these errors can reach a run's events.
 	u, err := url.Parse(base)
 	if err != nil {
-		return "", fmt.Errorf("BaseURL %q: %w", base, err)
+		return "", errors.New("BaseURL is not a valid URL")
 	}
+	shown := *u
+	shown.RawQuery = ""
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return "", fmt.Errorf("BaseURL %q: scheme must be http or https", base)
+		return "", fmt.Errorf("BaseURL %q: scheme must be http or https", shown.Redacted())
 	}
 	if u.Host == "" {
-		return "", fmt.Errorf("BaseURL %q: no host", base)
+		return "", fmt.Errorf("BaseURL %q: no host", shown.Redacted())
 	}
 	u.Path = strings.TrimRight(u.Path, "/") + "/chat/completions"
 	u.RawPath = ""

@@ -48,3 +48,19 @@ func TestAPIKeyRedactedInEncodedForms(t *testing.T) {
 		})
 	}
 }
+
+// TestBaseURLErrorsHideCredentials checks a rejected base URL is not quoted
+// with its password or query.
+func TestBaseURLErrorsHideCredentials(t *testing.T) {
+	t.Parallel()
+	for _, base := range []string{"ftp://u:sk-in-userinfo@llm.example/v1?key=sk-in-query", "https://u:sk-in-userinfo@llm.example/%zz", "https:///v1?key=sk-in-query"} {
+		_, err := openai.New(openai.Config{BaseURL: base, APIKey: "k", Model: "m"})
+		if err == nil {
+			t.Errorf("%s accepted", base)
+			continue
+		}
+		if strings.Contains(err.Error(), "sk-in-") {
+			t.Errorf("error shows a credential: %v", err)
+		}
+	}
+}
