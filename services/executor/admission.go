@@ -81,7 +81,7 @@ func identity(st *events.RunState, c commands.Envelope) events.Identity {
 // transaction (a follow-up's CreateRun for the session's next run).
 func outcomeDrafts(st *events.RunState, c commands.Envelope, payload any, d commands.Decision, out outTopic) ([]events.Draft, []kafka.OutRecord, error) {
 	pc := events.PendingCommand{CommandID: c.CommandID, Type: string(c.Type), IdempotencyKey: c.IdempotencyKey,
-		Command: c.Payload, Actor: sender(c)}
+		Command: c.Payload, Actor: sender(c), Fingerprint: commands.Fingerprint(c)}
 	switch d.Outcome {
 	case commands.OutcomeRejected:
 		return []events.Draft{rejected(c, d.Code, d.Message)}, nil, nil
@@ -98,10 +98,12 @@ func outcomeDrafts(st *events.RunState, c commands.Envelope, payload any, d comm
 	if p, ok := payload.(*commands.CreateRunPayload); ok {
 		return []events.Draft{{Type: events.RunAccepted, CommandID: c.CommandID, Payload: events.RunAcceptedPayload{
 			AgentID: p.AgentID, Input: p.Input, SandboxKey: p.SandboxKey, ParentRunID: p.ParentRunID,
-			Metadata: p.Metadata, IdempotencyKey: c.IdempotencyKey, Actor: c.Actor, SessionGrants: p.SessionGrants}}}, nil, nil
+			Metadata: p.Metadata, IdempotencyKey: c.IdempotencyKey, Actor: c.Actor, SessionGrants: p.SessionGrants,
+			Fingerprint: pc.Fingerprint}}}, nil, nil
 	}
 	return []events.Draft{{Type: events.CommandAccepted, CommandID: c.CommandID, Payload: events.CommandAcceptedPayload{
-		CommandType: string(c.Type), IdempotencyKey: c.IdempotencyKey, Command: c.Payload, Actor: pc.Actor}}}, nil, nil
+		CommandType: string(c.Type), IdempotencyKey: c.IdempotencyKey, Command: c.Payload, Actor: pc.Actor,
+		Fingerprint: pc.Fingerprint}}}, nil, nil
 }
 
 // appliedNow records a command that takes effect at admission: a cancel of a
