@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/xbot-runtime/xbot/commands"
+	"github.com/xbot-runtime/xbot/contracttests"
 	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/infra/kafka"
 	"github.com/xbot-runtime/xbot/services/executor"
@@ -125,5 +126,10 @@ func TestRefusedCommandRecordsAreDeadLettered(t *testing.T) {
 		if n := len(types(t, h, c.RunID)); n != 0 {
 			t.Errorf("run %s of a refused record has %d events", c.RunID, n)
 		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := contracttests.CommandsAccounted(ctx, h.kcfg); err != nil {
+		t.Error(err)
 	}
 }
