@@ -59,3 +59,12 @@ func TestAdmitKeyReusedForAnotherRequest(t *testing.T) {
 		CommandType: "CancelRun", IdempotencyKey: "cancel-fp", Command: c.Payload}})
 	checkDecision(t, admit(t, legacy, other, op, opts()), duplicated)
 }
+
+// BenchmarkFingerprint measures the fingerprint of a CreateRun, computed at
+// admission for every command.
+func BenchmarkFingerprint(b *testing.B) {
+	c := validEnvelope(b, commands.CreateRun)
+	for b.Loop() {
+		_ = commands.Fingerprint(c)
+	}
+}
