@@ -40,6 +40,10 @@ func Admit(st *events.RunState, c Envelope, payload any, opts AdmitOptions) Deci
 	// Another tenant learns nothing about a run, not even that a key was used.
 	foreign := st.TenantID != "" && st.TenantID != c.TenantID
 	if rec, ok := st.Commands[c.IdempotencyKey]; ok && !foreign {
+		if rec.Fingerprint != "" && rec.Fingerprint != Fingerprint(c) {
+			return reject(CodeIdempotencyKeyReused, "idempotency key %q was used by command %s for a different request",
+				c.IdempotencyKey, rec.CommandID)
+		}
 		r := rec
 		return Decision{Outcome: OutcomeDuplicate, Code: CodeDuplicateCommand, Original: &r,
 			Message: fmt.Sprintf("idempotency key already used by command %s (%s)", rec.CommandID, rec.Outcome)}

@@ -26,6 +26,10 @@ const (
 	// key's partition (see RunIDFor), so the run could not be scheduled
 	// one-at-a-time with the key's other runs.
 	CodeSandboxKeyMisrouted Code = "sandbox_key_misrouted"
+	// CodeIdempotencyKeyReused: the idempotency key was already used for
+	// this run by a command that asked for something else (another type or
+	// payload). Nothing changed; send the new request with a new key.
+	CodeIdempotencyKeyReused Code = "idempotency_key_reused"
 )
 
 // Codes lists every code.
@@ -33,7 +37,7 @@ func Codes() []Code {
 	return []Code{CodeValidationFailed, CodeInvalidState, CodeRunNotFound, CodeRunAlreadyExists,
 		CodeDuplicateCommand, CodeUnknownAgent, CodeNotImplemented, CodeUnauthorized, CodeNotFound,
 		CodePayloadTooLarge, CodeUnavailable, CodeInternal, CodeCommandNotFound,
-		CodeApprovalNotPending, CodeSandboxKeyMisrouted}
+		CodeApprovalNotPending, CodeSandboxKeyMisrouted, CodeIdempotencyKeyReused}
 }
 
 // Outcome is what became of a command (seed 004 §6.3).

@@ -7,4 +7,11 @@
 // reaches Kafka. Admit is deterministic: the same run state and command always
 // give the same decision, so replaying the commands topic cannot change an
 // outcome.
+//
+// Commands are authenticated: the API and the executors share a KeyRing,
+// the API signs every record (HMAC-SHA256 of its key and value, in headers)
+// and the executor admits nothing it cannot verify, so a record produced by
+// anyone else who reaches the broker changes no run. An idempotency key
+// remembers the Fingerprint of the request that first used it; another
+// request under the same key is rejected idempotency_key_reused.
 package commands

@@ -16,19 +16,30 @@ import (
 // Source returns every committed event, in append order per run.
 type Source func(ctx context.Context) ([]events.Envelope, error)
 
-// KafkaSource reads the events topic with read_committed.
+// KafkaSource reads the events topic with read_committed. It also checks
+// that every event is keyed by its runId and lies on the partition
+// kafka.PartitionFor(runId) names, the only one whose owner may write the
+// run (see Routed).
 func KafkaSource(cfg kafka.Config) Source {
 	return func(ctx context.Context) ([]events.Envelope, error) {
+		n, err := eventPartitions(ctx, cfg)
+		if err != nil {
+			return nil, err
+		}
 		var out []events.Envelope
-		err := kafka.ReadTopic(ctx, cfg, cfg.EventsTopic(), func(r kafka.Record) error {
+		var misplaced []error
+		err = kafka.ReadTopic(ctx, cfg, cfg.EventsTopic(), func(r kafka.Record) error {
 			e, err := events.Decode(r.Value)
 			if err != nil {
 				return fmt.Errorf("partition %d offset %d: %w", r.Partition, r.Offset, err)
 			}
+			if err := Routed(r, e.RunID, n); err != nil {
+				misplaced = append(misplaced, err)
+			}
 			out = append(out, e)
 			return nil
 		})
-		return out, err
+		return out, errors.Join(err, errors.Join(misplaced...))
 	}
 }
 

@@ -32,6 +32,10 @@ type RunAcceptedPayload struct {
 	Actor          Actor             `json:"actor"`
 	// SessionGrants are the platform_session grants the run inherits.
 	SessionGrants []PermissionGrant `json:"sessionGrants,omitempty"`
+	// Fingerprint identifies what the command asked for, so a later use of
+	// the same idempotency key for something else is refused; empty in
+	// older logs.
+	Fingerprint string `json:"fingerprint,omitempty"`
 }
 
 // RunStartedPayload is the payload of runtime.run.started (queued → running).
@@ -116,6 +120,10 @@ type CommandAcceptedPayload struct {
 	Command        json.RawMessage `json:"command,omitempty"`
 	// Actor is who sent the command; nil in logs written before outcomes kept it.
 	Actor *Actor `json:"actor,omitempty"`
+	// Fingerprint identifies what the command asked for, so a later use of
+	// the same idempotency key for something else is refused; empty in
+	// older logs.
+	Fingerprint string `json:"fingerprint,omitempty"`
 }
 
 // CommandRejectedPayload records that the command was refused with a stable error code.
@@ -126,6 +134,10 @@ type CommandRejectedPayload struct {
 	Message        string `json:"message,omitempty"`
 	// Actor is who sent the command; nil in older logs and when the actor itself was invalid.
 	Actor *Actor `json:"actor,omitempty"`
+	// Fingerprint identifies what the command asked for, so a later use of
+	// the same idempotency key for something else is refused; empty in
+	// older logs.
+	Fingerprint string `json:"fingerprint,omitempty"`
 }
 
 // CommandAppliedPayload records that the command took effect.
@@ -136,6 +148,10 @@ type CommandAppliedPayload struct {
 	CreatedRunID string `json:"createdRunId,omitempty"`
 	// Actor is who sent the command; nil in older logs (also for a command accepted in one).
 	Actor *Actor `json:"actor,omitempty"`
+	// Fingerprint identifies what the command asked for, so a later use of
+	// the same idempotency key for something else is refused; empty in
+	// older logs.
+	Fingerprint string `json:"fingerprint,omitempty"`
 }
 
 // CommandNoEffectPayload records that the command was valid but there was nothing to do.
@@ -145,6 +161,10 @@ type CommandNoEffectPayload struct {
 	Reason         string `json:"reason,omitempty"`
 	// Actor is who sent the command; nil in older logs (also for a command accepted in one).
 	Actor *Actor `json:"actor,omitempty"`
+	// Fingerprint identifies what the command asked for, so a later use of
+	// the same idempotency key for something else is refused; empty in
+	// older logs.
+	Fingerprint string `json:"fingerprint,omitempty"`
 }
 
 // CommandDuplicatePayload records that the idempotency key was seen before for this run;

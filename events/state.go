@@ -9,6 +9,9 @@ type CommandRecord struct {
 	Type      string `json:"type"`
 	Outcome   string `json:"outcome"`
 	Code      string `json:"code,omitempty"`
+	// Fingerprint identifies what the command asked for (see
+	// commands.Fingerprint); empty in logs written before outcomes kept it.
+	Fingerprint string `json:"fingerprint,omitempty"`
 }
 
 // PendingCommand is a command accepted by admission and not yet applied at a
@@ -21,6 +24,9 @@ type PendingCommand struct {
 	// Actor is who sent the command (from its runtime.command.accepted);
 	// the outcome that closes it names the same actor.
 	Actor *Actor `json:"actor,omitempty"`
+	// Fingerprint is the command's (from its runtime.command.accepted); the
+	// outcome that closes it keeps it.
+	Fingerprint string `json:"fingerprint,omitempty"`
 }
 
 // ItemRef is the state of one item of a run.

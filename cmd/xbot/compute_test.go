@@ -2,6 +2,7 @@ package main
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/xbot-runtime/xbot/services/profile"
@@ -52,5 +53,27 @@ func TestDemoUsesTheConfiguredModel(t *testing.T) {
 				t.Errorf("demo %+v, llm %+v: want the configured model with the built-in tools", demo, llm)
 			}
 		})
+	}
+}
+
+// TestSplitAPIAndExecutorNeedTheCommandSigningKey: run apart, the API and
+// the executor refuse to start without command_signing_key (they could not
+// agree on a generated one), naming the setting; a malformed key is refused
+// without echoing its secret.
+func TestSplitAPIAndExecutorNeedTheCommandSigningKey(t *testing.T) {
+	s, err := settingsFrom(map[string]string{}, "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.needsCommandKey = true
+	if _, err := s.commandKeys(); err == nil || !strings.Contains(err.Error(), "command_signing_key is required") {
+		t.Fatalf("no key: err = %v", err)
+	}
+	s, err = settingsFrom(map[string]string{"command_signing_key": "k1:c2hvcnQtc2VjcmV0"}, "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.commandKeys(); err == nil || strings.Contains(err.Error(), "c2hvcnQtc2VjcmV0") {
+		t.Fatalf("short key: err = %v, want a refusal without the secret", err)
 	}
 }

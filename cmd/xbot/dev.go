@@ -15,6 +15,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/xbot-runtime/xbot/commands"
 	chinfra "github.com/xbot-runtime/xbot/infra/clickhouse"
 	"github.com/xbot-runtime/xbot/infra/devstack"
 	"github.com/xbot-runtime/xbot/infra/kafka"
@@ -129,6 +130,11 @@ func (d *devRun) start(ctx context.Context) error {
 		}
 		opts.Tokens = map[string]string{token: "dev"}
 	}
+	if opts.CommandKeys.Empty() {
+		if opts.CommandKeys, err = d.devCommandKeys(); err != nil {
+			return err
+		}
+	}
 	if d.tune != nil {
 		if err := d.tune(&opts); err != nil {
 			return err
@@ -220,6 +226,23 @@ func (d *devRun) devToken() (string, error) {
 		}
 	}
 	return token, nil
+}
+
+// devCommandKeys generates the command-signing key, kept in the data
+// directory (mode 0600) like the dev token, so commands signed before a
+// restart still verify after it.
+func (d *devRun) devCommandKeys() (commands.KeyRing, error) {
+	path := filepath.Join(d.dataDir, "command-signing-key")
+	if b, err := os.ReadFile(path); err == nil && len(strings.TrimSpace(string(b))) > 0 {
+		return commands.ParseKeyRing(strings.TrimSpace(string(b)))
+	}
+	keys := commands.GenerateKeyRing()
+	if d.keep {
+		if err := os.WriteFile(path, []byte(commands.FormatKey(keys.Current())+"\n"), 0o600); err != nil {
+			return commands.KeyRing{}, err
+		}
+	}
+	return keys, nil
 }
 
 // waitReady waits until the executor owns partitions and every health check passes.

@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xbot-runtime/xbot/commands"
 	"github.com/xbot-runtime/xbot/infra/devstack"
 	"github.com/xbot-runtime/xbot/infra/devstack/pgtest"
 	"github.com/xbot-runtime/xbot/infra/kafka"
@@ -139,7 +140,8 @@ func TestSplitModeProcesses(t *testing.T) {
 	aport, _ := devstack.FreePort()
 	dsn := pgtest.NewDatabase(t)
 	env := []string{"XBOT_KAFKA_BROKERS=" + strings.Join(cl.Addrs(), ","), "XBOT_PG_DSN=" + dsn,
-		"XBOT_API_TOKENS=split-token=acme", fmt.Sprintf("XBOT_API_ADDR=127.0.0.1:%d", aport), "XBOT_KAFKA_PARTITIONS=4"}
+		"XBOT_API_TOKENS=split-token=acme", fmt.Sprintf("XBOT_API_ADDR=127.0.0.1:%d", aport), "XBOT_KAFKA_PARTITIONS=4",
+		"XBOT_COMMAND_SIGNING_KEY=" + commands.FormatKey(commands.GenerateKeyRing().Current())}
 	mig := start(t, bin, env, "migrate")
 	if err := mig.cmd.Wait(); err != nil {
 		t.Fatalf("migrate: %v\n%s", err, mig.out.String())

@@ -20,6 +20,9 @@ type settings struct {
 	log *zap.Logger
 	// runsExecutor says this process runs an executor (it needs a sandbox provider).
 	runsExecutor bool
+	// needsCommandKey says this process runs the API or the executor apart
+	// from the other, so command_signing_key must be set.
+	needsCommandKey bool
 }
 
 // load parses the command's flags and resolves every layer.

@@ -10,6 +10,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/xbot-runtime/xbot/commands"
 	chinfra "github.com/xbot-runtime/xbot/infra/clickhouse"
 	"github.com/xbot-runtime/xbot/infra/config"
 	"github.com/xbot-runtime/xbot/infra/kafka"
@@ -35,6 +36,7 @@ func runSplit(ctx context.Context, name string, args []string) error {
 		return migrate(ctx, s, kcfg)
 	}
 	s.runsExecutor = name == "executor"
+	s.needsCommandKey = name == "executor" || name == "api"
 	opts, err := s.stackOptions(kcfg, "")
 	if err != nil {
 		return err
@@ -74,9 +76,13 @@ func (s *settings) stackOptions(kcfg kafka.Config, dataDir string) (stack.Option
 	if err != nil {
 		return stack.Options{}, err
 	}
+	keys, err := s.commandKeys()
+	if err != nil {
+		return stack.Options{}, err
+	}
 	opts := stack.Options{Kafka: kcfg, PGDSN: s.r.Get("pg_dsn"), APIAddr: s.r.Get("api_addr"), Tokens: tokens,
 		Profiles: profiles, ExecutorID: s.r.Get("executor_id"), WaitDefault: wait, WaitMax: maxWait,
-		Logger: s.log, Version: version, LLM: llm, ClickHouse: s.clickhouse()}
+		Logger: s.log, Version: version, LLM: llm, ClickHouse: s.clickhouse(), CommandKeys: keys}
 	if s.runsExecutor {
 		if opts.Compute, err = s.computeProvider(dataDir); err != nil {
 			return stack.Options{}, err
@@ -158,4 +164,20 @@ func warnOpenKafka(log *zap.Logger, sec kafka.Security) {
 	log.Warn("the Kafka connection is not authenticated and encrypted (kafka_sasl_mechanism, kafka_tls): "+
 		"whoever can reach the brokers can forge commands and read every tenant's events",
 		zap.Bool("sasl", sec.SASLMechanism != ""), zap.Bool("tls", sec.TLS))
+}
+
+// commandKeys reads command_signing_key. A split API or executor refuses to
+// start without it: the two processes must share the key, and an executor
+// that admitted unsigned commands would obey anyone who reaches the broker.
+// Unset elsewhere (xbot dev) leaves the stack to generate one.
+func (s *settings) commandKeys() (commands.KeyRing, error) {
+	v := s.r.Get("command_signing_key")
+	if v == "" {
+		if s.needsCommandKey {
+			return commands.KeyRing{}, errors.New("command_signing_key is required (XBOT_COMMAND_SIGNING_KEY): " +
+				"the same id:base64secret on the API and every executor, e.g. k1:$(head -c 32 /dev/urandom | base64)")
+		}
+		return commands.KeyRing{}, nil
+	}
+	return commands.ParseKeyRing(v)
 }

@@ -37,6 +37,7 @@ func Example() {
 	// clickhouse_database       xbot             default  XBOT_CLICKHOUSE_DATABASE       default
 	// clickhouse_password       (unset)          default  XBOT_CLICKHOUSE_PASSWORD       default
 	// clickhouse_user           default          default  XBOT_CLICKHOUSE_USER           default
+	// command_signing_key       (unset)          default  XBOT_COMMAND_SIGNING_KEY       default
 	// command_wait_default      5s               default  XBOT_COMMAND_WAIT_DEFAULT      default
 	// command_wait_max          30s              default  XBOT_COMMAND_WAIT_MAX          default
 	// compute_dir               (unset)          default  XBOT_COMPUTE_DIR               default

@@ -51,13 +51,15 @@ func (o *Owner) take(ctx context.Context, p int32, cancel context.CancelCauseFun
 		prod.Close()
 		return fmt.Errorf("init producer for partition %d: %w", p, err)
 	}
-	cmdCount, err := o.learnCommandsTopic(ctx, prod)
-	if err != nil {
-		prod.Close()
-		return fmt.Errorf("init producer for partition %d: %w", p, err)
+	counts := map[string]int{}
+	for _, topic := range []string{o.cfg.Kafka.CommandsTopic(), o.cfg.Kafka.DeadLetterTopic()} {
+		if counts[topic], err = learnWritable(ctx, prod, topic); err != nil {
+			prod.Close()
+			return fmt.Errorf("init producer for partition %d: %w", p, err)
+		}
 	}
 	part := &Partition{id: p, topic: o.cfg.Kafka.EventsTopic(), prod: prod, onFatal: o.fatal(cancel), hooks: o.cfg.Hooks,
-		counts: map[string]int{o.cfg.Kafka.CommandsTopic(): cmdCount}}
+		counts: counts, cmdTopic: o.cfg.Kafka.CommandsTopic()}
 	next := int64(-1)
 	replay := func(fn func(Record) error) error {
 		maxCmd, err := ReadPartition(ctx, o.cfg.Kafka, o.cfg.Kafka.EventsTopic(), p, fn)
@@ -132,11 +134,11 @@ func learnTopic(ctx context.Context, prod *kgo.Client, topic string) error {
 	return prod.EndTransaction(ctx, kgo.TryAbort)
 }
 
-// learnCommandsTopic prepares prod to write commands (a follow-up creates its
-// next run by a command in the same transaction) and returns the commands
+// learnWritable prepares prod to write topic in its transactions (commands:
+// a follow-up creates its next run by a command in the same transaction;
+// dead letters: a command record the executor refuses) and returns the
 // topic's partition count.
-func (o *Owner) learnCommandsTopic(ctx context.Context, prod *kgo.Client) (int, error) {
-	topic := o.cfg.Kafka.CommandsTopic()
+func learnWritable(ctx context.Context, prod *kgo.Client, topic string) (int, error) {
 	if err := learnTopic(ctx, prod, topic); err != nil {
 		return 0, err
 	}

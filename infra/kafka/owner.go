@@ -170,7 +170,7 @@ func (o *Owner) deliver(fp kgo.FetchTopicPartition) {
 	}
 	recs := make([]Record, len(fp.Records))
 	for i, r := range fp.Records {
-		recs[i] = Record{Partition: r.Partition, Offset: r.Offset, Key: string(r.Key), Value: r.Value}
+		recs[i] = Record{Partition: r.Partition, Offset: r.Offset, Key: string(r.Key), Value: r.Value, Headers: headerMap(r.Headers)}
 	}
 	o.h.Commands(fp.Partition, recs)
 }

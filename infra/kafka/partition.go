@@ -27,6 +27,9 @@ type OutRecord struct {
 	// commands topic, for a command an event causes) gets the record in the
 	// same transaction, in the partition the default partitioner picks for Key.
 	Topic string
+	// Headers are extra record headers (a command's signature, a dead
+	// letter's reason).
+	Headers map[string]string
 }
 
 // Partition is the single writer of one partition of the events topic, held
@@ -40,6 +43,8 @@ type Partition struct {
 	hooks   *Hooks
 	// counts are the partition counts of the other topics appends may write.
 	counts map[string]int
+	// cmdTopic is the commands topic, one of counts.
+	cmdTopic string
 
 	mu     sync.Mutex
 	closed bool
@@ -47,12 +52,7 @@ type Partition struct {
 
 // Partitions returns the partition count of the commands topic, which equals
 // the events topic's (EnsureTopics refuses topics whose counts differ).
-func (p *Partition) Partitions() int {
-	for _, n := range p.counts {
-		return n
-	}
-	return 0
-}
+func (p *Partition) Partitions() int { return p.counts[p.cmdTopic] }
 
 // ID returns the partition number.
 func (p *Partition) ID() int32 { return p.id }
@@ -96,13 +96,14 @@ func (p *Partition) transact(ctx context.Context, recs []OutRecord, cmdOffset in
 		prodErr error
 	)
 	for _, r := range recs {
-		rec := &kgo.Record{Topic: p.topic, Partition: p.id, Key: []byte(r.Key), Value: r.Value, Headers: headers}
+		rec := &kgo.Record{Topic: p.topic, Partition: p.id, Key: []byte(r.Key), Value: r.Value,
+			Headers: append(recordHeaders(r.Headers), headers...)}
 		if r.Topic != "" && r.Topic != p.topic {
 			n, ok := p.counts[r.Topic]
 			if !ok {
 				return fmt.Errorf("append: topic %s is not writable by this partition's producer", r.Topic)
 			}
-			rec.Topic, rec.Partition, rec.Headers = r.Topic, PartitionFor(r.Key, n), nil
+			rec.Topic, rec.Partition, rec.Headers = r.Topic, PartitionFor(r.Key, n), recordHeaders(r.Headers)
 		}
 		p.prod.Produce(ctx, rec, func(_ *kgo.Record, err error) {
 			mu.Lock()

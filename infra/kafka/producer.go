@@ -33,6 +33,15 @@ func (p *Producer) Produce(ctx context.Context, topic, key string, value []byte)
 	return nil
 }
 
+// ProduceWithHeaders is Produce with record headers (a command's signature).
+func (p *Producer) ProduceWithHeaders(ctx context.Context, topic, key string, value []byte, headers map[string]string) error {
+	rec := &kgo.Record{Topic: topic, Key: []byte(key), Value: value, Headers: recordHeaders(headers)}
+	if err := p.cl.ProduceSync(ctx, rec).FirstErr(); err != nil {
+		return fmt.Errorf("produce to %s key %s: %w", topic, key, err)
+	}
+	return nil
+}
+
 // Ping checks that a broker answers.
 func (p *Producer) Ping(ctx context.Context) error { return p.cl.Ping(ctx) }
 

@@ -3,6 +3,7 @@ package kafka
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -54,13 +55,7 @@ func ReadPartition(ctx context.Context, c Config, topic string, p int32, fn func
 				return
 			}
 			maxCmd = max(maxCmd, headerOffset(r))
-			rec := Record{Partition: p, Offset: r.Offset, Key: string(r.Key), Value: r.Value}
-			if len(r.Headers) > 0 {
-				rec.Headers = make(map[string]string, len(r.Headers))
-				for _, h := range r.Headers {
-					rec.Headers[h.Key] = string(h.Value)
-				}
-			}
+			rec := Record{Partition: p, Offset: r.Offset, Key: string(r.Key), Value: r.Value, Headers: headerMap(r.Headers)}
 			ferr = fn(rec)
 		})
 		if ferr != nil {
@@ -124,4 +119,35 @@ func ReadTopic(ctx context.Context, c Config, topic string, fn func(Record) erro
 		}
 	}
 	return nil
+}
+
+// headerMap returns a record's headers by key (nil when it has none; the
+// last of repeated keys wins).
+func headerMap(hs []kgo.RecordHeader) map[string]string {
+	if len(hs) == 0 {
+		return nil
+	}
+	m := make(map[string]string, len(hs))
+	for _, h := range hs {
+		m[h.Key] = string(h.Value)
+	}
+	return m
+}
+
+// recordHeaders turns a header map into record headers, sorted by key so the
+// same map always gives the same record.
+func recordHeaders(m map[string]string) []kgo.RecordHeader {
+	if len(m) == 0 {
+		return nil
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	hs := make([]kgo.RecordHeader, 0, len(keys))
+	for _, k := range keys {
+		hs = append(hs, kgo.RecordHeader{Key: k, Value: []byte(m[k])})
+	}
+	return hs
 }

@@ -25,6 +25,13 @@
 //     ClickHouse has no transactions: an insert that fails partway keeps
 //     what it wrote but not the checkpoint, the batch is applied again, and
 //     the repeated rows are deduplicated.
+//   - The first writer of a (run, seq) stands: an event whose (run, seq) is
+//     stored (or earlier in its batch) with another event id, type or
+//     payload is refused and logged, and so, given WithPartitions, is an
+//     event that is not on its run's partition (only that partition's
+//     executor may write the run). A re-delivery of the stored record is
+//     written again and folded as before. Refused events are not
+//     dead-lettered: that would stop the genuine run's view.
 //   - The view never skips a seq: a record whose seq is more than one past
 //     its run's last stored seq fails the batch with a *runner.PoisonError
 //     before anything of the batch is written; so does a record whose

@@ -21,6 +21,8 @@ type Projector struct {
 	conn *chinfra.Conn
 	log  *zap.Logger
 	seqs *seqCache
+	// partitions is the events topic's partition count (WithPartitions).
+	partitions int
 }
 
 // The Projector is the ClickHouse view of the runner.
@@ -28,14 +30,18 @@ var _ runner.Projector = (*Projector)(nil)
 
 // New returns a Projector over conn, whose database must have Migrations
 // applied. It panics on a nil dependency (a wiring bug).
-func New(conn *chinfra.Conn, logger *zap.Logger) *Projector {
+func New(conn *chinfra.Conn, logger *zap.Logger, opts ...Option) *Projector {
 	if conn == nil {
 		panic("projections/clickhouse.New: conn is nil")
 	}
 	if logger == nil {
 		panic("projections/clickhouse.New: logger is nil")
 	}
-	return &Projector{conn: conn, log: logger, seqs: newSeqCache()}
+	p := &Projector{conn: conn, log: logger, seqs: newSeqCache()}
+	for _, o := range opts {
+		o(p)
+	}
+	return p
 }
 
 // Name returns ProjectorName.
@@ -64,8 +70,15 @@ func (p *Projector) Apply(ctx context.Context, recs []runner.Record) error {
 	if err != nil {
 		return err
 	}
-	if err := p.seqs.check(ctx, p.conn, recs); err != nil {
+	last, err := p.seqs.check(ctx, p.conn, recs)
+	if err != nil {
 		return err
+	}
+	if rows, err = p.firstWriterWins(ctx, recs, rows, last); err != nil {
+		return err
+	}
+	if len(rows) == 0 {
+		return nil
 	}
 	if err := p.conn.Insert(ctx, "audit_events", columns(eventColumns, rows)...); err != nil {
 		return fmt.Errorf("projector %s: %w", ProjectorName, err)

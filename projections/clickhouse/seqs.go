@@ -25,20 +25,23 @@ func newSeqCache() *seqCache { return &seqCache{last: map[string]int64{}} }
 
 // check returns a *runner.PoisonError for the first record of recs whose seq
 // is more than one past its run's last stored seq (or its predecessor in
-// recs). Seqs at or below it are re-deliveries and pass.
-func (c *seqCache) check(ctx context.Context, conn *chinfra.Conn, recs []runner.Record) error {
+// recs). Seqs at or below it are re-deliveries and pass. It returns the last
+// stored seq of each run of recs as far as it knows (from the cache, else
+// the database).
+func (c *seqCache) check(ctx context.Context, conn *chinfra.Conn, recs []runner.Record) (map[string]int64, error) {
 	known := c.snapshot(recs)
 	if rec := firstGap(recs, known); rec != nil {
 		fresh, err := lastSeqs(ctx, conn, runsOf(recs))
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if rec = firstGap(recs, fresh); rec != nil {
-			return runner.Poison(*rec, fmt.Sprintf("seq gap: run %s has seq %d stored, got seq %d",
+			return nil, runner.Poison(*rec, fmt.Sprintf("seq gap: run %s has seq %d stored, got seq %d",
 				rec.Event.RunID, lastBefore(recs, fresh, rec), rec.Event.Seq))
 		}
+		return fresh, nil
 	}
-	return nil
+	return known, nil
 }
 
 // snapshot returns the cached last seq of the runs of recs; a run missing

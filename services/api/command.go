@@ -123,6 +123,9 @@ func (a *API) dispatch(ctx context.Context, env commands.Envelope, wait time.Dur
 	switch {
 	case err == nil:
 		out.Body = resultFor(env, row)
+		if err := rejectionProblem(out.Body); err != nil {
+			return nil, err
+		}
 	case ctx.Err() != nil:
 		return nil, ctx.Err() // the client went away
 	case !errors.Is(err, context.DeadlineExceeded):

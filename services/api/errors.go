@@ -70,6 +70,17 @@ func (a *API) problemFor(ctx context.Context, err error) error {
 	return newProblem(http.StatusInternalServerError, commands.CodeInternal, "internal error")
 }
 
+// rejectionProblem returns the HTTP problem of a rejection that is the
+// client's mistake in the request itself rather than an outcome of the run's
+// state: a reused idempotency key (422). Other outcomes are answered in the
+// body (nil).
+func rejectionProblem(r commandResult) error {
+	if r.Outcome == string(commands.OutcomeRejected) && r.Code == string(commands.CodeIdempotencyKeyReused) {
+		return newProblem(http.StatusUnprocessableEntity, commands.CodeIdempotencyKeyReused, r.Detail)
+	}
+	return nil
+}
+
 func asErrors(details []*huma.ErrorDetail) []error {
 	out := make([]error, len(details))
 	for i, d := range details {

@@ -2,9 +2,7 @@ package executor
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"strings"
 
 	"go.uber.org/zap"
 
@@ -22,23 +20,29 @@ func jsonUnmarshal(data []byte, v any) error {
 	return json.Unmarshal(data, v)
 }
 
+// outTopic is where and how the executor writes its own commands.
+type outTopic struct {
+	topic      string
+	partitions int
+	now        int64
+	keys       commands.KeyRing
+}
+
 // admit turns one command record into the events that record its outcome.
+// A record screen refuses is dead-lettered and changes no run.
 func (b *batch) admit(rec kafka.Record) {
 	log := b.a.log.With(zap.Int64("offset", rec.Offset))
-	c, payload, err := commands.Decode(rec.Value)
-	if err != nil {
-		b.rejectInvalid(rec, c, err, log)
+	c, payload, ok := b.screen(rec)
+	if !ok {
 		return
-	}
-	if rec.Key != c.RunID {
-		log.Warn("command record key is not its runId; processing by runId", zap.String("run_id", c.RunID))
 	}
 	st := b.state(c.RunID)
 	opts := b.a.ex.admitOptions()
 	opts.Partitions = b.a.part.Partitions()
 	d := commands.Admit(st, c, payload, opts)
 	id := identity(st, c)
-	drafts, extra, err := outcomeDrafts(st, c, payload, d, b.now, b.a.ex.cfg.Kafka.CommandsTopic(), b.a.part.Partitions())
+	out := outTopic{topic: b.a.ex.cfg.Kafka.CommandsTopic(), partitions: b.a.part.Partitions(), now: b.now, keys: b.a.ex.cfg.CommandKeys}
+	drafts, extra, err := outcomeDrafts(st, c, payload, d, out)
 	if err == nil {
 		err = b.push(id, drafts)
 	}
@@ -65,33 +69,6 @@ func (b *batch) admit(rec kafka.Record) {
 	}
 }
 
-// rejectInvalid records a command that failed validation, when it names a
-// valid run; a record without one cannot be attributed and is only logged.
-func (b *batch) rejectInvalid(rec kafka.Record, c commands.Envelope, err error, log *zap.Logger) {
-	var ve *commands.ValidationError
-	if !errors.As(err, &ve) || !events.ValidID("run", c.RunID) || !events.ValidID("cmd", c.CommandID) {
-		log.Error("dropping undecodable command record", zap.String("key", rec.Key), zap.Error(err))
-		return
-	}
-	if actorInvalid(ve) {
-		c.Actor = events.Actor{} // the rejection names no actor rather than one that breaks the schema
-	}
-	st := b.state(c.RunID)
-	if err := b.push(identity(st, c), []events.Draft{rejected(c, commands.CodeValidationFailed, ve.Error())}); err != nil {
-		log.Error("recording invalid command failed", zap.Error(err))
-	}
-}
-
-// actorInvalid reports whether the command's actor is among the problems of ve.
-func actorInvalid(ve *commands.ValidationError) bool {
-	for _, p := range ve.Problems {
-		if p.Field == "actor" || strings.HasPrefix(p.Field, "actor.") {
-			return true
-		}
-	}
-	return false
-}
-
 func identity(st *events.RunState, c commands.Envelope) events.Identity {
 	if st.TenantID != "" {
 		return events.Identity{RunID: c.RunID, TenantID: st.TenantID, PlatformSessionID: st.PlatformSessionID}
@@ -102,9 +79,9 @@ func identity(st *events.RunState, c commands.Envelope) events.Identity {
 // outcomeDrafts returns the events that record decision d for command c on a
 // run in state st, and the records the decision sends elsewhere in the same
 // transaction (a follow-up's CreateRun for the session's next run).
-func outcomeDrafts(st *events.RunState, c commands.Envelope, payload any, d commands.Decision, now int64, cmdTopic string, partitions int) ([]events.Draft, []kafka.OutRecord, error) {
+func outcomeDrafts(st *events.RunState, c commands.Envelope, payload any, d commands.Decision, out outTopic) ([]events.Draft, []kafka.OutRecord, error) {
 	pc := events.PendingCommand{CommandID: c.CommandID, Type: string(c.Type), IdempotencyKey: c.IdempotencyKey,
-		Command: c.Payload, Actor: sender(c)}
+		Command: c.Payload, Actor: sender(c), Fingerprint: commands.Fingerprint(c)}
 	switch d.Outcome {
 	case commands.OutcomeRejected:
 		return []events.Draft{rejected(c, d.Code, d.Message)}, nil, nil
@@ -115,29 +92,31 @@ func outcomeDrafts(st *events.RunState, c commands.Envelope, payload any, d comm
 	case commands.OutcomeNoEffect:
 		return []events.Draft{noEffect(pc, d.Message)}, nil, nil
 	case commands.OutcomeApplied:
-		return appliedNow(st, c, payload, pc, now, cmdTopic, partitions)
+		return appliedNow(st, c, payload, pc, out)
 	case commands.OutcomeAccepted:
 	}
 	if p, ok := payload.(*commands.CreateRunPayload); ok {
 		return []events.Draft{{Type: events.RunAccepted, CommandID: c.CommandID, Payload: events.RunAcceptedPayload{
 			AgentID: p.AgentID, Input: p.Input, SandboxKey: p.SandboxKey, ParentRunID: p.ParentRunID,
-			Metadata: p.Metadata, IdempotencyKey: c.IdempotencyKey, Actor: c.Actor, SessionGrants: p.SessionGrants}}}, nil, nil
+			Metadata: p.Metadata, IdempotencyKey: c.IdempotencyKey, Actor: c.Actor, SessionGrants: p.SessionGrants,
+			Fingerprint: pc.Fingerprint}}}, nil, nil
 	}
 	return []events.Draft{{Type: events.CommandAccepted, CommandID: c.CommandID, Payload: events.CommandAcceptedPayload{
-		CommandType: string(c.Type), IdempotencyKey: c.IdempotencyKey, Command: c.Payload, Actor: pc.Actor}}}, nil, nil
+		CommandType: string(c.Type), IdempotencyKey: c.IdempotencyKey, Command: c.Payload, Actor: pc.Actor,
+		Fingerprint: pc.Fingerprint}}}, nil, nil
 }
 
 // appliedNow records a command that takes effect at admission: a cancel of a
 // run at rest (queued or paused: its open items close as cancelled), or a
 // follow-up on a finished run, which creates the session's next run.
-func appliedNow(st *events.RunState, c commands.Envelope, payload any, pc events.PendingCommand, now int64, cmdTopic string, partitions int) ([]events.Draft, []kafka.OutRecord, error) {
+func appliedNow(st *events.RunState, c commands.Envelope, payload any, pc events.PendingCommand, out outTopic) ([]events.Draft, []kafka.OutRecord, error) {
 	switch p := payload.(type) {
 	case *commands.CancelRunPayload:
 		return append(closeOpenItems(*st, events.ToolErrCancelled, "the run was cancelled"), cancelDrafts(*st, pc)...), nil, nil
 	case *commands.SubmitApprovalDecisionPayload:
 		return decisionDrafts(*st, c, p, pc), nil, nil
 	case *commands.AppendUserInputPayload:
-		next, err := commands.FollowUpCreate(c, p, *st, partitions, now)
+		next, err := commands.FollowUpCreate(c, p, *st, out.partitions, out.now)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -146,7 +125,7 @@ func appliedNow(st *events.RunState, c commands.Envelope, payload any, pc events
 			return nil, nil, err
 		}
 		return []events.Draft{applied(pc, next.RunID)},
-			[]kafka.OutRecord{{Topic: cmdTopic, Key: next.RunID, Value: raw}}, nil
+			[]kafka.OutRecord{{Topic: out.topic, Key: next.RunID, Value: raw, Headers: out.keys.Sign(next.RunID, raw)}}, nil
 	}
 	return nil, nil, fmt.Errorf("no immediate effect defined for %s", c.Type)
 }

@@ -11,6 +11,15 @@
 //     next owner rebuilds from what committed.
 //   - A command's effects and its consumed offset commit in one transaction,
 //     so after any crash each command takes effect exactly once.
+//   - Only commands signed by a key of Config.CommandKeys, decoding to a
+//     valid envelope, keyed by their runId and on the partition
+//     kafka.PartitionFor(runId) names are admitted. Any other record goes
+//     unchanged to the dead-letter topic, in the transaction of its batch,
+//     with its reason (unauthenticated, undecodable, invalid, misrouted) in
+//     headers, and appends nothing to any run. A dead letter is written at
+//     least once: if the partition changes owner before a later command of
+//     it is admitted, the next owner writes it again (the
+//     xbot-source-partition and xbot-source-offset headers identify it).
 //   - External commands that change a running run take effect only at safe
 //     points (SafePoint); a run never reaches a terminal state while a
 //     command is pending.

@@ -32,6 +32,11 @@ type Config struct {
 	MaxBatch int
 	// Hooks inject Kafka faults in tests. Nil in production.
 	Hooks *kafka.Hooks
+	// CommandKeys verify every command record (the API signs with the same
+	// keys) and sign the executor's own follow-up commands. Required: an
+	// executor without keys would admit commands anyone with access to the
+	// broker produced.
+	CommandKeys commands.KeyRing
 }
 
 func (c *Config) setDefaults() {
@@ -55,6 +60,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxBatch < 1 {
 		errs = append(errs, errors.New("executor: MaxBatch must be >= 1"))
+	}
+	if c.CommandKeys.Empty() {
+		errs = append(errs, errors.New("executor: CommandKeys is required (command_signing_key)"))
 	}
 	return errors.Join(errs...)
 }

@@ -28,6 +28,7 @@ type harness struct {
 	kcfg kafka.Config
 	prod *kafka.Producer
 	cat  *profile.Catalog
+	keys commands.KeyRing
 }
 
 func newHarness(t *testing.T, profiles ...profile.Profile) *harness {
@@ -52,14 +53,14 @@ func newHarness(t *testing.T, profiles ...profile.Profile) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &harness{t: t, kcfg: kcfg, prod: prod, cat: cat}
+	return &harness{t: t, kcfg: kcfg, prod: prod, cat: cat, keys: commands.GenerateKeyRing()}
 }
 
 // startExecutor runs an executor until the test ends or it is killed.
 func (h *harness) startExecutor(name string, hooks *kafka.Hooks) *executor.Executor {
 	h.t.Helper()
 	log := zaptest.NewLogger(h.t, zaptest.Level(zap.WarnLevel)).Named(name)
-	ex, err := executor.New(executor.Config{Kafka: h.kcfg, ID: name, Hooks: hooks}, scriptedEngine(log), h.cat, log)
+	ex, err := executor.New(executor.Config{Kafka: h.kcfg, ID: name, Hooks: hooks, CommandKeys: h.keys}, scriptedEngine(log), h.cat, log)
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -77,9 +78,15 @@ func (h *harness) send(c commands.Envelope) {
 		h.t.Fatalf("test built an invalid command: %v", err)
 	}
 	raw, _ := json.Marshal(c)
+	h.produce(c.RunID, raw, h.keys.Sign(c.RunID, raw))
+}
+
+// produce writes one record to the commands topic with the default partitioner.
+func (h *harness) produce(key string, value []byte, headers map[string]string) {
+	h.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := h.prod.Produce(ctx, h.kcfg.CommandsTopic(), c.RunID, raw); err != nil {
+	if err := h.prod.ProduceWithHeaders(ctx, h.kcfg.CommandsTopic(), key, value, headers); err != nil {
 		h.t.Fatal(err)
 	}
 }

@@ -13,19 +13,27 @@ import (
 // applied records that command p took effect.
 func applied(p events.PendingCommand, createdRunID string) events.Draft {
 	return events.Draft{Type: events.CommandApplied, CommandID: p.CommandID, Payload: events.CommandAppliedPayload{
-		CommandType: p.Type, IdempotencyKey: p.IdempotencyKey, CreatedRunID: createdRunID, Actor: p.Actor}}
+		CommandType: p.Type, IdempotencyKey: p.IdempotencyKey, CreatedRunID: createdRunID, Actor: p.Actor,
+		Fingerprint: p.Fingerprint}}
 }
 
 // noEffect closes command p without effect, for reason.
 func noEffect(p events.PendingCommand, reason string) events.Draft {
 	return events.Draft{Type: events.CommandNoEffect, CommandID: p.CommandID, Payload: events.CommandNoEffectPayload{
-		CommandType: p.Type, IdempotencyKey: p.IdempotencyKey, Reason: reason, Actor: p.Actor}}
+		CommandType: p.Type, IdempotencyKey: p.IdempotencyKey, Reason: reason, Actor: p.Actor,
+		Fingerprint: p.Fingerprint}}
 }
 
-// rejected records that command c was refused with code.
+// rejected records that command c was refused with code. A command refused
+// because its key was used for another request does not own the key, so it
+// keeps no fingerprint of its own.
 func rejected(c commands.Envelope, code commands.Code, msg string) events.Draft {
-	return events.Draft{Type: events.CommandRejected, CommandID: c.CommandID, Payload: events.CommandRejectedPayload{
-		CommandType: string(c.Type), IdempotencyKey: c.IdempotencyKey, Code: string(code), Message: msg, Actor: sender(c)}}
+	p := events.CommandRejectedPayload{CommandType: string(c.Type), IdempotencyKey: c.IdempotencyKey, Code: string(code),
+		Message: msg, Actor: sender(c)}
+	if code != commands.CodeIdempotencyKeyReused {
+		p.Fingerprint = commands.Fingerprint(c)
+	}
+	return events.Draft{Type: events.CommandRejected, CommandID: c.CommandID, Payload: p}
 }
 
 // sender is the actor of c as its outcome events name it: nil when c has none.

@@ -128,7 +128,7 @@ func BenchmarkSteerLatency(b *testing.B) {
 	}()
 	send := func(c commands.Envelope) {
 		raw, _ := json.Marshal(c)
-		if err := prod.Produce(ctx, kcfg.WithDefaults().CommandsTopic(), c.RunID, raw); err != nil {
+		if err := prod.ProduceWithHeaders(ctx, kcfg.WithDefaults().CommandsTopic(), c.RunID, raw, st.CommandKeys().Sign(c.RunID, raw)); err != nil {
 			b.Fatal(err)
 		}
 	}

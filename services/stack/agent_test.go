@@ -567,7 +567,7 @@ func TestForeignParentHistoryIsNeverLoaded(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer prod.Close()
-	if err := prod.Produce(context.Background(), e.kcfg.WithDefaults().CommandsTopic(), child, raw); err != nil {
+	if err := prod.ProduceWithHeaders(context.Background(), e.kcfg.WithDefaults().CommandsTopic(), child, raw, st.CommandKeys().Sign(child, raw)); err != nil {
 		t.Fatal(err)
 	}
 	var run map[string]any

@@ -63,7 +63,7 @@ func TestChaosCommandsTopicReplayed(t *testing.T) {
 	}
 	defer prod.Close()
 	for _, r := range cmds {
-		if err := prod.Produce(ctx, c.kcfg.CommandsTopic(), r.Key, r.Value); err != nil {
+		if err := prod.ProduceWithHeaders(ctx, c.kcfg.CommandsTopic(), r.Key, r.Value, r.Headers); err != nil {
 			t.Fatal(err)
 		}
 	}

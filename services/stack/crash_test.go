@@ -83,7 +83,7 @@ func TestSameCommandDeliveredTwiceHasOneEffect(t *testing.T) {
 	}
 	defer prod.Close()
 	for range 2 {
-		if err := prod.Produce(context.Background(), e.kcfg.CommandsTopic(), runID, raw); err != nil {
+		if err := prod.ProduceWithHeaders(context.Background(), e.kcfg.CommandsTopic(), runID, raw, st.CommandKeys().Sign(runID, raw)); err != nil {
 			t.Fatal(err)
 		}
 	}

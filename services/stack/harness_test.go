@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/xbot-runtime/xbot/commands"
 	"github.com/xbot-runtime/xbot/contracttests"
 	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/infra/devstack/chtest"
@@ -34,6 +35,9 @@ type env struct {
 	kcfg kafka.Config
 	dsn  string
 	cat  *profile.Catalog
+	// keys are shared by every stack of the env, as by the processes of one
+	// deployment.
+	keys commands.KeyRing
 }
 
 func newEnv(t *testing.T) *env {
@@ -48,7 +52,8 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &env{t: t, kcfg: kafka.Config{Brokers: cl.Addrs(), Partitions: 4}, dsn: pgtest.NewDatabase(t), cat: cat}
+	return &env{t: t, kcfg: kafka.Config{Brokers: cl.Addrs(), Partitions: 4}, dsn: pgtest.NewDatabase(t), cat: cat,
+		keys: commands.GenerateKeyRing()}
 }
 
 // start runs a stack with the given components until the test ends.
@@ -65,7 +70,8 @@ func (e *env) startWith(name string, edit func(*stack.Options)) *stack.Stack {
 	opts := stack.Options{
 		Kafka: e.kcfg, PGDSN: e.dsn, APIAddr: "127.0.0.1:0", Tokens: map[string]string{token: tenant, "tok-other": "other"},
 		Profiles: e.cat, ExecutorID: name, WaitDefault: 5 * time.Second, WaitMax: 10 * time.Second,
-		Logger: zaptest.NewLogger(e.t, zaptest.Level(zap.WarnLevel)).Named(name),
+		Logger:      zaptest.NewLogger(e.t, zaptest.Level(zap.WarnLevel)).Named(name),
+		CommandKeys: e.keys,
 	}
 	edit(&opts)
 	st, err := stack.Start(ctx, opts)

@@ -76,7 +76,7 @@ func (s *Stack) startRunner(ctx, rctx context.Context, p runner.Projector, beat 
 
 // OpenClickHouse connects to the audit database (creating it and applying
 // its migrations) and returns its projector.
-func OpenClickHouse(ctx context.Context, cfg chinfra.Config, log *zap.Logger) (*chinfra.Conn, *chview.Projector, error) {
+func OpenClickHouse(ctx context.Context, cfg chinfra.Config, log *zap.Logger, opts ...chview.Option) (*chinfra.Conn, *chview.Projector, error) {
 	if err := chinfra.EnsureDatabase(ctx, cfg); err != nil {
 		return nil, nil, err
 	}
@@ -88,16 +88,31 @@ func OpenClickHouse(ctx context.Context, cfg chinfra.Config, log *zap.Logger) (*
 		_ = conn.Close()
 		return nil, nil, err
 	}
-	return conn, chview.New(conn, log), nil
+	return conn, chview.New(conn, log, opts...), nil
 }
 
 func (s *Stack) openClickHouse(ctx context.Context) (*chview.Projector, error) {
-	conn, p, err := OpenClickHouse(ctx, *s.opts.ClickHouse, s.log.Named("clickhouse"))
+	n, err := s.eventPartitions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	conn, p, err := OpenClickHouse(ctx, *s.opts.ClickHouse, s.log.Named("clickhouse"), chview.WithPartitions(n))
 	if err != nil {
 		return nil, err
 	}
 	s.ch = conn
 	return p, nil
+}
+
+// eventPartitions returns the events topic's partition count: the audit
+// refuses events off their run's partition.
+func (s *Stack) eventPartitions(ctx context.Context) (int, error) {
+	cl, err := kafka.NewClient(s.opts.Kafka)
+	if err != nil {
+		return 0, err
+	}
+	defer cl.Close()
+	return kafka.PartitionCount(ctx, cl, s.opts.Kafka.WithDefaults().EventsTopic())
 }
 
 // OpenIM returns the IM view's projector publishing to the outbox topic.

@@ -74,6 +74,10 @@ type Options struct {
 	Tools *tools.Registry
 	// ClickHouse is the audit database; nil runs no ClickHouse projector.
 	ClickHouse *chinfra.Config
+	// CommandKeys sign the API's commands and verify them in the executor
+	// (command_signing_key). Empty generates one for this process, which
+	// works only when the API and the executor run in it together.
+	CommandKeys commands.KeyRing
 }
 
 // Stack is a running set of components.
@@ -118,6 +122,9 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 	if opts.Logger == nil || opts.Profiles == nil {
 		panic("stack.Start: Logger and Profiles are required")
 	}
+	if opts.CommandKeys.Empty() {
+		opts.CommandKeys = commands.GenerateKeyRing()
+	}
 	s := &Stack{opts: opts, log: opts.Logger}
 	if err := s.start(ctx); err != nil {
 		s.Stop(context.Background())
@@ -125,6 +132,10 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 	}
 	return s, nil
 }
+
+// CommandKeys returns the keys the stack signs and verifies commands with;
+// a test that produces commands itself signs them with these.
+func (s *Stack) CommandKeys() commands.KeyRing { return s.opts.CommandKeys }
 
 func (s *Stack) start(ctx context.Context) error {
 	if err := kafka.EnsureTopics(ctx, s.opts.Kafka); err != nil {
@@ -180,7 +191,8 @@ func (s *Stack) startExecutor(ctx context.Context) error {
 		models = modelResolver(s.opts.LLM)
 	}
 	engine := agentloop.New(agentloop.Config{Models: models, Tools: reg, Compute: s.opts.Compute, Log: s.log.Named("engine")})
-	ex, err := executor.New(executor.Config{Kafka: s.opts.Kafka, ID: s.opts.ExecutorID, Hooks: s.opts.ExecutorHooks},
+	ex, err := executor.New(executor.Config{Kafka: s.opts.Kafka, ID: s.opts.ExecutorID, Hooks: s.opts.ExecutorHooks,
+		CommandKeys: s.opts.CommandKeys},
 		engine, s.opts.Profiles, s.log.Named("executor"))
 	if err != nil {
 		return err
@@ -277,10 +289,12 @@ func (s *Stack) stop(ctx context.Context) {
 	}
 }
 
-// commandSender produces validated commands to the commands topic.
+// commandSender produces validated commands to the commands topic, signed
+// so that the executor admits them.
 type commandSender struct {
 	p     *kafka.Producer
 	topic string
+	keys  commands.KeyRing
 }
 
 func (c commandSender) Send(ctx context.Context, env commands.Envelope) error {
@@ -288,7 +302,7 @@ func (c commandSender) Send(ctx context.Context, env commands.Envelope) error {
 	if err != nil {
 		return fmt.Errorf("encode command: %w", err)
 	}
-	return c.p.Produce(ctx, c.topic, env.RunID, raw)
+	return c.p.ProduceWithHeaders(ctx, c.topic, env.RunID, raw, c.keys.Sign(env.RunID, raw))
 }
 
 func (s *Stack) startAPI() error {
@@ -301,7 +315,7 @@ func (s *Stack) startAPI() error {
 		Version: s.opts.Version, Partitions: int(s.opts.Kafka.WithDefaults().Partitions),
 		CommandPartitions: func(ctx context.Context) (int, error) {
 			return prod.PartitionCount(ctx, s.opts.Kafka.CommandsTopic())
-		}}, s.Store, commandSender{p: prod, topic: s.opts.Kafka.CommandsTopic()},
+		}}, s.Store, commandSender{p: prod, topic: s.opts.Kafka.CommandsTopic(), keys: s.opts.CommandKeys},
 		s.healthChecks(), s.log.Named("api"))
 	if err != nil {
 		return err

@@ -1,0 +1,32 @@
+package contracttests
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/xbot-runtime/xbot/infra/kafka"
+)
+
+// Routed reports a record of run runID that is not keyed by it or not on
+// partition kafka.PartitionFor(runID, partitions): an executor that does not
+// own the run wrote it.
+func Routed(r kafka.Record, runID string, partitions int) error {
+	if partitions < 1 {
+		return nil
+	}
+	if want := kafka.PartitionFor(runID, partitions); r.Key != runID || r.Partition != want {
+		return fmt.Errorf("run %s: record at partition %d offset %d (key %q) is not on its partition %d",
+			runID, r.Partition, r.Offset, r.Key, want)
+	}
+	return nil
+}
+
+// eventPartitions returns the events topic's partition count.
+func eventPartitions(ctx context.Context, cfg kafka.Config) (int, error) {
+	cl, err := kafka.NewClient(cfg)
+	if err != nil {
+		return 0, err
+	}
+	defer cl.Close()
+	return kafka.PartitionCount(ctx, cl, cfg.WithDefaults().EventsTopic())
+}
