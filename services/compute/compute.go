@@ -42,6 +42,9 @@ type Spec struct {
 	// Env is the allow-list of extra environment variables (name=value) given
 	// to processes. Nothing from the executor's own environment is inherited.
 	Env []string
+	// Limits bound the sandbox's resources; a zero field takes the
+	// provider's default.
+	Limits Limits
 }
 
 // ExecRequest runs one command.
@@ -118,6 +121,8 @@ type Provider interface {
 
 // Errors.
 var (
+	// ErrLimit is wrapped by every *LimitError.
+	ErrLimit       = errors.New("sandbox resource limit reached")
 	ErrPathOutside = errors.New("path is outside the sandbox")
 	ErrNotFound    = errors.New("no such file or directory")
 	ErrUnavailable = errors.New("sandbox provider is not available on this machine")
