@@ -76,4 +76,3 @@ func (l *Layout) fileBytes(p string) int64 {
 	}
 	return 0
 }
-
