@@ -1,6 +1,9 @@
 package compute
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
 
 // Limits bound what one sandbox (one run's handle) may use. Which of them a
 // provider enforces exactly depends on the mechanism available on the host
@@ -35,6 +38,26 @@ func (l Limits) Or(d Limits) Limits {
 		l.WorkspaceBytes = d.WorkspaceBytes
 	}
 	return l
+}
+
+// Validate refuses negative limits and ones too small for a shell to
+// start: less than 16 MiB of memory or 1 MiB of disk, fewer than 8
+// processes, less than a hundredth of a core. Zero fields are valid.
+func (l Limits) Validate() error {
+	var errs []error
+	if l.MemoryBytes != 0 && l.MemoryBytes < 16<<20 {
+		errs = append(errs, errors.New("memory must be at least 16 MiB"))
+	}
+	if l.WorkspaceBytes != 0 && l.WorkspaceBytes < 1<<20 {
+		errs = append(errs, errors.New("workspace must be at least 1 MiB"))
+	}
+	if l.Pids != 0 && l.Pids < 8 {
+		errs = append(errs, errors.New("pids must be at least 8"))
+	}
+	if l.CPUMillis != 0 && l.CPUMillis < 10 {
+		errs = append(errs, errors.New("cpu must be at least 10 millicores"))
+	}
+	return errors.Join(errs...)
 }
 
 // Resources named by LimitError.

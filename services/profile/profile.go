@@ -12,6 +12,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/xbot-runtime/xbot/services/compute"
 	"github.com/xbot-runtime/xbot/services/policy"
 )
 
@@ -95,6 +96,26 @@ type Sandbox struct {
 	// Env lists NAME=value pairs given to tool processes; nothing else of the
 	// runtime's environment reaches the sandbox.
 	Env []string `yaml:"env" json:"env,omitempty"`
+	// MemoryMiB bounds the memory of all the sandbox's processes together;
+	// a command over it is killed and its tool call fails. 0 takes the
+	// runtime's sandbox_memory_mib (default 1024).
+	MemoryMiB int64 `yaml:"memoryMiB" json:"memoryMiB,omitempty"`
+	// Pids bounds the processes and threads running at once in the
+	// sandbox. 0 takes sandbox_pids (default 256).
+	Pids int64 `yaml:"pids" json:"pids,omitempty"`
+	// CPUMillis is the sandbox's CPU quota in thousandths of a core. 0 takes
+	// sandbox_cpu_millis (default 1000, one core).
+	CPUMillis int64 `yaml:"cpuMillis" json:"cpuMillis,omitempty"`
+	// WorkspaceMiB bounds the disk used by the sandbox key's directories
+	// (workspace, session context, the runs' files). 0 takes
+	// sandbox_workspace_mib (default 1024).
+	WorkspaceMiB int64 `yaml:"workspaceMiB" json:"workspaceMiB,omitempty"`
+}
+
+// Limits are the sandbox's resource limits as the compute provider takes
+// them; zero fields take the provider's defaults.
+func (s Sandbox) Limits() compute.Limits {
+	return compute.Limits{MemoryBytes: s.MemoryMiB << 20, Pids: s.Pids, CPUMillis: s.CPUMillis, WorkspaceBytes: s.WorkspaceMiB << 20}
 }
 
 // Profile describes one agent.
@@ -223,6 +244,9 @@ func (p Profile) Validate() error {
 	if l.MaxTurns < 0 || l.MaxToolCalls < 0 || l.MaxWallTime < 0 || l.ToolConcurrency < 0 || l.ToolConcurrency > 64 {
 		errs = append(errs, fmt.Errorf("profile %q: limits must be >= 0 (toolConcurrency <= 64)", p.ID))
 	}
+	if err := p.Sandbox.validate(); err != nil {
+		errs = append(errs, fmt.Errorf("profile %q: sandbox: %w", p.ID, err))
+	}
 	for _, kv := range p.Sandbox.Env {
 		if name, _, ok := strings.Cut(kv, "="); !ok || !envName.MatchString(name) {
 			errs = append(errs, fmt.Errorf("profile %q: sandbox env %q must be NAME=value", p.ID, kv))
@@ -241,6 +265,18 @@ func (p Profile) Validate() error {
 		errs = append(errs, fmt.Errorf("profile %q: apiKeyEnv %q is not a variable name", p.ID, p.APIKeyEnv))
 	}
 	return errors.Join(errs...)
+}
+
+// maxMiB bounds memoryMiB and workspaceMiB (1 PiB), so that converting
+// them to bytes cannot overflow.
+const maxMiB = 1 << 30
+
+func (s Sandbox) validate() error {
+	if s.MemoryMiB < 0 || s.Pids < 0 || s.CPUMillis < 0 || s.WorkspaceMiB < 0 ||
+		s.MemoryMiB > maxMiB || s.WorkspaceMiB > maxMiB {
+		return errors.New("memoryMiB, pids, cpuMillis and workspaceMiB must be >= 0 (and MiB values at most 2^30)")
+	}
+	return s.Limits().Validate()
 }
 
 // DemoTools are the tools of the demo profile when it runs on a real model.

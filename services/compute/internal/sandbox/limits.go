@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"sync/atomic"
 
 	"github.com/xbot-runtime/xbot/services/compute"
@@ -63,28 +64,8 @@ func (c LimitConfig) Validate() error {
 	default:
 		errs = append(errs, fmt.Errorf("limits: mechanism %q: want auto, cgroup2, cgroup1 or rlimit", c.Mechanism))
 	}
-	if err := CheckLimits(c.Defaults); err != nil {
+	if err := c.Defaults.Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("limits: defaults: %w", err))
-	}
-	return errors.Join(errs...)
-}
-
-// CheckLimits refuses negative limits and ones too small for a shell to
-// start (less than 16 MiB of memory or disk, fewer than 8 processes, less
-// than a hundredth of a core).
-func CheckLimits(l compute.Limits) error {
-	var errs []error
-	if l.MemoryBytes != 0 && l.MemoryBytes < 16<<20 {
-		errs = append(errs, errors.New("memory must be at least 16 MiB"))
-	}
-	if l.WorkspaceBytes != 0 && l.WorkspaceBytes < 1<<20 {
-		errs = append(errs, errors.New("workspace must be at least 1 MiB"))
-	}
-	if l.Pids != 0 && l.Pids < 8 {
-		errs = append(errs, errors.New("pids must be at least 8"))
-	}
-	if l.CPUMillis != 0 && l.CPUMillis < 10 {
-		errs = append(errs, errors.New("cpu must be at least 10 millicores"))
 	}
 	return errors.Join(errs...)
 }
@@ -132,7 +113,7 @@ func newLimiter(cfg LimitConfig) (*limiter, error) {
 	if cfg.Mechanism != MechanismAuto {
 		return nil, fmt.Errorf("limits: %s is not usable here: %w", cfg.Mechanism, errors.Join(errs...))
 	}
-	l.why = errors.Join(errs...).Error()
+	l.why = strings.ReplaceAll(errors.Join(errs...).Error(), "\n", "; ")
 	return l, nil
 }
 
@@ -175,7 +156,7 @@ func (l *limiter) Mechanism() string {
 // open creates a Box's limits: spec's, completed by the defaults, and its
 // group.
 func (l *limiter) open(spec compute.Limits) (*boxLimits, error) {
-	if err := CheckLimits(spec); err != nil {
+	if err := spec.Validate(); err != nil {
 		return nil, fmt.Errorf("limits: %w", err)
 	}
 	b := &boxLimits{h: l.h, limits: spec.Or(l.defaults)}
