@@ -47,7 +47,7 @@ func (g cgroup) child(name string) cgroup {
 // create makes g's directories.
 func (g cgroup) create() error {
 	for _, d := range g {
-		if err := os.Mkdir(d, 0o755); err != nil {
+		if err := os.Mkdir(d, 0o750); err != nil {
 			return fmt.Errorf("create cgroup: %w", err)
 		}
 	}

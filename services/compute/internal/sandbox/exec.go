@@ -36,7 +36,7 @@ func (b *Box) Exec(ctx context.Context, req compute.ExecRequest) (compute.ExecRe
 	streams, err := attach(cmd, req)
 	if err != nil {
 		pl.abort()
-		pl.finish(0)
+		_ = pl.finish(0) // it never ran: no limit to report
 		return compute.ExecResult{}, fmt.Errorf("exec: %w", err)
 	}
 	return b.run(ctx, cmd, pl, streams, req.Timeout)
@@ -49,7 +49,7 @@ func (b *Box) run(ctx context.Context, cmd *exec.Cmd, pl *placement, streams *st
 	streams.started()
 	if err != nil && cmd.Process == nil {
 		pl.abort()
-		pl.finish(0)
+		_ = pl.finish(0) // it never ran: no limit to report
 		streams.finish()
 		return compute.ExecResult{}, fmt.Errorf("exec: %w", err)
 	}

@@ -25,14 +25,6 @@ type boxLimits struct {
 	closed  bool // the Box is closed: remove the group once running is 0
 }
 
-// mechanism names what enforces the memory and pids limits.
-func (b *boxLimits) mechanism() string {
-	if b.h != nil {
-		return b.h.mechanism()
-	}
-	return mechRlimit
-}
-
 // close removes the box's group, now or once its last command finished.
 func (b *boxLimits) close() {
 	b.mu.Lock()
