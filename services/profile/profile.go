@@ -12,7 +12,6 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/xbot-runtime/xbot/services/compute"
 	"github.com/xbot-runtime/xbot/services/policy"
 )
 
@@ -110,12 +109,6 @@ type Sandbox struct {
 	// (workspace, session context, the runs' files). 0 takes
 	// sandbox_workspace_mib (default 1024).
 	WorkspaceMiB int64 `yaml:"workspaceMiB" json:"workspaceMiB,omitempty"`
-}
-
-// Limits are the sandbox's resource limits as the compute provider takes
-// them; zero fields take the provider's defaults.
-func (s Sandbox) Limits() compute.Limits {
-	return compute.Limits{MemoryBytes: s.MemoryMiB << 20, Pids: s.Pids, CPUMillis: s.CPUMillis, WorkspaceBytes: s.WorkspaceMiB << 20}
 }
 
 // Profile describes one agent.
@@ -265,18 +258,6 @@ func (p Profile) Validate() error {
 		errs = append(errs, fmt.Errorf("profile %q: apiKeyEnv %q is not a variable name", p.ID, p.APIKeyEnv))
 	}
 	return errors.Join(errs...)
-}
-
-// maxMiB bounds memoryMiB and workspaceMiB (1 PiB), so that converting
-// them to bytes cannot overflow.
-const maxMiB = 1 << 30
-
-func (s Sandbox) validate() error {
-	if s.MemoryMiB < 0 || s.Pids < 0 || s.CPUMillis < 0 || s.WorkspaceMiB < 0 ||
-		s.MemoryMiB > maxMiB || s.WorkspaceMiB > maxMiB {
-		return errors.New("memoryMiB, pids, cpuMillis and workspaceMiB must be >= 0 (and MiB values at most 2^30)")
-	}
-	return s.Limits().Validate()
 }
 
 // DemoTools are the tools of the demo profile when it runs on a real model.

@@ -218,6 +218,22 @@ func TestResourcesTenantCap(t *testing.T) {
 	if len(its) != 1 || its[0]["status"] != "failed" || !strings.Contains(msg, "1 sandboxes of this tenant are running") {
 		t.Errorf("the second run's tool call: %v, want it refused naming the tenant cap", its)
 	}
+	otherTenantRuns(t, st)
+	if err := os.WriteFile(filepath.Join(workspace, "release"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, st, holdRun, "completed", 30*time.Second)
+	third := create(t, st, "quick", "third", "cap-third")["runId"].(string)
+	waitStatus(t, st, third, "completed", 30*time.Second)
+	if its := toolItems(t, st, third); len(its) != 1 || its[0]["status"] != "completed" {
+		t.Errorf("the tenant's run after the slot freed: %v", its)
+	}
+}
+
+// otherTenantRuns checks that a run of another tenant gets its sandbox and
+// completes its tool call.
+func otherTenantRuns(t *testing.T, st *stack.Stack) {
+	t.Helper()
 	code, body := call(t, st, "POST", "/v1/runs", "tok-other", map[string]any{"agentId": "quick",
 		"input": map[string]any{"content": "other"}}, "Idempotency-Key", "cap-other")
 	if code != 202 {
@@ -235,13 +251,4 @@ func TestResourcesTenantCap(t *testing.T) {
 		}
 		return nil
 	})
-	if err := os.WriteFile(filepath.Join(workspace, "release"), nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	waitStatus(t, st, holdRun, "completed", 30*time.Second)
-	third := create(t, st, "quick", "third", "cap-third")["runId"].(string)
-	waitStatus(t, st, third, "completed", 30*time.Second)
-	if its := toolItems(t, st, third); len(its) != 1 || its[0]["status"] != "completed" {
-		t.Errorf("the tenant's run after the slot freed: %v", its)
-	}
 }
