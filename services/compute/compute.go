@@ -82,12 +82,15 @@ type FileInfo struct {
 type Sandbox interface {
 	// Exec runs a command. When ctx ends or the timeout elapses the whole
 	// process group is killed and Exec returns within 2 seconds; ctx's error
-	// is returned when ctx ended. A non-zero exit is not an error.
+	// is returned when ctx ended. A non-zero exit is not an error; a command
+	// that hit one of the sandbox's Limits returns its result and a
+	// *LimitError.
 	Exec(ctx context.Context, req ExecRequest) (ExecResult, error)
 	// ReadFile reads at most limit bytes (limit <= 0: no limit) of a file;
 	// truncated reports whether the file is longer.
 	ReadFile(ctx context.Context, path string, limit int64) (data []byte, truncated bool, err error)
-	// WriteFile writes data, creating parent directories.
+	// WriteFile writes data, creating parent directories. A write that
+	// would exceed Limits.WorkspaceBytes is refused with a *LimitError.
 	WriteFile(ctx context.Context, path string, data []byte) error
 	// ListFiles lists dir recursively up to depth levels (1 = direct children).
 	ListFiles(ctx context.Context, dir string, depth int) ([]FileInfo, error)
