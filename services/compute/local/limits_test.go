@@ -15,7 +15,7 @@ import (
 
 // TestCommandRunsInItsCgroupWhichCloseRemoves: the first thing a command
 // does already happens inside the sandbox's cgroup (memory and pids), and
-// the groups are gone once the command ended and the handle closed.
+// the sandbox's group holds the default limits; the groups are gone once the command ended and the handle closed.
 func TestCommandRunsInItsCgroupWhichCloseRemoves(t *testing.T) {
 	t.Parallel()
 	p, err := local.New(local.Config{Dir: t.TempDir(), Logger: zaptest.NewLogger(t)})
@@ -37,18 +37,25 @@ func TestCommandRunsInItsCgroupWhichCloseRemoves(t *testing.T) {
 	if _, err := sb.Exec(t.Context(), compute.ExecRequest{Command: "cat /proc/self/cgroup", Stdout: &out}); err != nil {
 		t.Fatal(err)
 	}
-	var dirs []string
+	dirs := map[string]string{} // controller → the sandbox's group
 	for _, line := range strings.Split(out.String(), "\n") {
 		parts := strings.SplitN(line, ":", 3)
-		if len(parts) == 3 && (parts[1] == "memory" || parts[1] == "pids") {
+		if len(parts) == 3 && (parts[1] == "memory" || parts[1] == "pids" || parts[1] == "cpu") {
 			if !strings.Contains(parts[2], ".cmd") || !strings.Contains(parts[2], ".box") {
 				t.Errorf("the command's %s cgroup is %s, not the sandbox's", parts[1], parts[2])
 			}
-			dirs = append(dirs, filepath.Join("/sys/fs/cgroup", parts[1], filepath.Dir(parts[2])))
+			dirs[parts[1]] = filepath.Join("/sys/fs/cgroup", parts[1], filepath.Dir(parts[2]))
 		}
 	}
-	if len(dirs) != 2 {
+	if len(dirs) != 3 {
 		t.Fatalf("cgroups of the command: %q", out.String())
+	}
+	// The defaults: 1 GiB of memory, 256 processes, one core (100 ms per 100 ms).
+	for file, want := range map[string]string{filepath.Join(dirs["memory"], "memory.limit_in_bytes"): "1073741824",
+		filepath.Join(dirs["pids"], "pids.max"): "256", filepath.Join(dirs["cpu"], "cpu.cfs_quota_us"): "100000"} {
+		if got, err := os.ReadFile(file); err != nil || strings.TrimSpace(string(got)) != want {
+			t.Errorf("%s = %q, %v; want %s", file, got, err, want)
+		}
 	}
 	if err := sb.Close(); err != nil {
 		t.Fatal(err)
