@@ -136,6 +136,7 @@ func (l *limiter) try(h hierarchy, parent func() (cgroup, error)) error {
 		return fmt.Errorf("%s: %w", h.mechanism(), err)
 	}
 	l.h, l.parent = h, p
+	reap(h, p)
 	return nil
 }
 
