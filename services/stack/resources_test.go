@@ -215,7 +215,7 @@ func TestResourcesTenantCap(t *testing.T) {
 	waitStatus(t, st, second, "completed", 30*time.Second)
 	its := toolItems(t, st, second)
 	msg, _ := its[0]["errorMessage"].(string)
-	if len(its) != 1 || its[0]["status"] != "failed" || !strings.Contains(msg, "1 sandboxes of this tenant are running") {
+	if len(its) != 1 || its[0]["status"] != "failed" || !strings.Contains(msg, "all 1 sandboxes this tenant may run at once are in use") {
 		t.Errorf("the second run's tool call: %v, want it refused naming the tenant cap", its)
 	}
 	otherTenantRuns(t, st)

@@ -34,11 +34,12 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	what := "sandboxes are running on this executor"
+	who := "this executor"
 	if e.Scope == "tenant" {
-		what = "sandboxes of this tenant are running"
+		who = "this tenant"
 	}
-	return fmt.Sprintf("%d %s, the limit; none was free after waiting %s", e.Limit, what, e.Waited.Round(time.Millisecond))
+	return fmt.Sprintf("all %d sandboxes %s may run at once are in use; none was freed within %s",
+		e.Limit, who, e.Waited.Round(time.Millisecond))
 }
 
 // Unwrap returns ErrFull.
