@@ -136,7 +136,7 @@ func (b *Box) start(cmd *exec.Cmd, pl *placement) error {
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	err := cmd.Start()
-	pl.started(cmd)
+	pl.started()
 	if err != nil {
 		return err
 	}

@@ -38,8 +38,9 @@ func (b *boxLimits) close() {
 // placement is one command's share of its box's limits.
 type placement struct {
 	box    *boxLimits
-	leaf   cgroup // nil: rlimits only
-	gate   *os.File
+	leaf   cgroup   // nil: rlimits only
+	gate   *os.File // the write end, kept here
+	held   *os.File // the read end, given to the process
 	before counters
 }
 
@@ -59,7 +60,7 @@ func (b *boxLimits) prepare(cmd *exec.Cmd) (*placement, error) {
 	cmd.ExtraFiles = append(cmd.ExtraFiles, r)
 	cmd.Args = append([]string{shell, "-c", gateScript, "xbot-gate", strconv.Itoa(fd), cmd.Path}, cmd.Args[1:]...)
 	cmd.Path = shell
-	p := &placement{box: b, gate: w}
+	p := &placement{box: b, gate: w, held: r}
 	if b.h == nil {
 		return p, nil
 	}
@@ -80,9 +81,7 @@ func (b *boxLimits) prepare(cmd *exec.Cmd) (*placement, error) {
 const shell = "/bin/sh"
 
 // started closes the gate's read end in this process.
-func (p *placement) started(cmd *exec.Cmd) {
-	_ = cmd.ExtraFiles[len(cmd.ExtraFiles)-1].Close()
-}
+func (p *placement) started() { _ = p.held.Close() }
 
 // place puts the started process pid into its subgroup and sets its
 // rlimits, then lets it run. On error the caller kills it.
@@ -103,8 +102,11 @@ func (p *placement) place(pid int) error {
 	return nil
 }
 
-// abort closes the gate unopened: the gated process exits with 125.
-func (p *placement) abort() { _ = p.gate.Close() }
+// abort closes both ends of the gate: a gated process exits with 125.
+func (p *placement) abort() {
+	_ = p.gate.Close()
+	_ = p.held.Close()
+}
 
 // rlimits limits the size of any file written to the workspace limit and,
 // without cgroups, the data segment to the memory limit and the uid's
