@@ -66,6 +66,7 @@ func ComputeProvider(t *testing.T, newProvider func(t *testing.T) compute.Provid
 		{"WorkspacePerKey", computeWorkspacePerKey},
 		{"Destroy", computeDestroy},
 	}
+	tests = append(tests, limitCases()...)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -110,6 +110,9 @@ const (
 	ToolErrDeniedByUser = "denied_by_user"
 	// ToolErrExpired: the run's pause outlived its TTL before anyone answered.
 	ToolErrExpired = "expired"
+	// ToolErrLimitExceeded: the call reached a resource limit of its sandbox
+	// (memory, processes, workspace size); the message names the limit.
+	ToolErrLimitExceeded = "limit_exceeded"
 )
 
 // RunsTool reports whether items of type t record a tool call: their Data is

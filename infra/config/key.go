@@ -66,6 +66,19 @@ var registry = []Key{
 	// local with a loud warning, so `xbot dev` works on any machine.
 	{Name: "compute_provider", Default: "auto", Usage: "where tools run: bwrap (Linux namespaces), local (no isolation, dev only) or auto"},
 	{Name: "compute_dir", Usage: "directory holding sandbox workspaces (empty = <data_dir>/sandboxes, or a temp dir)"},
+	// Sandbox limits: a profile's sandbox settings override the first four.
+	// 1 GiB, 256 processes and one core fit ordinary builds and test suites.
+	{Name: "sandbox_memory_mib", Default: "1024", Usage: "memory of one sandbox's processes together, MiB (profile sandbox.memoryMiB overrides)"},
+	{Name: "sandbox_pids", Default: "256", Usage: "processes and threads of one sandbox at once (profile sandbox.pids overrides)"},
+	{Name: "sandbox_cpu_millis", Default: "1000", Usage: "CPU quota of one sandbox in thousandths of a core (profile sandbox.cpuMillis overrides)"},
+	{Name: "sandbox_workspace_mib", Default: "1024", Usage: "disk of one sandbox key's directories, MiB (profile sandbox.workspaceMiB overrides)"},
+	{Name: "sandbox_limits", Default: "auto", Usage: "what enforces sandbox limits: auto (cgroup v2, else v1, else rlimits), cgroup2, cgroup1 or rlimit"},
+	{Name: "sandbox_cgroup_parent", Usage: "cgroup v2 directory delegated to xbot for sandbox groups (empty = its own cgroup)"},
+	// 8 per tenant and 64 in all keep one tenant from taking the host; a
+	// run over a cap waits up to sandbox_wait for a slot, then its tool call fails.
+	{Name: "sandbox_max_per_tenant", Default: "8", Usage: "sandboxes one tenant may have open at once on an executor"},
+	{Name: "sandbox_max_total", Default: "64", Usage: "sandboxes open at once on an executor"},
+	{Name: "sandbox_wait", Default: "30s", Usage: "how long a run waits for a sandbox slot before its tool call fails"},
 	{Name: "clickhouse_addr", Usage: "ClickHouse native-protocol address, host:port; empty in `xbot dev` starts one"},
 	{Name: "clickhouse_database", Default: "xbot", Usage: "ClickHouse database of the audit tables (created if missing)"},
 	{Name: "clickhouse_user", Default: "default", Usage: "ClickHouse user"},

@@ -42,6 +42,9 @@ type Spec struct {
 	// Env is the allow-list of extra environment variables (name=value) given
 	// to processes. Nothing from the executor's own environment is inherited.
 	Env []string
+	// Limits bound the sandbox's resources; a zero field takes the
+	// provider's default.
+	Limits Limits
 }
 
 // ExecRequest runs one command.
@@ -79,12 +82,15 @@ type FileInfo struct {
 type Sandbox interface {
 	// Exec runs a command. When ctx ends or the timeout elapses the whole
 	// process group is killed and Exec returns within 2 seconds; ctx's error
-	// is returned when ctx ended. A non-zero exit is not an error.
+	// is returned when ctx ended. A non-zero exit is not an error; a command
+	// that hit one of the sandbox's Limits returns its result and a
+	// *LimitError.
 	Exec(ctx context.Context, req ExecRequest) (ExecResult, error)
 	// ReadFile reads at most limit bytes (limit <= 0: no limit) of a file;
 	// truncated reports whether the file is longer.
 	ReadFile(ctx context.Context, path string, limit int64) (data []byte, truncated bool, err error)
-	// WriteFile writes data, creating parent directories.
+	// WriteFile writes data, creating parent directories. A write that
+	// would exceed Limits.WorkspaceBytes is refused with a *LimitError.
 	WriteFile(ctx context.Context, path string, data []byte) error
 	// ListFiles lists dir recursively up to depth levels (1 = direct children).
 	ListFiles(ctx context.Context, dir string, depth int) ([]FileInfo, error)
@@ -118,6 +124,8 @@ type Provider interface {
 
 // Errors.
 var (
+	// ErrLimit is wrapped by every *LimitError.
+	ErrLimit       = errors.New("sandbox resource limit reached")
 	ErrPathOutside = errors.New("path is outside the sandbox")
 	ErrNotFound    = errors.New("no such file or directory")
 	ErrUnavailable = errors.New("sandbox provider is not available on this machine")

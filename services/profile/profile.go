@@ -95,6 +95,20 @@ type Sandbox struct {
 	// Env lists NAME=value pairs given to tool processes; nothing else of the
 	// runtime's environment reaches the sandbox.
 	Env []string `yaml:"env" json:"env,omitempty"`
+	// MemoryMiB bounds the memory of all the sandbox's processes together;
+	// a command over it is killed and its tool call fails. 0 takes the
+	// runtime's sandbox_memory_mib (default 1024).
+	MemoryMiB int64 `yaml:"memoryMiB" json:"memoryMiB,omitempty"`
+	// Pids bounds the processes and threads running at once in the
+	// sandbox. 0 takes sandbox_pids (default 256).
+	Pids int64 `yaml:"pids" json:"pids,omitempty"`
+	// CPUMillis is the sandbox's CPU quota in thousandths of a core. 0 takes
+	// sandbox_cpu_millis (default 1000, one core).
+	CPUMillis int64 `yaml:"cpuMillis" json:"cpuMillis,omitempty"`
+	// WorkspaceMiB bounds the disk used by the sandbox key's directories
+	// (workspace, session context, the runs' files). 0 takes
+	// sandbox_workspace_mib (default 1024).
+	WorkspaceMiB int64 `yaml:"workspaceMiB" json:"workspaceMiB,omitempty"`
 }
 
 // Profile describes one agent.
@@ -222,6 +236,9 @@ func (p Profile) Validate() error {
 	l := p.Limits
 	if l.MaxTurns < 0 || l.MaxToolCalls < 0 || l.MaxWallTime < 0 || l.ToolConcurrency < 0 || l.ToolConcurrency > 64 {
 		errs = append(errs, fmt.Errorf("profile %q: limits must be >= 0 (toolConcurrency <= 64)", p.ID))
+	}
+	if err := p.Sandbox.validate(); err != nil {
+		errs = append(errs, fmt.Errorf("profile %q: sandbox: %w", p.ID, err))
 	}
 	for _, kv := range p.Sandbox.Env {
 		if name, _, ok := strings.Cut(kv, "="); !ok || !envName.MatchString(name) {

@@ -37,6 +37,22 @@ type Config struct {
 	// same path, e.g. /opt/toolchain or /etc/java-17-openjdk; missing ones
 	// are skipped. Default none.
 	ReadOnlyPaths []string
+	// Limits are the limits of a sandbox whose Spec sets none; a zero field
+	// takes the default (1 GiB memory, 256 processes, one core, 1 GiB of
+	// disk).
+	Limits compute.Limits
+	// LimitMechanism enforces memory, pids and cpu: "auto" (default: cgroup
+	// v2, else cgroup v1, else rlimits), "cgroup2", "cgroup1" or "rlimit".
+	// Asking for a cgroup version that is not usable here fails New.
+	LimitMechanism string
+	// CgroupParent is a cgroup v2 directory delegated to the executor (no
+	// process inside), below which each sandbox gets its group. Default:
+	// the executor's own group.
+	CgroupParent string
+}
+
+func (c Config) limits() sandbox.LimitConfig {
+	return sandbox.LimitConfig{Defaults: c.Limits, Mechanism: c.LimitMechanism, CgroupParent: c.CgroupParent}
 }
 
 func (c *Config) setDefaults() {
@@ -53,6 +69,9 @@ func (c Config) Validate() error {
 	}
 	if c.Logger == nil {
 		errs = append(errs, errors.New("bwrap compute provider: Logger is required"))
+	}
+	if err := c.limits().Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("bwrap compute provider: %w", err))
 	}
 	for _, p := range c.ReadOnlyPaths {
 		if !path.IsAbs(p) || path.Clean(p) != p || p == "/" || reserved(p) {
@@ -97,10 +116,11 @@ func New(cfg Config) (*Provider, error) {
 	if err := pr.probe(); err != nil {
 		return nil, err
 	}
-	if pr.p, err = sandbox.NewProvider("bwrap", cfg.Dir, pr.launch); err != nil {
+	if pr.p, err = sandbox.NewProvider("bwrap", cfg.Dir, pr.launch, cfg.limits()); err != nil {
 		return nil, err
 	}
-	cfg.Logger.Info("bwrap compute provider ready", zap.String("bwrap", bin), zap.String("dir", pr.p.Base()))
+	cfg.Logger.Info("bwrap compute provider ready", zap.String("bwrap", bin), zap.String("dir", pr.p.Base()),
+		zap.String("limits", pr.p.Mechanism()))
 	return pr, nil
 }
 
@@ -139,3 +159,7 @@ func (p *Provider) Open(ctx context.Context, spec compute.Spec) (compute.Sandbox
 func (p *Provider) Destroy(ctx context.Context, key compute.Key) error {
 	return p.p.Destroy(ctx, key)
 }
+
+// Mechanism names what enforces the sandboxes' memory and pids limits:
+// "cgroup v2", "cgroup v1" or "rlimit (<why cgroups are not used>)".
+func (p *Provider) Mechanism() string { return p.p.Mechanism() }

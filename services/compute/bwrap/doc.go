@@ -30,7 +30,13 @@
 //   - No controlling terminal: the session is new, and /dev/pts is the
 //     sandbox's own.
 //
-// Not provided: a seccomp filter, resource limits (CPU, memory, disk,
-// process count). The process's host UID is the executor's, which matters
-// only for what is mounted: run the executor as a dedicated user.
+// Resource limits (Spec.Limits, defaults from Config.Limits): memory,
+// processes and CPU of the sandbox's commands together, and the disk used
+// by the key's directories; see package sandbox for what is exact. The
+// startup log line names the mechanism in force ("limits": "cgroup v1", or
+// "rlimit (<why no cgroup>)").
+//
+// Not provided: a seccomp filter. The process's host UID is the executor's,
+// which matters only for what is mounted: run the executor as a dedicated
+// user.
 package bwrap

@@ -18,5 +18,7 @@
 //     compute.
 //   - Commands run in a session and process group of their own, without a
 //     controlling terminal. Timeouts, context cancellation and Kill kill
-//     the whole group; a process that calls setsid escapes it.
+//     the whole group; a process that calls setsid escapes it, unless the
+//     sandbox's limits run on cgroups, whose group it cannot leave.
+//   - Resource limits as with bwrap (Config.Limits, Config.LimitMechanism).
 package local

@@ -21,6 +21,9 @@ type Config struct {
 	Dir string
 	// Logger receives the no-isolation warning. Required.
 	Logger *zap.Logger
+	// Limits and LimitMechanism are as in the bwrap provider's Config.
+	Limits         compute.Limits
+	LimitMechanism string
 }
 
 // Validate reports every configuration problem.
@@ -47,11 +50,13 @@ func New(cfg Config) (*Provider, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	p, err := sandbox.NewProvider("local", cfg.Dir, launch)
+	p, err := sandbox.NewProvider("local", cfg.Dir, launch,
+		sandbox.LimitConfig{Defaults: cfg.Limits, Mechanism: cfg.LimitMechanism})
 	if err != nil {
 		return nil, err
 	}
-	cfg.Logger.Warn("local compute provider: no isolation, development only", zap.String("dir", p.Base()))
+	cfg.Logger.Warn("local compute provider: no isolation, development only", zap.String("dir", p.Base()),
+		zap.String("limits", p.Mechanism()))
 	return &Provider{p: p}, nil
 }
 
@@ -97,3 +102,7 @@ func launch(l sandbox.Launch) (*exec.Cmd, error) {
 		Env:  sandbox.Env(home, tmp, l.Env),
 	}, nil
 }
+
+// Mechanism names what enforces the sandboxes' memory and pids limits:
+// "cgroup v2", "cgroup v1" or "rlimit (<why cgroups are not used>)".
+func (p *Provider) Mechanism() string { return p.p.Mechanism() }

@@ -104,11 +104,16 @@ func TestProcessSeesHostPaths(t *testing.T) {
 }
 
 // TestEscapedProcessDoesNotBlockExec: a process that leaves the command's
-// process group (setsid) survives with the local provider, but holding the
-// output pipe it cannot keep Exec from returning.
+// process group (setsid) survives with the local provider when no cgroup
+// holds the command (rlimits), but holding the output pipe it cannot keep
+// Exec from returning.
 func TestEscapedProcessDoesNotBlockExec(t *testing.T) {
 	t.Parallel()
-	sb := open(t, newProvider(t), compute.Key{TenantID: "t", WorkspaceID: "w", AgentID: "a", OwnerID: "o"})
+	p, err := local.New(local.Config{Dir: t.TempDir(), Logger: zaptest.NewLogger(t), LimitMechanism: "rlimit"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb := open(t, p, compute.Key{TenantID: "t", WorkspaceID: "w", AgentID: "a", OwnerID: "o"})
 	marker := "600." + strconv.FormatInt(time.Now().UnixNano(), 10)
 	t.Cleanup(func() {
 		for _, pid := range processesWith(marker) {

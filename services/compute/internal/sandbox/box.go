@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os/exec"
 	"path"
 	"path/filepath"
@@ -37,6 +38,7 @@ type Box struct {
 	spec    compute.Spec
 	launch  Launcher
 	release func(*Box)
+	limits  *boxLimits
 
 	mu      sync.Mutex
 	closed  bool
@@ -58,6 +60,9 @@ func (b *Box) ReadFile(ctx context.Context, p string, limit int64) ([]byte, bool
 func (b *Box) WriteFile(ctx context.Context, p string, data []byte) error {
 	if err := b.usable(ctx); err != nil {
 		return err
+	}
+	if err := b.limits.checkWrite(b.layout, p, len(data)); err != nil {
+		return fmt.Errorf("write %s: %w", p, err)
 	}
 	return b.layout.WriteFile(p, data)
 }
@@ -85,6 +90,7 @@ func (b *Box) Kill() error {
 func (b *Box) Close() error {
 	b.shut()
 	b.release(b)
+	b.limits.close()
 	return nil
 }
 
@@ -119,17 +125,26 @@ func (b *Box) usable(ctx context.Context) error {
 // process that stayed in the group, atomically. For bwrap this replaces
 // --new-session, which would move the sandbox's init out of the group
 // and leave it to --die-with-parent, racy when the kill comes during setup.
-func (b *Box) start(cmd *exec.Cmd) error {
+//
+// The command starts gated (see placement): it is placed in its group and
+// gets its rlimits before it runs; when that fails it is killed unstarted.
+func (b *Box) start(cmd *exec.Cmd, pl *placement) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
 		return errClosed
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
+	err := cmd.Start()
+	pl.started()
+	if err != nil {
 		return err
 	}
 	b.running[cmd.Process.Pid] = struct{}{}
+	if err := pl.place(cmd.Process.Pid); err != nil {
+		killGroup(cmd.Process.Pid)
+		return err
+	}
 	return nil
 }
 

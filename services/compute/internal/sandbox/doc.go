@@ -18,4 +18,35 @@
 //     shell exits whatever it left running in its group is killed too. Exec
 //     returns at most drainTimeout after the shell has gone, even if an
 //     escaped process still holds the output pipes.
+//
+// Resource limits (compute.Limits), by mechanism, chosen once at start
+// (LimitConfig.Mechanism; auto tries cgroup v2, then v1, then rlimits):
+//   - cgroup v2 / v1: each Box gets a group below the parent (v2: the
+//     configured delegated group; v1: this process's own group in the
+//     memory, pids and cpu hierarchies) holding its memory limit (no swap
+//     beyond it), pids limit and CFS quota; each command gets a subgroup.
+//     A command starts gated: a /bin/sh that waits on a pipe is started,
+//     placed into the subgroup, given its rlimits, and only then execs the
+//     command, so no instruction of it runs unlimited. On timeout, cancel
+//     or Kill the subgroup is killed as a whole (cgroup.kill, else SIGKILL
+//     to every member until it is empty), which also reaches processes that
+//     left the process group. Subgroups are removed when the command ends,
+//     the Box's group when it is closed and idle. A command the OOM killer
+//     hit (oom_kill in memory.events, v1 memory.oom_control) or that failed
+//     a fork at pids.max (pids.events max) returns a *compute.LimitError;
+//     counters are compared before and after, so two concurrent commands of
+//     one Box may both report a limit the other hit.
+//   - rlimit (no usable cgroup, e.g. an unprivileged executor without
+//     delegation): RLIMIT_DATA = the memory limit per process (not the
+//     sandbox's total), and for a non-root executor RLIMIT_NPROC = the pids
+//     limit plus the tasks its uid runs at that moment (the kernel counts
+//     per uid, host-wide; root is exempt). No CPU quota. Hitting these shows
+//     as the command's own failure (ENOMEM, EAGAIN), not as a LimitError.
+//   - Workspace size, every mechanism: the blocks allocated below the key's
+//     directory. WriteFile is refused when the write would exceed it (exact
+//     to a block); after each command the usage is checked and a
+//     LimitError returned when over (the files stay, so the run can remove
+//     them; writes are refused until it fits). RLIMIT_FSIZE = the limit
+//     bounds any single file exactly. Approximate: a command may overshoot
+//     by many files below the limit each, until it ends.
 package sandbox

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"syscall"
 	"time"
 
 	"github.com/xbot-runtime/xbot/services/compute"
@@ -13,6 +14,8 @@ import (
 // Exec runs req.Command through the Launcher in a session of its own.
 // When ctx ends, the timeout elapses or Kill is called, the group receives
 // SIGKILL; when the shell exits, what it left in its group is killed too.
+// A command that hit a limit of the sandbox returns its result and a
+// *compute.LimitError.
 func (b *Box) Exec(ctx context.Context, req compute.ExecRequest) (compute.ExecResult, error) {
 	if err := b.usable(ctx); err != nil {
 		return compute.ExecResult{}, err
@@ -26,31 +29,53 @@ func (b *Box) Exec(ctx context.Context, req compute.ExecRequest) (compute.ExecRe
 	if err != nil {
 		return compute.ExecResult{}, fmt.Errorf("exec: %w", err)
 	}
-	streams, err := attach(cmd, req)
+	pl, err := b.limits.prepare(cmd)
 	if err != nil {
 		return compute.ExecResult{}, fmt.Errorf("exec: %w", err)
 	}
-	start := time.Now()
-	err = b.start(cmd)
-	streams.started()
+	streams, err := attach(cmd, req)
 	if err != nil {
+		pl.abort()
+		_ = pl.finish(0) // it never ran: no limit to report
+		return compute.ExecResult{}, fmt.Errorf("exec: %w", err)
+	}
+	return b.run(ctx, cmd, pl, streams, req.Timeout)
+}
+
+// run starts the prepared command, waits for it and reports how it ended.
+func (b *Box) run(ctx context.Context, cmd *exec.Cmd, pl *placement, streams *stdio, timeout time.Duration) (compute.ExecResult, error) {
+	start := time.Now()
+	err := b.start(cmd, pl)
+	streams.started()
+	if err != nil && cmd.Process == nil {
+		pl.abort()
+		_ = pl.finish(0) // it never ran: no limit to report
 		streams.finish()
 		return compute.ExecResult{}, fmt.Errorf("exec: %w", err)
 	}
 	pgid := cmd.Process.Pid
-	w := watch(ctx, req.Timeout, pgid)
+	w := watch(ctx, timeout, func() { killGroup(pgid); pl.kill() })
 	waitErr := cmd.Wait()
 	why := w.stop()
 	killGroup(pgid)
+	ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	hit := pl.finish(ws)
 	b.finished(pgid)
 	streams.finish()
 	res := compute.ExecResult{ExitCode: exitCode(cmd), Duration: time.Since(start), TimedOut: why == byTimeout}
 	var exitErr *exec.ExitError
-	if waitErr != nil && !errors.As(waitErr, &exitErr) {
+	switch {
+	case err != nil: // started, but could not be placed: it never ran
+		return res, fmt.Errorf("exec: %w", err)
+	case waitErr != nil && !errors.As(waitErr, &exitErr):
 		return res, fmt.Errorf("exec: %w", waitErr)
-	}
-	if why == byContext {
+	case why == byContext:
 		return res, ctx.Err()
+	case hit != nil:
+		return res, hit
+	}
+	if werr := b.limits.checkUsage(b.layout); werr != nil {
+		return res, werr
 	}
 	return res, nil
 }
@@ -64,7 +89,7 @@ const (
 	byTimeout
 )
 
-// watcher kills a process group when its context ends or its timeout
+// watcher kills a command when its context ends or its timeout
 // elapses, whichever comes first, until stopped.
 type watcher struct {
 	stopped chan struct{}
@@ -72,7 +97,7 @@ type watcher struct {
 	why     cause // written before done is closed
 }
 
-func watch(ctx context.Context, timeout time.Duration, pgid int) *watcher {
+func watch(ctx context.Context, timeout time.Duration, kill func()) *watcher {
 	w := &watcher{stopped: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(w.done)
@@ -90,7 +115,7 @@ func watch(ctx context.Context, timeout time.Duration, pgid int) *watcher {
 		case <-w.stopped:
 			return
 		}
-		killGroup(pgid)
+		kill()
 	}()
 	return w
 }

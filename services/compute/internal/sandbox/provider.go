@@ -15,17 +15,23 @@ import (
 // Provider keeps each sandbox key's directories below a base directory and
 // runs commands through a Launcher. The local and bwrap providers wrap it.
 type Provider struct {
-	name   string
-	base   string
-	launch Launcher
+	name    string
+	base    string
+	launch  Launcher
+	limiter *limiter
 
 	mu    sync.Mutex
 	boxes map[string]map[*Box]struct{} // open handles by key directory
 }
 
 // NewProvider creates dir (mode 0700: sandboxes are not other host users'
-// business) and returns a provider named name.
-func NewProvider(name, dir string, launch Launcher) (*Provider, error) {
+// business) and returns a provider named name that limits its sandboxes as
+// limits says.
+func NewProvider(name, dir string, launch Launcher, limits LimitConfig) (*Provider, error) {
+	lim, err := newLimiter(limits)
+	if err != nil {
+		return nil, fmt.Errorf("%s compute provider: %w", name, err)
+	}
 	base, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("%s compute provider: %w", name, err)
@@ -33,8 +39,12 @@ func NewProvider(name, dir string, launch Launcher) (*Provider, error) {
 	if err := os.MkdirAll(base, 0o700); err != nil {
 		return nil, fmt.Errorf("%s compute provider: %w", name, err)
 	}
-	return &Provider{name: name, base: base, launch: launch, boxes: map[string]map[*Box]struct{}{}}, nil
+	return &Provider{name: name, base: base, launch: launch, limiter: lim, boxes: map[string]map[*Box]struct{}{}}, nil
 }
+
+// Mechanism names what enforces the memory and pids limits: "cgroup v2",
+// "cgroup v1" or "rlimit (<why cgroups are not used>)".
+func (p *Provider) Mechanism() string { return p.limiter.Mechanism() }
 
 // Name returns the provider's name.
 func (p *Provider) Name() string { return p.name }
@@ -55,12 +65,17 @@ func (p *Provider) Open(ctx context.Context, spec compute.Spec) (*Box, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open sandbox: %w", err)
 	}
+	lim, err := p.limiter.open(spec.Limits)
+	if err != nil {
+		return nil, fmt.Errorf("open sandbox: %w", err)
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if err := l.create(p.base); err != nil {
+		lim.close()
 		return nil, fmt.Errorf("open sandbox: %w", err)
 	}
-	b := &Box{layout: l, spec: spec, launch: p.launch, release: p.release, running: map[int]struct{}{}}
+	b := &Box{layout: l, spec: spec, launch: p.launch, release: p.release, limits: lim, running: map[int]struct{}{}}
 	if p.boxes[l.keyDir] == nil {
 		p.boxes[l.keyDir] = map[*Box]struct{}{}
 	}
