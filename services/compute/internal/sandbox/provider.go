@@ -18,14 +18,16 @@ type Provider struct {
 	name   string
 	base   string
 	launch Launcher
+	owner  *Owner // nil: processes run as the executor's user
 
 	mu    sync.Mutex
 	boxes map[string]map[*Box]struct{} // open handles by key directory
 }
 
 // NewProvider creates dir (mode 0700: sandboxes are not other host users'
-// business) and returns a provider named name.
-func NewProvider(name, dir string, launch Launcher) (*Provider, error) {
+// business; 0710 for the owner's group WithOwner) and returns a provider
+// named name.
+func NewProvider(name, dir string, launch Launcher, opts ...Option) (*Provider, error) {
 	base, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("%s compute provider: %w", name, err)
@@ -33,7 +35,14 @@ func NewProvider(name, dir string, launch Launcher) (*Provider, error) {
 	if err := os.MkdirAll(base, 0o700); err != nil {
 		return nil, fmt.Errorf("%s compute provider: %w", name, err)
 	}
-	return &Provider{name: name, base: base, launch: launch, boxes: map[string]map[*Box]struct{}{}}, nil
+	p := &Provider{name: name, base: base, launch: launch, boxes: map[string]map[*Box]struct{}{}}
+	for _, o := range opts {
+		o(p)
+	}
+	if err := p.own(); err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 // Name returns the provider's name.
@@ -55,6 +64,7 @@ func (p *Provider) Open(ctx context.Context, spec compute.Spec) (*Box, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open sandbox: %w", err)
 	}
+	l.owner = p.owner
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if err := l.create(p.base); err != nil {
