@@ -309,3 +309,16 @@ func processesWith(marker string) []string {
 	}
 	return out
 }
+
+// TestSeccomp: the filter is loaded, and a denied call (personality with
+// ADDR_NO_RANDOMIZE, which would switch off address randomisation) fails
+// with EPERM instead of killing the process.
+func TestSeccomp(t *testing.T) {
+	t.Parallel()
+	sb := open(t, newProvider(t), compute.Spec{})
+	out := run(t, sb, `grep '^Seccomp:' /proc/self/status; setarch "$(uname -m)" -R true 2>&1 || echo denied`, 0)
+	if !strings.HasPrefix(out, "Seccomp:\t2\n") || !strings.Contains(out, "Operation not permitted") ||
+		!strings.HasSuffix(out, "denied\n") {
+		t.Errorf("no seccomp filter, or personality(ADDR_NO_RANDOMIZE) allowed:\n%s", out)
+	}
+}

@@ -3,8 +3,8 @@ package bwrap
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"syscall"
 
