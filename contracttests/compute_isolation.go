@@ -86,7 +86,7 @@ func computeHostUIDNotRoot(t *testing.T, p compute.Provider) {
 			ids := statusField(pid, field)
 			for _, id := range ids {
 				if id == "0" {
-					t.Errorf("process %s (%s) runs with host %s %v", pid, cmdline(pid), field, ids)
+					t.Errorf("process %s (%.80s) runs with host %s %v", pid, cmdline(pid), field, ids)
 					break
 				}
 			}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"go.uber.org/zap"
 
@@ -16,38 +17,66 @@ import (
 )
 
 // computeProvider builds the sandbox provider named by compute_provider. auto
-// picks bwrap when it works on this machine, else local with a warning.
+// picks bwrap when it works on this machine; otherwise only `xbot dev` falls
+// back to local (no isolation) with a warning, and every other command fails.
 func (s *settings) computeProvider(dataDir string) (compute.Provider, error) {
-	dir := s.r.Get("compute_dir")
-	if dir == "" && dataDir != "" {
-		dir = filepath.Join(dataDir, "sandboxes")
-	}
-	if dir == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return nil, fmt.Errorf("compute_dir is unset and there is no home directory: %w", err)
-		}
-		dir = filepath.Join(home, ".xbot", "sandboxes")
+	dir, err := s.computeDir(dataDir)
+	if err != nil {
+		return nil, err
 	}
 	log := s.log.Named("compute")
 	switch name := s.r.Get("compute_provider"); name {
 	case "bwrap":
-		return bwrap.New(bwrap.Config{Dir: dir, Logger: log})
+		return s.bwrap(dir, log)
 	case "local":
 		return local.New(local.Config{Dir: dir, Logger: log})
 	case "auto", "":
-		p, err := bwrap.New(bwrap.Config{Dir: dir, Logger: log})
-		if err == nil {
-			return p, nil
+		p, err := s.bwrap(dir, log)
+		if err == nil || !errors.Is(err, compute.ErrUnavailable) {
+			return p, err
 		}
-		if !errors.Is(err, compute.ErrUnavailable) {
-			return nil, err
+		if !s.dev {
+			return nil, fmt.Errorf("compute_provider=auto: no sandbox can be created here, and tools never run "+
+				"unisolated outside `xbot dev`: %w; or set compute_provider=local to run them WITHOUT isolation", err)
 		}
 		log.Warn("bwrap is not usable here; tools run WITHOUT isolation (install bubblewrap for sandboxing)", zap.Error(err))
 		return local.New(local.Config{Dir: dir, Logger: log})
 	default:
 		return nil, fmt.Errorf("compute_provider %q: want bwrap, local or auto", name)
 	}
+}
+
+// computeDir is compute_dir, else <dataDir>/sandboxes, else
+// ~/.xbot/sandboxes.
+func (s *settings) computeDir(dataDir string) (string, error) {
+	if dir := s.r.Get("compute_dir"); dir != "" {
+		return dir, nil
+	}
+	if dataDir != "" {
+		return filepath.Join(dataDir, "sandboxes"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("compute_dir is unset and there is no home directory: %w", err)
+	}
+	return filepath.Join(home, ".xbot", "sandboxes"), nil
+}
+
+// bwrap builds the bwrap provider with sandbox_uid and sandbox_gid.
+func (s *settings) bwrap(dir string, log *zap.Logger) (compute.Provider, error) {
+	uid, err := strconv.Atoi(s.r.Get("sandbox_uid"))
+	if err != nil || uid <= 0 {
+		return nil, fmt.Errorf("sandbox_uid %q: want a positive number (never 0, root)", s.r.Get("sandbox_uid"))
+	}
+	gid, err := strconv.Atoi(s.r.Get("sandbox_gid"))
+	if err != nil || gid <= 0 {
+		return nil, fmt.Errorf("sandbox_gid %q: want a positive number (never 0, root)", s.r.Get("sandbox_gid"))
+	}
+	p, err := bwrap.New(bwrap.Config{Dir: dir, Logger: log, UID: uid, GID: gid})
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 // llm returns the configured default model and the profiles to run: with a

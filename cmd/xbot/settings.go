@@ -20,6 +20,9 @@ type settings struct {
 	log *zap.Logger
 	// runsExecutor says this process runs an executor (it needs a sandbox provider).
 	runsExecutor bool
+	// dev says this process is `xbot dev`: compute_provider=auto may fall
+	// back to no isolation there, and nowhere else.
+	dev bool
 }
 
 // load parses the command's flags and resolves every layer.

@@ -54,4 +54,6 @@ func Example() {
 	// log_format                (unset)          default  XBOT_LOG_FORMAT                default
 	// log_level                 info             default  XBOT_LOG_LEVEL                 default
 	// pg_dsn                    ***redacted***   env      XBOT_PG_DSN                    XBOT_PG_DSN
+	// sandbox_gid               65200            default  XBOT_SANDBOX_GID               default
+	// sandbox_uid               65200            default  XBOT_SANDBOX_UID               default
 }
