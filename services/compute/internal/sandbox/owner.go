@@ -34,7 +34,7 @@ func (p *Provider) own() error {
 	if err := os.Lchown(p.base, -1, p.owner.GID); err != nil {
 		return fmt.Errorf("%s compute provider: %w", p.name, err)
 	}
-	if err := os.Chmod(p.base, 0o710); err != nil {
+	if err := os.Chmod(p.base, 0o710); err != nil { //nolint:gosec // the sandbox group must traverse it; others get nothing
 		return fmt.Errorf("%s compute provider: %w", p.name, err)
 	}
 	return nil
