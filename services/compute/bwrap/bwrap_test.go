@@ -322,3 +322,17 @@ func TestSeccomp(t *testing.T) {
 		t.Errorf("no seccomp filter, or personality(ADDR_NO_RANDOMIZE) allowed:\n%s", out)
 	}
 }
+
+// TestHostWritesStayWritable: what the executor writes through the Sandbox
+// (as root, or not) the sandboxed user may change and remove.
+func TestHostWritesStayWritable(t *testing.T) {
+	t.Parallel()
+	sb := open(t, newProvider(t), compute.Spec{})
+	if err := sb.WriteFile(t.Context(), "dir/sub/f.txt", []byte("host\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := sb.WriteFile(t.Context(), "/sessions/s/context/c.txt", []byte("host\n")); err != nil {
+		t.Fatal(err)
+	}
+	run(t, sb, "echo tool >> dir/sub/f.txt && touch dir/sub/new && rm -r dir && echo tool >> /sessions/s/context/c.txt", 0)
+}
