@@ -32,7 +32,8 @@ var computeSecrets = map[string]string{
 const killWithin = 2 * time.Second
 
 // ComputeProvider runs the compute.Provider conformance suite. newProvider
-// returns a fresh provider for one subtest (its own base directory).
+// returns a fresh provider for one subtest (its own base directory, below
+// t.TempDir()).
 //
 // The suite sets fake secrets with t.Setenv, so the calling test must not
 // call t.Parallel; the subtests run in parallel. Commands use POSIX sh and
@@ -73,6 +74,7 @@ func ComputeProvider(t *testing.T, newProvider func(t *testing.T) compute.Provid
 			tc.fn(t, newProvider(t))
 		})
 	}
+	computeIsolation(t, newProvider)
 }
 
 func computeLayout(t *testing.T, p compute.Provider) {

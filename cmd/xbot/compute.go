@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"go.uber.org/zap"
 
@@ -56,18 +57,12 @@ func (s *settings) sandboxLimits() (bwrap.Config, error) {
 }
 
 // rawProvider builds the provider named by compute_provider. auto picks
-// bwrap when it works on this machine, else local with a warning.
+// bwrap when it works on this machine; otherwise only `xbot dev` falls back
+// to local (no isolation) with a warning, and every other command fails.
 func (s *settings) rawProvider(dataDir string, lim bwrap.Config) (compute.Provider, error) {
-	dir := s.r.Get("compute_dir")
-	if dir == "" && dataDir != "" {
-		dir = filepath.Join(dataDir, "sandboxes")
-	}
-	if dir == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return nil, fmt.Errorf("compute_dir is unset and there is no home directory: %w", err)
-		}
-		dir = filepath.Join(home, ".xbot", "sandboxes")
+	dir, err := s.computeDir(dataDir)
+	if err != nil {
+		return nil, err
 	}
 	log := s.log.Named("compute")
 	bcfg := lim
@@ -75,22 +70,57 @@ func (s *settings) rawProvider(dataDir string, lim bwrap.Config) (compute.Provid
 	lcfg := local.Config{Dir: dir, Logger: log, Limits: lim.Limits, LimitMechanism: lim.LimitMechanism}
 	switch name := s.r.Get("compute_provider"); name {
 	case "bwrap":
-		return bwrap.New(bcfg)
+		return s.bwrap(bcfg)
 	case "local":
 		return local.New(lcfg)
 	case "auto", "":
-		p, err := bwrap.New(bcfg)
-		if err == nil {
-			return p, nil
+		p, err := s.bwrap(bcfg)
+		if err == nil || !errors.Is(err, compute.ErrUnavailable) {
+			return p, err
 		}
-		if !errors.Is(err, compute.ErrUnavailable) {
-			return nil, err
+		if !s.dev {
+			return nil, fmt.Errorf("compute_provider=auto: no sandbox can be created here, and tools never run "+
+				"unisolated outside `xbot dev`: %w; or set compute_provider=local to run them WITHOUT isolation", err)
 		}
 		log.Warn("bwrap is not usable here; tools run WITHOUT isolation (install bubblewrap for sandboxing)", zap.Error(err))
 		return local.New(lcfg)
 	default:
 		return nil, fmt.Errorf("compute_provider %q: want bwrap, local or auto", name)
 	}
+}
+
+// computeDir is compute_dir, else <dataDir>/sandboxes, else
+// ~/.xbot/sandboxes.
+func (s *settings) computeDir(dataDir string) (string, error) {
+	if dir := s.r.Get("compute_dir"); dir != "" {
+		return dir, nil
+	}
+	if dataDir != "" {
+		return filepath.Join(dataDir, "sandboxes"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("compute_dir is unset and there is no home directory: %w", err)
+	}
+	return filepath.Join(home, ".xbot", "sandboxes"), nil
+}
+
+// bwrap builds the bwrap provider of cfg with sandbox_uid and sandbox_gid.
+func (s *settings) bwrap(cfg bwrap.Config) (compute.Provider, error) {
+	uid, err := strconv.Atoi(s.r.Get("sandbox_uid"))
+	if err != nil || uid <= 0 {
+		return nil, fmt.Errorf("sandbox_uid %q: want a positive number (never 0, root)", s.r.Get("sandbox_uid"))
+	}
+	gid, err := strconv.Atoi(s.r.Get("sandbox_gid"))
+	if err != nil || gid <= 0 {
+		return nil, fmt.Errorf("sandbox_gid %q: want a positive number (never 0, root)", s.r.Get("sandbox_gid"))
+	}
+	cfg.UID, cfg.GID = uid, gid
+	p, err := bwrap.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 // llm returns the configured default model and the profiles to run: with a

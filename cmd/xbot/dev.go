@@ -107,6 +107,7 @@ func (d *devRun) start(ctx context.Context) error {
 		return err
 	}
 	d.s.runsExecutor = true
+	d.s.dev = true
 	opts, err := d.s.stackOptions(kcfg, d.dataDir)
 	if err != nil {
 		return err

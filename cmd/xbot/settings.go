@@ -23,6 +23,9 @@ type settings struct {
 	// needsCommandKey says this process runs the API or the executor apart
 	// from the other, so command_signing_key must be set.
 	needsCommandKey bool
+	// dev says this process is `xbot dev`: compute_provider=auto may fall
+	// back to no isolation there, and nowhere else.
+	dev bool
 }
 
 // load parses the command's flags and resolves every layer.

@@ -65,11 +65,13 @@ func Example() {
 	// pg_dsn                    ***redacted***   env      XBOT_PG_DSN                    XBOT_PG_DSN
 	// sandbox_cgroup_parent     (unset)          default  XBOT_SANDBOX_CGROUP_PARENT     default
 	// sandbox_cpu_millis        1000             default  XBOT_SANDBOX_CPU_MILLIS        default
+	// sandbox_gid               65200            default  XBOT_SANDBOX_GID               default
 	// sandbox_limits            auto             default  XBOT_SANDBOX_LIMITS            default
 	// sandbox_max_per_tenant    8                default  XBOT_SANDBOX_MAX_PER_TENANT    default
 	// sandbox_max_total         64               default  XBOT_SANDBOX_MAX_TOTAL         default
 	// sandbox_memory_mib        1024             default  XBOT_SANDBOX_MEMORY_MIB        default
 	// sandbox_pids              256              default  XBOT_SANDBOX_PIDS              default
+	// sandbox_uid               65200            default  XBOT_SANDBOX_UID               default
 	// sandbox_wait              30s              default  XBOT_SANDBOX_WAIT              default
 	// sandbox_workspace_mib     1024             default  XBOT_SANDBOX_WORKSPACE_MIB     default
 }

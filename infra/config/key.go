@@ -65,6 +65,10 @@ var registry = []Key{
 	// auto prefers isolation: bwrap when it can create namespaces here, else
 	// local with a loud warning, so `xbot dev` works on any machine.
 	{Name: "compute_provider", Default: "auto", Usage: "where tools run: bwrap (Linux namespaces), local (no isolation, dev only) or auto"},
+	// 65200 lies in Debian's reserved range 65000-65533: no package or
+	// adduser allocates it, so it is no login user's.
+	{Name: "sandbox_uid", Default: "65200", Usage: "host uid of sandboxed tool processes when xbot runs as root (bwrap; never 0)"},
+	{Name: "sandbox_gid", Default: "65200", Usage: "host gid of sandboxed tool processes when xbot runs as root (bwrap; never 0)"},
 	{Name: "compute_dir", Usage: "directory holding sandbox workspaces (empty = <data_dir>/sandboxes, or a temp dir)"},
 	// Sandbox limits: a profile's sandbox settings override the first four.
 	// 1 GiB, 256 processes and one core fit ordinary builds and test suites.

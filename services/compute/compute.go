@@ -37,8 +37,15 @@ type Spec struct {
 	Key       Key
 	SessionID string // "" is stored as "_"
 	RunID     string
-	// Network allows outbound network access (bwrap); default none.
+	// Network allows outbound network access (bwrap); default none. Only
+	// public addresses are reachable: loopback, link-local, private and
+	// reserved ranges and the host's own addresses are not, except those
+	// AllowHosts lists.
 	Network bool
+	// AllowHosts are IPv4 addresses or CIDRs a networked sandbox may reach
+	// although they are in a blocked range (e.g. an internal package
+	// mirror). Ignored without Network.
+	AllowHosts []string
 	// Env is the allow-list of extra environment variables (name=value) given
 	// to processes. Nothing from the executor's own environment is inherited.
 	Env []string

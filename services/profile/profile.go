@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"regexp"
 	"sort"
@@ -109,6 +110,11 @@ type Sandbox struct {
 	// (workspace, session context, the runs' files). 0 takes
 	// sandbox_workspace_mib (default 1024).
 	WorkspaceMiB int64 `yaml:"workspaceMiB" json:"workspaceMiB,omitempty"`
+	// AllowHosts lists IPv4 addresses or CIDRs a networked sandbox may reach
+	// although they are in a range it may not (loopback, link-local with
+	// cloud metadata, private and reserved ranges, this host's addresses),
+	// e.g. an internal package mirror. Default none: only public addresses.
+	AllowHosts []string `yaml:"allowHosts" json:"allowHosts,omitempty"`
 }
 
 // Profile describes one agent.
@@ -245,6 +251,7 @@ func (p Profile) Validate() error {
 			errs = append(errs, fmt.Errorf("profile %q: sandbox env %q must be NAME=value", p.ID, kv))
 		}
 	}
+	errs = append(errs, p.Sandbox.validateHosts(p.ID)...)
 	if _, err := policy.Compile(p.Policy); err != nil {
 		errs = append(errs, fmt.Errorf("profile %q: policy: %w", p.ID, err))
 	}
@@ -396,4 +403,21 @@ func (c *Catalog) With(p Profile) (*Catalog, error) {
 	}
 	n.byID[p.ID] = p
 	return n, nil
+}
+
+// validateHosts checks that every allowHosts entry is an IPv4 address or CIDR.
+func (s Sandbox) validateHosts(id string) []error {
+	var errs []error
+	for _, h := range s.AllowHosts {
+		a, err := netip.ParseAddr(h)
+		if err != nil {
+			var pfx netip.Prefix
+			pfx, err = netip.ParsePrefix(h)
+			a = pfx.Addr()
+		}
+		if err != nil || !a.Is4() {
+			errs = append(errs, fmt.Errorf("profile %q: sandbox allowHosts %q must be an IPv4 address or CIDR", id, h))
+		}
+	}
+	return errs
 }

@@ -138,6 +138,11 @@ func TestLoadRejects(t *testing.T) {
 			want: []string{"PGPASSWORD", "database password"},
 		},
 		{
+			name: "bad sandbox allowHosts",
+			yaml: "agents:\n  - id: a\n    model: m\n    sandbox:\n      network: true\n      allowHosts: [10.1.2.3, 192.168.0.0/16, example.com, 'fd00::1']\n",
+			want: []string{`"example.com"`, `"fd00::1"`},
+		},
+		{
 			name: "bad duration",
 			yaml: "agents:\n  - id: a\n    model: m\n    limits:\n      maxWallTime: soon\n",
 			want: []string{"soon"},

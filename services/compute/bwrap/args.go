@@ -59,8 +59,12 @@ func systemArgs(extra []string) []string {
 	return a
 }
 
-// base is the namespaces and the read-only system, common to every command
-// and to New's probe.
+// seccompFD is the descriptor bwrap reads the seccomp program from: the
+// first of exec.Cmd.ExtraFiles.
+const seccompFD = "3"
+
+// base is the namespaces, the sandbox user, the seccomp filter and the
+// read-only system, common to every command and to New's probes.
 func (p *Provider) base(network bool) []string {
 	a := []string{
 		"--unshare-all",     // new user, PID, network, IPC, UTS and cgroup namespaces
@@ -70,16 +74,31 @@ func (p *Provider) base(network bool) []string {
 		// No --new-session: Exec already starts bwrap in a new session without a
 		// controlling terminal (no TIOCSTI), and keeping the sandbox in bwrap's
 		// process group lets one kill reach all of it (see sandbox.Box.start).
-		"--cap-drop", "ALL", // run as root, bwrap would otherwise keep every capability
+		"--cap-drop", "ALL", // bwrap as a namespace's root would otherwise keep every capability
 		"--hostname", "sandbox", // the host's name is not revealed
+		"--seccomp", seccompFD,
 	}
+	a = append(a, p.id.userArgs()...)
 	if network {
-		a = append(a, "--share-net") // Spec.Network: keep the host's network namespace
+		a = append(a, "--share-net") // pasta's namespace, see networked
 	}
 	a = append(a, p.system...)
-	return append(a, "--proc", "/proc", "--dev", "/dev",
-		"--size", strconv.Itoa(tmpSize), "--tmpfs", "/tmp",
+	a = append(a, "--proc", "/proc", "--dev", "/dev")
+	a = append(a, kernelArgs()...)
+	return append(a, "--size", strconv.Itoa(tmpSize), "--tmpfs", "/tmp",
 		"--size", strconv.Itoa(shmSize), "--tmpfs", "/dev/shm")
+}
+
+// kernelArgs make the kernel's knobs in /proc read-only on top of what the
+// sandbox user may write anyway (nothing of the kernel's own: it is not
+// root on the host): /proc/sys is bound read-only over itself.
+func kernelArgs() []string {
+	return []string{"--ro-bind", "/proc/sys", "/proc/sys"}
+}
+
+// probeArgs are New's trial sandbox: base, a read-only root, `sh -c :`.
+func (p *Provider) probeArgs(network bool) []string {
+	return append(p.base(network), "--remount-ro", "/", "--clearenv", "--", shell, "-c", ":")
 }
 
 // args are bwrap's arguments for one command: base, the run's directories,
@@ -104,8 +123,28 @@ func (p *Provider) args(l sandbox.Launch) []string {
 	return append(a, "--", shell, "-c", l.Command)
 }
 
-// launch builds the bwrap process for one command. bwrap itself gets an
-// empty environment; the command's comes from --setenv.
+// launch builds the process of one command.
 func (p *Provider) launch(l sandbox.Launch) (*exec.Cmd, error) {
-	return &exec.Cmd{Path: p.binary, Args: append([]string{p.binary}, p.args(l)...), Env: []string{}}, nil
+	return p.command(l, p.args(l))
+}
+
+// command is bwrap with args — inside pasta when l.Network — started as
+// the sandbox user, with an empty environment (the command's comes from
+// --setenv) and the seccomp program on seccompFD.
+func (p *Provider) command(l sandbox.Launch, args []string) (*exec.Cmd, error) {
+	cmd := &exec.Cmd{Path: p.binary, Args: append([]string{p.binary}, args...)}
+	if l.Network {
+		var err error
+		if cmd, err = p.networked(l.AllowHosts, args); err != nil {
+			return nil, err
+		}
+	}
+	filter, err := filterFile(p.filter)
+	if err != nil {
+		return nil, err
+	}
+	cmd.Env = []string{}
+	cmd.ExtraFiles = []*os.File{filter}
+	p.id.credential(cmd)
+	return cmd, nil
 }

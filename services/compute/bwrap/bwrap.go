@@ -3,10 +3,8 @@ package bwrap
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os/exec"
-	"path"
 	"strings"
 	"time"
 
@@ -18,91 +16,36 @@ import (
 
 // installHint ends every ErrUnavailable of this package.
 const installHint = "install bubblewrap (apt-get install -y bubblewrap) and allow user namespaces " +
-	"(sysctl kernel.unprivileged_userns_clone=1; in a container, a seccomp/AppArmor profile that permits unshare)"
+	"for the sandbox user (sysctl user.max_user_namespaces > 0; in a container, a seccomp/AppArmor " +
+	"profile that permits unshare)"
 
-// probeTimeout bounds New's trial sandbox. Setting one up takes ~10 ms; ten
-// seconds only guards against a wedged machine.
+// netHint ends the error of a networked sandbox that cannot be set up.
+const netHint = "networked sandboxes need pasta (apt-get install -y passt), iproute2's ip, and " +
+	"/dev/net/tun usable by the sandbox user (mode 0666, the default)"
+
+// probeTimeout bounds New's trial sandboxes. Setting one up takes ~10 ms
+// (~50 ms with pasta); ten seconds only guards against a wedged machine.
 const probeTimeout = 10 * time.Second
-
-// Config configures the bwrap provider.
-type Config struct {
-	// Dir is the base directory of all sandboxes on the host; created (mode
-	// 0700) if missing. Required.
-	Dir string
-	// Logger receives one line naming the bwrap binary. Required.
-	Logger *zap.Logger
-	// Binary is the bwrap executable, looked up in PATH. Default "bwrap".
-	Binary string
-	// ReadOnlyPaths are extra host paths (absolute) bound read-only at the
-	// same path, e.g. /opt/toolchain or /etc/java-17-openjdk; missing ones
-	// are skipped. Default none.
-	ReadOnlyPaths []string
-	// Limits are the limits of a sandbox whose Spec sets none; a zero field
-	// takes the default (1 GiB memory, 256 processes, one core, 1 GiB of
-	// disk).
-	Limits compute.Limits
-	// LimitMechanism enforces memory, pids and cpu: "auto" (default: cgroup
-	// v2, else cgroup v1, else rlimits), "cgroup2", "cgroup1" or "rlimit".
-	// Asking for a cgroup version that is not usable here fails New.
-	LimitMechanism string
-	// CgroupParent is a cgroup v2 directory delegated to the executor (no
-	// process inside), below which each sandbox gets its group. Default:
-	// the executor's own group.
-	CgroupParent string
-}
-
-func (c Config) limits() sandbox.LimitConfig {
-	return sandbox.LimitConfig{Defaults: c.Limits, Mechanism: c.LimitMechanism, CgroupParent: c.CgroupParent}
-}
-
-func (c *Config) setDefaults() {
-	if c.Binary == "" {
-		c.Binary = "bwrap"
-	}
-}
-
-// Validate reports every configuration problem.
-func (c Config) Validate() error {
-	var errs []error
-	if c.Dir == "" {
-		errs = append(errs, errors.New("bwrap compute provider: Dir is required"))
-	}
-	if c.Logger == nil {
-		errs = append(errs, errors.New("bwrap compute provider: Logger is required"))
-	}
-	if err := c.limits().Validate(); err != nil {
-		errs = append(errs, fmt.Errorf("bwrap compute provider: %w", err))
-	}
-	for _, p := range c.ReadOnlyPaths {
-		if !path.IsAbs(p) || path.Clean(p) != p || p == "/" || reserved(p) {
-			errs = append(errs, fmt.Errorf("bwrap compute provider: ReadOnlyPaths: %q must be a clean absolute path "+
-				"other than /, /workspace, /sessions, /proc, /dev, /tmp", p))
-		}
-	}
-	return errors.Join(errs...)
-}
-
-func reserved(p string) bool {
-	for _, r := range []string{"/workspace", "/sessions", "/proc", "/dev", "/tmp"} {
-		if p == r || strings.HasPrefix(p, r+"/") {
-			return true
-		}
-	}
-	return false
-}
 
 // Provider is the bwrap compute provider. It implements compute.Provider.
 type Provider struct {
 	p      *sandbox.Provider
 	binary string
 	system []string // bwrap arguments binding the read-only system
+	id     identity
+	filter []byte // the compiled seccomp program
+	pasta  string
+	ip     string
+	netErr error // why networked sandboxes cannot run here; nil if they can
 }
 
 var _ compute.Provider = (*Provider)(nil)
 
-// New checks that bwrap exists and can create its namespaces here (by
-// running a trial sandbox); otherwise it returns an error wrapping
-// compute.ErrUnavailable that says what to install or allow.
+// New checks that bwrap exists and can create its namespaces here as the
+// sandbox user (by running a trial sandbox); otherwise it returns an error
+// wrapping compute.ErrUnavailable that says what to install or allow. When
+// networked sandboxes cannot run (no pasta), New still succeeds: Exec in a
+// networked sandbox then fails with ErrUnavailable.
 func New(cfg Config) (*Provider, error) {
 	cfg.setDefaults()
 	if err := cfg.Validate(); err != nil {
@@ -112,33 +55,85 @@ func New(cfg Config) (*Provider, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bwrap compute provider: %w: %s not found: %s", compute.ErrUnavailable, cfg.Binary, installHint)
 	}
-	pr := &Provider{binary: bin, system: systemArgs(cfg.ReadOnlyPaths)}
+	pr := &Provider{binary: bin, system: systemArgs(cfg.ReadOnlyPaths), id: newIdentity(cfg)}
+	if err := pr.id.reachable(cfg.Dir); err != nil {
+		return nil, err
+	}
+	if pr.filter, err = filterProgram(); err != nil {
+		return nil, fmt.Errorf("bwrap compute provider: %w: %w", compute.ErrUnavailable, err)
+	}
 	if err := pr.probe(); err != nil {
 		return nil, err
 	}
-	if pr.p, err = sandbox.NewProvider("bwrap", cfg.Dir, pr.launch, cfg.limits()); err != nil {
+	pr.netErr = pr.probeNetwork(cfg)
+	if pr.p, err = sandbox.NewProvider("bwrap", cfg.Dir, pr.launch, cfg.limits(), pr.id.options()...); err != nil {
 		return nil, err
 	}
-	cfg.Logger.Info("bwrap compute provider ready", zap.String("bwrap", bin), zap.String("dir", pr.p.Base()),
+	log := cfg.Logger.With(zap.String("bwrap", bin), zap.String("dir", pr.p.Base()), zap.Int("sandbox_uid", pr.id.uid),
 		zap.String("limits", pr.p.Mechanism()))
+	if pr.netErr != nil {
+		log.Warn("bwrap compute provider: networked sandboxes unavailable", zap.Error(pr.netErr))
+	}
+	log.Info("bwrap compute provider ready")
 	return pr, nil
 }
 
 // probe runs `sh -c :` in a sandbox set up like a run's, minus its
 // directories.
 func (p *Provider) probe() error {
-	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
-	defer cancel()
-	args := append(p.base(false), "--remount-ro", "/", "--clearenv", "--", shell, "-c", ":")
-	cmd := exec.CommandContext(ctx, p.binary, args...)
-	cmd.Env = []string{}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("bwrap compute provider: %w: %s cannot create a sandbox here (%w: %s): %s",
-			compute.ErrUnavailable, p.binary, err, strings.TrimSpace(stderr.String()), installHint)
+	cmd, err := p.command(sandbox.Launch{}, p.probeArgs(false))
+	if err != nil {
+		return fmt.Errorf("bwrap compute provider: %w: %w", compute.ErrUnavailable, err)
+	}
+	if err := run(cmd); err != nil {
+		return fmt.Errorf("bwrap compute provider: %w: %s cannot create a sandbox here as uid %d (%w): %s",
+			compute.ErrUnavailable, p.binary, p.id.uid, err, installHint)
 	}
 	return nil
+}
+
+// probeNetwork finds pasta and ip and runs a trial networked sandbox.
+func (p *Provider) probeNetwork(cfg Config) error {
+	var err error
+	if p.pasta, err = exec.LookPath(cfg.Pasta); err != nil {
+		return fmt.Errorf("%w: %s not found: %s", compute.ErrUnavailable, cfg.Pasta, netHint)
+	}
+	if p.ip, err = exec.LookPath(cfg.IP); err != nil {
+		return fmt.Errorf("%w: %s not found: %s", compute.ErrUnavailable, cfg.IP, netHint)
+	}
+	cmd, err := p.command(sandbox.Launch{Network: true}, p.probeArgs(true))
+	if err == nil {
+		err = run(cmd)
+	}
+	if err != nil {
+		return fmt.Errorf("%w: a networked sandbox cannot start here as uid %d (%w): %s", compute.ErrUnavailable, p.id.uid, err, netHint)
+	}
+	return nil
+}
+
+// run runs a probe's command; its error carries the command's stderr.
+func run(cmd *exec.Cmd) error {
+	defer closeFiles(cmd)
+	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
+	defer cancel()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	stop := context.AfterFunc(ctx, func() { _ = cmd.Process.Kill() })
+	defer stop()
+	if err := cmd.Wait(); err != nil {
+		return fmt.Errorf("%w: %s", err, strings.TrimSpace(stderr.String()))
+	}
+	return nil
+}
+
+// closeFiles closes this process's copies of cmd's extra files.
+func closeFiles(cmd *exec.Cmd) {
+	for _, f := range cmd.ExtraFiles {
+		_ = f.Close()
+	}
 }
 
 // Name returns "bwrap".

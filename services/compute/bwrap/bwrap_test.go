@@ -24,7 +24,18 @@ import (
 // that is a failure: CI must not silently skip the sandbox tests.
 func newProvider(t *testing.T) compute.Provider {
 	t.Helper()
-	return newProviderWith(t, bwrap.Config{Dir: t.TempDir()})
+	return newProviderWith(t, bwrap.Config{Dir: reachableDir(t)})
+}
+
+// reachableDir is a fresh directory the sandbox user can reach: t.TempDir's
+// parent is private to this process's user (0700).
+func reachableDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.Chmod(filepath.Dir(dir), 0o711); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
 
 func newProviderWith(t *testing.T, cfg bwrap.Config) compute.Provider {
@@ -87,7 +98,7 @@ func TestSandboxView(t *testing.T) {
 
 func TestHostIsReadOnly(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
+	dir := reachableDir(t)
 	p := newProviderWith(t, bwrap.Config{Dir: dir})
 	other := open(t, p, compute.Spec{Key: compute.Key{TenantID: "t", WorkspaceID: "w", AgentID: "a", OwnerID: "other"}})
 	if err := other.WriteFile(t.Context(), "f.txt", []byte("mine")); err != nil {
@@ -130,10 +141,13 @@ func TestReadOnlyPaths(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(extra) })
-	if err := os.WriteFile(filepath.Join(extra, "tool"), []byte("v1"), 0o600); err != nil {
+	if err := os.Chmod(extra, 0o755); err != nil { // readable by the sandbox user
 		t.Fatal(err)
 	}
-	p := newProviderWith(t, bwrap.Config{Dir: t.TempDir(), ReadOnlyPaths: []string{extra, "/nonexistent/xbot"}})
+	if err := os.WriteFile(filepath.Join(extra, "tool"), []byte("v1"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := newProviderWith(t, bwrap.Config{Dir: reachableDir(t), ReadOnlyPaths: []string{extra, "/nonexistent/xbot"}})
 	sb := open(t, p, compute.Spec{})
 	if out := run(t, sb, "cat "+extra+"/tool", 0); out != "v1" {
 		t.Errorf("extra path reads %q", out)
@@ -141,10 +155,53 @@ func TestReadOnlyPaths(t *testing.T) {
 	run(t, sb, "touch "+extra+"/new", 1)
 }
 
+// TestNetwork: an isolated sandbox reaches nothing of the host; a networked
+// one has a namespace of its own that reaches neither the host's loopback
+// (where the runtime's servers listen) nor its other addresses, nor
+// link-local or private ranges, unless AllowHosts lists the address.
 func TestNetwork(t *testing.T) {
 	t.Parallel()
 	p := newProvider(t)
-	ln, err := net.Listen("tcp", ":0")
+	ips := hostIPs(t)
+	if len(ips) == 0 {
+		t.Fatal("this test needs a non-loopback IPv4 address on this host")
+	}
+	port, got := listen(t)
+	connect := func(ip string) string {
+		return fmt.Sprintf(`timeout 10 bash -c 'echo hello > /dev/tcp/%s/%d'`, ip, port)
+	}
+	isolated := open(t, p, compute.Spec{})
+	networked := open(t, p, compute.Spec{Network: true,
+		Key: compute.Key{TenantID: "t", WorkspaceID: "w", AgentID: "a", OwnerID: "net"}})
+	for _, sb := range []compute.Sandbox{isolated, networked} {
+		for _, ip := range append([]string{"127.0.0.1", "169.254.169.254", "10.0.0.1"}, ips...) {
+			run(t, sb, connect(ip), 1)
+		}
+	}
+	select {
+	case msg := <-got:
+		t.Fatalf("a sandbox reached the host: %q", msg)
+	default:
+	}
+	allowed := open(t, p, compute.Spec{Network: true, AllowHosts: []string{ips[0]},
+		Key: compute.Key{TenantID: "t", WorkspaceID: "w", AgentID: "a", OwnerID: "allowed"}})
+	run(t, allowed, connect("127.0.0.1"), 1)
+	run(t, allowed, connect(ips[0]), 0)
+	select {
+	case msg := <-got:
+		if msg != "hello\n" {
+			t.Errorf("received %q", msg)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the allowed connection never arrived")
+	}
+}
+
+// listen accepts TCP connections on every address of this host and sends
+// what each one's first read returns.
+func listen(t *testing.T) (int, <-chan string) {
+	t.Helper()
+	ln, err := net.Listen("tcp4", ":0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,29 +219,7 @@ func TestNetwork(t *testing.T) {
 			_ = c.Close()
 		}
 	}()
-	port := ln.Addr().(*net.TCPAddr).Port
-	connect := func(ip string) string {
-		return fmt.Sprintf(`timeout 10 bash -c 'echo hello > /dev/tcp/%s/%d'`, ip, port)
-	}
-	isolated := open(t, p, compute.Spec{})
-	for _, ip := range append([]string{"127.0.0.1"}, hostIPs(t)...) {
-		run(t, isolated, connect(ip), 1)
-	}
-	select {
-	case msg := <-got:
-		t.Fatalf("the isolated sandbox reached the host: %q", msg)
-	default:
-	}
-	networked := open(t, p, compute.Spec{Network: true})
-	run(t, networked, connect("127.0.0.1"), 0)
-	select {
-	case msg := <-got:
-		if msg != "hello\n" {
-			t.Errorf("received %q", msg)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the networked sandbox's connection never arrived")
-	}
+	return ln.Addr().(*net.TCPAddr).Port, got
 }
 
 // TestEscapedProcessIsKilled: leaving the process group does not leave the
@@ -273,4 +308,31 @@ func processesWith(marker string) []string {
 		}
 	}
 	return out
+}
+
+// TestSeccomp: the filter is loaded, and a denied call (personality with
+// ADDR_NO_RANDOMIZE, which would switch off address randomisation) fails
+// with EPERM instead of killing the process.
+func TestSeccomp(t *testing.T) {
+	t.Parallel()
+	sb := open(t, newProvider(t), compute.Spec{})
+	out := run(t, sb, `grep '^Seccomp:' /proc/self/status; setarch "$(uname -m)" -R true 2>&1 || echo denied`, 0)
+	if !strings.HasPrefix(out, "Seccomp:\t2\n") || !strings.Contains(out, "Operation not permitted") ||
+		!strings.HasSuffix(out, "denied\n") {
+		t.Errorf("no seccomp filter, or personality(ADDR_NO_RANDOMIZE) allowed:\n%s", out)
+	}
+}
+
+// TestHostWritesStayWritable: what the executor writes through the Sandbox
+// (as root, or not) the sandboxed user may change and remove.
+func TestHostWritesStayWritable(t *testing.T) {
+	t.Parallel()
+	sb := open(t, newProvider(t), compute.Spec{})
+	if err := sb.WriteFile(t.Context(), "dir/sub/f.txt", []byte("host\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := sb.WriteFile(t.Context(), "/sessions/s/context/c.txt", []byte("host\n")); err != nil {
+		t.Fatal(err)
+	}
+	run(t, sb, "echo tool >> dir/sub/f.txt && touch dir/sub/new && rm -r dir && echo tool >> /sessions/s/context/c.txt", 0)
 }

@@ -17,10 +17,23 @@
 //   - Every Exec is a sandbox of its own: /tmp starts empty and no process
 //     outlives its command. State that must persist lives in /workspace,
 //     the session's context or the run's directories ($TMPDIR for scratch).
+//   - Never host root: when the executor runs as root, bwrap (and pasta)
+//     start as Config.UID:GID (default 65200:65200), and the run's
+//     directories and the files written through the Sandbox belong to that
+//     user; otherwise processes are the executor's (non-root) user. Dir's
+//     parents must be searchable by others (New says so otherwise).
 //   - New user, PID, network, IPC, UTS and cgroup namespaces; all
-//     capabilities dropped (also when the executor runs as root); no nested
-//     user namespaces. Without Spec.Network the only network is a loopback
-//     of its own; with it the host's network is shared.
+//     capabilities dropped; no nested user namespaces; /proc/sys bound
+//     read-only; a seccomp filter (seccomp.go) makes mount, namespace,
+//     kernel-module, kexec, bpf, perf, io_uring, keyring, userfaultfd,
+//     ptrace and similar calls fail with EPERM, and other architectures'
+//     calls with ENOSYS.
+//   - Without Spec.Network the only network is a loopback of its own. With
+//     it, a network namespace of its own behind pasta (network.go), IPv4
+//     only: no port of the host is forwarded, the host's loopback is not
+//     mapped, and loopback, private, link-local (cloud metadata),
+//     carrier-grade NAT and reserved ranges and the host's own addresses
+//     are unreachable (prohibit routes) except what Spec.AllowHosts lists.
 //   - Environment: only PATH, HOME=/workspace, TMPDIR=<the run's tmp>,
 //     LANG=C.UTF-8 and Spec.Env.
 //   - When the command's shell exits, or on timeout, context end or Kill,
@@ -36,7 +49,9 @@
 // startup log line names the mechanism in force ("limits": "cgroup v1", or
 // "rlimit (<why no cgroup>)").
 //
-// Not provided: a seccomp filter. The process's host UID is the executor's,
-// which matters only for what is mounted: run the executor as a dedicated
-// user.
+// Not hidden: /proc/self/mountinfo shows, for each bind mount, the source's
+// path within its filesystem (the host path of the run's directories unless
+// Dir is a filesystem of its own). Networked sandboxes resolve names with
+// the host's /etc/resolv.conf: a resolver in a blocked range must be listed
+// in AllowHosts.
 package bwrap

@@ -306,7 +306,8 @@ func (r *runner) openSandbox(ctx context.Context) (compute.Sandbox, error) {
 		Key: compute.Key{TenantID: st.SandboxKey.TenantID, WorkspaceID: st.SandboxKey.WorkspaceID,
 			AgentID: st.SandboxKey.AgentID, OwnerID: st.SandboxKey.OwnerID},
 		SessionID: st.PlatformSessionID, RunID: st.RunID,
-		Network: r.p.Sandbox.Network, Env: r.p.Sandbox.Env, Limits: r.p.Sandbox.Limits(),
+		Network: r.p.Sandbox.Network, AllowHosts: r.p.Sandbox.AllowHosts, Env: r.p.Sandbox.Env,
+		Limits: r.p.Sandbox.Limits(),
 	})
 	if err != nil {
 		return nil, err

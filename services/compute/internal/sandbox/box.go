@@ -24,6 +24,8 @@ type Launch struct {
 	// Cwd is the sandbox path of an existing directory inside the layout.
 	Cwd     string
 	Network bool
+	// AllowHosts is Spec.AllowHosts.
+	AllowHosts []string
 	// Env is Spec.Env.
 	Env []string
 }
@@ -131,10 +133,14 @@ func (b *Box) usable(ctx context.Context) error {
 func (b *Box) start(cmd *exec.Cmd, pl *placement) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	defer closeExtraFiles(cmd)
 	if b.closed {
 		return errClosed
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setsid = true // kept: the launcher's credentials
 	err := cmd.Start()
 	pl.started()
 	if err != nil {
@@ -146,6 +152,17 @@ func (b *Box) start(cmd *exec.Cmd, pl *placement) error {
 		return err
 	}
 	return nil
+}
+
+// closeExtraFiles closes this process's copies of the files a launcher
+// handed to the command (cmd.ExtraFiles): the child has its own once it
+// started, and none is needed if it did not.
+func closeExtraFiles(cmd *exec.Cmd) {
+	for _, f := range cmd.ExtraFiles {
+		if f != nil {
+			_ = f.Close()
+		}
+	}
 }
 
 func (b *Box) finished(pgid int) {

@@ -25,12 +25,13 @@ func (b *Box) Exec(ctx context.Context, req compute.ExecRequest) (compute.ExecRe
 		return compute.ExecResult{}, fmt.Errorf("exec: cwd %s: %w", req.Cwd, err)
 	}
 	cmd, err := b.launch(Launch{Layout: b.layout, Command: req.Command, Cwd: cwd,
-		Network: b.spec.Network, Env: b.spec.Env})
+		Network: b.spec.Network, AllowHosts: b.spec.AllowHosts, Env: b.spec.Env})
 	if err != nil {
 		return compute.ExecResult{}, fmt.Errorf("exec: %w", err)
 	}
 	pl, err := b.limits.prepare(cmd)
 	if err != nil {
+		closeExtraFiles(cmd)
 		return compute.ExecResult{}, fmt.Errorf("exec: %w", err)
 	}
 	streams, err := attach(cmd, req)

@@ -85,6 +85,12 @@ func (l *Layout) open(p string, flag int, perm os.FileMode) (*os.File, error) {
 	if err != nil {
 		return nil, fileErr(err)
 	}
+	if flag&os.O_CREATE != 0 {
+		if err := l.owner.chownTree(root, rel); err != nil {
+			_ = f.Close()
+			return nil, err
+		}
+	}
 	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
 		_ = f.Close()
 		return nil, errors.New("not a regular file")

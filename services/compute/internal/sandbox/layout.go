@@ -30,6 +30,7 @@ type Layout struct {
 	keyDir string
 	paths  compute.Paths
 	mounts []Mount
+	owner  *Owner // receives what the layout creates; nil: nobody
 }
 
 // KeyDir returns the host directory that holds everything of key below
@@ -101,7 +102,7 @@ func (l *Layout) create(base string) error {
 			return fmt.Errorf("create %s: %w", m.Sandbox, fileErr(err))
 		}
 	}
-	return nil
+	return l.chownMounts()
 }
 
 // Paths returns the run's sandbox paths.
@@ -109,3 +110,22 @@ func (l *Layout) Paths() compute.Paths { return l.paths }
 
 // Mounts returns the run's directories, /workspace first.
 func (l *Layout) Mounts() []Mount { return append([]Mount(nil), l.mounts...) }
+
+// chownMounts hands the run's directories to the layout's owner; those
+// between them and the key directory stay the executor's.
+func (l *Layout) chownMounts() error {
+	if l.owner == nil {
+		return nil
+	}
+	key, err := os.OpenRoot(l.keyDir)
+	if err != nil {
+		return fmt.Errorf("open sandbox key directory: %w", fileErr(err))
+	}
+	defer func() { _ = key.Close() }()
+	for _, m := range l.mounts {
+		if err := key.Lchown(filepath.FromSlash(m.rel), l.owner.UID, l.owner.GID); err != nil {
+			return fmt.Errorf("hand %s to the sandbox user: %w", m.Sandbox, fileErr(err))
+		}
+	}
+	return nil
+}

@@ -19,15 +19,16 @@ type Provider struct {
 	base    string
 	launch  Launcher
 	limiter *limiter
+	owner   *Owner // nil: processes run as the executor's user
 
 	mu    sync.Mutex
 	boxes map[string]map[*Box]struct{} // open handles by key directory
 }
 
 // NewProvider creates dir (mode 0700: sandboxes are not other host users'
-// business) and returns a provider named name that limits its sandboxes as
-// limits says.
-func NewProvider(name, dir string, launch Launcher, limits LimitConfig) (*Provider, error) {
+// business; 0710 for the owner's group WithOwner) and returns a provider
+// named name that limits its sandboxes as limits says.
+func NewProvider(name, dir string, launch Launcher, limits LimitConfig, opts ...Option) (*Provider, error) {
 	lim, err := newLimiter(limits)
 	if err != nil {
 		return nil, fmt.Errorf("%s compute provider: %w", name, err)
@@ -39,7 +40,14 @@ func NewProvider(name, dir string, launch Launcher, limits LimitConfig) (*Provid
 	if err := os.MkdirAll(base, 0o700); err != nil {
 		return nil, fmt.Errorf("%s compute provider: %w", name, err)
 	}
-	return &Provider{name: name, base: base, launch: launch, limiter: lim, boxes: map[string]map[*Box]struct{}{}}, nil
+	p := &Provider{name: name, base: base, launch: launch, limiter: lim, boxes: map[string]map[*Box]struct{}{}}
+	for _, o := range opts {
+		o(p)
+	}
+	if err := p.own(); err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 // Mechanism names what enforces the memory and pids limits: "cgroup v2",
@@ -69,6 +77,7 @@ func (p *Provider) Open(ctx context.Context, spec compute.Spec) (*Box, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open sandbox: %w", err)
 	}
+	l.owner = p.owner
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if err := l.create(p.base); err != nil {
