@@ -89,14 +89,30 @@ func (s *settings) rawProvider(dataDir string, lim bwrap.Config) (compute.Provid
 	}
 }
 
+// rootComputeDir is the default compute_dir of an executor running as root.
+const rootComputeDir = "/var/lib/xbot/sandboxes"
+
 // computeDir is compute_dir, else <dataDir>/sandboxes, else
-// ~/.xbot/sandboxes.
+// /var/lib/xbot/sandboxes for root (whose home the sandbox user cannot pass
+// through), else ~/.xbot/sandboxes.
 func (s *settings) computeDir(dataDir string) (string, error) {
 	if dir := s.r.Get("compute_dir"); dir != "" {
 		return dir, nil
 	}
 	if dataDir != "" {
 		return filepath.Join(dataDir, "sandboxes"), nil
+	}
+	if os.Geteuid() == 0 {
+		// The sandbox user passes through /var/lib/xbot to the sandboxes
+		// below it, which the provider makes 0710 for its group.
+		parent := filepath.Dir(rootComputeDir)
+		if err := os.MkdirAll(parent, 0o711); err != nil {
+			return "", fmt.Errorf("compute_dir default %s: %w", rootComputeDir, err)
+		}
+		if err := os.Chmod(parent, 0o711); err != nil { // #nosec G302 -- search only: nothing in it is listable
+			return "", fmt.Errorf("compute_dir default %s: %w", rootComputeDir, err)
+		}
+		return rootComputeDir, nil
 	}
 	home, err := os.UserHomeDir()
 	if err != nil {

@@ -141,7 +141,8 @@ func TestSplitModeProcesses(t *testing.T) {
 	dsn := pgtest.NewDatabase(t)
 	env := []string{"XBOT_KAFKA_BROKERS=" + strings.Join(cl.Addrs(), ","), "XBOT_PG_DSN=" + dsn,
 		"XBOT_API_TOKENS=split-token=acme", fmt.Sprintf("XBOT_API_ADDR=127.0.0.1:%d", aport), "XBOT_KAFKA_PARTITIONS=4",
-		"XBOT_COMMAND_SIGNING_KEY=" + commands.FormatKey(commands.GenerateKeyRing().Current())}
+		"XBOT_COMMAND_SIGNING_KEY=" + commands.FormatKey(commands.GenerateKeyRing().Current()),
+		"XBOT_COMPUTE_DIR=" + sandboxDir(t)}
 	mig := start(t, bin, env, "migrate")
 	if err := mig.cmd.Wait(); err != nil {
 		t.Fatalf("migrate: %v\n%s", err, mig.out.String())
@@ -301,7 +302,7 @@ func assertPrivateTree(t *testing.T, dir string) {
 		}
 		perm, open := info.Mode().Perm(), fs.FileMode(0o077)
 		if path == dir {
-			open = 0o067 // group search only
+			open = 0o066 // search only (no listing): the server and sandbox users pass through
 		}
 		if perm&open != 0 && info.Mode()&fs.ModeSocket == 0 {
 			t.Errorf("%s: mode %o is open to other users", path, perm)
@@ -311,4 +312,19 @@ func assertPrivateTree(t *testing.T, dir string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// sandboxDir is a compute_dir the bwrap sandbox user can reach when the test
+// runs as root: every parent searchable by others (t.TempDir's are 0700).
+func sandboxDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("/var/tmp", "xbot-sandboxes-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o711); err != nil { // #nosec G302 -- search only, as compute_dir's parents need
+		t.Fatal(err)
+	}
+	return filepath.Join(dir, "sandboxes")
 }

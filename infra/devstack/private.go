@@ -8,15 +8,17 @@ import (
 // privateDirMode is a data dir only its owner may enter.
 const privateDirMode = 0o700
 
-// serverSearchMode lets the owner in and the PostgreSQL server's group pass
-// through to the data root below, nobody else.
-const serverSearchMode = 0o710
+// serverSearchMode lets the owner in and every other user only pass through
+// (no listing): the PostgreSQL server user and the sandbox user reach their
+// own directories below, each of which is private to its user.
+const serverSearchMode = 0o711
 
 // PrivateDir creates dir (with its parents) if needed and makes it private
 // to the current user: mode 0700, whatever it was. When PostgreSQL will run
-// as another user (we are root), dir is made 0710 with that user's group
-// instead, so the server can reach its data root below dir without dir
-// becoming searchable by everyone (StartPostgres would otherwise add o+x).
+// as another user (we are root), dir is made 0711 instead: the server and
+// the sandbox user (bwrap runs tools as a dedicated uid when we are root)
+// reach their own directories below, which stay private to them, while
+// nobody can list dir or open what else it holds (0700 and 0600 entries).
 func PrivateDir(dir string) error {
 	if err := os.MkdirAll(dir, privateDirMode); err != nil {
 		return fmt.Errorf("create data dir %s: %w", dir, err)
@@ -27,9 +29,6 @@ func PrivateDir(dir string) error {
 	}
 	mode := os.FileMode(privateDirMode)
 	if cred != nil {
-		if err := os.Chown(dir, -1, int(cred.Gid)); err != nil {
-			return fmt.Errorf("give %s's group access to data dir %s: %w", serverUser, dir, err)
-		}
 		mode = serverSearchMode
 	}
 	if err := os.Chmod(dir, mode); err != nil {

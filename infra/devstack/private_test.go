@@ -84,7 +84,7 @@ func TestPrivateDirClosesAnOpenDir(t *testing.T) {
 	}
 	want := os.FileMode(0o700)
 	if os.Geteuid() == 0 {
-		want = 0o710 // the postgres server's group may pass through, nobody else
+		want = 0o711 // the postgres server and the sandbox user may pass through, not list
 	}
 	if st.Mode().Perm() != want {
 		t.Errorf("data dir mode %o, want %o", st.Mode().Perm(), want)
