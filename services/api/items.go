@@ -25,6 +25,9 @@ type ReadModels interface {
 	ListApprovals(ctx context.Context, f postgres.ApprovalFilter) ([]postgres.Approval, string, error)
 	GetSession(ctx context.Context, tenantID, sessionID string) (postgres.Session, error)
 	SessionGrants(ctx context.Context, tenantID, sessionID string) ([]events.PermissionGrant, error)
+	// ClaimSession makes actorID the owner of the platform session unless
+	// it has one, atomically, and returns the owner.
+	ClaimSession(ctx context.Context, tenantID, sessionID, actorID string) (string, error)
 }
 
 // runItem is a row of the items read model as the API shows it.
