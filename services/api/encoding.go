@@ -58,10 +58,19 @@ func encodingProblem(location string, err error) *Problem {
 		invalid(location, err.Error(), nil).details[0])
 }
 
-// checkURL checks the decoded path and every query parameter.
+// checkedHeaders are the headers handlers read ids from.
+var checkedHeaders = []string{"Idempotency-Key", "Last-Event-ID", "X-Actor-Id"}
+
+// checkURL checks the decoded path, every query parameter and the headers
+// that carry ids.
 func checkURL(r *http.Request) (string, error) {
 	if err := checkString(r.URL.Path); err != nil {
 		return "path", err
+	}
+	for _, h := range checkedHeaders {
+		if err := checkString(r.Header.Get(h)); err != nil {
+			return "header." + h, err
+		}
 	}
 	// A malformed pair is dropped here as by every later reader of the query.
 	q, _ := url.ParseQuery(r.URL.RawQuery)

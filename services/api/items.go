@@ -66,7 +66,7 @@ func itemView(it postgres.Item) runItem {
 }
 
 type listRunItemsInput struct {
-	RunID  string `path:"runId" doc:"The run's id (run_…)."`
+	RunID  string `path:"runId" maxLength:"160" pattern:"^[A-Za-z0-9._:-]{1,160}$" doc:"The run's id (run_…)."`
 	Cursor string `query:"cursor" doc:"nextCursor of the previous page."`
 	Limit  int    `query:"limit" minimum:"1" maximum:"200" default:"50" doc:"Page size (the read model's bounds)."`
 }

@@ -17,7 +17,7 @@ type cancelRunBody struct {
 }
 
 type cancelRunInput struct {
-	RunID string `path:"runId" doc:"The run's id (run_…)."`
+	RunID string `path:"runId" maxLength:"160" pattern:"^[A-Za-z0-9._:-]{1,160}$" doc:"The run's id (run_…)."`
 	CommandParams
 	Body *cancelRunBody `required:"false"`
 }
@@ -29,7 +29,7 @@ type appendUserInputBody struct {
 }
 
 type appendUserInputInput struct {
-	RunID string `path:"runId" doc:"The run's id (run_…)."`
+	RunID string `path:"runId" maxLength:"160" pattern:"^[A-Za-z0-9._:-]{1,160}$" doc:"The run's id (run_…)."`
 	CommandParams
 	Body appendUserInputBody
 }

@@ -11,7 +11,7 @@ import (
 )
 
 type runStreamInput struct {
-	RunID       string `path:"runId" doc:"The run's id (run_…)."`
+	RunID       string `path:"runId" maxLength:"160" pattern:"^[A-Za-z0-9._:-]{1,160}$" doc:"The run's id (run_…)."`
 	LastEventID string `header:"Last-Event-ID" doc:"The id of the last chunk received: the stream resumes right after it."`
 	AfterSeq    int64  `query:"after_seq" minimum:"0" default:"0" doc:"Resume after the chunks of the event with this seq (0: from the start). Last-Event-ID wins when both are given."`
 }

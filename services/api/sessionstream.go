@@ -13,7 +13,7 @@ import (
 )
 
 type sessionStreamInput struct {
-	PlatformSessionID string `path:"platformSessionId" doc:"The platform session's id."`
+	PlatformSessionID string `path:"platformSessionId" maxLength:"160" pattern:"^[A-Za-z0-9._:-]{1,160}$" doc:"The platform session's id."`
 	LastEventID       string `header:"Last-Event-ID" doc:"The id of the last chunk received: the stream resumes right after it."`
 	After             string `query:"after" doc:"A chunk id of this stream (<runId>:<seq> or <runId>:<seq>.<i>) to resume after. Last-Event-ID wins when both are given."`
 }
