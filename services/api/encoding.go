@@ -23,7 +23,7 @@ var (
 
 // checkEncoding is a middleware: a request whose path, query or body is not
 // valid UTF-8 or holds a NUL (raw, or escaped as \u0000 in the body) is
-// answered 400 invalid_encoding. Bodies larger than MaxBodyBytes are
+// answered 422 invalid_encoding. Bodies larger than MaxBodyBytes are
 // answered 413 payload_too_large.
 func (a *API) checkEncoding(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -54,7 +54,7 @@ func (a *API) checkEncoding(next http.Handler) http.Handler {
 }
 
 func encodingProblem(location string, err error) *Problem {
-	return newProblem(http.StatusBadRequest, commands.CodeInvalidEncoding, "the request is not valid UTF-8 text",
+	return newProblem(http.StatusUnprocessableEntity, commands.CodeInvalidEncoding, "the request is not valid UTF-8 text",
 		invalid(location, err.Error(), nil).details[0])
 }
 
@@ -107,44 +107,47 @@ func checkText(b []byte) error {
 		return errNUL
 	}
 	for i := bytes.Index(b, []byte(`\u`)); i >= 0; {
-		if err := checkEscape(b, i); err != nil {
+		skip, err := checkEscape(b, i)
+		if err != nil {
 			return err
 		}
-		next := bytes.Index(b[i+2:], []byte(`\u`))
+		next := bytes.Index(b[i+skip:], []byte(`\u`))
 		if next < 0 {
 			break
 		}
-		i += 2 + next
+		i += skip + next
 	}
 	return nil
 }
 
-// checkEscape checks the \u escape at b[i], if it is one: a backslash
-// preceded by an odd number of backslashes is itself escaped.
-func checkEscape(b []byte, i int) error {
+// checkEscape checks the \u escape at b[i], if it is one (a backslash
+// preceded by an odd number of backslashes is itself escaped), and returns
+// how far to skip: past both halves of a surrogate pair.
+func checkEscape(b []byte, i int) (int, error) {
 	n := 0
 	for j := i - 1; j >= 0 && b[j] == '\\'; j-- {
 		n++
 	}
 	r, ok := hex4(b[i+2:])
 	if n%2 == 1 || !ok {
-		return nil // escaped backslash, or malformed: the JSON decoder refuses it
+		return 2, nil // escaped backslash, or malformed: the JSON decoder refuses it
 	}
 	switch {
 	case r == 0:
-		return errNUL
+		return 0, errNUL
 	case r >= 0xDC00 && r <= 0xDFFF:
-		return errSurrogate
+		return 0, errSurrogate
 	case r >= 0xD800 && r < 0xDC00:
 		rest := b[i+6:]
 		if len(rest) < 6 || rest[0] != '\\' || rest[1] != 'u' {
-			return errSurrogate
+			return 0, errSurrogate
 		}
 		if lo, ok := hex4(rest[2:]); !ok || lo < 0xDC00 || lo > 0xDFFF {
-			return errSurrogate
+			return 0, errSurrogate
 		}
+		return 12, nil
 	}
-	return nil
+	return 6, nil
 }
 
 // hex4 decodes four hex digits.
