@@ -84,9 +84,9 @@ func (a *API) serveStream(ctx context.Context, what string, serve func(context.C
 		w.WriteHeader(http.StatusOK)
 		// Send the headers now: a stream with nothing to say yet must not
 		// leave the client waiting for them until the first keep-alive.
-		if f, ok := w.(http.Flusher); ok {
-			f.Flush()
-		}
+		// The request logger wraps w, so ask through ResponseController,
+		// which unwraps it.
+		_ = http.NewResponseController(w).Flush()
 		err := serve(hctx.Context(), uistream.HTTPSink(w))
 		switch {
 		case err == nil || errors.Is(err, context.Canceled):

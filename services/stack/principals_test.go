@@ -1,7 +1,12 @@
 package stack_test
 
 import (
+	"bufio"
+	"context"
+	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -9,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xbot-runtime/xbot/services/api"
+	"github.com/xbot-runtime/xbot/services/profile"
 	"github.com/xbot-runtime/xbot/services/stack"
 )
 
@@ -197,5 +204,95 @@ func TestTwoFirstCreatesInASessionHaveOneOwner(t *testing.T) {
 		if !(codes[0] == 202 && codes[1] == 403 || codes[0] == 403 && codes[1] == 202) {
 			t.Errorf("%s: answers %v, want one 202 and one 403", session, codes)
 		}
+	}
+}
+
+// TestStreamCapsAndIdleTimeout: a principal's streams beyond its cap, and
+// any beyond the instance's, are answered 429 too_many_streams with
+// Retry-After; a closed stream frees its slot; an idle keep-alive
+// connection is closed by the server.
+func TestStreamCapsAndIdleTimeout(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.cat, _ = profile.NewCatalog(isolationAgents()...)
+	st := e.startWith("caps", func(o *stack.Options) {
+		o.APILimits = api.Limits{MaxStreamsPerPrincipal: 2, MaxStreams: 3, IdleTimeout: 300 * time.Millisecond}
+	})
+	startStreams(t, e, st)
+	for _, tok := range []string{aliceToken, bobToken} {
+		if code, ans := createAs(t, st, tok, map[string]any{"agentId": "chat", "input": map[string]any{"content": "hi"},
+			"platformSessionId": "sess-cap-" + tok}); code != 202 {
+			t.Fatalf("create: HTTP %d %v", code, ans)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	open := func(tok string) *http.Response {
+		eventually(t, 10*time.Second, "session visible", func() error {
+			if code, _ := call(t, st, "GET", "/v1/sessions/sess-cap-"+tok+"/runs", tok, nil); code != 200 {
+				return fmt.Errorf("HTTP %d", code)
+			}
+			return nil
+		})
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+st.Addr()+"/v1/sessions/sess-cap-"+tok+"/stream", nil)
+		req.Header.Set("Authorization", "Bearer "+tok)
+		// One connection per stream, so a held stream never shares one.
+		resp, err := (&http.Client{Transport: &http.Transport{DisableKeepAlives: true}}).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = resp.Body.Close() })
+		return resp
+	}
+	refused := func(resp *http.Response, what string) {
+		t.Helper()
+		raw, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 429 || !strings.Contains(string(raw), `"too_many_streams"`) || resp.Header.Get("Retry-After") == "" {
+			t.Fatalf("%s: HTTP %d %s %v, want 429 too_many_streams with Retry-After", what, resp.StatusCode, raw, resp.Header)
+		}
+	}
+	a1, a2 := open(aliceToken), open(aliceToken)
+	if a1.StatusCode != 200 || a2.StatusCode != 200 {
+		t.Fatalf("alice's streams: HTTP %d, %d", a1.StatusCode, a2.StatusCode)
+	}
+	refused(open(aliceToken), "alice's third stream")
+	if b1 := open(bobToken); b1.StatusCode != 200 {
+		t.Fatalf("bob's first stream: HTTP %d", b1.StatusCode)
+	}
+	refused(open(bobToken), "a stream beyond the instance's cap")
+	_ = a1.Body.Close()
+	eventually(t, 10*time.Second, "a closed stream frees its slot", func() error {
+		resp := open(aliceToken)
+		if resp.StatusCode != 200 {
+			return fmt.Errorf("HTTP %d", resp.StatusCode)
+		}
+		return nil
+	})
+	checkIdleClosed(t, st)
+}
+
+// checkIdleClosed sends one request on a raw keep-alive connection, then
+// waits for the server to close the connection: it must, well before the
+// read deadline, because the connection is idle.
+func checkIdleClosed(t *testing.T, st *stack.Stack) {
+	t.Helper()
+	conn, err := net.Dial("tcp", st.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(20 * time.Second))
+	if _, err := fmt.Fprintf(conn, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(conn)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	_ = resp.Body.Close()
+	if _, err := br.ReadByte(); !errors.Is(err, io.EOF) {
+		t.Fatalf("idle keep-alive connection: read %v, want EOF (closed by the server)", err)
 	}
 }
