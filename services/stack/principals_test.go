@@ -31,12 +31,16 @@ const (
 	adminToken  = "tok-admin"
 )
 
-// testTokens is every token the test stacks accept.
+// testTokens is every token the test stacks accept. token acts as acme
+// itself, with act_as: load tests spread runs over many sandbox owners.
 func testTokens() map[string]string {
-	return map[string]string{token: tenant, otherToken: "other",
+	return map[string]string{token: actingTenant, otherToken: "other",
 		aliceToken: tenant + "/alice", bobToken: tenant + "/bob", readerToken: tenant + "/reader/read",
 		demoToken: tenant + "/guest/demo", adminToken: tenant + "/ops-admin/act_as"}
 }
+
+// actingTenant is token's principal: actor acme, allowed to act for others.
+const actingTenant = tenant + "/" + tenant + "/full+act_as"
 
 // payloadActor is the actor id in the payload of the run's first event of typ.
 func payloadActor(t *testing.T, st *stack.Stack, runID, typ string) string {
