@@ -171,7 +171,7 @@ func TestSendFailureIsUnavailable(t *testing.T) {
 func seedRun(e *env, tenant, status string) postgres.Run {
 	run := postgres.Run{RunID: events.DerivedID("run", tenant, "seed-"+status), TenantID: tenant, AgentID: "coder",
 		PlatformSessionID: "sess-1", Status: status, Input: []byte(`{"content":"hi"}`),
-		SandboxKey: []byte(`{"tenantId":"` + tenant + `","workspaceId":"default","agentId":"coder","ownerId":"u"}`),
+		SandboxKey: []byte(`{"tenantId":"` + tenant + `","workspaceId":"default","agentId":"coder","ownerId":"` + tenant + `"}`),
 		LastSeq:    3, CreatedAt: time.UnixMilli(1_700_000_000_000), UpdatedAt: time.UnixMilli(1_700_000_001_000)}
 	e.store.addRun(run)
 	return run

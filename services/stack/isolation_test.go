@@ -239,6 +239,9 @@ func checkPrincipalBinding(t *testing.T, st *stack.Stack, a tenantA) {
 		},
 		"foreign owner": func() (int, map[string]any) { return call(t, st, "POST", "/v1/runs?wait=0", bobToken, owner) },
 		"join session":  func() (int, map[string]any) { return call(t, st, "POST", "/v1/runs?wait=0", bobToken, join) },
+		"follow-up": func() (int, map[string]any) {
+			return call(t, st, "POST", "/v1/runs/"+a.done+"/inputs?wait=0", bobToken, map[string]any{"intent": "follow_up", "content": "x"})
+		},
 	} {
 		if code, ans := probe(); code != 403 || ans["code"] != "forbidden_scope" {
 			t.Errorf("%s: HTTP %d %v, want 403 forbidden_scope", what, code, ans)

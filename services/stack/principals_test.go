@@ -166,6 +166,13 @@ func TestOwnerAndSessionBelongToTheirPrincipal(t *testing.T) {
 	if code, ans := createAs(t, st, bobToken, ship("sess-alice"), "Idempotency-Key", "own-2"); code != 403 || ans["code"] != "forbidden_scope" {
 		t.Fatalf("bob joining alice's session: HTTP %d %v, want 403", code, ans)
 	}
+	followUp := map[string]any{"intent": "follow_up", "content": "ship again"}
+	if code, ans := call(t, st, "POST", "/v1/runs/"+first+"/inputs", bobToken, followUp); code != 403 || ans["code"] != "forbidden_scope" {
+		t.Fatalf("bob following up alice's run: HTTP %d %v, want 403", code, ans)
+	}
+	if code, ans := call(t, st, "POST", "/v1/runs/"+first+"/cancel", bobToken, map[string]any{}); code != 403 || ans["code"] != "forbidden_scope" {
+		t.Fatalf("bob cancelling alice's run: HTTP %d %v, want 403", code, ans)
+	}
 	if _, runs := call(t, st, "GET", "/v1/runs?platformSessionId=sess-alice", token, nil); len(runs["runs"].([]any)) != 1 {
 		t.Fatalf("alice's session has runs %v, want only hers", runs["runs"])
 	}
