@@ -304,7 +304,9 @@ func checkIdleClosed(t *testing.T, st *stack.Stack) {
 	}
 	_, _ = io.Copy(io.Discard, resp.Body)
 	_ = resp.Body.Close()
+	idle := time.Now()
 	if _, err := br.ReadByte(); !errors.Is(err, io.EOF) {
 		t.Fatalf("idle keep-alive connection: read %v, want EOF (closed by the server)", err)
 	}
+	t.Logf("the idle connection was closed after %s", time.Since(idle).Round(time.Millisecond))
 }
