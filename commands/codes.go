@@ -30,6 +30,16 @@ const (
 	// this run by a command that asked for something else (another type or
 	// payload). Nothing changed; send the new request with a new key.
 	CodeIdempotencyKeyReused Code = "idempotency_key_reused"
+	// CodeForbiddenScope: the credential is valid but its scopes do not
+	// allow the request (a read-only token's command, another owner's
+	// sandbox key, another actor's session, a forged X-Actor-Id).
+	CodeForbiddenScope Code = "forbidden_scope"
+	// CodeInvalidEncoding: a request body is not valid UTF-8 or holds a NUL
+	// character (raw or escaped); it is refused, never rewritten.
+	CodeInvalidEncoding Code = "invalid_encoding"
+	// CodeTooManyStreams: the principal, or the instance, has as many open
+	// streams as it allows; retry after Retry-After.
+	CodeTooManyStreams Code = "too_many_streams"
 )
 
 // Codes lists every code.
@@ -37,7 +47,8 @@ func Codes() []Code {
 	return []Code{CodeValidationFailed, CodeInvalidState, CodeRunNotFound, CodeRunAlreadyExists,
 		CodeDuplicateCommand, CodeUnknownAgent, CodeNotImplemented, CodeUnauthorized, CodeNotFound,
 		CodePayloadTooLarge, CodeUnavailable, CodeInternal, CodeCommandNotFound,
-		CodeApprovalNotPending, CodeSandboxKeyMisrouted, CodeIdempotencyKeyReused}
+		CodeApprovalNotPending, CodeSandboxKeyMisrouted, CodeIdempotencyKeyReused, CodeForbiddenScope,
+		CodeInvalidEncoding, CodeTooManyStreams}
 }
 
 // Outcome is what became of a command (seed 004 §6.3).

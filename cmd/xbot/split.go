@@ -83,6 +83,9 @@ func (s *settings) stackOptions(kcfg kafka.Config, dataDir string) (stack.Option
 	opts := stack.Options{Kafka: kcfg, PGDSN: s.r.Get("pg_dsn"), APIAddr: s.r.Get("api_addr"), Tokens: tokens,
 		Profiles: profiles, ExecutorID: s.r.Get("executor_id"), WaitDefault: wait, WaitMax: maxWait,
 		Logger: s.log, Version: version, LLM: llm, ClickHouse: s.clickhouse(), CommandKeys: keys}
+	if err := s.apiAccess(&opts); err != nil {
+		return stack.Options{}, err
+	}
 	if s.runsExecutor {
 		if opts.Compute, err = s.computeProvider(dataDir); err != nil {
 			return stack.Options{}, err

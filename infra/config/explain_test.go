@@ -94,7 +94,7 @@ func TestExplainRedactsURLCredentials(t *testing.T) {
 		if len(got) == 0 || got[0] != tc.want {
 			t.Errorf("%s: llm_base_url shown as %v, want %s", name, got, tc.want)
 		}
-		if strings.Contains(out.String(), "secret") {
+		if strings.Contains(out.String(), "-secret") { // the values' secrets, not key names such as api_jwt_hs256_secret
 			t.Errorf("%s: explain output leaks a credential:\n%s", name, out.String())
 		}
 	}

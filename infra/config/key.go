@@ -47,7 +47,22 @@ var registry = []Key{
 	{Name: "kafka_tls_server_name", Usage: "name to verify in the brokers' certificates (empty = the broker host)"},
 	{Name: "pg_dsn", Secret: true, Usage: "PostgreSQL connection string"},
 	{Name: "api_addr", Default: "127.0.0.1:8080", Usage: "HTTP listen address"},
-	{Name: "api_tokens", Secret: true, Usage: "bearer tokens as token=tenant,token2=tenant2"},
+	{Name: "api_tokens", Secret: true, Usage: "bearer tokens as token=tenant or token=tenant/actor/scope+scope (scopes full, read, demo, act_as), comma-separated"},
+	{Name: "api_jwt_hs256_secret", Secret: true, Usage: "accept HS256 JWT bearer tokens signed with this secret (at least 32 bytes)"},
+	{Name: "api_jwt_public_key_file", Usage: "accept RS256/ES256 JWT bearer tokens verified with this PEM public key"},
+	{Name: "api_jwt_issuer", Usage: "required iss claim of JWT bearer tokens"},
+	{Name: "api_jwt_audience", Usage: "required aud claim of JWT bearer tokens"},
+	{Name: "api_public_url", Usage: "external base URL of the API for $schema links (empty = relative links)"},
+	// 10s: a slow link sends its headers in well under this; a client that
+	// does not is holding the connection hostage.
+	{Name: "api_read_header_timeout", Default: "10s", Usage: "longest time a client may take to send its request headers"},
+	// 60s matches common load balancers' idle timeout.
+	{Name: "api_idle_timeout", Default: "60s", Usage: "close a keep-alive connection idle for this long"},
+	{Name: "api_max_header_bytes", Default: "65536", Usage: "largest request header block accepted (431 beyond)"},
+	// Each connection costs a goroutine and buffers; idle ones count too.
+	{Name: "api_max_conns", Default: "4096", Usage: "most concurrently open connections of one API instance"},
+	{Name: "api_max_streams", Default: "2048", Usage: "most open SSE streams of one API instance (429 too_many_streams beyond)"},
+	{Name: "api_max_streams_per_principal", Default: "32", Usage: "most open SSE streams of one token's principal (429 too_many_streams beyond)"},
 	{Name: "agents_file", Usage: "path of agents.yaml (built-in demo profile always present)"},
 	{Name: "executor_id", Usage: "name of this executor instance (default hostname-pid)"},
 	{Name: "data_dir", Usage: "dev: keep data here so a restart resumes (empty = temp dir removed at exit)"},

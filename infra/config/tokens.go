@@ -7,13 +7,16 @@ import (
 )
 
 // ParseTokens parses an api_tokens value, "token=tenant,token2=tenant2", into
-// a map from token to tenant. Whitespace around entries, tokens and tenants is
+// a map from token to the principal it speaks for: "tenant" (its actor is
+// the tenant, its scope full), "tenant/actor" or "tenant/actor/scope+scope"
+// (services/api.ParsePrincipal checks the parts). Whitespace around entries, tokens and tenants is
 // trimmed and empty entries (e.g. a trailing comma) are skipped; a blank value
 // yields an empty map. The last "=" of an entry separates token and tenant, so
 // tokens may contain "=" (base64 padding) but tenants may not.
 //
 // Errors report every bad entry by its 1-based position (empty token, empty
-// tenant, missing "=", whitespace inside a token, duplicate token) and never
+// tenant, missing "=", whitespace inside a token or principal, duplicate
+// token) and never
 // contain a token: tokens are secrets.
 func ParseTokens(s string) (map[string]string, error) {
 	tokens := make(map[string]string)
@@ -56,6 +59,8 @@ func parseTokenEntry(entry string) (token, tenant string, err error) {
 		return "", "", errors.New("empty tenant")
 	case strings.ContainsAny(token, " \t\r\n"):
 		return "", "", errors.New("token contains whitespace")
+	case strings.ContainsAny(tenant, " \t\r\n"):
+		return "", "", errors.New("principal contains whitespace")
 	}
 	return token, tenant, nil
 }

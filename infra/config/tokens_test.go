@@ -20,6 +20,7 @@ func TestParseTokens(t *testing.T) {
 		{"trailing comma", "tok=acme,", map[string]string{"tok": "acme"}},
 		{"base64 padding in token", "dG9r==acme", map[string]string{"dG9r=": "acme"}},
 		{"two tokens one tenant", "a=t,b=t", map[string]string{"a": "t", "b": "t"}},
+		{"principals", "a=acme/alice, b=acme/bob/read+demo", map[string]string{"a": "acme/alice", "b": "acme/bob/read+demo"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -3,7 +3,14 @@ package postgres
 import (
 	"encoding/base64"
 	"encoding/json"
+	"strings"
+	"unicode/utf8"
 )
+
+// plainText reports whether a decoded cursor field can reach Postgres: a
+// crafted cursor may decode to invalid UTF-8 or NUL, which Postgres refuses
+// as an encoding error.
+func plainText(s string) bool { return utf8.ValidString(s) && !strings.ContainsRune(s, 0) }
 
 // keyCursor is the position after the last row of a page of items or
 // approvals. Kind tells the listings apart, so that a cursor of one is
@@ -33,7 +40,7 @@ func decodeKeyCursor(s, kind string) (keyCursor, error) {
 	if err == nil {
 		err = json.Unmarshal(raw, &c)
 	}
-	valid := err == nil && c.Kind == kind
+	valid := err == nil && c.Kind == kind && plainText(c.RunID) && plainText(c.ItemID)
 	switch kind {
 	case itemCursorKind:
 		valid = valid && c.Seq > 0

@@ -28,7 +28,7 @@ func decodeCursor(s string) (runCursor, error) {
 	if err == nil {
 		err = json.Unmarshal(raw, &c)
 	}
-	if err != nil || c.RunID == "" {
+	if err != nil || c.RunID == "" || !plainText(c.RunID) {
 		return runCursor{}, ErrInvalidCursor
 	}
 	return c, nil

@@ -56,6 +56,10 @@ type API struct {
 	mux    *http.ServeMux
 	// streams serves the UI stream endpoints once EnableStreams is called.
 	streams streams
+	// slots counts open streams against Limits.
+	slots *streamSlots
+	// jwt verifies JWT bearer tokens; nil when Config.JWT is off.
+	jwt *jwtVerifier
 	// commandPartitions caches Config.CommandPartitions's answer (0: none yet).
 	commandPartitions atomic.Int64
 }
@@ -76,8 +80,16 @@ func New(cfg Config, store Store, sender CommandSender, health []HealthCheck, lo
 		return nil, err
 	}
 	useProblems()
-	a := &API{cfg: cfg, store: store, sender: sender, health: health, log: logger,
-		tokens: hashTokens(cfg.Tokens), mux: http.NewServeMux()}
+	tokens, err := hashTokens(cfg.Tokens)
+	if err != nil {
+		return nil, err
+	}
+	verifier, err := newJWTVerifier(cfg.JWT)
+	if err != nil {
+		return nil, err
+	}
+	a := &API{cfg: cfg, store: store, sender: sender, health: health, log: logger, tokens: tokens, jwt: verifier,
+		mux: http.NewServeMux(), slots: &streamSlots{max: cfg.Limits.MaxStreams, maxPer: cfg.Limits.MaxStreamsPerPrincipal}}
 	a.api = humago.New(a.mux, a.humaConfig())
 	a.api.UseMiddleware(a.authenticate)
 	a.registerRoutes()
@@ -88,7 +100,8 @@ func New(cfg Config, store Store, sender CommandSender, health []HealthCheck, lo
 }
 
 // Handler returns the http.Handler serving every route, with request logging.
-func (a *API) Handler() http.Handler { return a.logRequests(a.mux) }
+// Requests that are not valid UTF-8 text are refused before any route runs.
+func (a *API) Handler() http.Handler { return a.logRequests(a.checkEncoding(a.mux)) }
 
 // OpenAPI returns the OpenAPI 3.1 document describing the API.
 func (a *API) OpenAPI() *huma.OpenAPI { return a.api.OpenAPI() }
@@ -101,6 +114,7 @@ const (
 
 func (a *API) humaConfig() huma.Config {
 	c := huma.DefaultConfig("xbot runtime API", a.cfg.Version)
+	useSchemaLinks(&c, a.cfg.PublicURL)
 	c.Info.Description = "Commands and queries of the xbot event-sourced agent runtime. " +
 		"Every /v1 request needs `Authorization: Bearer <token>`; errors are RFC 9457 problems with a stable `code`. " +
 		"Times are Unix milliseconds."

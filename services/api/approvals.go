@@ -58,7 +58,7 @@ func approvalView(r postgres.Approval) approval {
 
 type listApprovalsInput struct {
 	Status string `query:"status" enum:"pending,resolved,expired,cancelled" doc:"Only approvals in this state; pending lists exactly the items awaiting a decision."`
-	RunID  string `query:"runId" doc:"Only approvals of this run."`
+	RunID  string `query:"runId" maxLength:"160" pattern:"^[A-Za-z0-9._:-]{1,160}$" doc:"Only approvals of this run."`
 	Cursor string `query:"cursor" doc:"nextCursor of the previous page."`
 	Limit  int    `query:"limit" minimum:"1" maximum:"200" default:"50" doc:"Page size (the read model's bounds)."`
 }

@@ -22,7 +22,7 @@ const outcomePending = "pending"
 // embedded structs.
 type CommandParams struct {
 	IdempotencyKey string `header:"Idempotency-Key" maxLength:"160" pattern:"^[A-Za-z0-9._:-]{1,160}$" doc:"Makes retries safe: the same key for the same run is answered 'duplicate' with the original command's id and changes nothing. Generated when absent."`
-	ActorID        string `header:"X-Actor-Id" maxLength:"160" doc:"Id of the user acting through this token. Default: the tenant."`
+	ActorID        string `header:"X-Actor-Id" maxLength:"160" doc:"Not accepted: the actor of a command is the token's principal. Absent, or equal to the principal's actor; anything else is answered 403 forbidden_scope."`
 	Wait           string `query:"wait" example:"2s" doc:"How long to wait for the outcome, as a Go duration (e.g. 2s, 500ms); 0 = do not wait. Default and cap are server settings. When the wait runs out the answer is 'pending'."`
 }
 
@@ -73,26 +73,33 @@ func newDraft(t commands.Type, headerKey, bodyKey string) (draft, error) {
 	return d, nil
 }
 
-// envelope builds and validates the command envelope.
-func (d draft) envelope(ctx context.Context, actorID string) (commands.Envelope, error) {
+// envelope builds and validates the command envelope. Its actor is the
+// principal's: the X-Actor-Id header can only repeat it.
+func (d draft) envelope(ctx context.Context, actorHeader string) (commands.Envelope, error) {
+	p := principalOf(ctx)
+	if err := checkActorHeader(p, actorHeader); err != nil {
+		return commands.Envelope{}, err
+	}
 	raw, err := json.Marshal(d.payload)
 	if err != nil {
 		return commands.Envelope{}, fmt.Errorf("encode %s payload: %w", d.typ, err)
 	}
-	tenant := tenantOf(ctx)
-	switch {
-	case actorID == "":
-		actorID = tenant
-	case !commands.ValidIdempotencyKey(actorID): // actor ids follow the same rule as keys
-		return commands.Envelope{}, invalid("header.X-Actor-Id", "must be 1-160 characters of [A-Za-z0-9._:-]", actorID)
-	}
 	env := commands.Envelope{CommandID: d.commandID, IdempotencyKey: d.key, RunID: d.runID,
-		PlatformSessionID: d.sessionID, Type: d.typ, Actor: events.Actor{Type: "user", ID: actorID},
-		TenantID: tenant, IssuedAt: time.Now().UnixMilli(), SchemaVersion: events.SchemaVersion, Payload: raw}
+		PlatformSessionID: d.sessionID, Type: d.typ, Actor: events.Actor{Type: "user", ID: p.Actor},
+		TenantID: p.Tenant, IssuedAt: time.Now().UnixMilli(), SchemaVersion: events.SchemaVersion, Payload: raw}
 	if _, err := env.Validate(); err != nil {
 		return env, err
 	}
 	return env, nil
+}
+
+// checkActorHeader refuses an X-Actor-Id naming anyone but the principal:
+// the actor recorded in events and the audit is who the credential is.
+func checkActorHeader(p Principal, header string) error {
+	if header == "" || header == p.Actor {
+		return nil
+	}
+	return forbidden("X-Actor-Id is not accepted: the actor of a command is the token's principal")
 }
 
 // waitFor parses ?wait=.

@@ -30,9 +30,19 @@ var tenantPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 
 // Config configures the API.
 type Config struct {
-	// Tokens maps a bearer token to the tenant it acts for. Required, at least
-	// one entry; tenants are 1-64 characters of [A-Za-z0-9._-].
+	// Tokens maps a bearer token to the principal it speaks for, in the form
+	// ParsePrincipal reads: "tenant", "tenant/actor" or
+	// "tenant/actor/scope+scope". Required, at least one entry, unless JWT
+	// is on.
 	Tokens map[string]string
+	// JWT optionally accepts signed JSON Web Tokens as well.
+	JWT JWTConfig
+	// Limits bound what one client, and all of them, may hold open.
+	Limits Limits
+	// PublicURL is the external base URL (scheme://host[:port]) the $schema
+	// links of responses start with. Optional; empty makes them relative
+	// (/schemas/…). Request headers (Host, X-Forwarded-Host) never are.
+	PublicURL string
 	// WaitDefault is how long command endpoints wait for the outcome when the
 	// request has no ?wait=. Default DefaultWait; must not exceed WaitMax.
 	WaitDefault time.Duration
@@ -73,23 +83,25 @@ func (c *Config) setDefaults() {
 	if c.Partitions == 0 {
 		c.Partitions = DefaultPartitions
 	}
+	c.Limits.setDefaults()
 }
 
 // Validate reports every problem of the configuration (after defaults).
 // Messages never contain a token.
 func (c Config) Validate() error {
 	var errs []error
-	if len(c.Tokens) == 0 {
-		errs = append(errs, errors.New("api: Tokens is required (bearer token → tenant)"))
+	if len(c.Tokens) == 0 && !c.JWT.enabled() {
+		errs = append(errs, errors.New("api: Tokens is required (bearer token → principal) unless JWT is on"))
 	}
-	for tok, tenant := range c.Tokens {
+	for tok, spec := range c.Tokens {
 		if tok == "" {
-			errs = append(errs, fmt.Errorf("api: tenant %q has an empty token", tenant))
+			errs = append(errs, fmt.Errorf("api: principal %q has an empty token", spec))
 		}
-		if !tenantPattern.MatchString(tenant) {
-			errs = append(errs, fmt.Errorf("api: tenant %q must be 1-64 characters of [A-Za-z0-9._-]", tenant))
+		if _, err := ParsePrincipal(spec); err != nil {
+			errs = append(errs, fmt.Errorf("api: principal %q: %w", spec, err))
 		}
 	}
+	errs = append(errs, c.JWT.validate(), c.Limits.validate(), validPublicURL(c.PublicURL))
 	if c.WaitMax <= 0 {
 		errs = append(errs, fmt.Errorf("api: WaitMax must be positive (got %s)", c.WaitMax))
 	}

@@ -17,16 +17,16 @@ type userInput struct {
 }
 
 type sandboxKeyBody struct {
-	WorkspaceID string `json:"workspaceId,omitempty" maxLength:"160" doc:"Default \"default\"."`
-	OwnerID     string `json:"ownerId,omitempty" maxLength:"160" doc:"Default: the actor id."`
+	WorkspaceID string `json:"workspaceId,omitempty" maxLength:"160" pattern:"^[A-Za-z0-9._:-]{1,160}$" doc:"Default \"default\"."`
+	OwnerID     string `json:"ownerId,omitempty" maxLength:"160" pattern:"^[A-Za-z0-9._:-]{1,160}$" doc:"Default: the token's actor. Another owner needs scope act_as (403 forbidden_scope otherwise)."`
 }
 
 type createRunBody struct {
 	AgentID           string            `json:"agentId" minLength:"1" maxLength:"64" pattern:"^[A-Za-z0-9._-]{1,64}$" doc:"The agent profile to run."`
 	Input             userInput         `json:"input"`
-	PlatformSessionID string            `json:"platformSessionId,omitempty" maxLength:"160" doc:"Session the run belongs to. Default: a new session."`
+	PlatformSessionID string            `json:"platformSessionId,omitempty" maxLength:"160" pattern:"^[A-Za-z0-9._:-]{1,160}$" doc:"Session the run belongs to. Default: a new session. The first create in a session makes its actor the session's owner; joining a session another actor owns needs scope act_as (403 forbidden_scope otherwise)."`
 	SandboxKey        *sandboxKeyBody   `json:"sandboxKey,omitempty" doc:"Routes the run to its compute environment; tenantId and agentId come from the token and agentId."`
-	ParentRunID       string            `json:"parentRunId,omitempty" doc:"The run that spawned this one."`
+	ParentRunID       string            `json:"parentRunId,omitempty" maxLength:"160" pattern:"^[A-Za-z0-9._:-]{1,160}$" doc:"The run that spawned this one."`
 	Metadata          map[string]string `json:"metadata,omitempty" maxProperties:"32" doc:"Free-form labels (keys 1-64 characters of [A-Za-z0-9._-], values at most 1 KiB)."`
 	IdempotencyKey    string            `json:"idempotencyKey,omitempty" maxLength:"160" doc:"Alternative to the Idempotency-Key header."`
 }
@@ -63,18 +63,14 @@ func (a *API) createRun(ctx context.Context, in *createRunInput) (*commandOutput
 	if err != nil {
 		return nil, err
 	}
-	tenant := tenantOf(ctx)
-	p := createPayload(tenant, in)
-	d.runID = commands.RunIDFor(tenant, d.key, p.SandboxKey, a.partitions(ctx))
-	d.sessionID = in.Body.PlatformSessionID
-	if d.sessionID == "" {
-		d.sessionID = events.NewID("sess")
-	} else if p.SessionGrants, err = a.store.SessionGrants(ctx, tenant, d.sessionID); err != nil {
-		// Creating the run without them would silently ask again what the
-		// session already allowed; the client retries with the same key.
-		a.log.Warn("reading a session's permission grants failed", zap.String("tenant_id", tenant), zap.Error(err))
-		return nil, newProblem(http.StatusServiceUnavailable, commands.CodeUnavailable,
-			"the session's permission grants cannot be read right now; retry with the same Idempotency-Key")
+	principal := principalOf(ctx)
+	p := createPayload(principal, in)
+	if p.SandboxKey.OwnerID != principal.Actor && !principal.canActAs() {
+		return nil, forbidden("sandboxKey.ownerId names another owner; acting for another owner needs scope act_as")
+	}
+	d.runID = commands.RunIDFor(principal.Tenant, d.key, p.SandboxKey, a.partitions(ctx))
+	if d.sessionID, p.SessionGrants, err = a.joinSession(ctx, in.Body.PlatformSessionID); err != nil {
+		return nil, err
 	}
 	d.payload = p
 	env, err := d.envelope(ctx, in.ActorID)
@@ -103,12 +99,45 @@ func (a *API) checkParent(ctx context.Context, parentRunID string) error {
 	return err
 }
 
-func createPayload(tenant string, in *createRunInput) commands.CreateRunPayload {
-	b := in.Body
-	key := events.SandboxKey{TenantID: tenant, WorkspaceID: "default", AgentID: b.AgentID, OwnerID: in.ActorID}
-	if key.OwnerID == "" {
-		key.OwnerID = tenant
+// joinSession claims the platform session for the principal (a new one when
+// sessionID is empty) and returns it with the grants a run in it inherits.
+// The first principal to claim a session owns it; the store's unique key
+// decides between two first creates. Joining a session another actor owns
+// needs scope act_as.
+func (a *API) joinSession(ctx context.Context, sessionID string) (string, []events.PermissionGrant, error) {
+	p := principalOf(ctx)
+	fresh := sessionID == ""
+	if fresh {
+		sessionID = events.NewID("sess")
 	}
+	owner, err := a.store.ClaimSession(ctx, p.Tenant, sessionID, p.Actor)
+	if err != nil {
+		a.log.Warn("claiming a platform session failed", zap.String("tenant_id", p.Tenant), zap.Error(err))
+		return "", nil, newProblem(http.StatusServiceUnavailable, commands.CodeUnavailable,
+			"the session's owner cannot be read right now; retry with the same Idempotency-Key")
+	}
+	if owner != p.Actor && !p.canActAs() {
+		return "", nil, forbidden("platformSessionId names a session another actor owns; joining it needs scope act_as")
+	}
+	if fresh {
+		return sessionID, nil, nil
+	}
+	grants, err := a.store.SessionGrants(ctx, p.Tenant, sessionID)
+	if err != nil {
+		// Creating the run without them would silently ask again what the
+		// session already allowed; the client retries with the same key.
+		a.log.Warn("reading a session's permission grants failed", zap.String("tenant_id", p.Tenant), zap.Error(err))
+		return "", nil, newProblem(http.StatusServiceUnavailable, commands.CodeUnavailable,
+			"the session's permission grants cannot be read right now; retry with the same Idempotency-Key")
+	}
+	return sessionID, grants, nil
+}
+
+// createPayload builds the payload; the sandbox owner defaults to the
+// principal's actor.
+func createPayload(principal Principal, in *createRunInput) commands.CreateRunPayload {
+	b := in.Body
+	key := events.SandboxKey{TenantID: principal.Tenant, WorkspaceID: "default", AgentID: b.AgentID, OwnerID: principal.Actor}
 	if b.SandboxKey != nil && b.SandboxKey.WorkspaceID != "" {
 		key.WorkspaceID = b.SandboxKey.WorkspaceID
 	}

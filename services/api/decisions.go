@@ -17,7 +17,7 @@ type approvalDecisionBody struct {
 }
 
 type approvalDecisionInput struct {
-	RunID string `path:"runId" doc:"The run's id (run_…)."`
+	RunID string `path:"runId" maxLength:"160" pattern:"^[A-Za-z0-9._:-]{1,160}$" doc:"The run's id (run_…)."`
 	CommandParams
 	Body approvalDecisionBody
 }
@@ -51,7 +51,7 @@ type compactionBody struct {
 }
 
 type compactionInput struct {
-	RunID string `path:"runId" doc:"The run's id (run_…)."`
+	RunID string `path:"runId" maxLength:"160" pattern:"^[A-Za-z0-9._:-]{1,160}$" doc:"The run's id (run_…)."`
 	CommandParams
 	Body *compactionBody `required:"false"`
 }

@@ -39,7 +39,7 @@ func (eventEnvelope) Schema(r huma.Registry) *huma.Schema {
 }
 
 type listRunEventsInput struct {
-	RunID    string `path:"runId" doc:"The run's id (run_…)."`
+	RunID    string `path:"runId" maxLength:"160" pattern:"^[A-Za-z0-9._:-]{1,160}$" doc:"The run's id (run_…)."`
 	AfterSeq int64  `query:"after_seq" minimum:"0" default:"0" doc:"Return events with seq greater than this."`
 	Limit    int    `query:"limit" minimum:"1" maximum:"1000" default:"100" doc:"Page size."`
 }

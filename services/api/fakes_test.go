@@ -25,6 +25,7 @@ type fakeStore struct {
 	lastList  postgres.RunFilter
 	grants    map[string][]events.PermissionGrant // by tenantId/platformSessionId
 	grantsErr error
+	owners    map[string]string // by tenantId/platformSessionId
 }
 
 func newFakeStore() *fakeStore {

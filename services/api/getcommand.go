@@ -38,7 +38,7 @@ func commandView(c postgres.Command) command {
 }
 
 type getCommandInput struct {
-	CommandID string `path:"commandId" doc:"The command's id (cmd_…)."`
+	CommandID string `path:"commandId" maxLength:"160" pattern:"^[A-Za-z0-9._:-]{1,160}$" doc:"The command's id (cmd_…)."`
 }
 
 type getCommandOutput struct {

@@ -141,7 +141,7 @@ func TestSubmitApprovalDecisionAndRequestCompaction(t *testing.T) {
 	path := "/v1/runs/" + run.RunID + "/approval-decisions"
 	item := events.NewID("itm")
 	r := e.do(t, "POST", path, tokenA, map[string]any{"itemId": item, "decision": "allow", "scope": "platform_session",
-		"reason": "trusted"}, "X-Actor-Id", "alice").want(t, http.StatusAccepted)
+		"reason": "trusted"}).want(t, http.StatusAccepted)
 	if r.str("outcome") != "accepted" || r.str("runId") != run.RunID {
 		t.Fatalf("decision answered %s", r.raw)
 	}
@@ -162,7 +162,7 @@ func TestSubmitApprovalDecisionAndRequestCompaction(t *testing.T) {
 			t.Fatalf("command %d: %+v payload %+v, %v", i, c, p, err)
 		}
 	}
-	if sent[0].Actor.ID != "alice" {
+	if sent[0].Actor.ID != tenantA {
 		t.Fatalf("decision actor %+v", sent[0].Actor)
 	}
 	for field, body := range map[string]map[string]any{

@@ -18,10 +18,12 @@ import (
 )
 
 const (
-	tokenA  = "secret-token-a"
-	tokenB  = "secret-token-b"
-	tenantA = "tenant-a"
-	tenantB = "tenant-b"
+	tokenA = "secret-token-a"
+	tokenB = "secret-token-b"
+	// tokenAlice is alice's token in tenant A.
+	tokenAlice = "secret-token-alice"
+	tenantA    = "tenant-a"
+	tenantB    = "tenant-b"
 )
 
 type env struct {
@@ -45,7 +47,8 @@ func newEnv(t *testing.T, opts ...option) *env {
 	t.Helper()
 	store := newFakeStore()
 	sender := &fakeSender{store: store, executor: true, firsts: map[string]string{}}
-	cfg := api.Config{Tokens: map[string]string{tokenA: tenantA, tokenB: tenantB}, WaitDefault: 5 * time.Second}
+	cfg := api.Config{Tokens: map[string]string{tokenA: tenantA, tokenB: tenantB, tokenAlice: tenantA + "/alice"},
+		WaitDefault: 5 * time.Second}
 	var health []api.HealthCheck
 	for _, o := range opts {
 		o(&cfg, &health)

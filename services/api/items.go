@@ -25,6 +25,9 @@ type ReadModels interface {
 	ListApprovals(ctx context.Context, f postgres.ApprovalFilter) ([]postgres.Approval, string, error)
 	GetSession(ctx context.Context, tenantID, sessionID string) (postgres.Session, error)
 	SessionGrants(ctx context.Context, tenantID, sessionID string) ([]events.PermissionGrant, error)
+	// ClaimSession makes actorID the owner of the platform session unless
+	// it has one, atomically, and returns the owner.
+	ClaimSession(ctx context.Context, tenantID, sessionID, actorID string) (string, error)
 }
 
 // runItem is a row of the items read model as the API shows it.
@@ -63,7 +66,7 @@ func itemView(it postgres.Item) runItem {
 }
 
 type listRunItemsInput struct {
-	RunID  string `path:"runId" doc:"The run's id (run_…)."`
+	RunID  string `path:"runId" maxLength:"160" pattern:"^[A-Za-z0-9._:-]{1,160}$" doc:"The run's id (run_…)."`
 	Cursor string `query:"cursor" doc:"nextCursor of the previous page."`
 	Limit  int    `query:"limit" minimum:"1" maximum:"200" default:"50" doc:"Page size (the read model's bounds)."`
 }

@@ -105,6 +105,10 @@ func codeForStatus(status int) commands.Code {
 		return commands.CodeUnauthorized
 	case status == http.StatusNotFound, status == http.StatusMethodNotAllowed:
 		return commands.CodeNotFound
+	case status == http.StatusForbidden:
+		return commands.CodeForbiddenScope
+	case status == http.StatusTooManyRequests:
+		return commands.CodeTooManyStreams
 	case status == http.StatusRequestEntityTooLarge:
 		return commands.CodePayloadTooLarge
 	case status == http.StatusServiceUnavailable:

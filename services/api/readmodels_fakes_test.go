@@ -32,6 +32,19 @@ func (s *fakeStore) SessionGrants(_ context.Context, tenantID, sessionID string)
 	return s.grants[tenantID+"/"+sessionID], nil
 }
 
+func (s *fakeStore) ClaimSession(_ context.Context, tenantID, sessionID, actorID string) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.owners == nil {
+		s.owners = make(map[string]string)
+	}
+	k := tenantID + "/" + sessionID
+	if _, ok := s.owners[k]; !ok {
+		s.owners[k] = actorID
+	}
+	return s.owners[k], nil
+}
+
 func (s *fakeStore) failGrants(err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -17,7 +18,7 @@ type cancelRunBody struct {
 }
 
 type cancelRunInput struct {
-	RunID string `path:"runId" doc:"The run's id (run_…)."`
+	RunID string `path:"runId" maxLength:"160" pattern:"^[A-Za-z0-9._:-]{1,160}$" doc:"The run's id (run_…)."`
 	CommandParams
 	Body *cancelRunBody `required:"false"`
 }
@@ -29,7 +30,7 @@ type appendUserInputBody struct {
 }
 
 type appendUserInputInput struct {
-	RunID string `path:"runId" doc:"The run's id (run_…)."`
+	RunID string `path:"runId" maxLength:"160" pattern:"^[A-Za-z0-9._:-]{1,160}$" doc:"The run's id (run_…)."`
 	CommandParams
 	Body appendUserInputBody
 }
@@ -79,6 +80,9 @@ func (a *API) runCommand(ctx context.Context, t commands.Type, runID string, p C
 	if err != nil {
 		return nil, err
 	}
+	if err := checkRunOwner(principalOf(ctx), run); err != nil {
+		return nil, err
+	}
 	d.runID, d.sessionID, d.payload = run.RunID, run.PlatformSessionID, payload
 	env, err := d.envelope(ctx, p.ActorID)
 	if err != nil {
@@ -100,4 +104,21 @@ func (a *API) findRun(ctx context.Context, runID string) (postgres.Run, error) {
 		return run, fmt.Errorf("run %s belongs to another tenant: %w", runID, errRunNotFound)
 	}
 	return run, nil
+}
+
+// checkRunOwner refuses a command on a run of another sandbox owner unless
+// the principal may act for others: a follow-up would otherwise join the
+// owner's session and inherit its grants, and a decision or cancel would act
+// on someone else's run.
+func checkRunOwner(p Principal, run postgres.Run) error {
+	var key struct {
+		OwnerID string `json:"ownerId"`
+	}
+	if err := json.Unmarshal(run.SandboxKey, &key); err != nil {
+		return fmt.Errorf("run %s: sandbox key: %w", run.RunID, err)
+	}
+	if key.OwnerID != p.Actor && !p.canActAs() {
+		return forbidden("the run belongs to another owner; acting for another owner needs scope act_as")
+	}
+	return nil
 }

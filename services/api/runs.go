@@ -71,7 +71,7 @@ func runView(r postgres.Run) (run, error) {
 }
 
 type getRunInput struct {
-	RunID string `path:"runId" doc:"The run's id (run_…)."`
+	RunID string `path:"runId" maxLength:"160" pattern:"^[A-Za-z0-9._:-]{1,160}$" doc:"The run's id (run_…)."`
 }
 
 type getRunOutput struct {
@@ -99,7 +99,7 @@ func (a *API) registerGetRun() {
 }
 
 type listRunsInput struct {
-	PlatformSessionID string `query:"platformSessionId" doc:"Only runs of this session."`
+	PlatformSessionID string `query:"platformSessionId" maxLength:"160" pattern:"^[A-Za-z0-9._:-]{1,160}$" doc:"Only runs of this session."`
 	Status            string `query:"status" enum:"created,queued,running,paused,completed,failed,cancelled,expired" doc:"Only runs in this state."`
 	Cursor            string `query:"cursor" doc:"nextCursor of the previous page."`
 	Limit             int    `query:"limit" minimum:"1" maximum:"500" default:"50" doc:"Page size (the read model's bounds)."`

@@ -11,7 +11,7 @@ import (
 )
 
 type runStreamInput struct {
-	RunID       string `path:"runId" doc:"The run's id (run_…)."`
+	RunID       string `path:"runId" maxLength:"160" pattern:"^[A-Za-z0-9._:-]{1,160}$" doc:"The run's id (run_…)."`
 	LastEventID string `header:"Last-Event-ID" doc:"The id of the last chunk received: the stream resumes right after it."`
 	AfterSeq    int64  `query:"after_seq" minimum:"0" default:"0" doc:"Resume after the chunks of the event with this seq (0: from the start). Last-Event-ID wins when both are given."`
 }
@@ -25,7 +25,7 @@ func (a *API) registerRunStream() {
 			"Each chunk's SSE id is its position (`<seq>` or `<seq>.<i>`); reconnect with `Last-Event-ID` to continue " +
 			"exactly after the last chunk received. A client that falls too far behind is disconnected and resumes the same way.",
 		Tags:      []string{"Runs"},
-		Errors:    []int{http.StatusUnauthorized, http.StatusNotFound, http.StatusUnprocessableEntity, http.StatusServiceUnavailable},
+		Errors:    []int{http.StatusUnauthorized, http.StatusNotFound, http.StatusUnprocessableEntity, http.StatusTooManyRequests, http.StatusServiceUnavailable},
 		Responses: a.streamResponses("The run's reply."),
 	}, a.runStream)
 }
@@ -49,7 +49,7 @@ func (a *API) runStream(ctx context.Context, in *runStreamInput) (*huma.StreamRe
 	src := runSource{store: store, tenant: tenant}
 	return a.serveStream(ctx, "run "+in.RunID, func(ctx context.Context, sink uistream.Sink) error {
 		return st.Run(ctx, sink, src, tenant, in.RunID, from)
-	}), nil
+	})
 }
 
 // runSource reads one tenant's events for the stream.

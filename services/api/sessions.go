@@ -24,7 +24,7 @@ type sessionSummary struct {
 }
 
 type listSessionRunsInput struct {
-	PlatformSessionID string `path:"platformSessionId" doc:"The platform session's id."`
+	PlatformSessionID string `path:"platformSessionId" maxLength:"160" pattern:"^[A-Za-z0-9._:-]{1,160}$" doc:"The platform session's id."`
 	Status            string `query:"status" enum:"created,queued,running,paused,completed,failed,cancelled,expired" doc:"Only runs in this state."`
 	Cursor            string `query:"cursor" doc:"nextCursor of the previous page."`
 	Limit             int    `query:"limit" minimum:"1" maximum:"500" default:"50" doc:"Page size (the read model's bounds)."`

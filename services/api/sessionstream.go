@@ -13,7 +13,7 @@ import (
 )
 
 type sessionStreamInput struct {
-	PlatformSessionID string `path:"platformSessionId" doc:"The platform session's id."`
+	PlatformSessionID string `path:"platformSessionId" maxLength:"160" pattern:"^[A-Za-z0-9._:-]{1,160}$" doc:"The platform session's id."`
 	LastEventID       string `header:"Last-Event-ID" doc:"The id of the last chunk received: the stream resumes right after it."`
 	After             string `query:"after" doc:"A chunk id of this stream (<runId>:<seq> or <runId>:<seq>.<i>) to resume after. Last-Event-ID wins when both are given."`
 }
@@ -28,7 +28,7 @@ func (a *API) registerSessionStream() {
 			"the next run; it stays open for the session's later runs. Chunk ids are `<runId>:<seq>[.<i>]`; " +
 			"reconnect with `Last-Event-ID` to continue exactly after the last chunk received. 404 when the tenant has no run in the session.",
 		Tags:      []string{"Runs"},
-		Errors:    []int{http.StatusUnauthorized, http.StatusNotFound, http.StatusUnprocessableEntity, http.StatusServiceUnavailable},
+		Errors:    []int{http.StatusUnauthorized, http.StatusNotFound, http.StatusUnprocessableEntity, http.StatusTooManyRequests, http.StatusServiceUnavailable},
 		Responses: a.streamResponses("The session's replies."),
 	}, a.sessionStream)
 }
@@ -49,7 +49,7 @@ func (a *API) sessionStream(ctx context.Context, in *sessionStreamInput) (*huma.
 	}
 	return a.serveStream(ctx, "session "+in.PlatformSessionID, func(ctx context.Context, sink uistream.Sink) error {
 		return st.Session(ctx, sink, src, tenant, in.PlatformSessionID, from)
-	}), nil
+	})
 }
 
 // sessionFrom is the client's position, checked to name a run of the session.

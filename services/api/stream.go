@@ -70,16 +70,23 @@ func (a *API) streamDeps() (*uistream.Streamer, StreamStore, error) {
 
 // serveStream is the response body of both endpoints: the headers, then the
 // stream until it ends or the client leaves.
-func (a *API) serveStream(ctx context.Context, what string, serve func(context.Context, uistream.Sink) error) *huma.StreamResponse {
+// It holds one of the principal's stream slots while open, and answers 429
+// too_many_streams when none is free.
+func (a *API) serveStream(ctx context.Context, what string, serve func(context.Context, uistream.Sink) error) (*huma.StreamResponse, error) {
+	release, err := a.slots.acquire(principalOf(ctx))
+	if err != nil {
+		return nil, tooManyStreams()
+	}
 	return &huma.StreamResponse{Body: func(hctx huma.Context) {
+		defer release()
 		_, w := humago.Unwrap(hctx)
 		uistream.SetHeaders(w.Header())
 		w.WriteHeader(http.StatusOK)
 		// Send the headers now: a stream with nothing to say yet must not
 		// leave the client waiting for them until the first keep-alive.
-		if f, ok := w.(http.Flusher); ok {
-			f.Flush()
-		}
+		// The request logger wraps w, so ask through ResponseController,
+		// which unwraps it.
+		_ = http.NewResponseController(w).Flush()
 		err := serve(hctx.Context(), uistream.HTTPSink(w))
 		switch {
 		case err == nil || errors.Is(err, context.Canceled):
@@ -88,7 +95,7 @@ func (a *API) serveStream(ctx context.Context, what string, serve func(context.C
 		default:
 			a.log.Warn("stream failed", zap.String("stream", what), zap.String("tenant_id", tenantOf(ctx)), zap.Error(err))
 		}
-	}}
+	}}, nil
 }
 
 // streamResponses documents a stream's 200 response.

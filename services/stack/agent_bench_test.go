@@ -54,7 +54,7 @@ func BenchmarkAgentTurns(b *testing.B) {
 	cat, _ := profile.NewCatalog(profile.Profile{ID: "fast", Model: profile.ModelScripted, Tools: []string{"noop"}, Script: script})
 	ctx := context.Background()
 	st, err := stack.Start(ctx, stack.Options{Kafka: kafka.Config{Brokers: cl.Addrs()}, PGDSN: pgtest.NewDatabase(b),
-		APIAddr: "127.0.0.1:0", Tokens: map[string]string{token: tenant}, Profiles: cat, Logger: zap.NewNop(),
+		APIAddr: "127.0.0.1:0", Tokens: map[string]string{token: actingTenant}, Profiles: cat, Logger: zap.NewNop(),
 		WaitDefault: time.Second, WaitMax: time.Second, Tools: noopRegistry(b)})
 	if err != nil {
 		b.Fatal(err)

@@ -34,7 +34,7 @@ func BenchmarkEndToEnd(b *testing.B) {
 	cat, _ := profile.NewCatalog(fast)
 	ctx := context.Background()
 	st, err := stack.Start(ctx, stack.Options{Kafka: kafka.Config{Brokers: cl.Addrs()}, PGDSN: pgtest.NewDatabase(b),
-		APIAddr: "127.0.0.1:0", Tokens: map[string]string{token: tenant}, Profiles: cat, Logger: zap.NewNop(),
+		APIAddr: "127.0.0.1:0", Tokens: map[string]string{token: actingTenant}, Profiles: cat, Logger: zap.NewNop(),
 		WaitDefault: time.Second, WaitMax: time.Second})
 	if err != nil {
 		b.Fatal(err)

@@ -68,7 +68,7 @@ func (e *env) startWith(name string, edit func(*stack.Options)) *stack.Stack {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	opts := stack.Options{
-		Kafka: e.kcfg, PGDSN: e.dsn, APIAddr: "127.0.0.1:0", Tokens: map[string]string{token: tenant, "tok-other": "other"},
+		Kafka: e.kcfg, PGDSN: e.dsn, APIAddr: "127.0.0.1:0", Tokens: testTokens(),
 		Profiles: e.cat, ExecutorID: name, WaitDefault: 5 * time.Second, WaitMax: 10 * time.Second,
 		Logger:      zaptest.NewLogger(e.t, zaptest.Level(zap.WarnLevel)).Named(name),
 		CommandKeys: e.keys,

@@ -175,6 +175,7 @@ func TestIsolationSweep(t *testing.T) {
 		}
 	}
 	checkPublicExtras(t, st)
+	checkPrincipalBinding(t, st, a)
 	checkForeignParent(t, st, reqs, a)
 	measureBurst(t, st, a)
 }
@@ -183,8 +184,12 @@ func sweepOne(t *testing.T, st *stack.Stack, a tenantA, op specOp, name string, 
 	method := strings.Fields(name)[0]
 	public := op.Security != nil && len(*op.Security) == 0
 	// The owner's answer shows the probed resource exists.
-	if own := send(t, http.DefaultClient, st, method, c.path, token, c.body); own.status >= 300 {
+	own := send(t, http.DefaultClient, st, method, c.path, token, c.body)
+	if own.status >= 300 {
 		t.Fatalf("owner: HTTP %d %s", own.status, own.body)
+	}
+	if !public {
+		readOnlyProbe(t, st, method, c.path, c.body, own.status)
 	}
 	for _, tok := range []string{"", "tok-nope"} {
 		ans := send(t, http.DefaultClient, st, method, c.path, tok, c.body)
@@ -205,6 +210,50 @@ func sweepOne(t *testing.T, st *stack.Stack, a tenantA, op specOp, name string, 
 	if op.RequestBody != nil {
 		checkBodies(t, st, a, method, c.path)
 	}
+}
+
+// readOnlyProbe: the read-only tokens of the owner's tenant read what the
+// owner reads, and every command is refused 403 forbidden_scope.
+func readOnlyProbe(t *testing.T, st *stack.Stack, method, path, body string, ownStatus int) {
+	t.Helper()
+	for _, tok := range []string{readerToken, demoToken} {
+		ans := send(t, http.DefaultClient, st, method, path, tok, body)
+		switch {
+		case method == "GET" && ans.status != ownStatus:
+			t.Errorf("read-only %s: HTTP %d %s, want the owner's %d", tok, ans.status, ans.body, ownStatus)
+		case method != "GET" && (ans.status != 403 || ans.code() != "forbidden_scope"):
+			t.Errorf("read-only %s: HTTP %d %s, want 403 forbidden_scope", tok, ans.status, ans.body)
+		}
+	}
+}
+
+// checkPrincipalBinding: another actor of A's tenant cannot forge the actor,
+// name A's sandbox owner or join A's session; act_as can join.
+func checkPrincipalBinding(t *testing.T, st *stack.Stack, a tenantA) {
+	t.Helper()
+	join := map[string]any{"agentId": "chat", "input": map[string]any{"content": "hi"}, "platformSessionId": a.session}
+	owner := map[string]any{"agentId": "chat", "input": map[string]any{"content": "hi"}, "sandboxKey": map[string]any{"ownerId": tenant}}
+	for what, probe := range map[string]func() (int, map[string]any){
+		"forged actor": func() (int, map[string]any) {
+			return call(t, st, "POST", "/v1/runs?wait=0", bobToken, createBodyOf("x"), "X-Actor-Id", tenant)
+		},
+		"foreign owner": func() (int, map[string]any) { return call(t, st, "POST", "/v1/runs?wait=0", bobToken, owner) },
+		"join session":  func() (int, map[string]any) { return call(t, st, "POST", "/v1/runs?wait=0", bobToken, join) },
+		"follow-up": func() (int, map[string]any) {
+			return call(t, st, "POST", "/v1/runs/"+a.done+"/inputs?wait=0", bobToken, map[string]any{"intent": "follow_up", "content": "x"})
+		},
+	} {
+		if code, ans := probe(); code != 403 || ans["code"] != "forbidden_scope" {
+			t.Errorf("%s: HTTP %d %v, want 403 forbidden_scope", what, code, ans)
+		}
+	}
+	if code, ans := call(t, st, "POST", "/v1/runs?wait=0", adminToken, join); code != 202 {
+		t.Errorf("act_as joining: HTTP %d %v, want 202", code, ans)
+	}
+}
+
+func createBodyOf(content string) map[string]any {
+	return map[string]any{"agentId": "chat", "input": map[string]any{"content": content}}
 }
 
 func noSecrets(t *testing.T, who, body string, a tenantA) {

@@ -51,10 +51,14 @@ const heartbeatFresh = 10 * time.Second
 
 // Options configure a stack.
 type Options struct {
-	Kafka                kafka.Config
-	PGDSN                string
-	APIAddr              string            // default 127.0.0.1:8080; ":0" style picks a free port
-	Tokens               map[string]string // bearer token → tenant
+	Kafka   kafka.Config
+	PGDSN   string
+	APIAddr string            // default 127.0.0.1:8080; ":0" style picks a free port
+	Tokens  map[string]string // bearer token → principal (api.ParsePrincipal)
+	// JWT, APILimits and PublicURL configure the API (api.Config).
+	JWT                  api.JWTConfig
+	APILimits            api.Limits
+	PublicURL            string
 	Profiles             *profile.Catalog
 	ExecutorID           string
 	WaitDefault, WaitMax time.Duration
@@ -311,7 +315,8 @@ func (s *Stack) startAPI() error {
 		return err
 	}
 	s.producer = prod
-	a, err := api.New(api.Config{Tokens: s.opts.Tokens, WaitDefault: s.opts.WaitDefault, WaitMax: s.opts.WaitMax,
+	a, err := api.New(api.Config{Tokens: s.opts.Tokens, JWT: s.opts.JWT, Limits: s.opts.APILimits,
+		PublicURL: s.opts.PublicURL, WaitDefault: s.opts.WaitDefault, WaitMax: s.opts.WaitMax,
 		Version: s.opts.Version, Partitions: int(s.opts.Kafka.WithDefaults().Partitions),
 		CommandPartitions: func(ctx context.Context) (int, error) {
 			return prod.PartitionCount(ctx, s.opts.Kafka.CommandsTopic())
@@ -334,7 +339,7 @@ func (s *Stack) startAPI() error {
 		return fmt.Errorf("api: listen on %s: %w", addr, err)
 	}
 	s.addr = ln.Addr().String()
-	s.server = &http.Server{Handler: a.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	s.server, ln = a.Server(ln)
 	s.server.RegisterOnShutdown(s.hub.Close) // ends open streams, so shutdown does not wait on them
 	s.goRun("api", func() error {
 		if err := s.server.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
