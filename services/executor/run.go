@@ -62,7 +62,7 @@ func (r *Run) Events() []events.Envelope {
 
 // SessionHistory returns the committed events of the run's ancestors (its
 // parentRunId chain, oldest run first): the earlier turns of the session a
-// follow-up continues.
+// follow-up continues. Like Events, it holds no item deltas.
 func (r *Run) SessionHistory(ctx context.Context) ([][]events.Envelope, error) {
 	st := r.State()
 	return r.actor.ex.sessionHistory(ctx, st.TenantID, st.ParentRunID, r.actor.part.Partitions())
