@@ -11,7 +11,8 @@ import (
 
 // CheckStreamedOutput checks that no tool call streamed more into the log
 // than its run allows: per tool item (an item started with a toolCallId),
-// the deltas before the truncation marker hold at most the run's
+// the deltas before the truncation marker, their text plus
+// profile.DeltaEnvelopeBytes each, take at most the run's
 // limits.maxStreamedOutputBytes (from its capability snapshot; the default
 // without one), at most one delta is a marker (truncated, with the omitted
 // byte count), and nothing is streamed after it. It returns every violation;
@@ -84,8 +85,8 @@ func (s *toolStream) check(d *events.ItemDeltaPayload, limit int) error {
 		}
 		return nil
 	}
-	if s.bytes += len(d.Delta); s.bytes > limit {
-		return fmt.Errorf("%d bytes of output streamed, over the limit of %d", s.bytes, limit)
+	if s.bytes += len(d.Delta) + profile.DeltaEnvelopeBytes; s.bytes > limit {
+		return fmt.Errorf("%d bytes of output streamed (with %d per delta), over the limit of %d", s.bytes, profile.DeltaEnvelopeBytes, limit)
 	}
 	return nil
 }

@@ -39,7 +39,7 @@ func snapshot(t *testing.T, limit int) events.Draft {
 
 func TestCheckStreamedOutput(t *testing.T) {
 	t.Parallel()
-	full := strings.Repeat("x", profile.DefaultMaxStreamedOutputBytes)
+	full := strings.Repeat("x", profile.DefaultMaxStreamedOutputBytes-profile.DeltaEnvelopeBytes)
 	marker := events.ItemDeltaPayload{Delta: "[streaming stopped]", Truncated: true, OmittedBytes: 40 << 20}
 	tests := []struct {
 		name   string
@@ -51,7 +51,10 @@ func TestCheckStreamedOutput(t *testing.T) {
 		{"a tool streams past the default cap",
 			toolItem(events.ItemDeltaPayload{Delta: full}, events.ItemDeltaPayload{Delta: "y"}), "over the limit"},
 		{"the snapshot's cap applies",
-			append([]events.Draft{snapshot(t, 10)}, toolItem(events.ItemDeltaPayload{Delta: "12345678901"})...), "over the limit of 10"},
+			append([]events.Draft{snapshot(t, 310)}, toolItem(events.ItemDeltaPayload{Delta: "12345678901"})...), "over the limit of 310"},
+		{"each delta's envelope counts",
+			append([]events.Draft{snapshot(t, 1000)}, toolItem(events.ItemDeltaPayload{Delta: "a"}, events.ItemDeltaPayload{Delta: "b"},
+				events.ItemDeltaPayload{Delta: "c"}, events.ItemDeltaPayload{Delta: "d"})...), "over the limit of 1000"},
 		{"nothing streams after the marker",
 			toolItem(events.ItemDeltaPayload{Delta: "a"}, marker, events.ItemDeltaPayload{Delta: "b"}), "after the truncation marker"},
 		{"a marker names what it left out",

@@ -29,10 +29,12 @@ type Limits struct {
 	MaxWallTime time.Duration `yaml:"maxWallTime" json:"maxWallTime"`
 	// ToolConcurrency is how many tool calls of one model response run at once.
 	ToolConcurrency int `yaml:"toolConcurrency" json:"toolConcurrency"`
-	// MaxStreamedOutputBytes caps the output one tool call streams into its
-	// item's deltas; past it the item gets one truncation marker and no more
-	// deltas. The item's final event still carries the preview, and an
-	// output too large for the context is still offloaded whole.
+	// MaxStreamedOutputBytes caps what one tool call's streamed output takes
+	// on the log: its deltas' text plus DeltaEnvelopeBytes per delta
+	// (so a trickle of tiny writes is bounded too). Past it the item gets one
+	// truncation marker and no more deltas. The item's final event still
+	// carries the preview, and an output too large for the context is still
+	// offloaded as the tool captured it.
 	MaxStreamedOutputBytes int `yaml:"maxStreamedOutputBytes" json:"maxStreamedOutputBytes,omitempty"`
 	// MaxEventBytes bounds the bytes of a run's events on the log; a run past
 	// it fails with budget_exhausted at its next safe point.
@@ -59,6 +61,10 @@ const (
 	// events pass MaxEventBytes minus this, so ending it stays within
 	// MaxEventBytes. 64 KiB holds hundreds of such events.
 	EventBytesReserve = 64 << 10
+	// DeltaEnvelopeBytes is what MaxStreamedOutputBytes charges for each
+	// delta besides its text: an envelope's ids, type, times and tenant take
+	// about 300 bytes.
+	DeltaEnvelopeBytes = 300
 	// MinMaxEventBytes is the smallest MaxEventBytes a profile may set.
 	MinMaxEventBytes = 2 * EventBytesReserve
 )

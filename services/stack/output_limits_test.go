@@ -276,3 +276,40 @@ func TestEventPagesAreCutByBytes(t *testing.T) {
 	}
 	e.invariants(st)
 }
+
+func TestTrickledToolOutputAddsABoundedNumberOfDeltas(t *testing.T) {
+	t.Parallel()
+	// One byte every 60 ms: longer than the flush interval, so each byte
+	// would be a delta of its own.
+	const limit = 3000
+	agent := profile.Profile{ID: "trickle", Model: profile.ModelScripted, Tools: []string{"shell"},
+		Limits: profile.Limits{MaxStreamedOutputBytes: limit}, Script: []profile.Turn{
+			{ToolCalls: call1("shell", `{"command":"for i in $(seq 1 40); do printf x; sleep 0.06; done"}`)},
+			{Text: "Done."},
+		}}
+	e, st, _ := outputEnv(t, agent)
+	runID := create(t, st, "trickle", "drip", "trickle-1")["runId"].(string)
+	waitStatus(t, st, runID, "completed", 60*time.Second)
+	evs, _ := allRawEvents(t, st, runID, 1000)
+	shellID := ""
+	deltas, logged, markers := 0, 0, 0
+	for _, ev := range evs {
+		p := ev.Body["payload"].(map[string]any)
+		switch {
+		case ev.Type == "runtime.item.started" && p["itemType"] == "command_execution":
+			shellID = ev.ItemID
+		case ev.Type != "runtime.item.delta" || ev.ItemID != shellID:
+		case p["truncated"] == true:
+			markers++
+		default:
+			deltas++
+			logged += ev.Bytes
+		}
+	}
+	t.Logf("trickle: %d deltas taking %d bytes, %d markers", deltas, logged, markers)
+	if deltas > limit/300 || markers != 1 {
+		t.Errorf("%d deltas and %d markers; want at most %d deltas (a %d-byte cap at ~300 bytes a delta) and 1 marker",
+			deltas, markers, limit/300, limit)
+	}
+	e.invariants(st)
+}

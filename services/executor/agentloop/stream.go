@@ -8,15 +8,18 @@ import (
 
 	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/services/executor"
+	"github.com/xbot-runtime/xbot/services/profile"
 )
 
 // outputStream coalesces a tool's streamed output into deltas of its item,
-// up to the profile's limits.maxStreamedOutputBytes: past that (or once the
-// run's events used up their budget) output is counted, not appended, so a
-// command printing gigabytes adds a bounded number of events to the log. The
-// item's result still carries the output's preview, and the marker delta
-// (see marker) says what was left out. Output arrives from the process's
-// stdout and stderr concurrently.
+// up to the profile's limits.maxStreamedOutputBytes of log per item: the
+// deltas' text plus an envelope's worth for each delta, so neither a flood
+// nor a trickle of tiny writes adds more than a bounded number of events
+// (profile.DeltaEnvelopeBytes).
+// Past the cap (or once the run's events used up their budget) output is
+// counted, not appended. The item's result still carries the output's
+// preview, and the marker delta (see streamCut.marker) says what was left
+// out. Output arrives from the process's stdout and stderr concurrently.
 type outputStream struct {
 	ctx   context.Context
 	r     *runner
@@ -26,8 +29,9 @@ type outputStream struct {
 	mu        sync.Mutex
 	buf       string
 	lastFlush int64
-	streamed  int   // bytes appended or buffered
-	omitted   int64 // bytes not streamed
+	text      int   // output bytes streamed (appended or buffered)
+	cost      int   // log bytes charged for the appended deltas
+	omitted   int64 // output bytes not streamed
 	err       error
 }
 
@@ -42,13 +46,14 @@ func (o *outputStream) write(_, chunk string) {
 		o.omitted += int64(len(chunk))
 		return
 	}
-	if left := o.limit - o.streamed; len(chunk) > left {
-		keep := runeCut(chunk, left)
+	// What is buffered goes out as one delta, whose envelope is charged too.
+	if room := o.limit - o.cost - len(o.buf) - profile.DeltaEnvelopeBytes; len(chunk) > room {
+		keep := runeCut(chunk, room)
 		o.omitted += int64(len(chunk) - keep)
 		chunk = chunk[:keep]
 	}
 	o.buf += chunk
-	o.streamed += len(chunk)
+	o.text += len(chunk)
 	if len(o.buf) >= o.r.e.cfg.FlushBytes || nowMs()-o.lastFlush >= o.r.e.cfg.FlushInterval.Milliseconds() {
 		o.flushLocked()
 	}
@@ -68,6 +73,7 @@ func (o *outputStream) flushLocked() {
 	if o.buf != "" && o.err == nil {
 		_, o.err = o.r.run.Append(o.ctx, executor.AppendOptions{}, events.Draft{Type: events.ItemDelta, ItemID: o.id,
 			Payload: events.ItemDeltaPayload{Delta: o.buf}})
+		o.cost += len(o.buf) + profile.DeltaEnvelopeBytes
 	}
 	o.buf, o.lastFlush = "", nowMs()
 }
@@ -77,7 +83,7 @@ func (o *outputStream) close() (streamCut, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.flushLocked()
-	return streamCut{streamed: o.streamed, omitted: o.omitted}, o.err
+	return streamCut{streamed: o.text, omitted: o.omitted}, o.err
 }
 
 // streamCut is what an item's output stream left out.
