@@ -1,6 +1,7 @@
 package stack_test
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -16,6 +17,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/xbot-runtime/xbot/infra/kafka"
 	"github.com/xbot-runtime/xbot/services/compute/local"
 	"github.com/xbot-runtime/xbot/services/model"
 	"github.com/xbot-runtime/xbot/services/profile"
@@ -166,6 +168,24 @@ func findFile(t *testing.T, dir, p string) []byte {
 	return raw
 }
 
+// kafkaBytes is the size of the run's records on the events topic.
+func kafkaBytes(t *testing.T, e *env, runID string) int {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	n := 0
+	err := kafka.ReadTopic(ctx, e.kcfg, e.kcfg.EventsTopic(), func(r kafka.Record) error {
+		if r.Key == runID {
+			n += len(r.Value)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
 func TestHugeToolOutputAddsABoundedLogToTheRun(t *testing.T) {
 	// Not parallel: it measures the process's memory.
 	agent := profile.Profile{ID: "flood", Model: profile.ModelScripted, Tools: []string{"shell"}, Script: []profile.Turn{
@@ -202,8 +222,8 @@ func TestHugeToolOutputAddsABoundedLogToTheRun(t *testing.T) {
 			marker++
 		}
 	}
-	t.Logf("40 MB output: %d events, %d bytes logged for the run (%d deltas, %d delta bytes); peak heap %.0f MiB, peak RSS %.0f MiB",
-		len(evs), total, deltas, deltaBytes, heap, rss)
+	t.Logf("40 MB output: %d events, %d bytes on Kafka for the run (%d via the API; %d deltas, %d delta bytes); peak heap %.0f MiB, peak RSS %.0f MiB",
+		len(evs), kafkaBytes(t, e, runID), total, deltas, deltaBytes, heap, rss)
 	if limit := profile.DefaultMaxStreamedOutputBytes + 1024; deltaBytes > limit {
 		t.Errorf("the item streamed %d bytes of deltas, want at most %d", deltaBytes, limit)
 	}
@@ -217,6 +237,7 @@ func TestHugeToolOutputAddsABoundedLogToTheRun(t *testing.T) {
 	if ref == nil {
 		t.Fatalf("the item has no outputRef: %v", completed["data"])
 	}
+	t.Logf("offloaded: %v bytes at %v", ref["bytes"], ref["path"])
 	file := findFile(t, dir, ref["path"].(string))
 	sum := sha256.Sum256(file)
 	if len(file) != int(ref["bytes"].(float64)) || hex.EncodeToString(sum[:]) != ref["sha256"] {
