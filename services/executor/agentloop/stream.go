@@ -100,7 +100,7 @@ func (c streamCut) marker(itemID string, ref *events.OutputRef) []events.Draft {
 	if c.omitted == 0 {
 		return nil
 	}
-	where := "the result holds its beginning and its end"
+	where := "the item's closing event has the result"
 	if ref != nil {
 		where = fmt.Sprintf("the output is stored at %s (%d bytes)", ref.Path, ref.Bytes)
 	}
