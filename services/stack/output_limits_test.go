@@ -95,6 +95,7 @@ func TestRunPastItsEventBytesBudgetEndsBudgetExhausted(t *testing.T) {
 	for _, ev := range evs {
 		total += ev.Bytes
 	}
+	t.Logf("budget: the run ended after %d events, %d bytes, under a budget of %d", len(evs), total, 300<<10)
 	if total > 300<<10 {
 		t.Errorf("the run's log is %d bytes, over its budget of %d", total, 300<<10)
 	}
