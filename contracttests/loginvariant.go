@@ -109,7 +109,8 @@ func CheckLog(evs []events.Envelope) (map[string]events.RunState, error) {
 	return states, errors.Join(errs...)
 }
 
-// LogInvariant reads src and fails t on any violation of the log invariant.
+// LogInvariant reads src and fails t on any violation of the log invariant
+// or of the streamed-output limits (CheckStreamedOutput).
 // It returns the folded run states for further assertions.
 func LogInvariant(ctx context.Context, t testing.TB, src Source) map[string]events.RunState {
 	t.Helper()
@@ -120,6 +121,9 @@ func LogInvariant(ctx context.Context, t testing.TB, src Source) map[string]even
 	states, err := CheckLog(evs)
 	if err != nil {
 		t.Fatalf("log invariant violated:\n%v", err)
+	}
+	if err := CheckStreamedOutput(evs); err != nil {
+		t.Fatalf("streamed output over its limits:\n%v", err)
 	}
 	return states
 }

@@ -206,6 +206,13 @@ type ItemStartedPayload struct {
 // ItemDeltaPayload carries a coalesced piece of streamed text.
 type ItemDeltaPayload struct {
 	Delta string `json:"delta"`
+	// Truncated marks the last delta of an item whose streamed output
+	// reached its cap (limits.maxStreamedOutputBytes): Delta then says so in
+	// words, OmittedBytes counts the output that was not streamed, and the
+	// item's closing event holds the result (and its outputRef when the
+	// output was offloaded).
+	Truncated    bool  `json:"truncated,omitempty"`
+	OmittedBytes int64 `json:"omittedBytes,omitempty"`
 }
 
 // Item completion statuses.

@@ -80,7 +80,12 @@ func (s *settings) stackOptions(kcfg kafka.Config, dataDir string) (stack.Option
 	if err != nil {
 		return stack.Options{}, err
 	}
-	opts := stack.Options{Kafka: kcfg, PGDSN: s.r.Get("pg_dsn"), APIAddr: s.r.Get("api_addr"), Tokens: tokens,
+	pageBytes, err := s.r.Int("events_page_max_bytes")
+	if err != nil {
+		return stack.Options{}, err
+	}
+	opts := stack.Options{EventPageBytes: pageBytes, Kafka: kcfg, PGDSN: s.r.Get("pg_dsn"), APIAddr: s.r.Get("api_addr"),
+		Tokens:   tokens,
 		Profiles: profiles, ExecutorID: s.r.Get("executor_id"), WaitDefault: wait, WaitMax: maxWait,
 		Logger: s.log, Version: version, LLM: llm, ClickHouse: s.clickhouse(), CommandKeys: keys}
 	if err := s.apiAccess(&opts); err != nil {

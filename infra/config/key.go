@@ -74,6 +74,9 @@ var registry = []Key{
 	{Name: "command_wait_default", Default: "5s", Usage: "how long command endpoints wait for an outcome when ?wait is absent"},
 	// 30s stays below common proxy idle timeouts (60s) with margin.
 	{Name: "command_wait_max", Default: "30s", Usage: "longest ?wait a command endpoint accepts"},
+	// 1 MiB: a quick response even when every event of a page is a large
+	// tool output; pages of ordinary events still hold hundreds.
+	{Name: "events_page_max_bytes", Default: "1048576", Usage: "most envelope bytes one page of GET /v1/runs/{runId}/events returns (a larger single event comes alone)"},
 	{Name: "llm_base_url", Usage: "base URL of the OpenAI-compatible model provider, e.g. https://api.openai.com/v1"},
 	{Name: "llm_api_key", Secret: true, Usage: "API key of the model provider (stays in the runtime; never reaches a sandbox, event or log)"},
 	{Name: "llm_model", Usage: "default model name; with llm_base_url set, the built-in demo agent uses it with the built-in tools"},

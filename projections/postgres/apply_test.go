@@ -53,7 +53,7 @@ func checkCompletedRun(tb testing.TB, f *fixture, l *runLog) {
 
 func checkEventsVerbatim(tb testing.TB, f *fixture, l *runLog, recs []postgres.Record) {
 	tb.Helper()
-	evs, err := f.store.ListEvents(context.Background(), "acme", l.id(), 0, 0)
+	evs, err := f.store.ListEvents(context.Background(), "acme", l.id(), 0, 0, 0)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func TestListEventsPagesBySeq(t *testing.T) {
 	f.apply(t, offsets{}.records(t, 0, l.evs...))
 	var seqs []int64
 	for after := int64(0); ; {
-		page, err := f.store.ListEvents(context.Background(), "acme", l.id(), after, 2)
+		page, err := f.store.ListEvents(context.Background(), "acme", l.id(), after, 2, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -92,6 +92,48 @@ func TestListEventsPagesBySeq(t *testing.T) {
 	}
 	if len(seqs) != len(l.evs) || seqs[0] != 1 || seqs[len(seqs)-1] != int64(len(l.evs)) {
 		t.Fatalf("seqs = %v", seqs)
+	}
+}
+
+// TestListEventsCapsPageBytes: a page ends before the event that would pass
+// the byte cap, its first event comes even when larger than the cap, and
+// paging on reads every event once.
+func TestListEventsCapsPageBytes(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	l := newRun(t, "acme", "")
+	l.accept(events.NewID("cmd"), "key-pages")
+	l.lifecycle(events.RunStarted, events.RunStartedPayload{ExecutorID: "exec-1"})
+	l.assistantMessage(40) // deltas of about 400 bytes each
+	f.apply(t, offsets{}.records(t, 0, l.evs...))
+	const maxBytes = 1000
+	var seqs []int64
+	pages := 0
+	for after := int64(0); ; pages++ {
+		page, err := f.store.ListEvents(context.Background(), "acme", l.id(), after, 1000, maxBytes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(page) == 0 {
+			break
+		}
+		size := 0
+		for _, e := range page {
+			size += len(e.Envelope)
+			seqs = append(seqs, e.Seq)
+		}
+		if size > maxBytes && len(page) > 1 {
+			t.Fatalf("page after %d: %d events, %d bytes, over the %d cap", after, len(page), size, maxBytes)
+		}
+		after = page[len(page)-1].Seq
+	}
+	if len(seqs) != len(l.evs) || seqs[0] != 1 || seqs[len(seqs)-1] != int64(len(l.evs)) || pages < 10 {
+		t.Fatalf("read seqs %v in %d pages, want 1..%d in at least 10", seqs, pages, len(l.evs))
+	}
+	// One event larger than the cap is returned alone.
+	page, err := f.store.ListEvents(context.Background(), "acme", l.id(), 0, 1000, 10)
+	if err != nil || len(page) != 1 || page[0].Seq != 1 {
+		t.Fatalf("page with a 10-byte cap: %d events, err %v; want the first event alone", len(page), err)
 	}
 }
 
@@ -211,7 +253,7 @@ func TestRejectedCommandForNonexistentRun(t *testing.T) {
 		c.Message != "run does not exist" || c.RunID != l.id() || c.Seq != 1 {
 		t.Fatalf("command = %+v", c)
 	}
-	if evs, err := f.store.ListEvents(ctx, "acme", l.id(), 0, 0); err != nil || len(evs) != 1 {
+	if evs, err := f.store.ListEvents(ctx, "acme", l.id(), 0, 0, 0); err != nil || len(evs) != 1 {
 		t.Fatalf("events = %v, %v", evs, err)
 	}
 

@@ -18,6 +18,12 @@ const (
 	maxEventLimit     = 1000
 )
 
+// DefaultEventPageBytes bounds the envelopes of one events page: 1 MiB keeps
+// a page of a run with large outputs a quick response (a thousand events of
+// 32 KiB would be 32 MiB), while pages of ordinary events still hold
+// hundreds.
+const DefaultEventPageBytes = 1 << 20
+
 // runColumnsSQL selects a Run from runs AS r.
 const runColumnsSQL = `r.run_id, r.tenant_id, r.platform_session_id, r.agent_id, r.parent_run_id, r.status,
 	r.pause_reason, r.error_code, r.cancel_reason, r.input, r.sandbox_key, r.metadata, r.last_seq, r.created_at,
@@ -68,13 +74,25 @@ func (s *Store) GetRun(ctx context.Context, tenantID, runID string) (Run, error)
 }
 
 // ListEvents returns up to limit events of the run runID of tenantID with
-// seq > afterSeq, in seq order (limit <= 0 means 100; at most 1000). A run
-// unknown to the tenant has no events.
-func (s *Store) ListEvents(ctx context.Context, tenantID, runID string, afterSeq int64, limit int) ([]Event, error) {
+// seq > afterSeq, in seq order (limit <= 0 means 100; at most 1000), and at
+// most maxBytes bytes of envelopes (maxBytes <= 0 means DefaultEventPageBytes):
+// the page ends before the event that would pass maxBytes, except that its
+// first event is always returned, however large, so paging always
+// progresses. A run unknown to the tenant has no events.
+func (s *Store) ListEvents(ctx context.Context, tenantID, runID string, afterSeq int64, limit, maxBytes int) ([]Event, error) {
+	if maxBytes <= 0 {
+		maxBytes = DefaultEventPageBytes
+	}
+	// The window sums the sizes of the page's rows in seq order; only the
+	// rows that fit are sent.
 	rows, err := s.pool.Query(ctx, `SELECT run_id, seq, event_id, type, tenant_id, platform_session_id, item_id,
 	command_id, occurred_at, emitted_at, envelope
-FROM run_events WHERE run_id = $1 AND tenant_id = $2 AND seq > $3 ORDER BY seq LIMIT $4`,
-		runID, tenantID, afterSeq, clampLimit(limit, defaultEventLimit, maxEventLimit))
+FROM (SELECT *, sum(octet_length(envelope::text)) OVER (ORDER BY seq) AS upto, row_number() OVER (ORDER BY seq) AS n
+	FROM (SELECT run_id, seq, event_id, type, tenant_id, platform_session_id, item_id, command_id, occurred_at,
+		emitted_at, envelope
+		FROM run_events WHERE run_id = $1 AND tenant_id = $2 AND seq > $3 ORDER BY seq LIMIT $4) AS page) AS sized
+WHERE upto <= $5 OR n = 1 ORDER BY seq`,
+		runID, tenantID, afterSeq, clampLimit(limit, defaultEventLimit, maxEventLimit), maxBytes)
 	if err != nil {
 		return nil, fmt.Errorf("list events of run %s: %w", runID, err)
 	}

@@ -24,7 +24,7 @@ func TestQueriesNeverCrossTenants(t *testing.T) {
 	wantNotFound(t, err)
 	_, err = f.store.GetCommand(ctx, "acme", theirCmd)
 	wantNotFound(t, err)
-	if evs, err := f.store.ListEvents(ctx, "acme", theirs.id(), 0, 0); err != nil || len(evs) != 0 {
+	if evs, err := f.store.ListEvents(ctx, "acme", theirs.id(), 0, 0, 0); err != nil || len(evs) != 0 {
 		t.Fatalf("events of another tenant's run: %v, %v", evs, err)
 	}
 	runs, _, err := f.store.ListRuns(ctx, postgres.RunFilter{TenantID: "acme", PlatformSessionID: "shared-session"})

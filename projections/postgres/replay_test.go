@@ -180,7 +180,7 @@ func TestNULCharactersAreProjected(t *testing.T) {
 		t.Fatalf("cancel reason %q, session %q", run.CancelReason, run.PlatformSessionID)
 	}
 	assertJSON(t, run.Input, `{"content":"a\ufffdb \\u0000"}`)
-	evs, err := f.store.ListEvents(ctx, "acme", l.id(), 0, 0)
+	evs, err := f.store.ListEvents(ctx, "acme", l.id(), 0, 0, 0)
 	if err != nil || len(evs) != 2 || !bytes.Equal(evs[0].Envelope, recs[0].Value) ||
 		!strings.Contains(string(evs[0].Envelope), `a\u0000b`) {
 		t.Fatalf("envelopes not kept verbatim: %v %v", evs, err)

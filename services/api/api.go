@@ -23,7 +23,7 @@ import (
 type Store interface {
 	GetRun(ctx context.Context, tenantID, runID string) (postgres.Run, error)
 	ListRuns(ctx context.Context, f postgres.RunFilter) ([]postgres.Run, string, error)
-	ListEvents(ctx context.Context, tenantID, runID string, afterSeq int64, limit int) ([]postgres.Event, error)
+	ListEvents(ctx context.Context, tenantID, runID string, afterSeq int64, limit, maxBytes int) ([]postgres.Event, error)
 	GetCommand(ctx context.Context, tenantID, commandID string) (postgres.Command, error)
 	WaitCommand(ctx context.Context, tenantID, commandID string) (postgres.Command, error)
 	ReadModels

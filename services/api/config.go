@@ -20,6 +20,9 @@ const (
 	// DefaultMaxBodyBytes is 1 MiB: a command's content is at most 256 KiB
 	// (commands.MaxContentBytes), so this leaves room for JSON escaping.
 	DefaultMaxBodyBytes = 1 << 20
+	// DefaultMaxEventPageBytes bounds the envelopes of one events page
+	// (postgres.DefaultEventPageBytes, 1 MiB).
+	DefaultMaxEventPageBytes = 1 << 20
 	// DefaultPartitions is the partition count infra/kafka.Config creates
 	// topics with by default.
 	DefaultPartitions = 12
@@ -52,6 +55,11 @@ type Config struct {
 	// MaxBodyBytes bounds a request body; larger bodies get 413
 	// payload_too_large. Default DefaultMaxBodyBytes.
 	MaxBodyBytes int64
+	// MaxEventPageBytes bounds the envelope bytes of one page of
+	// GET /v1/runs/{runId}/events: the page ends early (nextAfterSeq goes
+	// on from it), and a single larger event is returned alone. Default
+	// DefaultMaxEventPageBytes.
+	MaxEventPageBytes int
 	// Version is the API version shown in the OpenAPI document. Default "dev".
 	Version string
 	// Partitions is the partition count of the commands topic that places a
@@ -76,6 +84,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.MaxBodyBytes == 0 {
 		c.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if c.MaxEventPageBytes == 0 {
+		c.MaxEventPageBytes = DefaultMaxEventPageBytes
 	}
 	if c.Version == "" {
 		c.Version = "dev"
@@ -113,6 +124,9 @@ func (c Config) Validate() error {
 	}
 	if c.Partitions < 1 {
 		errs = append(errs, fmt.Errorf("api: Partitions must be >= 1 (got %d)", c.Partitions))
+	}
+	if c.MaxEventPageBytes < 1 {
+		errs = append(errs, fmt.Errorf("api: MaxEventPageBytes must be positive (got %d)", c.MaxEventPageBytes))
 	}
 	return errors.Join(errs...)
 }

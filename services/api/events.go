@@ -41,7 +41,7 @@ func (eventEnvelope) Schema(r huma.Registry) *huma.Schema {
 type listRunEventsInput struct {
 	RunID    string `path:"runId" maxLength:"160" pattern:"^[A-Za-z0-9._:-]{1,160}$" doc:"The run's id (run_…)."`
 	AfterSeq int64  `query:"after_seq" minimum:"0" default:"0" doc:"Return events with seq greater than this."`
-	Limit    int    `query:"limit" minimum:"1" maximum:"1000" default:"100" doc:"Page size."`
+	Limit    int    `query:"limit" minimum:"1" maximum:"1000" default:"100" doc:"Page size in events; a page also ends before its envelopes pass the byte cap (1 MiB by default)."`
 }
 
 type eventPage struct {
@@ -56,7 +56,11 @@ type listRunEventsOutput struct {
 func (a *API) registerListRunEvents() {
 	register(a, huma.Operation{
 		OperationID: "listRunEvents", Method: http.MethodGet, Path: "/v1/runs/{runId}/events",
-		Summary: "List a run's events", Description: "The run's committed events in seq order, from the run_events read model.",
+		Summary: "List a run's events",
+		Description: "The run's committed events in seq order, from the run_events read model. A page holds at most " +
+			"`limit` events and at most the API's byte cap of envelopes (1 MiB by default): a page of large events ends " +
+			"early, and reading on from `nextAfterSeq` continues with no gap. An event larger than the cap is returned " +
+			"alone, so paging always progresses. An empty page means there are no more events yet.",
 		Tags: []string{"Runs"}, Errors: []int{http.StatusUnauthorized, http.StatusNotFound, http.StatusUnprocessableEntity},
 	}, a.listRunEvents)
 }
@@ -66,7 +70,7 @@ func (a *API) listRunEvents(ctx context.Context, in *listRunEventsInput) (*listR
 	if _, err := a.findRun(ctx, in.RunID); err != nil {
 		return nil, err
 	}
-	rows, err := a.store.ListEvents(ctx, tenantOf(ctx), in.RunID, in.AfterSeq, in.Limit)
+	rows, err := a.store.ListEvents(ctx, tenantOf(ctx), in.RunID, in.AfterSeq, in.Limit, a.cfg.MaxEventPageBytes)
 	if err != nil {
 		return nil, fmt.Errorf("list events of run %s after %d: %w", in.RunID, in.AfterSeq, err)
 	}

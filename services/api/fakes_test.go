@@ -73,14 +73,19 @@ func (s *fakeStore) ListRuns(_ context.Context, f postgres.RunFilter) ([]postgre
 	return out, "next-page", nil
 }
 
-func (s *fakeStore) ListEvents(_ context.Context, tenantID, runID string, afterSeq int64, limit int) ([]postgres.Event, error) {
+func (s *fakeStore) ListEvents(_ context.Context, tenantID, runID string, afterSeq int64, limit, maxBytes int) ([]postgres.Event, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []postgres.Event
+	size := 0
 	for _, e := range s.events[runID] {
-		if e.TenantID == tenantID && e.Seq > afterSeq && len(out) < limit {
-			out = append(out, e)
+		if e.TenantID != tenantID || e.Seq <= afterSeq || len(out) >= limit {
+			continue
 		}
+		if size += len(e.Envelope); size > maxBytes && len(out) > 0 {
+			break
+		}
+		out = append(out, e)
 	}
 	return out, nil
 }

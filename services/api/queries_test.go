@@ -3,10 +3,12 @@ package api_test
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/xbot-runtime/xbot/projections/postgres"
+	"github.com/xbot-runtime/xbot/services/api"
 )
 
 func TestGetRun(t *testing.T) {
@@ -49,6 +51,41 @@ func TestListRunEventsPages(t *testing.T) {
 	}
 	for _, q := range []string{"limit=0", "limit=1001", "after_seq=-1", "limit=x"} {
 		e.do(t, "GET", "/v1/runs/"+run.RunID+"/events?"+q, tokenA, nil).wantCode(t, http.StatusUnprocessableEntity, "validation_failed")
+	}
+}
+
+// TestListRunEventsPagesByBytes: with MaxEventPageBytes set, a page ends
+// before the event that would pass it, and reading on from nextAfterSeq
+// returns the rest with no gap.
+func TestListRunEventsPagesByBytes(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, withConfig(func(c *api.Config) { c.MaxEventPageBytes = 400 }))
+	run := seedRun(e, tenantA, "running")
+	for seq := int64(1); seq <= 6; seq++ {
+		env := fmt.Sprintf(`{"eventId":"evt_%d","runId":%q,"seq":%d,"schemaVersion":"v1","type":"runtime.item.delta","payload":{"delta":%q}}`,
+			seq, run.RunID, seq, strings.Repeat("x", 100))
+		e.store.addEvent(postgres.Event{RunID: run.RunID, Seq: seq, TenantID: tenantA, Type: "runtime.item.delta", Envelope: []byte(env)})
+	}
+	var seqs []float64
+	for after, pages := float64(0), 0; ; pages++ {
+		r := e.do(t, "GET", fmt.Sprintf("/v1/runs/%s/events?after_seq=%d&limit=1000", run.RunID, int(after)), tokenA, nil).want(t, http.StatusOK)
+		evs, _ := r.body["events"].([]any)
+		if len(evs) == 0 {
+			if len(seqs) != 6 || pages < 3 {
+				t.Fatalf("read seqs %v in %d pages, want 1..6 in at least 3", seqs, pages)
+			}
+			return
+		}
+		if len(evs) > 2 {
+			t.Fatalf("a page of %d events of about 200 bytes under a 400-byte cap: %s", len(evs), r.raw)
+		}
+		for _, ev := range evs {
+			seqs = append(seqs, ev.(map[string]any)["seq"].(float64))
+			if seqs[len(seqs)-1] != float64(len(seqs)) {
+				t.Fatalf("seqs %v have a gap", seqs)
+			}
+		}
+		after = r.body["nextAfterSeq"].(float64)
 	}
 }
 

@@ -17,6 +17,7 @@ type batch struct {
 	a         *actor
 	staged    map[string]*events.RunState
 	sealed    map[string][]events.Envelope
+	sizes     map[string]int64 // encoded bytes of each run's sealed events
 	recs      []kafka.OutRecord
 	cmdOffset int64
 	replies   []*appendReq
@@ -33,7 +34,8 @@ type refusal struct {
 }
 
 func newBatch(a *actor) *batch {
-	return &batch{a: a, staged: map[string]*events.RunState{}, sealed: map[string][]events.Envelope{}, cmdOffset: -1, now: time.Now().UnixMilli()}
+	return &batch{a: a, staged: map[string]*events.RunState{}, sealed: map[string][]events.Envelope{},
+		sizes: map[string]int64{}, cmdOffset: -1, now: time.Now().UnixMilli()}
 }
 
 func (b *batch) add(m any) {
@@ -69,6 +71,7 @@ func (b *batch) push(id events.Identity, drafts []events.Draft) error {
 	next := *st
 	recs := make([]kafka.OutRecord, 0, len(drafts))
 	envs := make([]events.Envelope, 0, len(drafts))
+	var size int64
 	for _, d := range drafts {
 		env, err := d.Seal(id, next.LastSeq+1, events.NewID("evt"), b.now)
 		if err != nil {
@@ -83,9 +86,11 @@ func (b *batch) push(id events.Identity, drafts []events.Draft) error {
 		}
 		recs = append(recs, kafka.OutRecord{Key: id.RunID, Value: raw})
 		envs = append(envs, env)
+		size += int64(len(raw))
 	}
 	*st = next
 	b.sealed[id.RunID] = append(b.sealed[id.RunID], envs...)
+	b.sizes[id.RunID] += size
 	b.recs = append(b.recs, recs...)
 	return nil
 }
@@ -116,7 +121,7 @@ func (b *batch) commit() {
 	for id, st := range b.staged {
 		r := b.a.run(id)
 		before := r.State().Status
-		r.setState(*st, b.sealed[id])
+		r.setState(*st, b.sealed[id], b.sizes[id])
 		if st.Status.Terminal() && !before.Terminal() {
 			b.a.release(*st)
 			free[sandboxKey(*st)] = true

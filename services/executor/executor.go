@@ -175,7 +175,8 @@ const maxAncestors = 32
 var ErrForeignParent = errors.New("the parent run belongs to another tenant")
 
 // sessionHistory reads the committed events of runID and its ancestors from
-// the events topic, oldest run first; every ancestor must be of tenantID.
+// the events topic, oldest run first, without their item deltas (see
+// Run.Events); every ancestor must be of tenantID.
 // The runs may live on any partition; each is read from its partition's
 // start (a known cost; a session store would make this a lookup).
 func (ex *Executor) sessionHistory(ctx context.Context, tenantID, runID string, partitions int) ([][]events.Envelope, error) {
@@ -200,7 +201,8 @@ func (ex *Executor) sessionHistory(ctx context.Context, tenantID, runID string, 
 		if st.TenantID != tenantID {
 			return nil, fmt.Errorf("%w: run %s", ErrForeignParent, runID)
 		}
-		chain = append(chain, evs)
+		// Folded (seq is gap-free) and checked: drop the deltas, as Run.Events does.
+		chain = append(chain, slices.DeleteFunc(evs, func(e events.Envelope) bool { return e.Type == events.ItemDelta }))
 		runID = st.ParentRunID
 	}
 	slices.Reverse(chain)

@@ -18,7 +18,8 @@ func (ex *Executor) Assigned(ctx context.Context, part *kafka.Partition, replay 
 	broken := map[string]bool{}
 	states := map[string]events.RunState{}
 	logs := map[string][]events.Envelope{}
-	var order []string // runs in the order they were accepted: each sandbox key's FIFO
+	sizes := map[string]int64{} // encoded bytes of each run's events
+	var order []string          // runs in the order they were accepted: each sandbox key's FIFO
 	err := replay(func(rec kafka.Record) error {
 		env, err := events.Decode(rec.Value)
 		if err != nil {
@@ -40,9 +41,11 @@ func (ex *Executor) Assigned(ctx context.Context, part *kafka.Partition, replay 
 		if env.Type == events.RunAccepted {
 			order = append(order, env.RunID)
 		}
-		if next.Status.Terminal() {
+		sizes[env.RunID] += int64(len(rec.Value))
+		switch {
+		case next.Status.Terminal():
 			delete(logs, env.RunID) // ended runs are not driven; free their events
-		} else {
+		case env.Type != events.ItemDelta: // what Run.Events holds
 			logs[env.RunID] = append(logs[env.RunID], env)
 		}
 		return nil
@@ -56,7 +59,7 @@ func (ex *Executor) Assigned(ctx context.Context, part *kafka.Partition, replay 
 			continue
 		}
 		r := a.run(id)
-		r.setState(st, logs[id])
+		r.setState(st, logs[id], sizes[id])
 		switch st.Status {
 		case events.StatusRunning:
 			r.lost = true

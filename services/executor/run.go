@@ -21,9 +21,14 @@ type Run struct {
 	id    string
 	actor *actor
 
-	mu        sync.Mutex
-	state     events.RunState
-	hist      []events.Envelope // committed events of an active run; nil once it ended
+	mu    sync.Mutex
+	state events.RunState
+	// hist is the committed events of an active run but its item deltas (see
+	// Events); nil once it ended.
+	hist []events.Envelope
+	// logBytes is the size of the run's committed events on the log (the
+	// encoded record values), deltas included.
+	logBytes  int64
 	interrupt context.CancelFunc
 	driving   bool // an engine goroutine owns the run
 	// lost is set when this executor took the run over while it was running
@@ -44,8 +49,11 @@ func (r *Run) State() events.RunState {
 	return r.state
 }
 
-// Events returns the run's committed events, oldest first. The slice must not
-// be modified.
+// Events returns the run's committed events, oldest first, except its
+// runtime.item.delta events: the streamed text is repeated (or, past a cap,
+// previewed) by the item's closing event, no engine decision reads it, and
+// keeping it would let one item's output fill the executor's memory. The
+// slice must not be modified.
 func (r *Run) Events() []events.Envelope {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -54,22 +62,36 @@ func (r *Run) Events() []events.Envelope {
 
 // SessionHistory returns the committed events of the run's ancestors (its
 // parentRunId chain, oldest run first): the earlier turns of the session a
-// follow-up continues.
+// follow-up continues. Like Events, it holds no item deltas.
 func (r *Run) SessionHistory(ctx context.Context) ([][]events.Envelope, error) {
 	st := r.State()
 	return r.actor.ex.sessionHistory(ctx, st.TenantID, st.ParentRunID, r.actor.part.Partitions())
 }
 
-// setState installs a committed state and the events that led to it.
-func (r *Run) setState(s events.RunState, added []events.Envelope) {
+// EventBytes returns the size in bytes of the run's committed events as
+// encoded on the log, every event counted (deltas too).
+func (r *Run) EventBytes() int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.logBytes
+}
+
+// setState installs a committed state and the events that led to it, which
+// take addedBytes on the log.
+func (r *Run) setState(s events.RunState, added []events.Envelope, addedBytes int64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.state = s
+	r.logBytes += addedBytes
 	if s.Status.Terminal() {
 		r.hist = nil // nobody drives an ended run; its log stays in Kafka
 		return
 	}
-	r.hist = append(r.hist, added...)
+	for _, e := range added {
+		if e.Type != events.ItemDelta {
+			r.hist = append(r.hist, e)
+		}
+	}
 }
 
 // Step returns a context for one interruptible step (a model stream, a batch

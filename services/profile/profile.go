@@ -30,6 +30,16 @@ type Limits struct {
 	MaxWallTime time.Duration `yaml:"maxWallTime" json:"maxWallTime"`
 	// ToolConcurrency is how many tool calls of one model response run at once.
 	ToolConcurrency int `yaml:"toolConcurrency" json:"toolConcurrency"`
+	// MaxStreamedOutputBytes caps what one tool call's streamed output takes
+	// on the log: its deltas' text plus DeltaEnvelopeBytes per delta
+	// (so a trickle of tiny writes is bounded too). Past it the item gets one
+	// truncation marker and no more deltas. The item's final event still
+	// carries the preview, and an output too large for the context is still
+	// offloaded as the tool captured it.
+	MaxStreamedOutputBytes int `yaml:"maxStreamedOutputBytes" json:"maxStreamedOutputBytes,omitempty"`
+	// MaxEventBytes bounds the bytes of a run's events on the log; a run past
+	// it fails with budget_exhausted at its next safe point.
+	MaxEventBytes int64 `yaml:"maxEventBytes" json:"maxEventBytes,omitempty"`
 }
 
 // Default limits.
@@ -38,6 +48,26 @@ const (
 	DefaultMaxToolCalls    = 200
 	DefaultMaxWallTime     = 30 * time.Minute
 	DefaultToolConcurrency = 4
+	// DefaultMaxStreamedOutputBytes is 64 KiB: twice the offload threshold,
+	// the first screens of a command's output live, while a command that
+	// prints gigabytes adds about two dozen deltas to the log, not thousands.
+	DefaultMaxStreamedOutputBytes = 64 << 10
+	// DefaultMaxEventBytes is 16 MiB: room for DefaultMaxToolCalls calls
+	// that each stream their full 64 KiB, and small enough that one run's
+	// log stays a small part of the executor's memory and of each view.
+	DefaultMaxEventBytes = 16 << 20
+	// EventBytesReserve is the part of MaxEventBytes kept for the events that
+	// end a run (the failed open items, runtime.run.failed, the pending
+	// commands closed as no_effect): the budget is exhausted when a run's
+	// events pass MaxEventBytes minus this, so ending it stays within
+	// MaxEventBytes. 64 KiB holds hundreds of such events.
+	EventBytesReserve = 64 << 10
+	// DeltaEnvelopeBytes is what MaxStreamedOutputBytes charges for each
+	// delta besides its text: an envelope's ids, type, times and tenant take
+	// about 300 bytes.
+	DeltaEnvelopeBytes = 300
+	// MinMaxEventBytes is the smallest MaxEventBytes a profile may set.
+	MinMaxEventBytes = 2 * EventBytesReserve
 )
 
 // WithDefaults fills zero limits with the defaults.
@@ -53,6 +83,12 @@ func (l Limits) WithDefaults() Limits {
 	}
 	if l.ToolConcurrency == 0 {
 		l.ToolConcurrency = DefaultToolConcurrency
+	}
+	if l.MaxStreamedOutputBytes == 0 {
+		l.MaxStreamedOutputBytes = DefaultMaxStreamedOutputBytes
+	}
+	if l.MaxEventBytes == 0 {
+		l.MaxEventBytes = DefaultMaxEventBytes
 	}
 	return l
 }
@@ -245,6 +281,12 @@ func (p Profile) Validate() error {
 	}
 	if err := p.Sandbox.validate(); err != nil {
 		errs = append(errs, fmt.Errorf("profile %q: sandbox: %w", p.ID, err))
+	}
+	if l.MaxStreamedOutputBytes < 0 {
+		errs = append(errs, fmt.Errorf("profile %q: limits.maxStreamedOutputBytes must be >= 0", p.ID))
+	}
+	if l.MaxEventBytes != 0 && l.MaxEventBytes < MinMaxEventBytes {
+		errs = append(errs, fmt.Errorf("profile %q: limits.maxEventBytes must be at least %d (the room kept for the events that end a run)", p.ID, MinMaxEventBytes))
 	}
 	for _, kv := range p.Sandbox.Env {
 		if name, _, ok := strings.Cut(kv, "="); !ok || !envName.MatchString(name) {

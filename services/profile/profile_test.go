@@ -148,6 +148,11 @@ func TestLoadRejects(t *testing.T) {
 			want: []string{"soon"},
 		},
 		{
+			name: "output limits out of range",
+			yaml: "agents:\n  - id: a\n    model: m\n    limits:\n      maxStreamedOutputBytes: -1\n      maxEventBytes: 1000\n",
+			want: []string{"limits.maxStreamedOutputBytes must be >= 0", "limits.maxEventBytes must be at least 131072"},
+		},
+		{
 			name: "script turn without text",
 			yaml: "agents:\n  - id: a\n    model: scripted\n    script:\n      - delay: 5ms\n",
 			want: []string{`"a"`, "turn 1"},

@@ -62,8 +62,10 @@ type Options struct {
 	Profiles             *profile.Catalog
 	ExecutorID           string
 	WaitDefault, WaitMax time.Duration
-	Components           []Component // default: all
-	Logger               *zap.Logger
+	// EventPageBytes bounds one events page (api.Config.MaxEventPageBytes).
+	EventPageBytes int
+	Components     []Component // default: all
+	Logger         *zap.Logger
 	// ExecutorHooks inject Kafka faults in tests.
 	ExecutorHooks *kafka.Hooks
 	Version       string
@@ -317,7 +319,8 @@ func (s *Stack) startAPI() error {
 	s.producer = prod
 	a, err := api.New(api.Config{Tokens: s.opts.Tokens, JWT: s.opts.JWT, Limits: s.opts.APILimits,
 		PublicURL: s.opts.PublicURL, WaitDefault: s.opts.WaitDefault, WaitMax: s.opts.WaitMax,
-		Version: s.opts.Version, Partitions: int(s.opts.Kafka.WithDefaults().Partitions),
+		MaxEventPageBytes: s.opts.EventPageBytes, Version: s.opts.Version,
+		Partitions: int(s.opts.Kafka.WithDefaults().Partitions),
 		CommandPartitions: func(ctx context.Context) (int, error) {
 			return prod.PartitionCount(ctx, s.opts.Kafka.CommandsTopic())
 		}}, s.Store, commandSender{p: prod, topic: s.opts.Kafka.CommandsTopic(), keys: s.opts.CommandKeys},

@@ -16,7 +16,6 @@ package agentloop
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -222,8 +221,8 @@ func (r *runner) loop(ctx context.Context) error {
 		if st.Status != events.StatusRunning {
 			return errStop
 		}
-		if r.wall.Err() != nil {
-			return r.budget(ctx, fmt.Sprintf("the run exceeded its wall time of %s", r.limits.MaxWallTime))
+		if msg := r.overBudget(); msg != "" {
+			return r.budget(ctx, msg)
 		}
 		pr := r.progress()
 		var err error

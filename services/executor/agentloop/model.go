@@ -199,6 +199,9 @@ func (s *streamer) start(id string, t events.ItemType) {
 }
 
 func (s *streamer) push(text string) {
+	if s.r.overEventBudget() {
+		return // the item's closing event keeps the text; the run fails after this response
+	}
 	s.buf += text
 	if len(s.buf) >= s.r.e.cfg.FlushBytes || nowMs()-s.lastFlush >= s.r.e.cfg.FlushInterval.Milliseconds() {
 		s.flushNow()

@@ -39,7 +39,6 @@ type item struct {
 	typ     events.ItemType
 	status  string // started | completed | truncated | failed | awaiting_approval
 	content string // started content, then final content
-	deltas  string
 	start   json.RawMessage
 	end     json.RawMessage
 	errCode string
@@ -109,8 +108,6 @@ func (f *itemFold) add(evs []events.Envelope) {
 // apply folds an item event other than its start into it.
 func (it *item) apply(p any) {
 	switch v := p.(type) {
-	case *events.ItemDeltaPayload:
-		it.deltas += v.Delta
 	case *events.ItemCompletedPayload:
 		it.status, it.content, it.end = events.ItemStatusCompleted, v.Content, v.Data
 		if v.Status == events.ItemStatusTruncated {

@@ -109,8 +109,8 @@ func (r *runner) toolStage(ctx context.Context, pr progress) error {
 	if err != nil {
 		return err
 	}
-	if r.wall.Err() != nil {
-		return r.budget(ctx, fmt.Sprintf("the run exceeded its wall time of %s", r.limits.MaxWallTime))
+	if msg := r.overBudget(); msg != "" {
+		return r.budget(ctx, msg)
 	}
 	// after_tool_result: results are in the log; a cancel applies now.
 	if stop, err := r.run.SafePoint(ctx, executor.AfterToolResult,
@@ -237,6 +237,10 @@ func (r *runner) runCalls(ctx context.Context, calls []pendingCall) (questions [
 		if step.Err() != nil {
 			break // not started: the safe point records it as cancelled
 		}
+		if r.overEventBudget() {
+			<-sem
+			break // not started: the run fails at the next check
+		}
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
@@ -267,7 +271,6 @@ func (r *runner) call(ctx, step context.Context, pc pendingCall) (asked bool, er
 	c := pc.call
 	id := toolItemID(pc.responseID, c.ID)
 	tool, args, bad := r.prepare(c)
-	itemType := r.itemType(c.Name)
 	if pc.itemID == "" {
 		if _, err := r.run.Append(ctx, executor.AppendOptions{}, events.Draft{Type: events.ItemStarted, ItemID: id,
 			Payload: r.startData(pc)}); err != nil {
@@ -275,34 +278,39 @@ func (r *runner) call(ctx, step context.Context, pc pendingCall) (asked bool, er
 		}
 	}
 	var res tools.Result
+	var cut streamCut
 	if bad != nil {
 		res = *bad
-	} else {
-		res, err = r.execute(ctx, step, id, tool, c, args)
-		if err != nil {
-			return false, err
-		}
+	} else if res, cut, err = r.execute(ctx, step, id, tool, c, args); err != nil {
+		return false, err
 	}
 	if res.Question != "" {
 		return true, nil
 	}
+	return false, r.closeCall(ctx, id, c, res, cut)
+}
+
+// closeCall appends the item's result: failed, or completed with its output
+// offloaded when too large, after the stream's truncation marker if any.
+func (r *runner) closeCall(ctx context.Context, id string, c events.ToolCallRef, res tools.Result, cut streamCut) error {
+	itemType := r.itemType(c.Name)
 	if res.ErrorCode == events.ToolErrCancelled && r.wall.Err() != nil && ctx.Err() == nil {
 		res.ErrorCode, res.Output = events.ToolErrBudgetExhausted, "the run's wall-time budget ended while the tool ran"
 	}
 	if res.ErrorCode != "" {
-		_, err = r.run.Append(ctx, executor.AppendOptions{}, events.Draft{Type: events.ItemFailed, ItemID: id,
-			Payload: events.ItemFailedPayload{ItemType: itemType, ErrorCode: res.ErrorCode, Message: res.Output}})
-		return false, err
+		_, err := r.run.Append(ctx, executor.AppendOptions{}, append(cut.marker(id, nil), events.Draft{Type: events.ItemFailed, ItemID: id,
+			Payload: events.ItemFailedPayload{ItemType: itemType, ErrorCode: res.ErrorCode, Message: res.Output}})...)
+		return err
 	}
 	r.offload(ctx, id, &res)
 	out, err := json.Marshal(events.ToolResultData{ToolCallID: c.ID, ToolName: c.Name, Output: res.Output,
 		Exec: res.Exec, FileChange: res.FileChange, OutputRef: res.OutputRef})
 	if err != nil {
-		return false, err
+		return err
 	}
-	_, err = r.run.Append(ctx, executor.AppendOptions{}, events.Draft{Type: events.ItemCompleted, ItemID: id,
-		Payload: events.ItemCompletedPayload{ItemType: itemType, Status: events.ItemStatusCompleted, Content: res.Output, Data: out}})
-	return false, err
+	_, err = r.run.Append(ctx, executor.AppendOptions{}, append(cut.marker(id, res.OutputRef), events.Draft{Type: events.ItemCompleted, ItemID: id,
+		Payload: events.ItemCompletedPayload{ItemType: itemType, Status: events.ItemStatusCompleted, Content: res.Output, Data: out}})...)
+	return err
 }
 
 // offload stores an output too large for the context in the run's output
@@ -334,23 +342,24 @@ func (r *runner) prepare(c events.ToolCallRef) (tools.Tool, json.RawMessage, *to
 }
 
 // execute runs a validated call, streaming its output as deltas of item id.
-func (r *runner) execute(ctx, step context.Context, id string, tool tools.Tool, c events.ToolCallRef, args json.RawMessage) (tools.Result, error) {
+func (r *runner) execute(ctx, step context.Context, id string, tool tools.Tool, c events.ToolCallRef, args json.RawMessage) (tools.Result, streamCut, error) {
 	call := tools.Call{ID: c.ID, Name: c.Name, Arguments: args}
 	if tool.ItemType() != events.ItemClarificationRequest {
 		s, err := r.openSandbox(ctx)
 		if err != nil {
 			r.log.Error("sandbox unavailable", zap.Error(err))
-			return tools.Failed(events.ToolErrToolError, "the sandbox is unavailable: "+err.Error()), nil
+			return tools.Failed(events.ToolErrToolError, "the sandbox is unavailable: "+err.Error()), streamCut{}, nil
 		}
 		call.Sandbox = s
 	}
 	out := newOutputStream(ctx, r, id)
 	call.Output = out.write
 	res := tool.Run(step, call)
-	if err := out.close(); err != nil {
-		return tools.Result{}, err
+	cut, err := out.close()
+	if err != nil {
+		return tools.Result{}, streamCut{}, err
 	}
-	return res, nil
+	return res, cut, nil
 }
 
 // cancelledCalls records the calls of the last response that never started
@@ -379,47 +388,6 @@ func (r *runner) itemType(name string) events.ItemType {
 		return tool.ItemType()
 	}
 	return events.ItemToolCall
-}
-
-// outputStream coalesces a tool's streamed output into deltas of its item.
-// Output arrives from the process's stdout and stderr concurrently.
-type outputStream struct {
-	ctx context.Context
-	r   *runner
-	id  string
-
-	mu        sync.Mutex
-	buf       string
-	lastFlush int64
-	err       error
-}
-
-func newOutputStream(ctx context.Context, r *runner, id string) *outputStream {
-	return &outputStream{ctx: ctx, r: r, id: id, lastFlush: nowMs()}
-}
-
-func (o *outputStream) write(_, chunk string) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.buf += chunk
-	if len(o.buf) >= o.r.e.cfg.FlushBytes || nowMs()-o.lastFlush >= o.r.e.cfg.FlushInterval.Milliseconds() {
-		o.flushLocked()
-	}
-}
-
-func (o *outputStream) flushLocked() {
-	if o.buf != "" && o.err == nil {
-		_, o.err = o.r.run.Append(o.ctx, executor.AppendOptions{}, events.Draft{Type: events.ItemDelta, ItemID: o.id,
-			Payload: events.ItemDeltaPayload{Delta: o.buf}})
-	}
-	o.buf, o.lastFlush = "", nowMs()
-}
-
-func (o *outputStream) close() error {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.flushLocked()
-	return o.err
 }
 
 // answer completes a clarification_request with the user's answer, as the
