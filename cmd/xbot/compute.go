@@ -106,7 +106,7 @@ func (s *settings) computeDir(dataDir string) (string, error) {
 		// The sandbox user passes through /var/lib/xbot to the sandboxes
 		// below it, which the provider makes 0710 for its group.
 		parent := filepath.Dir(rootComputeDir)
-		if err := os.MkdirAll(parent, 0o711); err != nil {
+		if err := os.MkdirAll(parent, 0o711); err != nil { // #nosec G301 -- search only, as the chmod below
 			return "", fmt.Errorf("compute_dir default %s: %w", rootComputeDir, err)
 		}
 		if err := os.Chmod(parent, 0o711); err != nil { // #nosec G302 -- search only: nothing in it is listable
