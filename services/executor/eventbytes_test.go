@@ -56,7 +56,7 @@ func (p *probe) note(run *executor.Run) {
 func (h *harness) startWithEngine(name string, eng executor.Engine) *executor.Executor {
 	h.t.Helper()
 	log := zaptest.NewLogger(h.t, zaptest.Level(zap.ErrorLevel)).Named(name)
-	ex, err := executor.New(executor.Config{Kafka: h.kcfg, ID: name}, eng, h.cat, log)
+	ex, err := executor.New(executor.Config{Kafka: h.kcfg, ID: name, CommandKeys: h.keys}, eng, h.cat, log)
 	if err != nil {
 		h.t.Fatal(err)
 	}

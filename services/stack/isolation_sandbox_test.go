@@ -41,10 +41,7 @@ func bwrapAgentEnv(t *testing.T, e *env, edit func(*stack.Options), agents ...pr
 		t.Fatal(err)
 	}
 	e.cat = cat
-	dir := t.TempDir()
-	if err := os.Chmod(filepath.Dir(dir), 0o711); err != nil { // the sandbox user must reach dir
-		t.Fatal(err)
-	}
+	dir := sandboxDir(t)
 	comp, err := bwrap.New(bwrap.Config{Dir: dir, Logger: zap.NewNop()})
 	if errors.Is(err, compute.ErrUnavailable) {
 		if _, ci := os.LookupEnv("CI"); !ci {

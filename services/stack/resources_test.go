@@ -28,7 +28,7 @@ import (
 func limitEnv(t *testing.T, dir string, cfg capacity.Config, agents ...profile.Profile) (*env, *stack.Stack, *bwrap.Provider) {
 	t.Helper()
 	if dir == "" {
-		dir = t.TempDir()
+		dir = sandboxDir(t)
 	}
 	e := newEnv(t)
 	cat, err := profile.NewCatalog(agents...)
@@ -194,7 +194,7 @@ func TestResourcesWorkspaceQuota(t *testing.T) {
 // tenant's next run gets a sandbox.
 func TestResourcesTenantCap(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
+	dir := sandboxDir(t)
 	hold := "touch held; while [ ! -f release ]; do sleep 0.05; done"
 	holder := profile.Profile{ID: "holder", Model: profile.ModelScripted, Tools: []string{"shell"},
 		Sandbox: profile.Sandbox{}, Script: []profile.Turn{{ToolCalls: shellCall(hold, 120)}, {Text: "done"}}}

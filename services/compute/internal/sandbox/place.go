@@ -45,10 +45,17 @@ type placement struct {
 }
 
 // gateScript holds the process until the executor has placed it, then
-// becomes the command: it reads one line from the gate descriptor ($1),
-// closes it and execs the rest of its arguments. Placing a started process
-// leaves no window in which the command runs unlimited.
-const gateScript = `fd=$1; shift; eval "read -r _ <&$fd && exec \"\$@\" $fd<&-"; exit 125`
+// becomes the command: it lowers its own file-size ($2, 512-byte blocks) and
+// data-segment ($3, KiB) limits ("-" leaves one alone), reads one line from
+// the gate descriptor ($1), closes it and execs the rest of its arguments.
+// Placing a started process leaves no window in which the command runs
+// unlimited. The gate sets these limits itself because it may run as the
+// sandbox user, whose limits the executor may not change (prlimit on
+// another user's process needs CAP_SYS_RESOURCE); lowering one's own needs
+// nothing.
+const gateScript = `fd=$1 f=$2 d=$3; shift 3; ` +
+	`{ [ "$f" = - ] || ulimit -f "$f"; } && { [ "$d" = - ] || ulimit -d "$d"; } || exit 125; ` +
+	`eval "read -r _ <&$fd && exec \"\$@\" $fd<&-"; exit 125`
 
 // prepare makes cmd start gated and creates its subgroup.
 func (b *boxLimits) prepare(cmd *exec.Cmd) (*placement, error) {
@@ -58,7 +65,9 @@ func (b *boxLimits) prepare(cmd *exec.Cmd) (*placement, error) {
 	}
 	fd := 3 + len(cmd.ExtraFiles)
 	cmd.ExtraFiles = append(cmd.ExtraFiles, r)
-	cmd.Args = append([]string{shell, "-c", gateScript, "xbot-gate", strconv.Itoa(fd), cmd.Path}, cmd.Args[1:]...)
+	fsize, data := b.gateLimits()
+	cmd.Args = append([]string{shell, "-c", gateScript, "xbot-gate", strconv.Itoa(fd), fsize, data, cmd.Path},
+		cmd.Args[1:]...)
 	cmd.Path = shell
 	p := &placement{box: b, gate: w, held: r}
 	if b.h == nil {
@@ -108,26 +117,32 @@ func (p *placement) abort() {
 	_ = p.held.Close()
 }
 
-// rlimits limits the size of any file written to the workspace limit and,
-// without cgroups, the data segment to the memory limit and the uid's
-// processes to the pids limit on top of those running now.
+// gateLimits are the gate's arguments for RLIMIT_FSIZE (512-byte blocks,
+// rounded up: the workspace limit) and, without cgroups, RLIMIT_DATA (KiB,
+// rounded down: the memory limit); "-" for none.
+func (b *boxLimits) gateLimits() (fsize, data string) {
+	fsize, data = "-", "-"
+	if v := b.limits.WorkspaceBytes; v > 0 {
+		fsize = strconv.FormatInt((v+511)/512, 10)
+	}
+	if v := b.limits.MemoryBytes; v > 0 && b.h == nil {
+		data = strconv.FormatInt(max(v/1024, 1), 10)
+	}
+	return fsize, data
+}
+
+// rlimits limits, without cgroups and for a non-root executor whose
+// commands run as itself, the uid's processes to the pids limit on top of
+// those running now (the gate sets the file-size and data limits).
 func (p *placement) rlimits(pid int) error {
 	l := p.box.limits
-	set := map[int]int64{unix.RLIMIT_FSIZE: l.WorkspaceBytes}
-	if p.box.h == nil {
-		set[unix.RLIMIT_DATA] = l.MemoryBytes
-		if l.Pids > 0 && os.Getuid() != 0 { // root is exempt from RLIMIT_NPROC
-			set[unix.RLIMIT_NPROC] = l.Pids + uidTasks(os.Getuid())
-		}
+	if p.box.h != nil || l.Pids <= 0 || os.Getuid() == 0 { // root is exempt from RLIMIT_NPROC
+		return nil
 	}
-	for res, v := range set {
-		if v <= 0 {
-			continue
-		}
-		lim := unix.Rlimit{Cur: uint64(v), Max: uint64(v)} // #nosec G115 -- v > 0
-		if err := unix.Prlimit(pid, res, &lim, nil); err != nil {
-			return fmt.Errorf("set rlimit %d: %w", res, err)
-		}
+	v := l.Pids + uidTasks(os.Getuid())
+	lim := unix.Rlimit{Cur: uint64(v), Max: uint64(v)} // #nosec G115 -- v > 0
+	if err := unix.Prlimit(pid, unix.RLIMIT_NPROC, &lim, nil); err != nil {
+		return fmt.Errorf("set RLIMIT_NPROC: %w", err)
 	}
 	return nil
 }
