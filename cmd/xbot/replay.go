@@ -9,7 +9,9 @@ import (
 	"slices"
 
 	"github.com/xbot-runtime/xbot/infra/config"
+	"github.com/xbot-runtime/xbot/infra/kafka"
 	pginfra "github.com/xbot-runtime/xbot/infra/postgres"
+	chview "github.com/xbot-runtime/xbot/projections/clickhouse"
 	pgview "github.com/xbot-runtime/xbot/projections/postgres"
 	"github.com/xbot-runtime/xbot/projections/runner"
 	"github.com/xbot-runtime/xbot/services/stack"
@@ -72,7 +74,17 @@ func (s *settings) openView(ctx context.Context, name, topic string) (runner.Pro
 		if cfg == nil {
 			return nil, nil, errors.New("clickhouse_addr is required (XBOT_CLICKHOUSE_ADDR)")
 		}
-		conn, p, err := stack.OpenClickHouse(ctx, *cfg, s.log.Named("clickhouse"))
+		kcfg, err := s.kafka(nil)
+		if err != nil {
+			return nil, nil, err
+		}
+		n, err := eventPartitions(ctx, kcfg)
+		if err != nil {
+			return nil, nil, err
+		}
+		// The rebuilt audit refuses events off their run's partition, as the
+		// live one does: a forgery read first cannot become the first writer.
+		conn, p, err := stack.OpenClickHouse(ctx, *cfg, s.log.Named("clickhouse"), chview.WithPartitions(n))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -89,4 +101,14 @@ func (s *settings) openView(ctx context.Context, name, topic string) (runner.Pro
 		return p, out.Close, nil
 	}
 	return nil, nil, fmt.Errorf("unknown view %q", name)
+}
+
+// eventPartitions is the events topic's partition count.
+func eventPartitions(ctx context.Context, kcfg kafka.Config) (int, error) {
+	cl, err := kafka.NewClient(kcfg)
+	if err != nil {
+		return 0, err
+	}
+	defer cl.Close()
+	return kafka.PartitionCount(ctx, cl, kcfg.WithDefaults().EventsTopic())
 }
