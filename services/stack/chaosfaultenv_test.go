@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/xbot-runtime/xbot/commands"
 	"github.com/xbot-runtime/xbot/infra/devstack/pgtest"
 	"github.com/xbot-runtime/xbot/infra/kafka"
 	"github.com/xbot-runtime/xbot/services/compute/local"
@@ -58,7 +59,8 @@ func newFaultChaosOn(t *testing.T, cl *kafka.Cluster) *faultChaos {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: t, kcfg: kafka.Config{Brokers: cl.Addrs(), Partitions: 4}, dsn: pgtest.NewDatabase(t), cat: cat}
+	e := &env{t: t, kcfg: kafka.Config{Brokers: cl.Addrs(), Partitions: 4}, dsn: pgtest.NewDatabase(t), cat: cat,
+		keys: commands.GenerateKeyRing()}
 	core, logs := observer.New(zapcore.WarnLevel)
 	c := &chaos{env: e, count: count}
 	c.opts = func(o *stack.Options) {
