@@ -5,7 +5,9 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"go.uber.org/zap"
@@ -73,6 +75,10 @@ func New(cfg Config) (*Provider, error) {
 		zap.String("limits", pr.p.Mechanism()))
 	if pr.netErr != nil {
 		log.Warn("bwrap compute provider: networked sandboxes unavailable", zap.Error(pr.netErr))
+	}
+	if !ownFilesystem(pr.p.Base()) {
+		log.Warn("bwrap compute provider: the compute directory is not a filesystem of its own, so a sandbox can " +
+			"read its host path in /proc/self/mountinfo; mount a volume there to hide it")
 	}
 	log.Info("bwrap compute provider ready")
 	return pr, nil
@@ -158,3 +164,14 @@ func (p *Provider) Destroy(ctx context.Context, key compute.Key) error {
 // Mechanism names what enforces the sandboxes' memory and pids limits:
 // "cgroup v2", "cgroup v1" or "rlimit (<why cgroups are not used>)".
 func (p *Provider) Mechanism() string { return p.p.Mechanism() }
+
+// ownFilesystem reports whether dir is the root of a mounted filesystem (its
+// device differs from its parent's). Bind mounts of what lies below it then
+// show only the path below dir in /proc/self/mountinfo, not dir's host path.
+func ownFilesystem(dir string) bool {
+	var st, parent syscall.Stat_t
+	if syscall.Stat(dir, &st) != nil || syscall.Stat(filepath.Dir(dir), &parent) != nil {
+		return false
+	}
+	return st.Dev != parent.Dev
+}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -335,4 +336,27 @@ func TestHostWritesStayWritable(t *testing.T) {
 		t.Fatal(err)
 	}
 	run(t, sb, "echo tool >> dir/sub/f.txt && touch dir/sub/new && rm -r dir && echo tool >> /sessions/s/context/c.txt", 0)
+}
+
+// TestHostPathsHiddenOnAFilesystemOfItsOwn: with the compute directory on a
+// filesystem of its own (here a tmpfs), nothing a sandbox can read names the
+// directory's host path, /proc/self/mountinfo included. Mounting needs root.
+func TestHostPathsHiddenOnAFilesystemOfItsOwn(t *testing.T) {
+	t.Parallel()
+	if os.Geteuid() != 0 {
+		t.Skip("mounting the tmpfs needs root")
+	}
+	dir := reachableDir(t)
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", syscall.MS_NOSUID|syscall.MS_NODEV, "size=64m,mode=0700"); err != nil {
+		t.Fatalf("mount a tmpfs on %s: %v", dir, err)
+	}
+	t.Cleanup(func() { _ = syscall.Unmount(dir, syscall.MNT_DETACH) })
+	sb := open(t, newProviderWith(t, bwrap.Config{Dir: dir}), compute.Spec{})
+	out := run(t, sb, `cat /proc/self/mountinfo /proc/mounts; env; pwd -P; readlink /proc/self/cwd`, 0)
+	if strings.Contains(out, dir) || strings.Contains(out, filepath.Dir(dir)) {
+		t.Errorf("the host path %s is visible in the sandbox:\n%s", dir, out)
+	}
+	if !strings.Contains(out, " /workspace ") {
+		t.Errorf("mountinfo has no /workspace mount:\n%s", out)
+	}
 }
