@@ -13,7 +13,7 @@ import (
 // tokenProblem is every message ParseTokens may give for one entry: none
 // holds any text of the input, so no token can leak through an error.
 var tokenProblem = regexp.MustCompile(`^api_tokens entry [0-9]+: (missing "=" \(want token=tenant\)|empty token|` +
-	`empty tenant|token contains whitespace|duplicate token \(same as entry [0-9]+\))$`)
+	`empty tenant|token contains whitespace|principal contains whitespace|duplicate token \(same as entry [0-9]+\))$`)
 
 // FuzzParseTokens: ParseTokens never panics; an error lists one known
 // message per bad entry and no input text; an accepted map holds trimmed,
@@ -21,7 +21,7 @@ var tokenProblem = regexp.MustCompile(`^api_tokens entry [0-9]+: (missing "=" \(
 // commas, and the map written back as "token=tenant, …," parses to itself.
 func FuzzParseTokens(f *testing.F) {
 	for _, s := range []string{"", " ", "tok=acme", " a = t , b=t ,", "dG9r==acme", "a=t,a=u", "=t,a=,x,a b=t",
-		",,,", "a\u00a0b=t", "tok=ac=me", "t\tok=acme", "a=t\n,b=u\r"} {
+		",,,", "a\u00a0b=t", "tok=ac=me", "t\tok=acme", "a=t\n,b=u\r", "t=acme/al ice/read"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
