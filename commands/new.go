@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/xbot-runtime/xbot/events"
-	"github.com/xbot-runtime/xbot/infra/kafka"
+	"github.com/xbot-runtime/xbot/infra/kafka/partition"
 )
 
 // Header is the part of an envelope a caller chooses.
@@ -54,7 +54,7 @@ func SandboxPartition(sk events.SandboxKey, partitions int) int32 {
 	if partitions <= 1 {
 		return 0
 	}
-	return kafka.PartitionFor(SandboxKeyString(sk), partitions)
+	return partition.For(SandboxKeyString(sk), partitions)
 }
 
 // SandboxKeyString is the canonical text of a sandbox key.
@@ -64,7 +64,7 @@ func SandboxKeyString(sk events.SandboxKey) string {
 
 // Routed reports whether runID lives on sk's home partition.
 func Routed(runID string, sk events.SandboxKey, partitions int) bool {
-	return partitions <= 1 || kafka.PartitionFor(runID, partitions) == SandboxPartition(sk, partitions)
+	return partitions <= 1 || partition.For(runID, partitions) == SandboxPartition(sk, partitions)
 }
 
 // routed derives a run id from parts that lands on sk's home partition: the
@@ -77,7 +77,7 @@ func routed(partitions int, sk events.SandboxKey, parts ...string) string {
 		return id
 	}
 	home := SandboxPartition(sk, partitions)
-	for i := 1; kafka.PartitionFor(id, partitions) != home; i++ {
+	for i := 1; partition.For(id, partitions) != home; i++ {
 		id = events.DerivedID("run", append(parts, strconv.Itoa(i))...)
 	}
 	return id

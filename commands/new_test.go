@@ -11,7 +11,7 @@ import (
 
 	"github.com/xbot-runtime/xbot/commands"
 	"github.com/xbot-runtime/xbot/events"
-	"github.com/xbot-runtime/xbot/infra/kafka"
+	"github.com/xbot-runtime/xbot/infra/kafka/partition"
 )
 
 func TestNewFillsTheEnvelope(t *testing.T) {
@@ -102,7 +102,7 @@ func TestRunIDForPlacesRunsOnTheirSandboxKeysPartition(t *testing.T) {
 		for i := range 50 {
 			key := fmt.Sprintf("create-%d", i)
 			id := commands.RunIDFor(sk.TenantID, key, sk, partitions)
-			if got := kafka.PartitionFor(id, partitions); got != home {
+			if got := partition.For(id, partitions); got != home {
 				t.Fatalf("RunIDFor(%s, %v) = %s on partition %d, want the key's partition %d", key, sk, id, got, home)
 			}
 			if !commands.Routed(id, sk, partitions) {
@@ -132,10 +132,10 @@ func TestSandboxPartitionAgreesWithTheKafkaPartitioner(t *testing.T) {
 			key := strings.Repeat("k", i%7) + fmt.Sprint(i) // every length mod 4
 			id := events.DerivedID("run", key)
 			sk := events.SandboxKey{TenantID: "t", WorkspaceID: key, AgentID: "a", OwnerID: "o"}
-			if got, want := commands.Routed(id, sk, n), kafka.PartitionFor(id, n) == kafka.PartitionFor(commands.SandboxKeyString(sk), n); got != want {
+			if got, want := commands.Routed(id, sk, n), partition.For(id, n) == partition.For(commands.SandboxKeyString(sk), n); got != want {
 				t.Fatalf("n=%d key %q: Routed = %v, the Kafka partitioner says %v", n, key, got, want)
 			}
-			if got, want := commands.SandboxPartition(sk, n), kafka.PartitionFor(commands.SandboxKeyString(sk), n); got != want {
+			if got, want := commands.SandboxPartition(sk, n), partition.For(commands.SandboxKeyString(sk), n); got != want {
 				t.Fatalf("n=%d key %q: SandboxPartition = %d, the Kafka partitioner says %d", n, key, got, want)
 			}
 		}

@@ -18,7 +18,7 @@ type Source func(ctx context.Context) ([]events.Envelope, error)
 
 // KafkaSource reads the events topic with read_committed. It also checks
 // that every event is keyed by its runId and lies on the partition
-// kafka.PartitionFor(runId) names, the only one whose owner may write the
+// partition.For(runId) names, the only one whose owner may write the
 // run (see Routed).
 func KafkaSource(cfg kafka.Config) Source {
 	return func(ctx context.Context) ([]events.Envelope, error) {

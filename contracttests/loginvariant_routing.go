@@ -5,16 +5,17 @@ import (
 	"fmt"
 
 	"github.com/xbot-runtime/xbot/infra/kafka"
+	"github.com/xbot-runtime/xbot/infra/kafka/partition"
 )
 
 // Routed reports a record of run runID that is not keyed by it or not on
-// partition kafka.PartitionFor(runID, partitions): an executor that does not
+// partition partition.For(runID, partitions): an executor that does not
 // own the run wrote it.
 func Routed(r kafka.Record, runID string, partitions int) error {
 	if partitions < 1 {
 		return nil
 	}
-	if want := kafka.PartitionFor(runID, partitions); r.Key != runID || r.Partition != want {
+	if want := partition.For(runID, partitions); r.Key != runID || r.Partition != want {
 		return fmt.Errorf("run %s: record at partition %d offset %d (key %q) is not on its partition %d",
 			runID, r.Partition, r.Offset, r.Key, want)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/xbot-runtime/xbot/contracttests"
 	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/infra/kafka"
+	"github.com/xbot-runtime/xbot/infra/kafka/partition"
 )
 
 // produceAt writes value keyed key to partition p of topic.
@@ -31,14 +32,14 @@ func produceAt(t *testing.T, kc kafka.Config, topic string, p int32, key string,
 }
 
 // TestKafkaSourceRejectsAnEventOffItsRunsPartition: a run's event on a
-// partition other than PartitionFor(runId), or keyed by another id, breaks
+// partition other than partition.For(runId), or keyed by another id, breaks
 // the log invariant, even when its seq fits.
 func TestKafkaSourceRejectsAnEventOffItsRunsPartition(t *testing.T) {
 	t.Parallel()
 	evs := seal(t, seq(runA, accepted, started))
 	kc := kafkaWithEvents(t, evs[:1])
 	raw, _ := json.Marshal(evs[1])
-	home := kafka.PartitionFor(runA.RunID, 3)
+	home := partition.For(runA.RunID, 3)
 	produceAt(t, kc, kc.EventsTopic(), (home+1)%3, runA.RunID, raw)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -64,7 +65,7 @@ func TestCommandsAccountedFindsAnUnansweredCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	raw, _ := json.Marshal(c)
-	produceAt(t, kc, kc.CommandsTopic(), kafka.PartitionFor(runA.RunID, 3), runA.RunID, raw)
+	produceAt(t, kc, kc.CommandsTopic(), partition.For(runA.RunID, 3), runA.RunID, raw)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := contracttests.CommandsAccounted(ctx, kc); err == nil || !strings.Contains(err.Error(), c.CommandID) {

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/xbot-runtime/xbot/infra/kafka/partition"
 )
 
 // ErrPartitionLost is returned by Append once the partition is no longer
@@ -103,7 +105,7 @@ func (p *Partition) transact(ctx context.Context, recs []OutRecord, cmdOffset in
 			if !ok {
 				return fmt.Errorf("append: topic %s is not writable by this partition's producer", r.Topic)
 			}
-			rec.Topic, rec.Partition, rec.Headers = r.Topic, PartitionFor(r.Key, n), recordHeaders(r.Headers)
+			rec.Topic, rec.Partition, rec.Headers = r.Topic, partition.For(r.Key, n), recordHeaders(r.Headers)
 		}
 		p.prod.Produce(ctx, rec, func(_ *kgo.Record, err error) {
 			mu.Lock()
@@ -147,54 +149,6 @@ func (p *Partition) close() {
 // kill closes the writer at once, even in the middle of a transaction, as a
 // crashed process would. Tests only.
 func (p *Partition) kill() { p.prod.Close() }
-
-// PartitionFor returns the partition the default (Kafka-compatible)
-// partitioner picks for key among n partitions: where a producer keyed by run
-// id puts a run's records. It is the Java client's DefaultPartitioner and
-// franz-go's StickyKeyPartitioner for keyed records (murmur2, sign bit
-// masked, modulo n), computed without building a partitioner per call: it
-// runs for every record appended and every run id placed (a test checks it
-// against franz-go's).
-func PartitionFor(key string, n int) int32 {
-	return int32(int(murmur2(key)&0x7fffffff) % n)
-}
-
-// murmur2 is Kafka's murmur2 hash (seed 0x9747b28c).
-func murmur2(b string) uint32 {
-	const (
-		seed uint32 = 0x9747b28c
-		m    uint32 = 0x5bd1e995
-		r           = 24
-	)
-	h := seed ^ uint32(len(b))
-	for len(b) >= 4 {
-		k := uint32(b[3])<<24 | uint32(b[2])<<16 | uint32(b[1])<<8 | uint32(b[0])
-		b = b[4:]
-		k *= m
-		k ^= k >> r
-		k *= m
-		h *= m
-		h ^= k
-	}
-	switch len(b) {
-	case 3:
-		h ^= uint32(b[2]) << 16
-		h ^= uint32(b[1]) << 8
-		h ^= uint32(b[0])
-		h *= m
-	case 2:
-		h ^= uint32(b[1]) << 8
-		h ^= uint32(b[0])
-		h *= m
-	case 1:
-		h ^= uint32(b[0])
-		h *= m
-	}
-	h ^= h >> 13
-	h *= m
-	h ^= h >> 15
-	return h
-}
 
 // Hooks are test-only fault injection points.
 type Hooks struct {

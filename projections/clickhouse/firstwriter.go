@@ -8,7 +8,7 @@ import (
 	"go.uber.org/zap"
 
 	chinfra "github.com/xbot-runtime/xbot/infra/clickhouse"
-	"github.com/xbot-runtime/xbot/infra/kafka"
+	"github.com/xbot-runtime/xbot/infra/kafka/partition"
 	"github.com/xbot-runtime/xbot/projections/runner"
 )
 
@@ -17,7 +17,7 @@ type Option func(*Projector)
 
 // WithPartitions tells the projector the events topic's partition count, so
 // it refuses an event that is not on its run's partition
-// (kafka.PartitionFor): only that partition's owner may write the run, so
+// (partition.For): only that partition's owner may write the run, so
 // such an event was forged. 0 (the default) checks nothing.
 func WithPartitions(n int) Option { return func(p *Projector) { p.partitions = n } }
 
@@ -46,8 +46,8 @@ func (p *Projector) firstWriterWins(ctx context.Context, recs []runner.Record, r
 		mine := storedEvent{r.EventID, r.Type, r.Payload}
 		reason := ""
 		switch prior, ok := stored[k]; {
-		case p.partitions > 0 && kafka.PartitionFor(r.RunID, p.partitions) != r.Partition:
-			reason = fmt.Sprintf("not on the run's partition %d", kafka.PartitionFor(r.RunID, p.partitions))
+		case p.partitions > 0 && partition.For(r.RunID, p.partitions) != r.Partition:
+			reason = fmt.Sprintf("not on the run's partition %d", partition.For(r.RunID, p.partitions))
 		case ok && !slices.Contains(prior, mine):
 			reason = "seq already stored with other content"
 		default:

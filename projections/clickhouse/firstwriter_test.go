@@ -6,7 +6,7 @@ import (
 
 	"go.uber.org/zap/zaptest"
 
-	"github.com/xbot-runtime/xbot/infra/kafka"
+	"github.com/xbot-runtime/xbot/infra/kafka/partition"
 	"github.com/xbot-runtime/xbot/projections/clickhouse"
 	"github.com/xbot-runtime/xbot/projections/runner"
 )
@@ -65,7 +65,7 @@ func TestAnEventOffItsRunsPartitionIsRefused(t *testing.T) {
 	f.p = clickhouse.New(f.conn, zaptest.NewLogger(t), clickhouse.WithPartitions(partitions))
 	recs := records(t, 1, acme1(t))
 	run := recs[0].Event.RunID
-	home := kafka.PartitionFor(run, partitions)
+	home := partition.For(run, partitions)
 	for i := range recs {
 		recs[i].Partition = home
 	}

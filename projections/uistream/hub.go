@@ -8,7 +8,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/xbot-runtime/xbot/events"
-	"github.com/xbot-runtime/xbot/infra/kafka"
 )
 
 // HubConfig configures a Hub.
@@ -185,11 +184,19 @@ func (h *Hub) Close() {
 	h.byRun, h.bySession = map[string]map[*Subscription]struct{}{}, map[sessionKey]map[*Subscription]struct{}{}
 }
 
+// Record is a committed record of the events topic, as a tail of it
+// delivers it: where it is, and its value.
+type Record struct {
+	Partition int32
+	Offset    int64
+	Value     []byte
+}
+
 // Deliver decodes committed records of the events topic and publishes them;
-// it is the callback of a kafka.Tail. A record that is not an event envelope
-// cannot be streamed and is logged and skipped (the projector dead-letters
-// it, so the read model never shows it either).
-func (h *Hub) Deliver(recs []kafka.Record) {
+// the wiring calls it with each batch of a kafka.Tail. A record that is not
+// an event envelope cannot be streamed and is logged and skipped (the
+// projector dead-letters it, so the read model never shows it either).
+func (h *Hub) Deliver(recs []Record) {
 	evs := make([]events.Envelope, 0, len(recs))
 	for _, r := range recs {
 		e, err := events.Decode(r.Value)

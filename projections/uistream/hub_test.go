@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/xbot-runtime/xbot/events"
-	"github.com/xbot-runtime/xbot/infra/kafka"
 	"github.com/xbot-runtime/xbot/projections/uistream"
 )
 
@@ -136,9 +135,9 @@ func TestHubDeliverSkipsRecordsThatAreNotEvents(t *testing.T) {
 	h := newHub(t, 8)
 	sub := h.SubscribeRun("acme", runA)
 	evs := goldenCases["text_only"](t)
-	recs := []kafka.Record{{Value: []byte("not json")}}
+	recs := []uistream.Record{{Value: []byte("not json")}}
 	for _, e := range evs[:3] {
-		recs = append(recs, kafka.Record{Value: raw(e)})
+		recs = append(recs, uistream.Record{Value: raw(e)})
 	}
 	h.Deliver(recs)
 	if got := drain(sub); len(got) != 3 {

@@ -10,22 +10,21 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/xbot-runtime/xbot/commands"
-	"github.com/xbot-runtime/xbot/projections/postgres"
 )
 
-// Store reads the Postgres read models. *postgres.Store implements it.
+// Store reads the read models; the wiring adapts the Postgres ones to it.
 //
 // GetRun and GetCommand return an error for which
-// errors.Is(err, postgres.ErrNotFound) holds when the row does not exist for
-// that tenant (answered 404). ListRuns may return postgres.ErrInvalidCursor
+// errors.Is(err, ErrNotFound) holds when the row does not exist for
+// that tenant (answered 404). ListRuns may return ErrInvalidCursor
 // for a cursor it did not issue (answered 422). WaitCommand returns once the
 // command's outcome is in the read model, or ctx's error.
 type Store interface {
-	GetRun(ctx context.Context, tenantID, runID string) (postgres.Run, error)
-	ListRuns(ctx context.Context, f postgres.RunFilter) ([]postgres.Run, string, error)
-	ListEvents(ctx context.Context, tenantID, runID string, afterSeq int64, limit, maxBytes int) ([]postgres.Event, error)
-	GetCommand(ctx context.Context, tenantID, commandID string) (postgres.Command, error)
-	WaitCommand(ctx context.Context, tenantID, commandID string) (postgres.Command, error)
+	GetRun(ctx context.Context, tenantID, runID string) (RunRecord, error)
+	ListRuns(ctx context.Context, f RunFilter) ([]RunRecord, string, error)
+	ListEvents(ctx context.Context, tenantID, runID string, afterSeq int64, limit, maxBytes int) ([]EventRecord, error)
+	GetCommand(ctx context.Context, tenantID, commandID string) (CommandRecord, error)
+	WaitCommand(ctx context.Context, tenantID, commandID string) (CommandRecord, error)
 	ReadModels
 }
 

@@ -7,8 +7,6 @@ import (
 	"net/http"
 
 	"github.com/danielgtaylor/huma/v2"
-
-	"github.com/xbot-runtime/xbot/projections/postgres"
 )
 
 type approvalActor struct {
@@ -40,7 +38,7 @@ type approval struct {
 	ResolvedAt        *int64          `json:"resolvedAt,omitempty" doc:"Unix milliseconds."`
 }
 
-func approvalView(r postgres.Approval) approval {
+func approvalView(r ApprovalRecord) approval {
 	v := approval{RunID: r.RunID, ItemID: r.ItemID, PlatformSessionID: r.PlatformSessionID, ItemType: r.ItemType,
 		Status: r.Status, ToolName: r.ToolName, Input: r.Input, ApprovalID: r.ApprovalID, RuleID: r.RuleID,
 		RequestReason: r.RequestReason, Decision: r.Decision, Scope: r.Scope, Reason: r.Reason,
@@ -92,7 +90,7 @@ func (a *API) listApprovals(ctx context.Context, in *listApprovalsInput) (*listA
 	if in.RunID != "" {
 		noteRun(ctx, in.RunID)
 	}
-	rows, next, err := a.store.ListApprovals(ctx, postgres.ApprovalFilter{TenantID: tenantOf(ctx),
+	rows, next, err := a.store.ListApprovals(ctx, ApprovalFilter{TenantID: tenantOf(ctx),
 		Status: in.Status, RunID: in.RunID, After: in.Cursor, Limit: in.Limit})
 	if err != nil {
 		return nil, fmt.Errorf("list approvals: %w", err)

@@ -24,6 +24,7 @@ import (
 	"github.com/xbot-runtime/xbot/projections/postgres"
 	"github.com/xbot-runtime/xbot/projections/uistream"
 	"github.com/xbot-runtime/xbot/services/api"
+	"github.com/xbot-runtime/xbot/services/stack"
 )
 
 // badStrings are values a hostile client sends where an id, a cursor or a
@@ -192,7 +193,7 @@ func newSweepServer(t *testing.T) *httptest.Server {
 	// A short wait cap: commands that pass validation are queued on the fake
 	// sender and answered pending.
 	cfg := api.Config{Tokens: map[string]string{tokenA: tenantA}, WaitDefault: time.Millisecond, WaitMax: 10 * time.Millisecond}
-	a, err := api.New(cfg, store, &fakeSender{}, nil, zap.NewNop())
+	a, err := api.New(cfg, stack.APIStore(store), &fakeSender{}, nil, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +202,7 @@ func newSweepServer(t *testing.T) *httptest.Server {
 		t.Fatal(err)
 	}
 	t.Cleanup(hub.Close)
-	if err := a.EnableStreams(hub, store, uistream.StreamConfig{}); err != nil {
+	if err := a.EnableStreams(hub, stack.APIStore(store), uistream.StreamConfig{}); err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(a.Handler())

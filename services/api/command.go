@@ -11,7 +11,6 @@ import (
 
 	"github.com/xbot-runtime/xbot/commands"
 	"github.com/xbot-runtime/xbot/events"
-	"github.com/xbot-runtime/xbot/projections/postgres"
 )
 
 // outcomePending answers a command whose outcome is not known within the wait.
@@ -144,7 +143,7 @@ func (a *API) dispatch(ctx context.Context, env commands.Envelope, wait time.Dur
 	return out, nil
 }
 
-func resultFor(env commands.Envelope, row postgres.Command) commandResult {
+func resultFor(env commands.Envelope, row CommandRecord) commandResult {
 	r := commandResult{RunID: env.RunID, CommandID: env.CommandID, Outcome: row.FirstOutcome,
 		Code: row.Code, Detail: row.Message}
 	if r.Outcome == "" {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/xbot-runtime/xbot/commands"
 	"github.com/xbot-runtime/xbot/events"
-	"github.com/xbot-runtime/xbot/projections/postgres"
 	"github.com/xbot-runtime/xbot/services/api"
 )
 
@@ -168,8 +167,8 @@ func TestSendFailureIsUnavailable(t *testing.T) {
 	}
 }
 
-func seedRun(e *env, tenant, status string) postgres.Run {
-	run := postgres.Run{RunID: events.DerivedID("run", tenant, "seed-"+status), TenantID: tenant, AgentID: "coder",
+func seedRun(e *env, tenant, status string) api.RunRecord {
+	run := api.RunRecord{RunID: events.DerivedID("run", tenant, "seed-"+status), TenantID: tenant, AgentID: "coder",
 		PlatformSessionID: "sess-1", Status: status, Input: []byte(`{"content":"hi"}`),
 		SandboxKey: []byte(`{"tenantId":"` + tenant + `","workspaceId":"default","agentId":"coder","ownerId":"` + tenant + `"}`),
 		LastSeq:    3, CreatedAt: time.UnixMilli(1_700_000_000_000), UpdatedAt: time.UnixMilli(1_700_000_001_000)}

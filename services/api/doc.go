@@ -12,7 +12,9 @@
 // CreateRun is derived from tenant and key) and is answered "duplicate" with
 // the original command's id.
 //
-// Query endpoints read the Postgres read models through a Store. Every /v1
+// Query endpoints read the read models through a Store, as the API's own
+// records (RunRecord, CommandRecord, …); the wiring adapts the Postgres read
+// models to it, so this package links no database or Kafka client. Every /v1
 // request is scoped to the tenant of its bearer token; another tenant's runs
 // and commands are reported as not found (404, never 403).
 //

@@ -10,7 +10,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/xbot-runtime/xbot/commands"
-	"github.com/xbot-runtime/xbot/projections/postgres"
 )
 
 // Errors handlers return; problemFor maps them to HTTP.
@@ -48,7 +47,7 @@ func (a *API) problemFor(ctx context.Context, err error) error {
 		return newProblem(http.StatusUnprocessableEntity, commands.CodeValidationFailed, "validation failed", asErrors(inv.details)...)
 	case errors.As(err, &ve):
 		return newProblem(http.StatusUnprocessableEntity, commands.CodeValidationFailed, "validation failed", envelopeDetails(ve)...)
-	case errors.Is(err, postgres.ErrInvalidCursor):
+	case errors.Is(err, ErrInvalidCursor):
 		return newProblem(http.StatusUnprocessableEntity, commands.CodeValidationFailed, "validation failed",
 			&huma.ErrorDetail{Location: "query.cursor", Message: "is not a cursor returned by this API"})
 	case errors.Is(err, errRunNotFound):

@@ -10,7 +10,6 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/xbot-runtime/xbot/events"
-	"github.com/xbot-runtime/xbot/projections/postgres"
 )
 
 // eventEnvelope is a committed event envelope, sent byte for byte as it was
@@ -88,7 +87,7 @@ func (a *API) listRunEvents(ctx context.Context, in *listRunEventsInput) (*listR
 
 // envelopeOf returns the row's stored envelope, or rebuilds one from its
 // columns when the row has none.
-func envelopeOf(r postgres.Event) (eventEnvelope, error) {
+func envelopeOf(r EventRecord) (eventEnvelope, error) {
 	if len(r.Envelope) > 0 {
 		return eventEnvelope(r.Envelope), nil
 	}

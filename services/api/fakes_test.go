@@ -8,7 +8,6 @@ import (
 
 	"github.com/xbot-runtime/xbot/commands"
 	"github.com/xbot-runtime/xbot/events"
-	"github.com/xbot-runtime/xbot/projections/postgres"
 	"github.com/xbot-runtime/xbot/services/api"
 )
 
@@ -16,30 +15,30 @@ import (
 // the command or ctx ends.
 type fakeStore struct {
 	mu        sync.Mutex
-	runs      map[string]postgres.Run // by runId
-	events    map[string][]postgres.Event
-	cmds      map[string]postgres.Command
+	runs      map[string]api.RunRecord // by runId
+	events    map[string][]api.EventRecord
+	cmds      map[string]api.CommandRecord
 	changed   chan struct{}
 	waits     int
 	listErr   error
-	lastList  postgres.RunFilter
+	lastList  api.RunFilter
 	grants    map[string][]events.PermissionGrant // by tenantId/platformSessionId
 	grantsErr error
 	owners    map[string]string // by tenantId/platformSessionId
 }
 
 func newFakeStore() *fakeStore {
-	return &fakeStore{runs: map[string]postgres.Run{}, events: map[string][]postgres.Event{},
-		cmds: map[string]postgres.Command{}, changed: make(chan struct{}), grants: map[string][]events.PermissionGrant{}}
+	return &fakeStore{runs: map[string]api.RunRecord{}, events: map[string][]api.EventRecord{},
+		cmds: map[string]api.CommandRecord{}, changed: make(chan struct{}), grants: map[string][]events.PermissionGrant{}}
 }
 
-func (s *fakeStore) addRun(r postgres.Run) {
+func (s *fakeStore) addRun(r api.RunRecord) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.runs[r.RunID] = r
 }
 
-func (s *fakeStore) put(c postgres.Command) {
+func (s *fakeStore) put(c api.CommandRecord) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.cmds[c.CommandID] = c
@@ -47,24 +46,24 @@ func (s *fakeStore) put(c postgres.Command) {
 	s.changed = make(chan struct{})
 }
 
-func (s *fakeStore) GetRun(_ context.Context, tenantID, runID string) (postgres.Run, error) {
+func (s *fakeStore) GetRun(_ context.Context, tenantID, runID string) (api.RunRecord, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r, ok := s.runs[runID]
 	if !ok || r.TenantID != tenantID {
-		return postgres.Run{}, postgres.ErrNotFound
+		return api.RunRecord{}, api.ErrNotFound
 	}
 	return r, nil
 }
 
-func (s *fakeStore) ListRuns(_ context.Context, f postgres.RunFilter) ([]postgres.Run, string, error) {
+func (s *fakeStore) ListRuns(_ context.Context, f api.RunFilter) ([]api.RunRecord, string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.lastList = f
 	if s.listErr != nil {
 		return nil, "", s.listErr
 	}
-	var out []postgres.Run
+	var out []api.RunRecord
 	for _, r := range s.runs {
 		if r.TenantID == f.TenantID && (f.Status == "" || r.Status == f.Status) {
 			out = append(out, r)
@@ -73,10 +72,10 @@ func (s *fakeStore) ListRuns(_ context.Context, f postgres.RunFilter) ([]postgre
 	return out, "next-page", nil
 }
 
-func (s *fakeStore) ListEvents(_ context.Context, tenantID, runID string, afterSeq int64, limit, maxBytes int) ([]postgres.Event, error) {
+func (s *fakeStore) ListEvents(_ context.Context, tenantID, runID string, afterSeq int64, limit, maxBytes int) ([]api.EventRecord, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []postgres.Event
+	var out []api.EventRecord
 	size := 0
 	for _, e := range s.events[runID] {
 		if e.TenantID != tenantID || e.Seq <= afterSeq || len(out) >= limit {
@@ -90,17 +89,17 @@ func (s *fakeStore) ListEvents(_ context.Context, tenantID, runID string, afterS
 	return out, nil
 }
 
-func (s *fakeStore) GetCommand(_ context.Context, tenantID, commandID string) (postgres.Command, error) {
+func (s *fakeStore) GetCommand(_ context.Context, tenantID, commandID string) (api.CommandRecord, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c, ok := s.cmds[commandID]
 	if !ok || c.TenantID != tenantID {
-		return postgres.Command{}, postgres.ErrNotFound
+		return api.CommandRecord{}, api.ErrNotFound
 	}
 	return c, nil
 }
 
-func (s *fakeStore) WaitCommand(ctx context.Context, tenantID, commandID string) (postgres.Command, error) {
+func (s *fakeStore) WaitCommand(ctx context.Context, tenantID, commandID string) (api.CommandRecord, error) {
 	s.mu.Lock()
 	s.waits++
 	s.mu.Unlock()
@@ -114,7 +113,7 @@ func (s *fakeStore) WaitCommand(ctx context.Context, tenantID, commandID string)
 		}
 		select {
 		case <-ctx.Done():
-			return postgres.Command{}, ctx.Err()
+			return api.CommandRecord{}, ctx.Err()
 		case <-ch:
 		}
 	}
@@ -136,7 +135,7 @@ type fakeSender struct {
 	executor bool
 	firsts   map[string]string // runId/key → commandId
 	// decide, when set, changes the outcome the fake executor records.
-	decide func(c commands.Envelope, row *postgres.Command)
+	decide func(c commands.Envelope, row *api.CommandRecord)
 }
 
 func (f *fakeSender) Send(_ context.Context, c commands.Envelope) error {
@@ -149,7 +148,7 @@ func (f *fakeSender) Send(_ context.Context, c commands.Envelope) error {
 	if !f.executor {
 		return nil
 	}
-	row := postgres.Command{CommandID: c.CommandID, RunID: c.RunID, TenantID: c.TenantID, Type: string(c.Type),
+	row := api.CommandRecord{CommandID: c.CommandID, RunID: c.RunID, TenantID: c.TenantID, Type: string(c.Type),
 		IdempotencyKey: c.IdempotencyKey, Outcome: "accepted", FirstOutcome: "accepted", UpdatedAt: time.Now()}
 	if orig, ok := f.firsts[c.RunID+"/"+c.IdempotencyKey]; ok {
 		row.Outcome, row.FirstOutcome, row.OriginalCommandID = "duplicate", "duplicate", orig
@@ -173,7 +172,7 @@ func (f *fakeSender) envelopes() []commands.Envelope {
 
 var errKafkaDown = errors.New("kafka: broker not available")
 
-func (s *fakeStore) addEvent(ev postgres.Event) {
+func (s *fakeStore) addEvent(ev api.EventRecord) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.events[ev.RunID] = append(s.events[ev.RunID], ev)
@@ -185,7 +184,7 @@ func (s *fakeStore) failList(err error) {
 	s.listErr = err
 }
 
-func (s *fakeStore) lastFilter() postgres.RunFilter {
+func (s *fakeStore) lastFilter() api.RunFilter {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.lastList
@@ -203,6 +202,3 @@ func (f *fakeSender) fail(err error) {
 	defer f.mu.Unlock()
 	f.err = err
 }
-
-// The real read model satisfies the API's Store.
-var _ api.Store = (*postgres.Store)(nil)

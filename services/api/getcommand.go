@@ -7,8 +7,6 @@ import (
 	"net/http"
 
 	"github.com/danielgtaylor/huma/v2"
-
-	"github.com/xbot-runtime/xbot/projections/postgres"
 )
 
 // command is a row of the commands read model: a command's latest outcome.
@@ -30,7 +28,7 @@ type command struct {
 	UpdatedAt         int64  `json:"updatedAt" doc:"Unix milliseconds."`
 }
 
-func commandView(c postgres.Command) command {
+func commandView(c CommandRecord) command {
 	return command{CommandID: c.CommandID, RunID: c.RunID, TenantID: c.TenantID, Type: c.Type,
 		IdempotencyKey: c.IdempotencyKey, Outcome: c.Outcome, FirstOutcome: c.FirstOutcome, Code: c.Code,
 		Message: c.Message, OriginalCommandID: c.OriginalCommandID, OriginalOutcome: c.OriginalOutcome,
@@ -58,7 +56,7 @@ func (a *API) getCommand(ctx context.Context, in *getCommandInput) (*getCommandO
 	tenant := tenantOf(ctx)
 	c, err := a.store.GetCommand(ctx, tenant, in.CommandID)
 	switch {
-	case errors.Is(err, postgres.ErrNotFound):
+	case errors.Is(err, ErrNotFound):
 		return nil, fmt.Errorf("command %s: %w", in.CommandID, errCommandNotFound)
 	case err != nil:
 		return nil, fmt.Errorf("get command %s: %w", in.CommandID, err)

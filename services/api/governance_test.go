@@ -11,7 +11,6 @@ import (
 
 	"github.com/xbot-runtime/xbot/commands"
 	"github.com/xbot-runtime/xbot/events"
-	"github.com/xbot-runtime/xbot/projections/postgres"
 	"github.com/xbot-runtime/xbot/services/api"
 	"github.com/xbot-runtime/xbot/services/policy"
 )
@@ -106,7 +105,7 @@ func TestFollowUpCreatedRunIDComesFromTheReadModel(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	run := seedRun(e, tenantA, "completed")
-	e.sender.decide = func(c commands.Envelope, row *postgres.Command) {
+	e.sender.decide = func(c commands.Envelope, row *api.CommandRecord) {
 		p, _ := c.DecodePayload()
 		if in, ok := p.(*commands.AppendUserInputPayload); ok && in.Intent == commands.IntentFollowUp {
 			if row.Outcome == "duplicate" {
@@ -132,7 +131,7 @@ func TestSubmitApprovalDecisionAndRequestCompaction(t *testing.T) {
 	e := newEnv(t)
 	run := seedRun(e, tenantA, "paused")
 	decided := events.NewID("itm")
-	e.sender.decide = func(c commands.Envelope, row *postgres.Command) {
+	e.sender.decide = func(c commands.Envelope, row *api.CommandRecord) {
 		if p, _ := c.DecodePayload(); c.Type == commands.SubmitApprovalDecision &&
 			p.(*commands.SubmitApprovalDecisionPayload).ItemID == decided {
 			row.Outcome, row.FirstOutcome, row.Code = "rejected", "rejected", string(commands.CodeApprovalNotPending)

@@ -8,22 +8,21 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/xbot-runtime/xbot/events"
-	"github.com/xbot-runtime/xbot/projections/postgres"
 )
 
 // ReadModels reads the items, approvals, sessions and permission grants
-// read models. *postgres.Store implements it.
+// read models; the wiring adapts the Postgres ones to it.
 //
-// The list methods return postgres.ErrInvalidCursor for a cursor they did
+// The list methods return ErrInvalidCursor for a cursor they did
 // not issue (answered 422); GetSession returns an error for which
-// errors.Is(err, postgres.ErrNotFound) holds when the tenant has no such
+// errors.Is(err, ErrNotFound) holds when the tenant has no such
 // session (answered 404). SessionGrants returns the platform_session grants
 // given in the session's runs (none for an unknown session), which a run
 // created in the session inherits.
 type ReadModels interface {
-	ListItems(ctx context.Context, f postgres.ItemFilter) ([]postgres.Item, string, error)
-	ListApprovals(ctx context.Context, f postgres.ApprovalFilter) ([]postgres.Approval, string, error)
-	GetSession(ctx context.Context, tenantID, sessionID string) (postgres.Session, error)
+	ListItems(ctx context.Context, f ItemFilter) ([]ItemRecord, string, error)
+	ListApprovals(ctx context.Context, f ApprovalFilter) ([]ApprovalRecord, string, error)
+	GetSession(ctx context.Context, tenantID, sessionID string) (SessionRecord, error)
 	SessionGrants(ctx context.Context, tenantID, sessionID string) ([]events.PermissionGrant, error)
 	// ClaimSession makes actorID the owner of the platform session unless
 	// it has one, atomically, and returns the owner.
@@ -52,7 +51,7 @@ type runItem struct {
 	DurationMs      *int64  `json:"durationMs,omitempty" doc:"completedAt - startedAt."`
 }
 
-func itemView(it postgres.Item) runItem {
+func itemView(it ItemRecord) runItem {
 	v := runItem{ItemID: it.ItemID, RunID: it.RunID, Type: it.Type, Status: it.Status, StartedSeq: it.StartedSeq,
 		UpdatedSeq: it.UpdatedSeq, ToolName: it.ToolName, ToolCallID: it.ToolCallID, Input: it.Input,
 		InputTruncated: it.InputTruncated, Output: it.Output, OutputTruncated: it.OutputTruncated,
@@ -95,7 +94,7 @@ func (a *API) listRunItems(ctx context.Context, in *listRunItemsInput) (*listRun
 	if _, err := a.findRun(ctx, in.RunID); err != nil {
 		return nil, err
 	}
-	rows, next, err := a.store.ListItems(ctx, postgres.ItemFilter{TenantID: tenantOf(ctx), RunID: in.RunID,
+	rows, next, err := a.store.ListItems(ctx, ItemFilter{TenantID: tenantOf(ctx), RunID: in.RunID,
 		After: in.Cursor, Limit: in.Limit})
 	if err != nil {
 		return nil, fmt.Errorf("list items of run %s: %w", in.RunID, err)

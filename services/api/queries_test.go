@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/xbot-runtime/xbot/projections/postgres"
 	"github.com/xbot-runtime/xbot/services/api"
 )
 
@@ -33,7 +32,7 @@ func TestListRunEventsPages(t *testing.T) {
 	run := seedRun(e, tenantA, "running")
 	for seq := int64(1); seq <= 5; seq++ {
 		env := fmt.Sprintf(`{"eventId":"evt_%d","runId":%q,"seq":%d,"schemaVersion":"v1","type":"runtime.item.delta","payload":{"delta":"x"},"futureField":1}`, seq, run.RunID, seq)
-		e.store.addEvent(postgres.Event{RunID: run.RunID, Seq: seq, TenantID: tenantA,
+		e.store.addEvent(api.EventRecord{RunID: run.RunID, Seq: seq, TenantID: tenantA,
 			Type: "runtime.item.delta", Envelope: []byte(env)})
 	}
 	r := e.do(t, "GET", "/v1/runs/"+run.RunID+"/events?after_seq=1&limit=2", tokenA, nil).want(t, http.StatusOK)
@@ -64,7 +63,7 @@ func TestListRunEventsPagesByBytes(t *testing.T) {
 	for seq := int64(1); seq <= 6; seq++ {
 		env := fmt.Sprintf(`{"eventId":"evt_%d","runId":%q,"seq":%d,"schemaVersion":"v1","type":"runtime.item.delta","payload":{"delta":%q}}`,
 			seq, run.RunID, seq, strings.Repeat("x", 100))
-		e.store.addEvent(postgres.Event{RunID: run.RunID, Seq: seq, TenantID: tenantA, Type: "runtime.item.delta", Envelope: []byte(env)})
+		e.store.addEvent(api.EventRecord{RunID: run.RunID, Seq: seq, TenantID: tenantA, Type: "runtime.item.delta", Envelope: []byte(env)})
 	}
 	var seqs []float64
 	for after, pages := float64(0), 0; ; pages++ {
@@ -99,12 +98,12 @@ func TestListRuns(t *testing.T) {
 	if len(runs) != 1 || r.str("nextCursor") != "next-page" {
 		t.Fatalf("list %s", r.raw)
 	}
-	want := postgres.RunFilter{TenantID: tenantA, PlatformSessionID: "s1", Status: "running", After: "c1", Limit: 10}
+	want := api.RunFilter{TenantID: tenantA, PlatformSessionID: "s1", Status: "running", After: "c1", Limit: 10}
 	if e.store.lastFilter() != want {
 		t.Fatalf("filter %+v, want %+v", e.store.lastFilter(), want)
 	}
 	e.do(t, "GET", "/v1/runs?status=sleeping", tokenA, nil).wantCode(t, http.StatusUnprocessableEntity, "validation_failed")
-	e.store.failList(fmt.Errorf("decode cursor: %w", postgres.ErrInvalidCursor))
+	e.store.failList(fmt.Errorf("decode cursor: %w", api.ErrInvalidCursor))
 	e.do(t, "GET", "/v1/runs?cursor=forged", tokenA, nil).wantCode(t, http.StatusUnprocessableEntity, "validation_failed").
 		wantLocation(t, "query.cursor")
 }
@@ -112,7 +111,7 @@ func TestListRuns(t *testing.T) {
 func TestGetCommand(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	e.store.put(postgres.Command{CommandID: "cmd_1", RunID: "run_1", TenantID: tenantA, Type: "CancelRun",
+	e.store.put(api.CommandRecord{CommandID: "cmd_1", RunID: "run_1", TenantID: tenantA, Type: "CancelRun",
 		Outcome: "applied", FirstOutcome: "accepted", Seq: 7, UpdatedAt: time.UnixMilli(1_700_000_000_000)})
 	r := e.do(t, "GET", "/v1/commands/cmd_1", tokenA, nil).want(t, http.StatusOK)
 	if r.str("outcome") != "applied" || r.str("firstOutcome") != "accepted" || r.body["updatedAt"] != float64(1_700_000_000_000) {

@@ -15,6 +15,7 @@ import (
 	infrapg "github.com/xbot-runtime/xbot/infra/postgres"
 	"github.com/xbot-runtime/xbot/projections/postgres"
 	"github.com/xbot-runtime/xbot/services/api"
+	"github.com/xbot-runtime/xbot/services/stack"
 )
 
 // readModelEnv is an API over a real, migrated Postgres read model of its own.
@@ -39,7 +40,7 @@ func newReadModelEnv(t *testing.T) *readModelEnv {
 	store := postgres.New(pool, zaptest.NewLogger(t))
 	t.Cleanup(store.Close)
 	cfg := api.Config{Tokens: map[string]string{tokenA: tenantA, tokenB: tenantB}}
-	a, err := api.New(cfg, store, &fakeSender{}, nil, zap.NewNop())
+	a, err := api.New(cfg, stack.APIStore(store), &fakeSender{}, nil, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,23 +4,23 @@ import (
 	"context"
 
 	"github.com/xbot-runtime/xbot/events"
-	"github.com/xbot-runtime/xbot/projections/postgres"
+	"github.com/xbot-runtime/xbot/services/api"
 )
 
 // The fake store has no items, approvals or sessions: the endpoints that
 // read them are tested against Postgres (readmodels_test.go). Its session
 // grants are set by tests.
 
-func (s *fakeStore) ListItems(context.Context, postgres.ItemFilter) ([]postgres.Item, string, error) {
+func (s *fakeStore) ListItems(context.Context, api.ItemFilter) ([]api.ItemRecord, string, error) {
 	return nil, "", nil
 }
 
-func (s *fakeStore) ListApprovals(context.Context, postgres.ApprovalFilter) ([]postgres.Approval, string, error) {
+func (s *fakeStore) ListApprovals(context.Context, api.ApprovalFilter) ([]api.ApprovalRecord, string, error) {
 	return nil, "", nil
 }
 
-func (s *fakeStore) GetSession(context.Context, string, string) (postgres.Session, error) {
-	return postgres.Session{}, postgres.ErrNotFound
+func (s *fakeStore) GetSession(context.Context, string, string) (api.SessionRecord, error) {
+	return api.SessionRecord{}, api.ErrNotFound
 }
 
 func (s *fakeStore) SessionGrants(_ context.Context, tenantID, sessionID string) ([]events.PermissionGrant, error) {

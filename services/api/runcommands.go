@@ -10,7 +10,6 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/xbot-runtime/xbot/commands"
-	"github.com/xbot-runtime/xbot/projections/postgres"
 )
 
 type cancelRunBody struct {
@@ -92,11 +91,11 @@ func (a *API) runCommand(ctx context.Context, t commands.Type, runID string, p C
 }
 
 // findRun returns the run if it exists for the caller's tenant.
-func (a *API) findRun(ctx context.Context, runID string) (postgres.Run, error) {
+func (a *API) findRun(ctx context.Context, runID string) (RunRecord, error) {
 	tenant := tenantOf(ctx)
 	run, err := a.store.GetRun(ctx, tenant, runID)
 	switch {
-	case errors.Is(err, postgres.ErrNotFound):
+	case errors.Is(err, ErrNotFound):
 		return run, fmt.Errorf("run %s: %w", runID, errRunNotFound)
 	case err != nil:
 		return run, fmt.Errorf("get run %s: %w", runID, err)
@@ -110,7 +109,7 @@ func (a *API) findRun(ctx context.Context, runID string) (postgres.Run, error) {
 // the principal may act for others: a follow-up would otherwise join the
 // owner's session and inherit its grants, and a decision or cancel would act
 // on someone else's run.
-func checkRunOwner(p Principal, run postgres.Run) error {
+func checkRunOwner(p Principal, run RunRecord) error {
 	var key struct {
 		OwnerID string `json:"ownerId"`
 	}

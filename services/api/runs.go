@@ -9,7 +9,6 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/xbot-runtime/xbot/events"
-	"github.com/xbot-runtime/xbot/projections/postgres"
 )
 
 type sandboxKey struct {
@@ -41,7 +40,7 @@ type run struct {
 	SnapshotHash      string            `json:"snapshotHash,omitempty" doc:"Hash (sha256:<hex>) of the capability snapshot frozen when the run started; the snapshot itself is the payload of the run's runtime.capability.snapshot_frozen event."`
 }
 
-// runUsage is postgres.Usage as the API shows it.
+// runUsage is Usage as the API shows it.
 type runUsage struct {
 	ModelCalls       int64 `json:"modelCalls" doc:"Completed model calls of the agent loop (assistant messages)."`
 	PromptTokens     int64 `json:"promptTokens" doc:"Prompt tokens of the model calls and of the compactions' summarising calls."`
@@ -50,7 +49,7 @@ type runUsage struct {
 	Compactions      int64 `json:"compactions" doc:"Context compactions (runtime.context.compacted); their calls' tokens are in the sums above."`
 }
 
-func runView(r postgres.Run) (run, error) {
+func runView(r RunRecord) (run, error) {
 	v := run{RunID: r.RunID, TenantID: r.TenantID, PlatformSessionID: r.PlatformSessionID, AgentID: r.AgentID,
 		ParentRunID: r.ParentRunID, Status: r.Status, PauseReason: r.PauseReason, ErrorCode: r.ErrorCode,
 		CancelReason: r.CancelReason, LastSeq: r.LastSeq,
@@ -126,7 +125,7 @@ func (a *API) listRuns(ctx context.Context, in *listRunsInput) (*listRunsOutput,
 	if in.Status != "" && !events.Status(in.Status).Valid() {
 		return nil, invalid("query.status", "is not a run state", in.Status)
 	}
-	rows, next, err := a.store.ListRuns(ctx, postgres.RunFilter{TenantID: tenantOf(ctx),
+	rows, next, err := a.store.ListRuns(ctx, RunFilter{TenantID: tenantOf(ctx),
 		PlatformSessionID: in.PlatformSessionID, Status: in.Status, After: in.Cursor, Limit: in.Limit})
 	if err != nil {
 		return nil, fmt.Errorf("list runs: %w", err)

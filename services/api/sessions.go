@@ -9,7 +9,6 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/xbot-runtime/xbot/commands"
-	"github.com/xbot-runtime/xbot/projections/postgres"
 )
 
 // sessionSummary is a row of the sessions read model as the API shows it.
@@ -55,12 +54,12 @@ func (a *API) listSessionRuns(ctx context.Context, in *listSessionRunsInput) (*l
 	tenant := tenantOf(ctx)
 	s, err := a.store.GetSession(ctx, tenant, in.PlatformSessionID)
 	switch {
-	case errors.Is(err, postgres.ErrNotFound) || (err == nil && s.TenantID != tenant):
+	case errors.Is(err, ErrNotFound) || (err == nil && s.TenantID != tenant):
 		return nil, newProblem(http.StatusNotFound, commands.CodeNotFound, "session not found")
 	case err != nil:
 		return nil, fmt.Errorf("get session %s: %w", in.PlatformSessionID, err)
 	}
-	rows, next, err := a.store.ListRuns(ctx, postgres.RunFilter{TenantID: tenant,
+	rows, next, err := a.store.ListRuns(ctx, RunFilter{TenantID: tenant,
 		PlatformSessionID: in.PlatformSessionID, Status: in.Status, After: in.Cursor, Limit: in.Limit})
 	if err != nil {
 		return nil, fmt.Errorf("list runs of session %s: %w", in.PlatformSessionID, err)

@@ -8,7 +8,6 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
-	"github.com/xbot-runtime/xbot/projections/postgres"
 	"github.com/xbot-runtime/xbot/projections/uistream"
 )
 
@@ -80,7 +79,7 @@ type sessionSource struct {
 	session string
 }
 
-func streamRef(r postgres.StreamRun) uistream.RunRef {
+func streamRef(r StreamRun) uistream.RunRef {
 	return uistream.RunRef{RunID: r.RunID, CreatedAt: r.CreatedAt, Ended: r.Ended()}
 }
 
@@ -98,7 +97,7 @@ func (s sessionSource) SessionRuns(ctx context.Context, after uistream.RunRef, l
 
 func (s sessionSource) SessionRun(ctx context.Context, runID string) (uistream.RunRef, error) {
 	r, err := s.store.StreamSessionRun(ctx, s.tenant, s.session, runID)
-	if errors.Is(err, postgres.ErrNotFound) {
+	if errors.Is(err, ErrNotFound) {
 		return uistream.RunRef{}, fmt.Errorf("%w: %w", uistream.ErrNotInSession, err)
 	}
 	if err != nil {
@@ -109,7 +108,7 @@ func (s sessionSource) SessionRun(ctx context.Context, runID string) (uistream.R
 
 func (s sessionSource) SessionHead(ctx context.Context) (uistream.RunRef, bool, error) {
 	r, err := s.store.StreamSessionHead(ctx, s.tenant, s.session)
-	if errors.Is(err, postgres.ErrNotFound) {
+	if errors.Is(err, ErrNotFound) {
 		return uistream.RunRef{}, false, nil
 	}
 	if err != nil {

@@ -14,20 +14,19 @@ import (
 
 	"github.com/xbot-runtime/xbot/commands"
 	"github.com/xbot-runtime/xbot/events"
-	"github.com/xbot-runtime/xbot/projections/postgres"
 	"github.com/xbot-runtime/xbot/projections/uistream"
 )
 
 // StreamStore is what the UI stream endpoints read from the read models for
-// backfill. *postgres.Store implements it. Every method is scoped to the
-// tenant; StreamSessionHead and StreamSessionRun return an error for which
-// errors.Is(err, postgres.ErrNotFound) holds when the tenant has no such
-// session or run.
+// backfill; the wiring adapts the Postgres ones to it. Every method is scoped
+// to the tenant; StreamSessionHead and StreamSessionRun return an error for
+// which errors.Is(err, ErrNotFound) holds when the tenant has no such session
+// or run.
 type StreamStore interface {
 	StreamRunEvents(ctx context.Context, tenantID, runID string, afterSeq int64, limit int) ([]events.Envelope, error)
-	StreamSessionRuns(ctx context.Context, tenantID, sessionID string, afterCreated time.Time, afterRunID string, limit int) ([]postgres.StreamRun, error)
-	StreamSessionHead(ctx context.Context, tenantID, sessionID string) (postgres.StreamRun, error)
-	StreamSessionRun(ctx context.Context, tenantID, sessionID, runID string) (postgres.StreamRun, error)
+	StreamSessionRuns(ctx context.Context, tenantID, sessionID string, afterCreated time.Time, afterRunID string, limit int) ([]StreamRun, error)
+	StreamSessionHead(ctx context.Context, tenantID, sessionID string) (StreamRun, error)
+	StreamSessionRun(ctx context.Context, tenantID, sessionID, runID string) (StreamRun, error)
 }
 
 // streams is what EnableStreams attached; the stream endpoints answer 503
@@ -139,7 +138,7 @@ func lastEventID[P any](location, value string, parse func(string) (P, error)) (
 
 // wrapNotFound turns the store's ErrNotFound into a 404 problem.
 func wrapNotFound(err error, what string) error {
-	if errors.Is(err, postgres.ErrNotFound) {
+	if errors.Is(err, ErrNotFound) {
 		return newProblem(http.StatusNotFound, commands.CodeNotFound, what+" not found")
 	}
 	return fmt.Errorf("%s: %w", what, err)

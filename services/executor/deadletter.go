@@ -9,6 +9,7 @@ import (
 
 	"github.com/xbot-runtime/xbot/commands"
 	"github.com/xbot-runtime/xbot/infra/kafka"
+	"github.com/xbot-runtime/xbot/infra/kafka/partition"
 )
 
 // Dead-letter reasons of command records the executor refuses. Each record
@@ -22,7 +23,7 @@ const (
 	// ReasonInvalid: the envelope fails schema validation.
 	ReasonInvalid = "invalid"
 	// ReasonMisrouted: the record's key is not its runId, or it is not on
-	// the partition PartitionFor(runId) names, so this executor does not own
+	// the partition partition.For(runId) names, so this executor does not own
 	// the run.
 	ReasonMisrouted = "misrouted"
 )
@@ -68,7 +69,7 @@ func (b *batch) screen(rec kafka.Record) (commands.Envelope, any, bool) {
 		return c, nil, false
 	}
 	n := b.a.part.Partitions()
-	home := kafka.PartitionFor(c.RunID, max(n, 1))
+	home := partition.For(c.RunID, max(n, 1))
 	if rec.Key != c.RunID || home != rec.Partition {
 		b.deadLetter(rec, deadLetter{reason: ReasonMisrouted, runID: c.RunID, cmdID: c.CommandID, expected: home,
 			detail: fmt.Sprintf("record key %q, runId %s belongs on partition %d, record is on partition %d", rec.Key, c.RunID, home, rec.Partition)})

@@ -12,6 +12,7 @@ import (
 	"github.com/xbot-runtime/xbot/contracttests"
 	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/infra/kafka"
+	"github.com/xbot-runtime/xbot/infra/kafka/partition"
 	"github.com/xbot-runtime/xbot/services/executor"
 )
 
@@ -80,7 +81,7 @@ func TestRefusedCommandRecordsAreDeadLettered(t *testing.T) {
 	h.send(genuine)
 	h.waitFor("the genuine run completed", statusIs(genuine.RunID, events.StatusCompleted))
 	before := len(types(t, h, genuine.RunID))
-	home := kafka.PartitionFor(genuine.RunID, testPartitions)
+	home := partition.For(genuine.RunID, testPartitions)
 
 	unsigned := createRun(t, "acme", "unsigned", "demo", "x")
 	h.produce(unsigned.RunID, encode(t, unsigned), nil)

@@ -13,7 +13,7 @@
 //     so after any crash each command takes effect exactly once.
 //   - Only commands signed by a key of Config.CommandKeys, decoding to a
 //     valid envelope, keyed by their runId and on the partition
-//     kafka.PartitionFor(runId) names are admitted. Any other record goes
+//     partition.For(runId) names are admitted. Any other record goes
 //     unchanged to the dead-letter topic, in the transaction of its batch,
 //     with its reason (unauthenticated, undecodable, invalid, misrouted) in
 //     headers, and appends nothing to any run. A dead letter is written at

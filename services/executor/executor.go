@@ -15,6 +15,7 @@ import (
 	"github.com/xbot-runtime/xbot/commands"
 	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/infra/kafka"
+	"github.com/xbot-runtime/xbot/infra/kafka/partition"
 	"github.com/xbot-runtime/xbot/services/profile"
 )
 
@@ -210,7 +211,7 @@ func (ex *Executor) sessionHistory(ctx context.Context, tenantID, runID string, 
 }
 
 func (ex *Executor) readRun(ctx context.Context, runID string, partitions int) ([]events.Envelope, error) {
-	p := kafka.PartitionFor(runID, partitions)
+	p := partition.For(runID, partitions)
 	var out []events.Envelope
 	_, err := kafka.ReadPartition(ctx, ex.cfg.Kafka, ex.cfg.Kafka.EventsTopic(), p, func(rec kafka.Record) error {
 		if rec.Key != runID {

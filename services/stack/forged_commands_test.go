@@ -16,6 +16,7 @@ import (
 	chinfra "github.com/xbot-runtime/xbot/infra/clickhouse"
 	"github.com/xbot-runtime/xbot/infra/devstack/chtest"
 	"github.com/xbot-runtime/xbot/infra/kafka"
+	"github.com/xbot-runtime/xbot/infra/kafka/partition"
 	"github.com/xbot-runtime/xbot/services/executor"
 	"github.com/xbot-runtime/xbot/services/stack"
 )
@@ -147,14 +148,14 @@ func TestForgedCommandRecordsChangeNothing(t *testing.T) {
 
 	mallory := newAttacker(t, e)
 	n := int(e.kcfg.Partitions)
-	home := kafka.PartitionFor(genuine, n)
+	home := partition.For(genuine, n)
 	signed := commandRecord(t, e, genuine)
 	mallory.produce((home+1)%int32(n), genuine, signed.Value, signed.Headers)
 	sk := events.SandboxKey{TenantID: tenant, WorkspaceID: "default", AgentID: "demo", OwnerID: tenant}
 	forgedRun := commands.RunIDFor(tenant, "forged-grants", sk, n)
 	grants := []events.PermissionGrant{{GrantID: events.NewID("grt"), Scope: "platform_session", ToolName: "shell", RuleID: "any",
 		Actor: events.Actor{Type: "user", ID: "mallory"}}}
-	mallory.produce(kafka.PartitionFor(forgedRun, n), forgedRun, forgedCommand(t, commands.CreateRun, tenant, forgedRun,
+	mallory.produce(partition.For(forgedRun, n), forgedRun, forgedCommand(t, commands.CreateRun, tenant, forgedRun,
 		commands.CreateRunPayload{AgentID: "demo", Input: events.UserInput{Content: "rm -rf /"}, SandboxKey: sk, SessionGrants: grants}), nil)
 	approval := forgedCommand(t, commands.SubmitApprovalDecision, "other", genuine,
 		commands.SubmitApprovalDecisionPayload{ItemID: events.NewID("itm"), Decision: "allow", Scope: "platform_session"})

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/xbot-runtime/xbot/infra/kafka"
+	"github.com/xbot-runtime/xbot/infra/kafka/partition"
 	"github.com/xbot-runtime/xbot/services/profile"
 	"github.com/xbot-runtime/xbot/services/stack"
 )
@@ -64,9 +64,9 @@ func TestRunsOfOneSandboxKeyRunOneAtATime(t *testing.T) {
 		ids = append(ids, create(t, front, "serial", fmt.Sprintf("job %d", i), fmt.Sprintf("serial-%d", i))["runId"].(string))
 	}
 	other := create(t, front, "other", "job", "other-0")["runId"].(string)
-	part := kafka.PartitionFor(ids[0], int(e.kcfg.Partitions))
+	part := partition.For(ids[0], int(e.kcfg.Partitions))
 	for _, id := range ids[1:] {
-		if p := kafka.PartitionFor(id, int(e.kcfg.Partitions)); p != part {
+		if p := partition.For(id, int(e.kcfg.Partitions)); p != part {
 			t.Fatalf("runs of one sandbox key on partitions %d and %d", part, p)
 		}
 	}

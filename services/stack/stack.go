@@ -243,13 +243,24 @@ func (s *Stack) startStreams() error {
 		return err
 	}
 	tail, err := kafka.NewTail(kafka.TailConfig{Kafka: s.opts.Kafka, Topic: s.opts.Kafka.WithDefaults().EventsTopic(),
-		Deliver: hub.Deliver, Logger: log})
+		Deliver: deliverTo(hub), Logger: log})
 	if err != nil {
 		return err
 	}
 	s.hub, s.tail = hub, tail
 	s.goRun("stream tail", func() error { return tail.Run(s.runCtx) })
-	return s.API.EnableStreams(hub, s.Store, uistream.StreamConfig{})
+	return s.API.EnableStreams(hub, APIStore(s.Store), uistream.StreamConfig{})
+}
+
+// deliverTo hands each batch of the events topic's tail to hub.
+func deliverTo(hub *uistream.Hub) func([]kafka.Record) {
+	return func(recs []kafka.Record) {
+		out := make([]uistream.Record, len(recs))
+		for i, r := range recs {
+			out[i] = uistream.Record{Partition: r.Partition, Offset: r.Offset, Value: r.Value}
+		}
+		hub.Deliver(out)
+	}
 }
 
 // StreamsReady is closed once the API's stream tail follows the events topic.
@@ -323,7 +334,7 @@ func (s *Stack) startAPI() error {
 		Partitions: int(s.opts.Kafka.WithDefaults().Partitions),
 		CommandPartitions: func(ctx context.Context) (int, error) {
 			return prod.PartitionCount(ctx, s.opts.Kafka.CommandsTopic())
-		}}, s.Store, commandSender{p: prod, topic: s.opts.Kafka.CommandsTopic(), keys: s.opts.CommandKeys},
+		}}, APIStore(s.Store), commandSender{p: prod, topic: s.opts.Kafka.CommandsTopic(), keys: s.opts.CommandKeys},
 		s.healthChecks(), s.log.Named("api"))
 	if err != nil {
 		return err
