@@ -2,32 +2,13 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/xbot-runtime/xbot/events"
 )
-
-// GetSession returns the platform session sessionID of tenantID, or
-// ErrNotFound if the tenant has no run in such a session.
-func (s *Store) GetSession(ctx context.Context, tenantID, sessionID string) (Session, error) {
-	var v Session
-	err := s.pool.QueryRow(ctx, `SELECT tenant_id, platform_session_id, first_run_id, last_run_id, last_run_status,
-	run_count, first_run_at, last_activity_at
-FROM sessions WHERE tenant_id = $1 AND platform_session_id = $2`, tenantID, sessionID).Scan(
-		&v.TenantID, &v.PlatformSessionID, &v.FirstRunID, &v.LastRunID, &v.LastRunStatus, &v.RunCount,
-		&v.FirstRunAt, &v.LastActivityAt)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return Session{}, fmt.Errorf("session %s: %w", sessionID, ErrNotFound)
-	}
-	if err != nil {
-		return Session{}, fmt.Errorf("get session %s: %w", sessionID, err)
-	}
-	v.FirstRunAt, v.LastActivityAt = v.FirstRunAt.UTC(), v.LastActivityAt.UTC()
-	return v, nil
-}
 
 // grantColumnsSQL selects a PermissionGrant.
 const grantColumnsSQL = `run_id, seq, tenant_id, platform_session_id, item_id, command_id, scope, tool_name,
@@ -84,4 +65,22 @@ func (s *Store) SessionGrants(ctx context.Context, tenantID, sessionID string) (
 		return nil, fmt.Errorf("session grants of %s: %w", sessionID, err)
 	}
 	return out, nil
+}
+
+// PermissionGrant is one row of permission_grants: one
+// runtime.permission_grant.applied event, in run RunID at Seq.
+type PermissionGrant struct {
+	RunID             string    `json:"runId"`
+	Seq               int64     `json:"seq"`
+	TenantID          string    `json:"tenantId"`
+	PlatformSessionID string    `json:"platformSessionId,omitempty"`
+	ItemID            string    `json:"itemId,omitempty"`
+	CommandID         string    `json:"commandId,omitempty"`
+	Scope             string    `json:"scope"`
+	ToolName          string    `json:"toolName"`
+	GrantedAt         time.Time `json:"grantedAt"`
+	GrantID           string    `json:"grantId,omitempty"`
+	RuleID            string    `json:"ruleId,omitempty"`
+	ActorType         string    `json:"actorType,omitempty"`
+	ActorID           string    `json:"actorId,omitempty"`
 }
