@@ -26,7 +26,7 @@ import (
 // decode, or whose seq is not its run's last applied seq + 1 (then the
 // RecordError wraps a *GapError). In these cases, and on any database
 // error, nothing of the batch is written and the batch can be retried whole.
-func (s *Store) ApplyBatch(ctx context.Context, projector, topic string, recs []Record) error {
+func (s *Projector) ApplyBatch(ctx context.Context, projector, topic string, recs []Record) error {
 	if len(recs) == 0 {
 		return nil
 	}
@@ -42,7 +42,7 @@ func (s *Store) ApplyBatch(ctx context.Context, projector, topic string, recs []
 	return nil
 }
 
-func (s *Store) applyBatch(ctx context.Context, projector, topic string, recs []Record) error {
+func (s *Projector) applyBatch(ctx context.Context, projector, topic string, recs []Record) error {
 	batch, runs, err := decodeAll(recs)
 	if err != nil {
 		return err

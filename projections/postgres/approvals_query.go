@@ -35,7 +35,7 @@ func scanApproval(row pgx.CollectableRow) (Approval, error) {
 // request first (requested_at descending, then run id and item id), and the
 // cursor of the next page ("" on the last page). f.Limit <= 0 means 50; at
 // most 200. A cursor not issued by ListApprovals yields ErrInvalidCursor.
-func (s *Store) ListApprovals(ctx context.Context, f ApprovalFilter) ([]Approval, string, error) {
+func (s *Queries) ListApprovals(ctx context.Context, f ApprovalFilter) ([]Approval, string, error) {
 	if f.TenantID == "" {
 		return nil, "", errors.New("list approvals: tenant id is required")
 	}

@@ -10,7 +10,7 @@ import (
 // CheckpointsOf returns the next offset to read per partition of topic for
 // projector, as last committed by ApplyBatch. Partitions never applied are
 // absent (start from the beginning).
-func (s *Store) CheckpointsOf(ctx context.Context, projector, topic string) (map[int32]int64, error) {
+func (s *Projector) CheckpointsOf(ctx context.Context, projector, topic string) (map[int32]int64, error) {
 	rows, err := s.pool.Query(ctx,
 		"SELECT partition, next_offset FROM projector_checkpoints WHERE projector = $1 AND topic = $2",
 		projector, topic)

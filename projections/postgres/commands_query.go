@@ -34,7 +34,7 @@ type Command struct {
 // GetCommand returns the latest outcome of commandID for tenantID, or
 // ErrNotFound if none is recorded for that tenant. The CreatedRunID of a
 // duplicate is its original command's.
-func (s *Store) GetCommand(ctx context.Context, tenantID, commandID string) (Command, error) {
+func (s *Queries) GetCommand(ctx context.Context, tenantID, commandID string) (Command, error) {
 	var c Command
 	err := s.pool.QueryRow(ctx, `SELECT c.command_id, c.run_id, c.tenant_id, c.type, c.idempotency_key, c.outcome,
 	c.first_outcome, c.code, c.message, c.original_command_id, c.original_outcome, c.original_code, c.seq,
@@ -60,7 +60,7 @@ WHERE c.tenant_id = $1 AND c.command_id = $2`, tenantID, commandID).Scan(
 // It waits until ctx is done and then returns ctx.Err(). Waiting costs no
 // connection of its own: all waiters of a Store share one LISTEN connection,
 // and each re-checks the table every 200 ms in case a notification is lost.
-func (s *Store) WaitCommand(ctx context.Context, tenantID, commandID string) (Command, error) {
+func (s *Queries) WaitCommand(ctx context.Context, tenantID, commandID string) (Command, error) {
 	wake, unsubscribe := s.listener.subscribe(commandID)
 	defer unsubscribe()
 	tick := time.NewTicker(s.recheck)

@@ -28,7 +28,7 @@ func scanGrant(row pgx.CollectableRow) (PermissionGrant, error) {
 // ListPermissionGrants returns the grants applied in the platform session
 // sessionID of tenantID, of every scope, oldest first (then by run id and
 // seq). A session unknown to the tenant has none.
-func (s *Store) ListPermissionGrants(ctx context.Context, tenantID, sessionID string) ([]PermissionGrant, error) {
+func (s *Queries) ListPermissionGrants(ctx context.Context, tenantID, sessionID string) ([]PermissionGrant, error) {
 	rows, err := s.pool.Query(ctx, "SELECT "+grantColumnsSQL+
 		" FROM permission_grants WHERE tenant_id = $1 AND platform_session_id = $2"+grantOrderSQL, tenantID, sessionID)
 	if err != nil {
@@ -46,7 +46,7 @@ func (s *Store) ListPermissionGrants(ctx context.Context, tenantID, sessionID st
 // lists them: the grants a new run of the session inherits
 // (CreateRunPayload.SessionGrants). An empty sessionID, or a session unknown
 // to the tenant, has none.
-func (s *Store) SessionGrants(ctx context.Context, tenantID, sessionID string) ([]events.PermissionGrant, error) {
+func (s *Queries) SessionGrants(ctx context.Context, tenantID, sessionID string) ([]events.PermissionGrant, error) {
 	if sessionID == "" {
 		return nil, nil
 	}

@@ -7,7 +7,7 @@ import (
 )
 
 // Heartbeat records that instance of projector is alive now (server time).
-func (s *Store) Heartbeat(ctx context.Context, projector, instance string) error {
+func (s *Projector) Heartbeat(ctx context.Context, projector, instance string) error {
 	_, err := s.pool.Exec(ctx, `INSERT INTO projector_heartbeats (projector, instance, beat_at)
 VALUES ($1, $2, now()) ON CONFLICT (projector, instance) DO UPDATE SET beat_at = now()`, projector, instance)
 	if err != nil {
@@ -18,7 +18,7 @@ VALUES ($1, $2, now()) ON CONFLICT (projector, instance) DO UPDATE SET beat_at =
 
 // LastHeartbeat returns the latest heartbeat of any instance of projector,
 // or ErrNotFound if none was ever recorded.
-func (s *Store) LastHeartbeat(ctx context.Context, projector string) (time.Time, error) {
+func (s *Queries) LastHeartbeat(ctx context.Context, projector string) (time.Time, error) {
 	var at *time.Time
 	err := s.pool.QueryRow(ctx, "SELECT max(beat_at) FROM projector_heartbeats WHERE projector = $1",
 		projector).Scan(&at)

@@ -41,7 +41,7 @@ func scanItem(row pgx.CollectableRow) (Item, error) {
 // next page ("" on the last page). A run unknown to the tenant has no
 // items. f.Limit <= 0 means 50; at most 200. A cursor not issued by
 // ListItems yields ErrInvalidCursor.
-func (s *Store) ListItems(ctx context.Context, f ItemFilter) ([]Item, string, error) {
+func (s *Queries) ListItems(ctx context.Context, f ItemFilter) ([]Item, string, error) {
 	if f.TenantID == "" || f.RunID == "" {
 		return nil, "", errors.New("list items: tenant id and run id are required")
 	}

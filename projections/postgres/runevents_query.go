@@ -37,7 +37,7 @@ const DefaultEventPageBytes = 1 << 20
 // the page ends before the event that would pass maxBytes, except that its
 // first event is always returned, however large, so paging always
 // progresses. A run unknown to the tenant has no events.
-func (s *Store) ListEvents(ctx context.Context, tenantID, runID string, afterSeq int64, limit, maxBytes int) ([]Event, error) {
+func (s *Queries) ListEvents(ctx context.Context, tenantID, runID string, afterSeq int64, limit, maxBytes int) ([]Event, error) {
 	if maxBytes <= 0 {
 		maxBytes = DefaultEventPageBytes
 	}
@@ -69,7 +69,7 @@ WHERE upto <= $5 OR n = 1 ORDER BY seq`,
 // StreamRunEvents returns up to limit events of run runID of tenantID with
 // seq > afterSeq, decoded, in seq order (limit within ListEvents' bounds). A
 // run unknown to the tenant has no events.
-func (s *Store) StreamRunEvents(ctx context.Context, tenantID, runID string, afterSeq int64, limit int) ([]events.Envelope, error) {
+func (s *Queries) StreamRunEvents(ctx context.Context, tenantID, runID string, afterSeq int64, limit int) ([]events.Envelope, error) {
 	rows, err := s.pool.Query(ctx, `SELECT envelope FROM run_events
 WHERE run_id = $1 AND tenant_id = $2 AND seq > $3 ORDER BY seq LIMIT $4`,
 		runID, tenantID, afterSeq, clampLimit(limit, defaultEventLimit, maxEventLimit))

@@ -40,7 +40,7 @@ func decodeCursor(s string) (runCursor, error) {
 // run that existed when the listing began exactly once, even while runs are
 // created. f.Limit <= 0 means 50; at most 500. A cursor not issued by
 // ListRuns yields ErrInvalidCursor.
-func (s *Store) ListRuns(ctx context.Context, f RunFilter) ([]Run, string, error) {
+func (s *Queries) ListRuns(ctx context.Context, f RunFilter) ([]Run, string, error) {
 	if f.TenantID == "" {
 		return nil, "", errors.New("list runs: tenant id is required")
 	}
@@ -185,7 +185,7 @@ func scanRun(row pgx.Row) (Run, error) {
 
 // GetRun returns the run runID of tenantID, or ErrNotFound if the tenant has
 // no such run (including a run that exists for another tenant).
-func (s *Store) GetRun(ctx context.Context, tenantID, runID string) (Run, error) {
+func (s *Queries) GetRun(ctx context.Context, tenantID, runID string) (Run, error) {
 	r, err := scanRun(s.pool.QueryRow(ctx,
 		"SELECT "+runColumnsSQL+" FROM runs AS r WHERE r.tenant_id = $1 AND r.run_id = $2", tenantID, runID))
 	if errors.Is(err, pgx.ErrNoRows) {

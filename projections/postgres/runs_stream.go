@@ -48,7 +48,7 @@ func scanStreamRun(row pgx.Row) (StreamRun, error) {
 // StreamSessionRuns returns up to limit runs of the session sessionID of
 // tenantID that come after (afterCreated, afterRunID) in session order; the
 // zero time and "" list from the first run.
-func (s *Store) StreamSessionRuns(ctx context.Context, tenantID, sessionID string, afterCreated time.Time, afterRunID string, limit int) ([]StreamRun, error) {
+func (s *Queries) StreamSessionRuns(ctx context.Context, tenantID, sessionID string, afterCreated time.Time, afterRunID string, limit int) ([]StreamRun, error) {
 	rows, err := s.pool.Query(ctx, "SELECT "+streamRunColumns+` FROM runs
 WHERE tenant_id = $1 AND platform_session_id = $2 AND (created_at, run_id) > ($3, $4)
 ORDER BY created_at, run_id LIMIT $5`,
@@ -66,7 +66,7 @@ ORDER BY created_at, run_id LIMIT $5`,
 // StreamSessionHead returns the session's first run (in session order) whose
 // reply has not ended or, when every reply has ended, its last run. It
 // returns ErrNotFound when the tenant has no run in the session.
-func (s *Store) StreamSessionHead(ctx context.Context, tenantID, sessionID string) (StreamRun, error) {
+func (s *Queries) StreamSessionHead(ctx context.Context, tenantID, sessionID string) (StreamRun, error) {
 	r, err := scanStreamRun(s.pool.QueryRow(ctx, `SELECT `+streamRunColumns+` FROM (
   (SELECT `+streamRunColumns+`, 0 AS pick FROM runs
    WHERE tenant_id = $1 AND platform_session_id = $2 AND status <> ALL($3)
@@ -87,7 +87,7 @@ func (s *Store) StreamSessionHead(ctx context.Context, tenantID, sessionID strin
 
 // StreamSessionRun returns run runID if it belongs to the session sessionID
 // of tenantID, else ErrNotFound.
-func (s *Store) StreamSessionRun(ctx context.Context, tenantID, sessionID, runID string) (StreamRun, error) {
+func (s *Queries) StreamSessionRun(ctx context.Context, tenantID, sessionID, runID string) (StreamRun, error) {
 	r, err := scanStreamRun(s.pool.QueryRow(ctx, "SELECT "+streamRunColumns+` FROM runs
 WHERE tenant_id = $1 AND platform_session_id = $2 AND run_id = $3`, tenantID, sessionID, runID))
 	if errors.Is(err, pgx.ErrNoRows) {

@@ -11,7 +11,7 @@ import (
 
 // GetSession returns the platform session sessionID of tenantID, or
 // ErrNotFound if the tenant has no run in such a session.
-func (s *Store) GetSession(ctx context.Context, tenantID, sessionID string) (Session, error) {
+func (s *Queries) GetSession(ctx context.Context, tenantID, sessionID string) (Session, error) {
 	var v Session
 	err := s.pool.QueryRow(ctx, `SELECT tenant_id, platform_session_id, first_run_id, last_run_id, last_run_status,
 	run_count, first_run_at, last_activity_at

@@ -7,14 +7,29 @@ import (
 	"go.uber.org/zap"
 )
 
-// Store reads and writes the Postgres read models. It is safe for concurrent
-// use. Call Close to stop its notification listener.
+// Store is the Postgres view in its two roles: the Projector the runner
+// feeds (Apply, checkpoints, Reset, Checksums) and the Queries the API reads
+// through. Both work on one pool. It is safe for concurrent use. Call Close
+// to stop its notification listener.
 type Store struct {
+	*Projector
+	*Queries
+}
+
+// Projector writes the read models from the events topic: it is the
+// runner.Projector "postgres". It holds no query method; see Queries.
+type Projector struct {
+	pool  *pgxpool.Pool
+	log   *zap.Logger
+	topic string // events topic of the runner.Projector methods
+}
+
+// Queries reads the read models, each query scoped to a tenant; the only
+// row it writes is a platform session's owner (ClaimSession).
+type Queries struct {
 	pool     *pgxpool.Pool
-	log      *zap.Logger
 	listener *listener
 	recheck  time.Duration // WaitCommand's fallback poll; tests raise it
-	topic    string        // events topic of the runner.Projector methods
 }
 
 // New returns a Store over pool, whose database must have Migrations applied.
@@ -26,8 +41,10 @@ func New(pool *pgxpool.Pool, logger *zap.Logger, opts ...Option) *Store {
 	if logger == nil {
 		panic("projections/postgres.New: logger is nil")
 	}
-	s := &Store{pool: pool, log: logger, listener: newListener(pool, logger), recheck: recheckInterval,
-		topic: defaultTopic()}
+	s := &Store{
+		Projector: &Projector{pool: pool, log: logger, topic: defaultTopic()},
+		Queries:   &Queries{pool: pool, listener: newListener(pool, logger), recheck: recheckInterval},
+	}
 	for _, o := range opts {
 		o(s)
 	}
