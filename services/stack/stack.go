@@ -33,9 +33,10 @@ type Component string
 
 // Components.
 const (
-	API       Component = "api"
-	Executor  Component = "executor"
-	Projector Component = "projector-postgres"
+	API      Component = "api"
+	Executor Component = "executor"
+	// ProjectorPostgres is the Postgres read models' projector.
+	ProjectorPostgres Component = "projector-postgres"
 	// ProjectorClickHouse runs when Options.ClickHouse is set.
 	ProjectorClickHouse Component = "projector-clickhouse"
 	ProjectorIM         Component = "projector-im"
@@ -149,7 +150,7 @@ func (s *Stack) start(ctx context.Context) error {
 	}
 	rctx, cancel := context.WithCancel(context.Background())
 	s.cancel, s.runCtx = cancel, rctx
-	if s.opts.has(API) || s.opts.has(Projector) {
+	if s.opts.has(API) || s.opts.has(ProjectorPostgres) {
 		if err := s.openPostgres(ctx); err != nil {
 			return err
 		}
