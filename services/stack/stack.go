@@ -250,7 +250,7 @@ func (s *Stack) startStreams() error {
 	}
 	s.hub, s.tail = hub, tail
 	s.goRun("stream tail", func() error { return tail.Run(s.runCtx) })
-	return s.API.EnableStreams(hub, s.Store, uistream.StreamConfig{})
+	return s.API.EnableStreams(hub, s.Store.Queries, uistream.StreamConfig{})
 }
 
 // StreamsReady is closed once the API's stream tail follows the events topic.
@@ -324,7 +324,7 @@ func (s *Stack) startAPI() error {
 		Partitions: int(s.opts.Kafka.WithDefaults().Partitions),
 		CommandPartitions: func(ctx context.Context) (int, error) {
 			return prod.PartitionCount(ctx, s.opts.Kafka.CommandsTopic())
-		}}, s.Store, commandSender{p: prod, topic: s.opts.Kafka.CommandsTopic(), keys: s.opts.CommandKeys},
+		}}, s.Store.Queries, commandSender{p: prod, topic: s.opts.Kafka.CommandsTopic(), keys: s.opts.CommandKeys},
 		s.healthChecks(), s.log.Named("api"))
 	if err != nil {
 		return err
