@@ -184,15 +184,35 @@ func (r *Runner) Run(ctx context.Context) error {
 // Running is closed once Run started consuming.
 func (r *Runner) Running() chan struct{} { return r.running }
 
+// TopicLag is how far a projector's consumer group is behind a topic.
+type TopicLag struct {
+	Topic string
+	// Partitions maps each partition to its last stable offset minus the
+	// group's committed offset; a partition the group never committed counts
+	// from the log start. These are offsets, not events: transaction markers
+	// take offsets too, so a caught-up projector shows 0 only once it
+	// committed past the trailing marker (the runner does).
+	Partitions map[int32]int64
+}
+
+// Total is the lag summed over all partitions.
+func (l TopicLag) Total() int64 {
+	var n int64
+	for _, v := range l.Partitions {
+		n += v
+	}
+	return n
+}
+
 // Lag returns how many offsets of the events topic the projector's consumer
 // group has not committed yet (per partition and in total).
-func (r *Runner) Lag(ctx context.Context) (wmkafka.TopicLag, error) {
+func (r *Runner) Lag(ctx context.Context) (TopicLag, error) {
 	topic := r.cfg.Kafka.EventsTopic()
 	parts, err := kafka.GroupLag(ctx, r.cfg.Kafka, Group(r.cfg.Projector.Name()), topic)
 	if err != nil {
-		return wmkafka.TopicLag{}, err
+		return TopicLag{}, err
 	}
-	return wmkafka.TopicLag{Topic: topic, Partitions: parts}, nil
+	return TopicLag{Topic: topic, Partitions: parts}, nil
 }
 
 // Stopped returns the runs whose projection stopped at a poison record, with
