@@ -11,6 +11,49 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
+// Approval is one row of the approvals read model.
+type Approval struct {
+	RunID             string          `json:"runId"`
+	ItemID            string          `json:"itemId"`
+	TenantID          string          `json:"tenantId"`
+	PlatformSessionID string          `json:"platformSessionId,omitempty"`
+	ItemType          string          `json:"itemType,omitempty"`
+	Status            string          `json:"status"` // ApprovalPending | ApprovalResolved | ApprovalExpired | ApprovalCancelled
+	ToolName          string          `json:"toolName,omitempty"`
+	Input             json.RawMessage `json:"input,omitempty"`
+	// ApprovalID, RuleID and RequestReason are the request's
+	// (runtime.item.awaiting_approval approvalId, ruleId and reason).
+	ApprovalID    string `json:"approvalId,omitempty"`
+	RuleID        string `json:"ruleId,omitempty"`
+	RequestReason string `json:"requestReason,omitempty"`
+	Decision      string `json:"decision,omitempty"` // allow | deny, once resolved
+	Scope         string `json:"scope,omitempty"`    // item | run | platform_session, once resolved
+	ActorType     string `json:"actorType,omitempty"`
+	ActorID       string `json:"actorId,omitempty"`
+	Reason        string `json:"reason,omitempty"`    // the decision's reason
+	CommandID     string `json:"commandId,omitempty"` // the SubmitApprovalDecision command
+	// GrantID is set when a grant given for another item resolved this one.
+	GrantID      string `json:"grantId,omitempty"`
+	RequestedSeq int64  `json:"requestedSeq"`
+	// ResolvedSeq and ResolvedAt are those of the event that took the
+	// approval out of pending: the decision, or the item's failure or run's
+	// end that expired or cancelled it.
+	ResolvedSeq *int64     `json:"resolvedSeq,omitempty"`
+	RequestedAt time.Time  `json:"requestedAt"`
+	ResolvedAt  *time.Time `json:"resolvedAt,omitempty"`
+}
+
+// ApprovalFilter selects a tenant's approvals, newest request first. Empty
+// fields do not filter.
+type ApprovalFilter struct {
+	TenantID string // required
+	Status   string // ApprovalPending, ApprovalResolved, ApprovalExpired or ApprovalCancelled
+	RunID    string
+	// After is an opaque cursor returned by the previous page ("" = first page).
+	After string
+	Limit int
+}
+
 const approvalColumnsSQL = `run_id, item_id, tenant_id, platform_session_id, item_type, status, tool_name, input,
 	decision, scope, actor_type, actor_id, reason, command_id, requested_seq, resolved_seq, requested_at,
 	resolved_at, approval_id, rule_id, request_reason, grant_id`
@@ -89,47 +132,4 @@ func listApprovalsQuery(f ApprovalFilter) (string, []any, error) {
 		sql += " AND (requested_at < " + t + " OR (requested_at = " + t + " AND (run_id, item_id) > (" + k + ", " + i + ")))"
 	}
 	return sql + " ORDER BY requested_at DESC, run_id, item_id LIMIT " + next(), args, nil
-}
-
-// Approval is one row of the approvals read model.
-type Approval struct {
-	RunID             string          `json:"runId"`
-	ItemID            string          `json:"itemId"`
-	TenantID          string          `json:"tenantId"`
-	PlatformSessionID string          `json:"platformSessionId,omitempty"`
-	ItemType          string          `json:"itemType,omitempty"`
-	Status            string          `json:"status"` // ApprovalPending | ApprovalResolved | ApprovalExpired | ApprovalCancelled
-	ToolName          string          `json:"toolName,omitempty"`
-	Input             json.RawMessage `json:"input,omitempty"`
-	// ApprovalID, RuleID and RequestReason are the request's
-	// (runtime.item.awaiting_approval approvalId, ruleId and reason).
-	ApprovalID    string `json:"approvalId,omitempty"`
-	RuleID        string `json:"ruleId,omitempty"`
-	RequestReason string `json:"requestReason,omitempty"`
-	Decision      string `json:"decision,omitempty"` // allow | deny, once resolved
-	Scope         string `json:"scope,omitempty"`    // item | run | platform_session, once resolved
-	ActorType     string `json:"actorType,omitempty"`
-	ActorID       string `json:"actorId,omitempty"`
-	Reason        string `json:"reason,omitempty"`    // the decision's reason
-	CommandID     string `json:"commandId,omitempty"` // the SubmitApprovalDecision command
-	// GrantID is set when a grant given for another item resolved this one.
-	GrantID      string `json:"grantId,omitempty"`
-	RequestedSeq int64  `json:"requestedSeq"`
-	// ResolvedSeq and ResolvedAt are those of the event that took the
-	// approval out of pending: the decision, or the item's failure or run's
-	// end that expired or cancelled it.
-	ResolvedSeq *int64     `json:"resolvedSeq,omitempty"`
-	RequestedAt time.Time  `json:"requestedAt"`
-	ResolvedAt  *time.Time `json:"resolvedAt,omitempty"`
-}
-
-// ApprovalFilter selects a tenant's approvals, newest request first. Empty
-// fields do not filter.
-type ApprovalFilter struct {
-	TenantID string // required
-	Status   string // ApprovalPending, ApprovalResolved, ApprovalExpired or ApprovalCancelled
-	RunID    string
-	// After is an opaque cursor returned by the previous page ("" = first page).
-	After string
-	Limit int
 }

@@ -10,6 +10,24 @@ import (
 	"github.com/xbot-runtime/xbot/events"
 )
 
+// PermissionGrant is one row of permission_grants: one
+// runtime.permission_grant.applied event, in run RunID at Seq.
+type PermissionGrant struct {
+	RunID             string    `json:"runId"`
+	Seq               int64     `json:"seq"`
+	TenantID          string    `json:"tenantId"`
+	PlatformSessionID string    `json:"platformSessionId,omitempty"`
+	ItemID            string    `json:"itemId,omitempty"`
+	CommandID         string    `json:"commandId,omitempty"`
+	Scope             string    `json:"scope"`
+	ToolName          string    `json:"toolName"`
+	GrantedAt         time.Time `json:"grantedAt"`
+	GrantID           string    `json:"grantId,omitempty"`
+	RuleID            string    `json:"ruleId,omitempty"`
+	ActorType         string    `json:"actorType,omitempty"`
+	ActorID           string    `json:"actorId,omitempty"`
+}
+
 // grantColumnsSQL selects a PermissionGrant.
 const grantColumnsSQL = `run_id, seq, tenant_id, platform_session_id, item_id, command_id, scope, tool_name,
 	granted_at, grant_id, rule_id, actor_type, actor_id`
@@ -65,22 +83,4 @@ func (s *Queries) SessionGrants(ctx context.Context, tenantID, sessionID string)
 		return nil, fmt.Errorf("session grants of %s: %w", sessionID, err)
 	}
 	return out, nil
-}
-
-// PermissionGrant is one row of permission_grants: one
-// runtime.permission_grant.applied event, in run RunID at Seq.
-type PermissionGrant struct {
-	RunID             string    `json:"runId"`
-	Seq               int64     `json:"seq"`
-	TenantID          string    `json:"tenantId"`
-	PlatformSessionID string    `json:"platformSessionId,omitempty"`
-	ItemID            string    `json:"itemId,omitempty"`
-	CommandID         string    `json:"commandId,omitempty"`
-	Scope             string    `json:"scope"`
-	ToolName          string    `json:"toolName"`
-	GrantedAt         time.Time `json:"grantedAt"`
-	GrantID           string    `json:"grantId,omitempty"`
-	RuleID            string    `json:"ruleId,omitempty"`
-	ActorType         string    `json:"actorType,omitempty"`
-	ActorID           string    `json:"actorId,omitempty"`
 }

@@ -9,6 +9,19 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
+// Session is one row of the sessions read model: an aggregate of the runs
+// of one platform session of a tenant.
+type Session struct {
+	TenantID          string    `json:"tenantId"`
+	PlatformSessionID string    `json:"platformSessionId"`
+	FirstRunID        string    `json:"firstRunId"`    // earliest created (run id breaks ties)
+	LastRunID         string    `json:"lastRunId"`     // latest created
+	LastRunStatus     string    `json:"lastRunStatus"` // status of LastRunID
+	RunCount          int64     `json:"runCount"`
+	FirstRunAt        time.Time `json:"firstRunAt"`     // created_at of FirstRunID
+	LastActivityAt    time.Time `json:"lastActivityAt"` // latest occurredAt of any event of the runs
+}
+
 // GetSession returns the platform session sessionID of tenantID, or
 // ErrNotFound if the tenant has no run in such a session.
 func (s *Queries) GetSession(ctx context.Context, tenantID, sessionID string) (Session, error) {
@@ -26,17 +39,4 @@ FROM sessions WHERE tenant_id = $1 AND platform_session_id = $2`, tenantID, sess
 	}
 	v.FirstRunAt, v.LastActivityAt = v.FirstRunAt.UTC(), v.LastActivityAt.UTC()
 	return v, nil
-}
-
-// Session is one row of the sessions read model: an aggregate of the runs
-// of one platform session of a tenant.
-type Session struct {
-	TenantID          string    `json:"tenantId"`
-	PlatformSessionID string    `json:"platformSessionId"`
-	FirstRunID        string    `json:"firstRunId"`    // earliest created (run id breaks ties)
-	LastRunID         string    `json:"lastRunId"`     // latest created
-	LastRunStatus     string    `json:"lastRunStatus"` // status of LastRunID
-	RunCount          int64     `json:"runCount"`
-	FirstRunAt        time.Time `json:"firstRunAt"`     // created_at of FirstRunID
-	LastActivityAt    time.Time `json:"lastActivityAt"` // latest occurredAt of any event of the runs
 }
