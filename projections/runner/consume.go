@@ -60,7 +60,7 @@ func (r *Runner) consume(ctx context.Context) error {
 				r.log.Error("fetch failed", zap.Int32("partition", p), zap.Error(err))
 			}
 		})
-		if batch := r.decode(fs); r.project(ctx, batch) != nil {
+		if batch := decode(fs); r.project(ctx, batch) != nil {
 			r.cl.AllowRebalance()
 			return nil // only ctx ends a projection that has not applied
 		}
@@ -78,7 +78,7 @@ func (r *Runner) consume(ctx context.Context) error {
 // decode turns the polled records into the batch, partition by partition in
 // offset order. Transaction markers are left out; an undecodable record
 // carries its PoisonError.
-func (r *Runner) decode(fs kgo.Fetches) []pending {
+func decode(fs kgo.Fetches) []pending {
 	var batch []pending
 	fs.EachRecord(func(kr *kgo.Record) {
 		if kr.Attrs.IsControl() {
