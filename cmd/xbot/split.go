@@ -42,7 +42,7 @@ func runSplit(ctx context.Context, name string, args []string) error {
 		return err
 	}
 	opts.Components = map[string][]stack.Component{
-		"api": {stack.API}, "executor": {stack.Executor}, "projector postgres": {stack.Projector},
+		"api": {stack.API}, "executor": {stack.Executor}, "projector postgres": {stack.ProjectorPostgres},
 		"projector clickhouse": {stack.ProjectorClickHouse}, "projector im": {stack.ProjectorIM},
 	}[name]
 	st, err := stack.Start(ctx, opts)

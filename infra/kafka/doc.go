@@ -1,7 +1,9 @@
 // Package kafka is xbot's only door to Kafka: franz-go clients built from
 // configuration, topic creation, an embedded kfake cluster for development and
-// tests, the partition-owner machinery the executor appends through, and the
-// checkpointed consumer the projectors read with.
+// tests, the partition-owner machinery the executor appends through, the
+// partition reader it rebuilds from, and the Tail the UI stream follows the
+// log with. The projectors consume through the consumer-group subscriber of
+// package wmkafka.
 //
 // Guarantees: an Owner appends to partition p of the events topic only while
 // it holds p's transactional producer; a new owner's initialisation fences the

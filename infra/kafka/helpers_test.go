@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
@@ -232,4 +233,47 @@ func equal(t *testing.T, what string, got, want []string) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("%s = %q, want %q", what, got, want)
 	}
+}
+
+func produceKeyed(t *testing.T, kc kafka.Config, topic, prefix string, n int) {
+	t.Helper()
+	prod, err := kafka.NewProducer(kc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prod.Close()
+	for i := range n {
+		if err := prod.Produce(testCtx(t), topic, fmt.Sprintf("run_%d", i%7), fmt.Appendf(nil, "%s-%d", prefix, i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// produceTransactions writes committed and aborted transactions, so that the
+// topic has control records and records read_committed must skip.
+func produceTransactions(t *testing.T, kc kafka.Config, topic string) (committedCount int) {
+	t.Helper()
+	cl, err := kafka.NewClient(kc, kgo.TransactionalID(uniqueName(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	for txn, commit := range []kgo.TransactionEndTry{kgo.TryCommit, kgo.TryAbort, kgo.TryCommit} {
+		if err := cl.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 9 {
+			rec := &kgo.Record{Topic: topic, Key: fmt.Appendf(nil, "run_%d", i), Value: fmt.Appendf(nil, "txn%d-%d", txn, i)}
+			if err := cl.ProduceSync(testCtx(t), rec).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := cl.EndTransaction(testCtx(t), commit); err != nil {
+			t.Fatal(err)
+		}
+		if commit == kgo.TryCommit {
+			committedCount += 9
+		}
+	}
+	return committedCount
 }

@@ -26,7 +26,7 @@ import (
 // decode, or whose seq is not its run's last applied seq + 1 (then the
 // RecordError wraps a *GapError). In these cases, and on any database
 // error, nothing of the batch is written and the batch can be retried whole.
-func (s *Store) ApplyBatch(ctx context.Context, projector, topic string, recs []Record) error {
+func (s *Projector) ApplyBatch(ctx context.Context, projector, topic string, recs []Record) error {
 	if len(recs) == 0 {
 		return nil
 	}
@@ -42,7 +42,7 @@ func (s *Store) ApplyBatch(ctx context.Context, projector, topic string, recs []
 	return nil
 }
 
-func (s *Store) applyBatch(ctx context.Context, projector, topic string, recs []Record) error {
+func (s *Projector) applyBatch(ctx context.Context, projector, topic string, recs []Record) error {
 	batch, runs, err := decodeAll(recs)
 	if err != nil {
 		return err
@@ -101,4 +101,40 @@ func lockKeys(projector, topic string, recs []Record) []int64 {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// GapError reports an event whose seq is not the next one of its run: the
+// projector would skip Expected..Actual-1. Nothing of the batch was written.
+type GapError struct {
+	RunID    string
+	Expected int64
+	Actual   int64
+}
+
+func (e *GapError) Error() string {
+	return fmt.Sprintf("run %s: seq gap: expected seq %d, got %d", e.RunID, e.Expected, e.Actual)
+}
+
+// RecordError reports a record that cannot be projected (not a valid event
+// envelope, a payload the read model needs that does not decode, or a seq
+// gap, wrapping a *GapError). Nothing of the batch was written; the caller
+// decides whether to dead-letter it.
+type RecordError struct {
+	Partition int32
+	Offset    int64
+	Err       error
+}
+
+func (e *RecordError) Error() string {
+	return fmt.Sprintf("record partition %d offset %d: %v", e.Partition, e.Offset, e.Err)
+}
+
+func (e *RecordError) Unwrap() error { return e.Err }
+
+// Record is one Kafka record of the events topic: Value is the event envelope
+// JSON exactly as it was produced.
+type Record struct {
+	Partition int32
+	Offset    int64
+	Value     []byte
 }

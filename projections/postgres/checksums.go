@@ -22,7 +22,7 @@ const checkpointsTable = "projector_checkpoints"
 // timestamps rendered in UTC and text keys sorted byte-wise, so they do not
 // depend on the session's time zone or the database's locale. Checksums
 // reads every row: it is meant for tests and operators, not hot paths.
-func (s *Store) Checksums(ctx context.Context) (map[string]string, error) {
+func (s *Projector) Checksums(ctx context.Context) (map[string]string, error) {
 	out := make(map[string]string, len(readModelTables)+1)
 	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly},
 		func(tx pgx.Tx) error {

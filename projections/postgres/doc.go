@@ -1,7 +1,16 @@
 // Package postgres is the Postgres projection of the event log: the runs,
 // run_events, commands, items, approvals, sessions and permission_grants
 // read models that the query API serves, together with the projector's
-// checkpoints and heartbeats. *Store is the runner.Projector "postgres".
+// checkpoints and heartbeats.
+//
+// A *Store has two sides. Its *Projector is the runner.Projector "postgres":
+// Apply and ApplyBatch, checkpoints, Reset, Checksums, heartbeats. Its
+// *Queries is what the API reads: runs, events, commands, items, approvals,
+// sessions, grants and the UI stream's backfill. Each read model has its
+// files: <model>.go plans what a batch changes, <model>_write.go holds its
+// SQL writes, <model>_query.go its exported row types and queries (runs,
+// items, approvals, commands, grants, sessions, runevents for run_events).
+// apply.go, plan.go and write.go run a batch through them.
 //
 // Guarantees:
 //

@@ -25,11 +25,14 @@ func WithEventsTopic(topic string) Option {
 	return func(s *Store) { s.topic = topic }
 }
 
-// The Store is the Postgres view of the runner.
-var _ runner.Projector = (*Store)(nil)
+// The Store, through its Projector, is the Postgres view of the runner.
+var (
+	_ runner.Projector = (*Store)(nil)
+	_ runner.Projector = (*Projector)(nil)
+)
 
 // Name returns ProjectorName.
-func (s *Store) Name() string { return ProjectorName }
+func (s *Projector) Name() string { return ProjectorName }
 
 // Apply projects batch with ApplyBatch, as projector ProjectorName on the
 // Store's events topic: all or nothing, idempotently, together with the
@@ -40,7 +43,7 @@ func (s *Store) Name() string { return ProjectorName }
 // last applied seq + 1 — fails the batch with a *runner.PoisonError naming
 // that record; nothing of the batch is written. Any other error (the
 // database) is worth retrying.
-func (s *Store) Apply(ctx context.Context, batch []runner.Record) error {
+func (s *Projector) Apply(ctx context.Context, batch []runner.Record) error {
 	recs := make([]Record, len(batch))
 	for i, r := range batch {
 		recs[i] = Record{Partition: r.Partition, Offset: r.Offset, Value: r.Value}
@@ -60,7 +63,7 @@ func (s *Store) Apply(ctx context.Context, batch []runner.Record) error {
 
 // Checkpoints returns the next offset per partition of the Store's events
 // topic that Apply committed (none for a partition never applied).
-func (s *Store) Checkpoints(ctx context.Context) (map[int32]int64, error) {
+func (s *Projector) Checkpoints(ctx context.Context) (map[int32]int64, error) {
 	return s.CheckpointsOf(ctx, ProjectorName, s.topic)
 }
 
@@ -86,7 +89,7 @@ var readModelTables = []struct{ name, orderBy string }{
 // Stop every instance of the projector first: an instance that keeps
 // applying from its own position after Reset finds its runs' earlier seqs
 // missing and reports their records as poison.
-func (s *Store) Reset(ctx context.Context) error {
+func (s *Projector) Reset(ctx context.Context) error {
 	tables := ""
 	for i, t := range readModelTables {
 		if i > 0 {

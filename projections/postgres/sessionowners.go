@@ -17,7 +17,7 @@ RETURNING owner_actor_id`
 // ClaimSession makes actorID the owner of the platform session sessionID of
 // tenantID unless the session already has one, and returns its owner. Two
 // concurrent first claims get the same answer.
-func (s *Store) ClaimSession(ctx context.Context, tenantID, sessionID, actorID string) (string, error) {
+func (s *Queries) ClaimSession(ctx context.Context, tenantID, sessionID, actorID string) (string, error) {
 	var owner string
 	if err := s.pool.QueryRow(ctx, claimSessionSQL, tenantID, sessionID, actorID).Scan(&owner); err != nil {
 		return "", fmt.Errorf("claim session %s: %w", sessionID, err)

@@ -1,64 +1,35 @@
 package postgres
 
 import (
-	"errors"
-	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap"
 )
 
-// ErrNotFound is returned by queries when no row matches within the tenant.
-var ErrNotFound = errors.New("not found")
-
-// ErrInvalidCursor is returned by ListRuns for a cursor it did not issue.
-var ErrInvalidCursor = errors.New("invalid cursor")
-
-// GapError reports an event whose seq is not the next one of its run: the
-// projector would skip Expected..Actual-1. Nothing of the batch was written.
-type GapError struct {
-	RunID    string
-	Expected int64
-	Actual   int64
-}
-
-func (e *GapError) Error() string {
-	return fmt.Sprintf("run %s: seq gap: expected seq %d, got %d", e.RunID, e.Expected, e.Actual)
-}
-
-// RecordError reports a record that cannot be projected (not a valid event
-// envelope, a payload the read model needs that does not decode, or a seq
-// gap, wrapping a *GapError). Nothing of the batch was written; the caller
-// decides whether to dead-letter it.
-type RecordError struct {
-	Partition int32
-	Offset    int64
-	Err       error
-}
-
-func (e *RecordError) Error() string {
-	return fmt.Sprintf("record partition %d offset %d: %v", e.Partition, e.Offset, e.Err)
-}
-
-func (e *RecordError) Unwrap() error { return e.Err }
-
-// Record is one Kafka record of the events topic: Value is the event envelope
-// JSON exactly as it was produced.
-type Record struct {
-	Partition int32
-	Offset    int64
-	Value     []byte
-}
-
-// Store reads and writes the Postgres read models. It is safe for concurrent
-// use. Call Close to stop its notification listener.
+// Store is the Postgres view in its two roles: the Projector the runner
+// feeds (Apply, checkpoints, Reset, Checksums) and the Queries the API reads
+// through. Both work on one pool. It is safe for concurrent use. Call Close
+// to stop its notification listener.
 type Store struct {
+	*Projector
+	*Queries
+}
+
+// Projector writes the read models from the events topic: it is the
+// runner.Projector "postgres". It holds no query method; see Queries.
+type Projector struct {
+	pool  *pgxpool.Pool
+	log   *zap.Logger
+	topic string // events topic of the runner.Projector methods
+}
+
+// Queries reads the read models, each query scoped to a tenant; the only
+// row it writes is a platform session's owner (ClaimSession).
+type Queries struct {
 	pool     *pgxpool.Pool
-	log      *zap.Logger
 	listener *listener
 	recheck  time.Duration // WaitCommand's fallback poll; tests raise it
-	topic    string        // events topic of the runner.Projector methods
 }
 
 // New returns a Store over pool, whose database must have Migrations applied.
@@ -70,8 +41,10 @@ func New(pool *pgxpool.Pool, logger *zap.Logger, opts ...Option) *Store {
 	if logger == nil {
 		panic("projections/postgres.New: logger is nil")
 	}
-	s := &Store{pool: pool, log: logger, listener: newListener(pool, logger), recheck: recheckInterval,
-		topic: defaultTopic()}
+	s := &Store{
+		Projector: &Projector{pool: pool, log: logger, topic: defaultTopic()},
+		Queries:   &Queries{pool: pool, listener: newListener(pool, logger), recheck: recheckInterval},
+	}
 	for _, o := range opts {
 		o(s)
 	}

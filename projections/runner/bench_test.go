@@ -74,7 +74,7 @@ func writeRuns(b *testing.B, n int) kafka.Config {
 }
 
 // benchRebuild times a rebuild from the beginning: the projector runner on
-// its watermill Router (pipelined delivery, batches, ordering per run).
+// its consumer group (polled batches, ordering per run).
 func benchRebuild(b *testing.B, kc kafka.Config, p runner.Projector) {
 	b.Helper()
 	var last runner.Progress

@@ -8,17 +8,15 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/ThreeDotsLabs/watermill/message/router/middleware"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 
-	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/infra/kafka"
 	"github.com/xbot-runtime/xbot/infra/kafka/wmkafka"
 )
 
-// Dead-letter headers (watermill metadata) naming why and where a record
+// Dead-letter headers naming why and where a record
 // was dead-lettered.
 const (
 	HeaderProjector = "xbot-projector"
@@ -41,7 +39,8 @@ type Config struct {
 	// readers can tell the projector is alive.
 	Heartbeat      func(ctx context.Context) error
 	HeartbeatEvery time.Duration
-	// MaxBatch bounds the records applied in one Apply. Default 256.
+	// MaxBatch bounds the records polled, and so applied, in one Apply.
+	// Default 256.
 	MaxBatch int
 	// Retry bounds the backoff between attempts at a failing batch
 	// (default 100 ms doubling to 10 s). A failing record is retried for as
@@ -82,17 +81,17 @@ func (c *Config) setDefaults() {
 	}
 }
 
-// Runner runs one projector on a watermill Router: a consumer group on the
-// events topic (read_committed, offsets committed after the view applied the
-// record), with a recoverer, retry with backoff, and a poison queue writing
-// records that can never be applied to the dead-letter topic.
+// Runner runs one projector: a consumer group on the events topic
+// (read_committed), handed whole polled batches; the group's offsets are
+// committed only after the view applied the batch. A failing batch is retried
+// with backoff, and records that can never be applied go to the dead-letter
+// topic.
 type Runner struct {
-	cfg    Config
-	log    *zap.Logger
-	sub    *wmkafka.Subscriber
-	pub    *wmkafka.Publisher
-	router *message.Router
-	batch  *batcher
+	cfg     Config
+	log     *zap.Logger
+	cl      *kgo.Client
+	pub     *wmkafka.Publisher
+	running chan struct{}
 
 	mu      sync.Mutex
 	stopped map[string]int64 // run id → seq at which its projection stopped
@@ -110,7 +109,8 @@ func New(ctx context.Context, cfg Config) (*Runner, error) {
 		return nil, err
 	}
 	name := cfg.Projector.Name()
-	r := &Runner{cfg: cfg, log: cfg.Logger.With(zap.String("projector", name)), stopped: map[string]int64{}}
+	r := &Runner{cfg: cfg, log: cfg.Logger.With(zap.String("projector", name)), stopped: map[string]int64{},
+		running: make(chan struct{})}
 	if err := r.loadStopped(ctx); err != nil {
 		return nil, err
 	}
@@ -118,22 +118,12 @@ func New(ctx context.Context, cfg Config) (*Runner, error) {
 	if err != nil {
 		return nil, fmt.Errorf("projector %s: checkpoints: %w", name, err)
 	}
-	opts := append([]kgo.Opt{}, cfg.ClientOptions...)
-	if checkpoints != nil {
-		opts = append(opts, kgo.AdjustFetchOffsetsFn(fromCheckpoints(cfg.Kafka.EventsTopic(), checkpoints)))
+	if r.cl, err = newConsumer(cfg, checkpoints); err != nil {
+		return nil, fmt.Errorf("projector %s: %w", name, err)
 	}
 	wlog := wmkafka.NewZapLogger(r.log.Named("watermill"))
-	if r.sub, err = wmkafka.NewSubscriber(wmkafka.SubscriberConfig{Kafka: cfg.Kafka, ConsumerGroup: Group(name),
-		MaxInFlight: cfg.MaxBatch, Logger: wlog, ClientOptions: opts}); err != nil {
-		return nil, err
-	}
 	if r.pub, err = wmkafka.NewPublisher(wmkafka.PublisherConfig{Kafka: cfg.Kafka, Logger: wlog}); err != nil {
-		_ = r.sub.Close()
-		return nil, err
-	}
-	if err := r.buildRouter(wlog); err != nil {
-		_ = r.sub.Close()
-		_ = r.pub.Close()
+		r.cl.Close()
 		return nil, err
 	}
 	return r, nil
@@ -152,65 +142,6 @@ func fromCheckpoints(topic string, next map[int32]int64) func(context.Context, m
 		}
 		return offs, nil
 	}
-}
-
-func (r *Runner) buildRouter(wlog wmkafka.ZapLogger) error {
-	router, err := message.NewRouter(message.RouterConfig{CloseTimeout: 10 * time.Second}, wlog)
-	if err != nil {
-		return err
-	}
-	poison, err := middleware.PoisonQueueWithFilter(r.pub, r.cfg.Kafka.DeadLetterTopic(), func(err error) bool {
-		_, ok := IsPoison(err)
-		return ok
-	})
-	if err != nil {
-		return err
-	}
-	router.AddMiddleware(
-		middleware.Recoverer,
-		poison,
-		middleware.Retry{
-			MaxRetries: 1 << 30, InitialInterval: r.cfg.RetryInitial, MaxInterval: r.cfg.RetryMax, Multiplier: 2,
-			RandomizationFactor: 0.2, ResetContextOnRetry: false, Logger: wlog,
-			ShouldRetry: func(p middleware.RetryParams) bool {
-				_, poisoned := IsPoison(p.Err)
-				if errors.Is(p.Err, context.Canceled) || errors.Is(p.Err, context.DeadlineExceeded) {
-					return false // the message was given up (stop, rebalance): it is delivered again
-				}
-				if !poisoned {
-					r.log.Warn("projection failed; retrying", zap.Int("attempt", p.RetryNum), zap.Error(p.Err))
-				}
-				return !poisoned
-			},
-		}.Middleware,
-	)
-	r.batch = newBatcher(r.cfg.Projector, r.cfg.MaxBatch, r.isStopped, r.markStopped)
-	router.AddConsumerHandler("project-"+r.cfg.Projector.Name(), r.cfg.Kafka.EventsTopic(), r.sub, r.handle)
-	r.router = router
-	return nil
-}
-
-// handle projects one record. Every record, poison or not, goes through the
-// batcher, which keeps each partition's records in delivery order: a record
-// is handled only after the one delivered before it.
-func (r *Runner) handle(msg *message.Message) error {
-	meta, ok := wmkafka.RecordMetaFromContext(msg.Context())
-	if !ok {
-		return errors.New("message without a Kafka position")
-	}
-	rec := Record{Record: kafka.Record{Partition: meta.Partition, Offset: meta.Offset, Key: string(meta.Key), Value: msg.Payload}}
-	var bad *PoisonError
-	env, err := events.Decode(msg.Payload)
-	if err != nil {
-		bad = &PoisonError{Partition: meta.Partition, Offset: meta.Offset, RunID: string(meta.Key),
-			Reason: "undecodable event: " + err.Error()}
-	}
-	rec.Event = env
-	err = r.batch.apply(msg.Context(), rec, meta.Prev, bad)
-	if pe, ok := IsPoison(err); ok {
-		return r.poisoned(msg, pe)
-	}
-	return err
 }
 
 func stoppedReason(seq int64) string {
@@ -232,33 +163,17 @@ func (r *Runner) markStopped(runID string, seq int64) {
 	}
 }
 
-// poisoned stops the run's projection and returns pe for the poison queue,
-// with the headers an operator needs.
-func (r *Runner) poisoned(msg *message.Message, pe *PoisonError) error {
-	r.markStopped(pe.RunID, pe.Seq)
-	r.log.Error("record dead-lettered; the run's projection is stopped", zap.String("run_id", pe.RunID),
-		zap.Int64("seq", pe.Seq), zap.Int32("partition", pe.Partition), zap.Int64("offset", pe.Offset), zap.String("reason", pe.Reason))
-	msg.Metadata.Set(HeaderProjector, r.cfg.Projector.Name())
-	msg.Metadata.Set(HeaderRunID, pe.RunID)
-	msg.Metadata.Set(HeaderSeq, fmt.Sprint(pe.Seq))
-	msg.Metadata.Set(HeaderPartition, fmt.Sprint(pe.Partition))
-	msg.Metadata.Set(HeaderOffset, fmt.Sprint(pe.Offset))
-	msg.Metadata.Set(HeaderGeneration, strconv.FormatInt(r.generation, 10))
-	msg.Metadata.Set("partition_key", pe.RunID) // dead letters keep the original key
-	return pe
-}
-
-// Run projects until ctx is done.
+// Run projects until ctx is done. It returns nil when ctx ended, and an
+// error only when the consumer cannot go on.
 func (r *Runner) Run(ctx context.Context) error {
 	hctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if r.cfg.Heartbeat != nil {
 		go heartbeat(hctx, r.cfg, r.log)
 	}
-	err := r.router.Run(ctx)
-	// Run may return before the handlers finished; Close waits for them (up
-	// to the router's CloseTimeout), so nothing runs after Run returns.
-	_ = r.router.Close()
+	close(r.running)
+	err := r.consume(ctx)
+	r.cl.CloseAllowingRebalance()
 	_ = r.pub.Close()
 	if ctx.Err() != nil {
 		return nil
@@ -266,13 +181,38 @@ func (r *Runner) Run(ctx context.Context) error {
 	return err
 }
 
-// Running is closed once the router runs.
-func (r *Runner) Running() chan struct{} { return r.router.Running() }
+// Running is closed once Run started consuming.
+func (r *Runner) Running() chan struct{} { return r.running }
 
-// Lag returns how many records of the events topic the projector has not
-// applied yet (per partition and in total).
-func (r *Runner) Lag(ctx context.Context) (wmkafka.TopicLag, error) {
-	return r.sub.Lag(ctx, r.cfg.Kafka.EventsTopic())
+// TopicLag is how far a projector's consumer group is behind a topic.
+type TopicLag struct {
+	Topic string
+	// Partitions maps each partition to its last stable offset minus the
+	// group's committed offset; a partition the group never committed counts
+	// from the log start. These are offsets, not events: transaction markers
+	// take offsets too, so a caught-up projector shows 0 only once it
+	// committed past the trailing marker (the runner does).
+	Partitions map[int32]int64
+}
+
+// Total is the lag summed over all partitions.
+func (l TopicLag) Total() int64 {
+	var n int64
+	for _, v := range l.Partitions {
+		n += v
+	}
+	return n
+}
+
+// Lag returns how many offsets of the events topic the projector's consumer
+// group has not committed yet (per partition and in total).
+func (r *Runner) Lag(ctx context.Context) (TopicLag, error) {
+	topic := r.cfg.Kafka.EventsTopic()
+	parts, err := kafka.GroupLag(ctx, r.cfg.Kafka, Group(r.cfg.Projector.Name()), topic)
+	if err != nil {
+		return TopicLag{}, err
+	}
+	return TopicLag{Topic: topic, Partitions: parts}, nil
 }
 
 // Stopped returns the runs whose projection stopped at a poison record, with
@@ -338,4 +278,7 @@ func heartbeat(ctx context.Context, cfg Config, log *zap.Logger) {
 }
 
 // Close releases a runner that was never Run.
-func (r *Runner) Close() error { return errors.Join(r.sub.Close(), r.pub.Close()) }
+func (r *Runner) Close() error {
+	r.cl.Close()
+	return r.pub.Close()
+}

@@ -193,7 +193,7 @@ func newSweepServer(t *testing.T) *httptest.Server {
 	// A short wait cap: commands that pass validation are queued on the fake
 	// sender and answered pending.
 	cfg := api.Config{Tokens: map[string]string{tokenA: tenantA}, WaitDefault: time.Millisecond, WaitMax: 10 * time.Millisecond}
-	a, err := api.New(cfg, stack.APIStore(store), &fakeSender{}, nil, zap.NewNop())
+	a, err := api.New(cfg, stack.APIStore(store.Queries), &fakeSender{}, nil, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +202,7 @@ func newSweepServer(t *testing.T) *httptest.Server {
 		t.Fatal(err)
 	}
 	t.Cleanup(hub.Close)
-	if err := a.EnableStreams(hub, stack.APIStore(store), uistream.StreamConfig{}); err != nil {
+	if err := a.EnableStreams(hub, stack.APIStore(store.Queries), uistream.StreamConfig{}); err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(a.Handler())

@@ -40,7 +40,7 @@ func newReadModelEnv(t *testing.T) *readModelEnv {
 	store := postgres.New(pool, zaptest.NewLogger(t))
 	t.Cleanup(store.Close)
 	cfg := api.Config{Tokens: map[string]string{tokenA: tenantA, tokenB: tenantB}}
-	a, err := api.New(cfg, stack.APIStore(store), &fakeSender{}, nil, zap.NewNop())
+	a, err := api.New(cfg, stack.APIStore(store.Queries), &fakeSender{}, nil, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,7 +32,7 @@ func crashEnv(t *testing.T, agents ...profile.Profile) (*env, *stack.Stack, func
 	if err != nil {
 		t.Fatal(err)
 	}
-	front := e.start("front", nil, stack.API, stack.Projector)
+	front := e.start("front", nil, stack.API, stack.ProjectorPostgres)
 	executor := func(name string, hooks *kafka.Hooks) *stack.Stack {
 		return e.startWith(name, func(o *stack.Options) {
 			o.Components, o.ExecutorHooks, o.Compute = []stack.Component{stack.Executor}, hooks, comp

@@ -14,17 +14,17 @@ import (
 // converts rows to the API's records and reports pgview.ErrNotFound and
 // pgview.ErrInvalidCursor as api.ErrNotFound and api.ErrInvalidCursor (the
 // original error stays in the chain).
-func APIStore(s *pgview.Store) *APIReadModels {
+func APIStore(s *pgview.Queries) *APIReadModels {
 	if s == nil {
 		panic("stack.APIStore: store is required")
 	}
 	return &APIReadModels{s}
 }
 
-// APIReadModels is a *pgview.Store seen through the API's interfaces; it
+// APIReadModels is the query side of the Postgres read models seen through the API's interfaces; it
 // implements api.Store and api.StreamStore. Methods whose types the API
 // shares (events, grants, session owners) are the store's own.
-type APIReadModels struct{ *pgview.Store }
+type APIReadModels struct{ *pgview.Queries }
 
 var (
 	_ api.Store       = (*APIReadModels)(nil)
@@ -46,67 +46,67 @@ func apiErr(err error) error {
 
 // GetRun reads one run of tenantID.
 func (s *APIReadModels) GetRun(ctx context.Context, tenantID, runID string) (api.RunRecord, error) {
-	r, err := s.Store.GetRun(ctx, tenantID, runID)
+	r, err := s.Queries.GetRun(ctx, tenantID, runID)
 	return runRecord(r), apiErr(err)
 }
 
 // ListRuns reads a page of runs and the cursor of the next one.
 func (s *APIReadModels) ListRuns(ctx context.Context, f api.RunFilter) ([]api.RunRecord, string, error) {
-	rows, next, err := s.Store.ListRuns(ctx, pgview.RunFilter(f))
+	rows, next, err := s.Queries.ListRuns(ctx, pgview.RunFilter(f))
 	return convert(rows, runRecord), next, apiErr(err)
 }
 
 // ListEvents reads a page of a run's events in seq order.
 func (s *APIReadModels) ListEvents(ctx context.Context, tenantID, runID string, afterSeq int64, limit, maxBytes int) ([]api.EventRecord, error) {
-	rows, err := s.Store.ListEvents(ctx, tenantID, runID, afterSeq, limit, maxBytes)
+	rows, err := s.Queries.ListEvents(ctx, tenantID, runID, afterSeq, limit, maxBytes)
 	return convert(rows, func(e pgview.Event) api.EventRecord { return api.EventRecord(e) }), apiErr(err)
 }
 
 // GetCommand reads a command's latest outcome.
 func (s *APIReadModels) GetCommand(ctx context.Context, tenantID, commandID string) (api.CommandRecord, error) {
-	c, err := s.Store.GetCommand(ctx, tenantID, commandID)
+	c, err := s.Queries.GetCommand(ctx, tenantID, commandID)
 	return api.CommandRecord(c), apiErr(err)
 }
 
 // WaitCommand waits for a command's outcome to reach the read model.
 func (s *APIReadModels) WaitCommand(ctx context.Context, tenantID, commandID string) (api.CommandRecord, error) {
-	c, err := s.Store.WaitCommand(ctx, tenantID, commandID)
+	c, err := s.Queries.WaitCommand(ctx, tenantID, commandID)
 	return api.CommandRecord(c), apiErr(err)
 }
 
 // ListItems reads a page of a run's items in log order.
 func (s *APIReadModels) ListItems(ctx context.Context, f api.ItemFilter) ([]api.ItemRecord, string, error) {
-	rows, next, err := s.Store.ListItems(ctx, pgview.ItemFilter(f))
+	rows, next, err := s.Queries.ListItems(ctx, pgview.ItemFilter(f))
 	return convert(rows, func(it pgview.Item) api.ItemRecord { return api.ItemRecord(it) }), next, apiErr(err)
 }
 
 // ListApprovals reads a page of a tenant's approvals, newest request first.
 func (s *APIReadModels) ListApprovals(ctx context.Context, f api.ApprovalFilter) ([]api.ApprovalRecord, string, error) {
-	rows, next, err := s.Store.ListApprovals(ctx, pgview.ApprovalFilter(f))
+	rows, next, err := s.Queries.ListApprovals(ctx, pgview.ApprovalFilter(f))
 	return convert(rows, func(a pgview.Approval) api.ApprovalRecord { return api.ApprovalRecord(a) }), next, apiErr(err)
 }
 
 // GetSession reads the summary of a platform session of tenantID.
 func (s *APIReadModels) GetSession(ctx context.Context, tenantID, sessionID string) (api.SessionRecord, error) {
-	r, err := s.Store.GetSession(ctx, tenantID, sessionID)
+	r, err := s.Queries.GetSession(ctx, tenantID, sessionID)
 	return api.SessionRecord(r), apiErr(err)
 }
 
 // StreamSessionRuns reads a session's runs in stream order after a position.
 func (s *APIReadModels) StreamSessionRuns(ctx context.Context, tenantID, sessionID string, afterCreated time.Time, afterRunID string, limit int) ([]api.StreamRun, error) {
-	rows, err := s.Store.StreamSessionRuns(ctx, tenantID, sessionID, afterCreated, afterRunID, limit)
+	rows, err := s.Queries.StreamSessionRuns(ctx, tenantID, sessionID, afterCreated, afterRunID, limit)
 	return convert(rows, func(r pgview.StreamRun) api.StreamRun { return api.StreamRun(r) }), apiErr(err)
 }
 
 // StreamSessionHead reads the latest run of a session.
 func (s *APIReadModels) StreamSessionHead(ctx context.Context, tenantID, sessionID string) (api.StreamRun, error) {
-	r, err := s.Store.StreamSessionHead(ctx, tenantID, sessionID)
+	r, err := s.Queries.StreamSessionHead(ctx, tenantID, sessionID)
 	return api.StreamRun(r), apiErr(err)
 }
 
 // StreamSessionRun reads one run of a session.
 func (s *APIReadModels) StreamSessionRun(ctx context.Context, tenantID, sessionID, runID string) (api.StreamRun, error) {
-	r, err := s.Store.StreamSessionRun(ctx, tenantID, sessionID, runID)
+	r, err := s.Queries.StreamSessionRun(ctx, tenantID, sessionID, runID)
 	return api.StreamRun(r), apiErr(err)
 }
 

@@ -68,7 +68,7 @@ func newChaos(t *testing.T, front ...stack.Component) *chaos {
 	}
 	c := &chaos{env: e, count: count, opts: func(o *stack.Options) { o.Compute = comp }}
 	if len(front) == 0 {
-		front = []stack.Component{stack.API, stack.Projector}
+		front = []stack.Component{stack.API, stack.ProjectorPostgres}
 	}
 	c.front = c.stack("front", nil, front...)
 	return c

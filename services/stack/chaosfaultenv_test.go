@@ -67,7 +67,7 @@ func newFaultChaosOn(t *testing.T, cl *kafka.Cluster) *faultChaos {
 		o.Compute = comp
 		o.Logger = zap.New(zapcore.NewTee(o.Logger.Core(), core)).Named(o.ExecutorID)
 	}
-	c.front = c.stack("front", nil, stack.API, stack.Projector)
+	c.front = c.stack("front", nil, stack.API, stack.ProjectorPostgres)
 	return &faultChaos{chaos: c, fake: cl.Fake(), logs: logs}
 }
 

@@ -123,7 +123,7 @@ func TestChaosProjectorRestartedMidStream(t *testing.T) {
 	t.Parallel()
 	c := newChaos(t, stack.API)
 	c.stack("ex1", nil, stack.Executor)
-	proj := c.stack("proj1", nil, stack.Projector)
+	proj := c.stack("proj1", nil, stack.ProjectorPostgres)
 	ids := c.createRuns("proj", chaosN(50, 20))
 	eventually(t, 30*time.Second, "the projector is mid-stream", func() error {
 		var n int
@@ -136,7 +136,7 @@ func TestChaosProjectorRestartedMidStream(t *testing.T) {
 	defer cancel()
 	proj.Stop(ctx)
 	bad := c.poison(ctx)
-	proj = c.stack("proj2", nil, stack.Projector)
+	proj = c.stack("proj2", nil, stack.ProjectorPostgres)
 	t.Logf("projector restarted; poison run %s written", bad)
 	c.untilTerminal(ids, 2*time.Minute, 50*time.Millisecond, nil)
 	c.check(proj, ids, bad)

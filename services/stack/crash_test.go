@@ -21,7 +21,7 @@ import (
 func TestExecutorKilledMidRunAnotherTakesOver(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	front := e.start("front", nil, stack.API, stack.Projector)
+	front := e.start("front", nil, stack.API, stack.ProjectorPostgres)
 	var commits atomic.Int64
 	var victim atomic.Pointer[stack.Stack]
 	const killAt = 12 // mid-stream of the first turn: accepted, started, item started, deltas…

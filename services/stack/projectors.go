@@ -19,7 +19,7 @@ import (
 // independent consumer group on the events topic.
 func (s *Stack) startProjectors(ctx, rctx context.Context) error {
 	s.Projectors = map[string]*runner.Runner{}
-	if s.opts.has(Projector) {
+	if s.opts.has(ProjectorPostgres) {
 		instance := s.opts.ExecutorID
 		if instance == "" {
 			instance = "projector"

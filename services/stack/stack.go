@@ -33,9 +33,10 @@ type Component string
 
 // Components.
 const (
-	API       Component = "api"
-	Executor  Component = "executor"
-	Projector Component = "projector-postgres"
+	API      Component = "api"
+	Executor Component = "executor"
+	// ProjectorPostgres is the Postgres read models' projector.
+	ProjectorPostgres Component = "projector-postgres"
 	// ProjectorClickHouse runs when Options.ClickHouse is set.
 	ProjectorClickHouse Component = "projector-clickhouse"
 	ProjectorIM         Component = "projector-im"
@@ -149,7 +150,7 @@ func (s *Stack) start(ctx context.Context) error {
 	}
 	rctx, cancel := context.WithCancel(context.Background())
 	s.cancel, s.runCtx = cancel, rctx
-	if s.opts.has(API) || s.opts.has(Projector) {
+	if s.opts.has(API) || s.opts.has(ProjectorPostgres) {
 		if err := s.openPostgres(ctx); err != nil {
 			return err
 		}
@@ -249,7 +250,7 @@ func (s *Stack) startStreams() error {
 	}
 	s.hub, s.tail = hub, tail
 	s.goRun("stream tail", func() error { return tail.Run(s.runCtx) })
-	return s.API.EnableStreams(hub, APIStore(s.Store), uistream.StreamConfig{})
+	return s.API.EnableStreams(hub, APIStore(s.Store.Queries), uistream.StreamConfig{})
 }
 
 // deliverTo hands each batch of the events topic's tail to hub.
@@ -334,7 +335,7 @@ func (s *Stack) startAPI() error {
 		Partitions: int(s.opts.Kafka.WithDefaults().Partitions),
 		CommandPartitions: func(ctx context.Context) (int, error) {
 			return prod.PartitionCount(ctx, s.opts.Kafka.CommandsTopic())
-		}}, APIStore(s.Store), commandSender{p: prod, topic: s.opts.Kafka.CommandsTopic(), keys: s.opts.CommandKeys},
+		}}, APIStore(s.Store.Queries), commandSender{p: prod, topic: s.opts.Kafka.CommandsTopic(), keys: s.opts.CommandKeys},
 		s.healthChecks(), s.log.Named("api"))
 	if err != nil {
 		return err

@@ -9,9 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ThreeDotsLabs/watermill"
-	"github.com/ThreeDotsLabs/watermill/message"
-
 	"github.com/xbot-runtime/xbot/infra/kafka"
 	"github.com/xbot-runtime/xbot/infra/kafka/wmkafka"
 )
@@ -62,79 +59,6 @@ func testCtx(t *testing.T) context.Context {
 	return ctx
 }
 
-// subscriber returns a subscriber (on the shared cluster unless cfg names
-// brokers), closed when the test ends.
-func subscriber(t *testing.T, cfg wmkafka.SubscriberConfig) *wmkafka.Subscriber {
-	t.Helper()
-	if cfg.Kafka.Brokers == nil {
-		cfg.Kafka = kafkaConfig()
-	}
-	sub, err := wmkafka.NewSubscriber(cfg)
-	if err != nil {
-		t.Fatalf("new subscriber: %v", err)
-	}
-	t.Cleanup(func() { _ = sub.Close() })
-	return sub
-}
-
-// publish publishes one message per payload (keyed by key when not empty)
-// and returns them.
-func publish(t *testing.T, topic, key string, payloads ...string) []*message.Message {
-	t.Helper()
-	pub, err := wmkafka.NewPublisher(wmkafka.PublisherConfig{Kafka: kafkaConfig()})
-	if err != nil {
-		t.Fatalf("new publisher: %v", err)
-	}
-	defer func() { _ = pub.Close() }()
-	msgs := make([]*message.Message, len(payloads))
-	for i, p := range payloads {
-		msgs[i] = message.NewMessage(watermill.NewUUID(), []byte(p))
-		if key != "" {
-			msgs[i].Metadata.Set(wmkafka.DefaultKeyMetadata, key)
-		}
-	}
-	if err := pub.Publish(topic, msgs...); err != nil {
-		t.Fatalf("publish: %v", err)
-	}
-	return msgs
-}
-
-// subscribe subscribes until the test ends.
-func subscribe(t *testing.T, sub *wmkafka.Subscriber, topic string) <-chan *message.Message {
-	t.Helper()
-	ch, err := sub.Subscribe(testCtx(t), topic)
-	if err != nil {
-		t.Fatalf("subscribe to %s: %v", topic, err)
-	}
-	return ch
-}
-
-// receive waits for the next message.
-func receive(t *testing.T, ch <-chan *message.Message) *message.Message {
-	t.Helper()
-	select {
-	case msg, ok := <-ch:
-		if !ok {
-			t.Fatal("messages channel closed")
-		}
-		return msg
-	case <-time.After(waitTimeout):
-		t.Fatalf("no message within %s", waitTimeout)
-		return nil
-	}
-}
-
-// quiet asserts that nothing arrives on ch for d.
-func quiet(t *testing.T, ch <-chan *message.Message, d time.Duration) {
-	t.Helper()
-	select {
-	case msg := <-ch:
-		t.Fatalf("unexpected message %s (%q)", msg.UUID, msg.Payload)
-	case <-time.After(d):
-	}
-}
-
-// publisher returns a publisher closed when the test ends.
 func publisher(t *testing.T) *wmkafka.Publisher {
 	t.Helper()
 	pub, err := wmkafka.NewPublisher(wmkafka.PublisherConfig{Kafka: kafkaConfig()})

@@ -14,7 +14,7 @@ import (
 )
 
 // topicCreator creates missing topics once per topic and remembers which
-// exist, so only the first publish or subscribe to a topic pays a request.
+// exist, so only the first publish to a topic pays a request.
 type topicCreator struct {
 	adm   *kadm.Client
 	kafka kafka.Config

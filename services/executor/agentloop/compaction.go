@@ -16,7 +16,7 @@ import (
 
 // threshold is the estimated context size (tokens) above which a run
 // compacts before a model request or after tool results.
-func (r *runner) threshold() int {
+func (r *execution) threshold() int {
 	return int(float64(r.ctxCfg.Window) * r.ctxCfg.CompactAt)
 }
 
@@ -24,7 +24,7 @@ func (r *runner) threshold() int {
 // Nothing new since the last compaction means nothing more to compact: the
 // context is over the threshold on what must be kept (the input, the
 // summary), and compacting again would only repeat the same call.
-func (r *runner) compactIfOver(ctx context.Context, mc *modelContext, trigger string) error {
+func (r *execution) compactIfOver(ctx context.Context, mc *modelContext, trigger string) error {
 	evs := r.run.Events()
 	msgs := r.project(mc.session)
 	if EstimateTokens(msgs, r.specs) <= r.threshold() || !grewSinceCompaction(evs) {
@@ -50,7 +50,7 @@ func grewSinceCompaction(evs []events.Envelope) bool {
 
 // compactIfLarge is post_tool_result_threshold: tool results just made the
 // context larger than the threshold.
-func (r *runner) compactIfLarge(ctx context.Context, trigger string) error {
+func (r *execution) compactIfLarge(ctx context.Context, trigger string) error {
 	if r.run.State().Status != events.StatusRunning {
 		return nil
 	}
@@ -67,7 +67,7 @@ func (r *runner) compactIfLarge(ctx context.Context, trigger string) error {
 // goes on uncompacted (the model may still accept it), a manual one is
 // closed as no_effect with the reason, and an overflow recovery fails the
 // run, since the retry could not succeed.
-func (r *runner) compact(ctx context.Context, mc *modelContext, trigger string, manual *events.PendingCommand) error {
+func (r *execution) compact(ctx context.Context, mc *modelContext, trigger string, manual *events.PendingCommand) error {
 	evs := r.run.Events()
 	cutoff := r.run.State().LastSeq
 	msgs := Project(r.p.SystemPrompt, mc.session, evs)
@@ -118,7 +118,7 @@ func (r *runner) compact(ctx context.Context, mc *modelContext, trigger string, 
 }
 
 // projectWith is the projection the run will have once art is appended.
-func (r *runner) projectWith(evs []events.Envelope, art events.ContextCompactedPayload, session [][]events.Envelope) ([]model.Message, error) {
+func (r *execution) projectWith(evs []events.Envelope, art events.ContextCompactedPayload, session [][]events.Envelope) ([]model.Message, error) {
 	raw, err := json.Marshal(art)
 	if err != nil {
 		return nil, fmt.Errorf("encode compaction artifact: %w", err)

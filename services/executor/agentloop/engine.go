@@ -144,8 +144,8 @@ func (e *Engine) Snapshot(p profile.Profile, grants []events.PermissionGrant) (p
 // errStop ends the loop without an error: the run ended or paused.
 var errStop = errors.New("stop")
 
-// runner drives one run for one Execute call.
-type runner struct {
+// execution drives one run for one Execute call.
+type execution struct {
 	e       *Engine
 	run     *executor.Run
 	p       profile.Profile
@@ -166,7 +166,7 @@ type runner struct {
 
 // Execute implements executor.Engine.
 func (e *Engine) Execute(ctx context.Context, run *executor.Run, p profile.Profile) error {
-	r := &runner{e: e, run: run, p: p, limits: p.Limits.WithDefaults(), ctxCfg: p.Context.WithDefaults(),
+	r := &execution{e: e, run: run, p: p, limits: p.Limits.WithDefaults(), ctxCfg: p.Context.WithDefaults(),
 		log: e.cfg.Log.With(zap.String("run_id", run.ID()))}
 	defer r.closeSandbox()
 	if err := r.loadSnapshot(); err != nil {
@@ -196,7 +196,7 @@ func (e *Engine) Execute(ctx context.Context, run *executor.Run, p profile.Profi
 
 // loadSnapshot takes the tool specs and the policy from the run's capability
 // snapshot; a run that started before snapshots existed resolves them now.
-func (r *runner) loadSnapshot() error {
+func (r *execution) loadSnapshot() error {
 	snap, err := profile.SnapshotOf(r.run.Events())
 	switch {
 	case err == nil:
@@ -212,7 +212,7 @@ func (r *runner) loadSnapshot() error {
 	return err
 }
 
-func (r *runner) loop(ctx context.Context) error {
+func (r *execution) loop(ctx context.Context) error {
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -244,7 +244,7 @@ func (r *runner) loop(ctx context.Context) error {
 // that arrives at the last moment makes the completion fail with
 // ErrPendingCommands; the loop then honours it (a steer means another model
 // call), so nothing is dropped.
-func (r *runner) finish(ctx context.Context, output string) error {
+func (r *execution) finish(ctx context.Context, output string) error {
 	if stop, err := r.run.SafePoint(ctx, executor.BeforeRunTerminal, executor.SafePointOptions{}); err != nil || stop {
 		return stopOr(err)
 	}
@@ -260,7 +260,7 @@ func (r *runner) finish(ctx context.Context, output string) error {
 }
 
 // budget fails the run with budget_exhausted.
-func (r *runner) budget(ctx context.Context, msg string) error {
+func (r *execution) budget(ctx context.Context, msg string) error {
 	r.log.Info("budget exhausted", zap.String("reason", msg))
 	if err := r.run.Fail(ctx, events.FailBudgetExhausted, msg); err != nil {
 		return err
@@ -276,7 +276,7 @@ func stopOr(err error) error {
 	return errStop
 }
 
-func (r *runner) sessionHistory(ctx context.Context) ([][]events.Envelope, error) {
+func (r *execution) sessionHistory(ctx context.Context) ([][]events.Envelope, error) {
 	if r.loaded || r.run.State().ParentRunID == "" {
 		return r.session, nil
 	}
@@ -291,7 +291,7 @@ func (r *runner) sessionHistory(ctx context.Context) ([][]events.Envelope, error
 	return h, nil
 }
 
-func (r *runner) openSandbox(ctx context.Context) (compute.Sandbox, error) {
+func (r *execution) openSandbox(ctx context.Context) (compute.Sandbox, error) {
 	r.sbMu.Lock()
 	defer r.sbMu.Unlock()
 	if r.sandbox != nil {
@@ -315,7 +315,7 @@ func (r *runner) openSandbox(ctx context.Context) (compute.Sandbox, error) {
 	return sb, nil
 }
 
-func (r *runner) closeSandbox() {
+func (r *execution) closeSandbox() {
 	r.sbMu.Lock()
 	defer r.sbMu.Unlock()
 	if r.sandbox != nil {

@@ -15,7 +15,7 @@ import (
 
 // modelStage runs before_model_request, one model call and
 // after_model_response.
-func (r *runner) modelStage(ctx context.Context) error {
+func (r *execution) modelStage(ctx context.Context) error {
 	// before_model_request: a cancel ends the run before tokens are spent;
 	// steers become user messages of this request.
 	if stop, err := r.run.SafePoint(ctx, executor.BeforeModelRequest, executor.SafePointOptions{}); err != nil || stop {
@@ -55,7 +55,7 @@ type modelContext struct {
 
 // modelContext resolves the model and the session's history. It returns
 // nil when the run ended (failed) instead.
-func (r *runner) modelContext(ctx context.Context) (*modelContext, error) {
+func (r *execution) modelContext(ctx context.Context) (*modelContext, error) {
 	prov, modelName, err := r.e.cfg.Models(r.p)
 	if err != nil {
 		return nil, r.fail(ctx, events.FailModelError, "model is not configured: "+err.Error())
@@ -73,7 +73,7 @@ func (r *runner) modelContext(ctx context.Context) (*modelContext, error) {
 // callModel makes one model call and its after_model_response. It returns
 // retry=true after a context overflow it recovered from by compacting
 // (once: a second overflow fails the run).
-func (r *runner) callModel(ctx context.Context, mc *modelContext, pr progress, attempt int) (retry bool, err error) {
+func (r *execution) callModel(ctx context.Context, mc *modelContext, pr progress, attempt int) (retry bool, err error) {
 	req := model.Request{Model: mc.modelName, Messages: r.project(mc.session),
 		Tools: r.specs, Turn: pr.turns, Attempt: attempt}
 
@@ -134,7 +134,7 @@ func (r *runner) callModel(ctx context.Context, mc *modelContext, pr progress, a
 	return false, nil
 }
 
-func (r *runner) fail(ctx context.Context, code, msg string) error {
+func (r *execution) fail(ctx context.Context, code, msg string) error {
 	if err := r.run.Fail(ctx, code, msg); err != nil {
 		return err
 	}
@@ -146,7 +146,7 @@ func (r *runner) fail(ctx context.Context, code, msg string) error {
 // the response's tool calls), deltas coalesced by time and size.
 type streamer struct {
 	ctx context.Context
-	r   *runner
+	r   *execution
 	// err is the first append error; the stream keeps draining, nothing more is appended.
 	err error
 
@@ -157,7 +157,7 @@ type streamer struct {
 	lastFlush                int64 // unix ms
 }
 
-func newStreamer(ctx context.Context, r *runner) *streamer {
+func newStreamer(ctx context.Context, r *execution) *streamer {
 	return &streamer{ctx: ctx, r: r, lastFlush: nowMs()}
 }
 

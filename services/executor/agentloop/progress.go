@@ -107,7 +107,7 @@ func toolItemID(responseItemID, callID string) string {
 	return events.DerivedID("itm", "tool", responseItemID, callID)
 }
 
-// memo caches what the runner derives from the run's events, by the number
+// memo caches what the execution derives from the run's events, by the number
 // of events: the log only grows while an engine drives the run, so the same
 // length means the same events. One loop iteration asks for the progress and
 // the projection several times; each derivation reads the whole log.
@@ -120,7 +120,7 @@ type memo struct {
 }
 
 // progress is analyze of the run's current events.
-func (r *runner) progress() progress {
+func (r *execution) progress() progress {
 	evs := r.run.Events()
 	if r.memo.progressLen != len(evs) || len(evs) == 0 {
 		r.memo.fold.add(evs)
@@ -131,7 +131,7 @@ func (r *runner) progress() progress {
 
 // project is the context projection of the run's current events. The
 // result must not be modified.
-func (r *runner) project(session [][]events.Envelope) []model.Message {
+func (r *execution) project(session [][]events.Envelope) []model.Message {
 	evs := r.run.Events()
 	if r.memo.projectLen != len(evs) || len(evs) == 0 {
 		r.memo.project, r.memo.projectLen = Project(r.p.SystemPrompt, session, evs), len(evs)

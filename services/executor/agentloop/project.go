@@ -65,7 +65,7 @@ func items(evs []events.Envelope) (order []*item, byID map[string]*item, input s
 }
 
 // itemFold is items kept up to date as the log grows: add folds only the
-// events it has not seen, so a runner that asks after every append does not
+// events it has not seen, so an execution that asks after every append does not
 // decode the whole log each time.
 type itemFold struct {
 	n     int // events folded

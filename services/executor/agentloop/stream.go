@@ -22,7 +22,7 @@ import (
 // out. Output arrives from the process's stdout and stderr concurrently.
 type outputStream struct {
 	ctx   context.Context
-	r     *runner
+	r     *execution
 	id    string
 	limit int
 
@@ -35,7 +35,7 @@ type outputStream struct {
 	err       error
 }
 
-func newOutputStream(ctx context.Context, r *runner, id string) *outputStream {
+func newOutputStream(ctx context.Context, r *execution, id string) *outputStream {
 	return &outputStream{ctx: ctx, r: r, id: id, limit: r.limits.MaxStreamedOutputBytes, lastFlush: nowMs()}
 }
 

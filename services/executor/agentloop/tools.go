@@ -30,7 +30,7 @@ type pendingCall struct {
 
 // approved returns the run's allowed items that have not run: open tool
 // items a decision allowed.
-func (r *runner) approved(st events.RunState) []pendingCall {
+func (r *execution) approved(st events.RunState) []pendingCall {
 	var out []pendingCall
 	for _, it := range st.Items {
 		if !it.Approved || it.Status != events.ItemStatusStarted {
@@ -45,7 +45,7 @@ func (r *runner) approved(st events.RunState) []pendingCall {
 }
 
 // callData returns the ToolCallData an item started with.
-func (r *runner) callData(itemID string) (events.ToolCallData, bool) {
+func (r *execution) callData(itemID string) (events.ToolCallData, bool) {
 	var call events.ToolCallData
 	for _, e := range r.run.Events() {
 		if e.ItemID == itemID && e.Type == events.ItemStarted {
@@ -65,7 +65,7 @@ func (r *runner) callData(itemID string) (events.ToolCallData, bool) {
 //     every such item is decided (seed 004 §9.1).
 //   - A call to ask_user leaves its clarification_request open and pauses
 //     the run once the other calls are done.
-func (r *runner) toolStage(ctx context.Context, pr progress) error {
+func (r *execution) toolStage(ctx context.Context, pr progress) error {
 	if stop, err := r.run.SafePoint(ctx, executor.BeforeToolExecution,
 		executor.SafePointOptions{Unstarted: r.cancelledCalls(pr)}); err != nil || stop {
 		return stopOr(err)
@@ -134,7 +134,7 @@ func (r *runner) toolStage(ctx context.Context, pr progress) error {
 }
 
 // withoutQuestions drops the ask_user calls from calls.
-func withoutQuestions(r *runner, calls []pendingCall) []pendingCall {
+func withoutQuestions(r *execution, calls []pendingCall) []pendingCall {
 	var out []pendingCall
 	for _, c := range calls {
 		if r.itemType(c.call.Name) != events.ItemClarificationRequest {
@@ -145,7 +145,7 @@ func withoutQuestions(r *runner, calls []pendingCall) []pendingCall {
 }
 
 // pause appends drafts and pauses the run for reason, waiting on items.
-func (r *runner) pause(ctx context.Context, reason events.PauseReason, items []string, drafts ...events.Draft) error {
+func (r *execution) pause(ctx context.Context, reason events.PauseReason, items []string, drafts ...events.Draft) error {
 	drafts = append(drafts, events.Draft{Type: events.RunPaused,
 		Payload: events.RunPausedPayload{PauseReason: reason, ItemIDs: items}})
 	st, err := r.run.Append(ctx, executor.AppendOptions{}, drafts...)
@@ -164,7 +164,7 @@ func (r *runner) pause(ctx context.Context, reason events.PauseReason, items []s
 
 // decide runs the policy on a call. Calls that will fail anyway (unknown
 // tool, invalid arguments) are allowed here and fail as tool errors.
-func (r *runner) decide(c events.ToolCallRef) policy.Decision {
+func (r *execution) decide(c events.ToolCallRef) policy.Decision {
 	if !slices.Contains(r.p.Tools, c.Name) {
 		return policy.Decision{Action: policy.Allow}
 	}
@@ -172,7 +172,7 @@ func (r *runner) decide(c events.ToolCallRef) policy.Decision {
 }
 
 // startData is the item.started of a tool call.
-func (r *runner) startData(pc pendingCall) events.ItemStartedPayload {
+func (r *execution) startData(pc pendingCall) events.ItemStartedPayload {
 	data := events.ToolCallData{ToolCallID: pc.call.ID, ToolName: pc.call.Name, Arguments: pc.call.Arguments,
 		ResponseItemID: pc.responseID, GrantID: pc.grantID}
 	if t := r.itemType(pc.call.Name); t == events.ItemClarificationRequest {
@@ -188,7 +188,7 @@ func (r *runner) startData(pc pendingCall) events.ItemStartedPayload {
 
 // blockedDrafts records a call the policy forbids: the model learns why
 // (blocked_by_policy), nobody is asked (seed 004 §9.3).
-func (r *runner) blockedDrafts(pc pendingCall, d policy.Decision) []events.Draft {
+func (r *execution) blockedDrafts(pc pendingCall, d policy.Decision) []events.Draft {
 	id := toolItemID(pc.responseID, pc.call.ID)
 	start := r.startData(pc)
 	return []events.Draft{
@@ -200,7 +200,7 @@ func (r *runner) blockedDrafts(pc pendingCall, d policy.Decision) []events.Draft
 }
 
 // askDrafts records a call that waits for a person's decision.
-func (r *runner) askDrafts(pc pendingCall, d policy.Decision) []events.Draft {
+func (r *execution) askDrafts(pc pendingCall, d policy.Decision) []events.Draft {
 	id := toolItemID(pc.responseID, pc.call.ID)
 	start := r.startData(pc)
 	input := json.RawMessage(pc.call.Arguments)
@@ -217,7 +217,7 @@ func (r *runner) askDrafts(pc pendingCall, d policy.Decision) []events.Draft {
 
 // runCalls runs calls concurrently, up to the profile's concurrency. It
 // returns the items of calls that asked the user a question.
-func (r *runner) runCalls(ctx context.Context, calls []pendingCall) (questions []string, err error) {
+func (r *execution) runCalls(ctx context.Context, calls []pendingCall) (questions []string, err error) {
 	if len(calls) == 0 {
 		return nil, nil
 	}
@@ -267,7 +267,7 @@ func (r *runner) runCalls(ctx context.Context, calls []pendingCall) (questions [
 // approved). It returns asked=true when the tool asks the user (the item
 // stays open). Tool failures are results for the model, never errors; an
 // error means the log could not be written.
-func (r *runner) call(ctx, step context.Context, pc pendingCall) (asked bool, err error) {
+func (r *execution) call(ctx, step context.Context, pc pendingCall) (asked bool, err error) {
 	c := pc.call
 	id := toolItemID(pc.responseID, c.ID)
 	tool, args, bad := r.prepare(c)
@@ -292,7 +292,7 @@ func (r *runner) call(ctx, step context.Context, pc pendingCall) (asked bool, er
 
 // closeCall appends the item's result: failed, or completed with its output
 // offloaded when too large, after the stream's truncation marker if any.
-func (r *runner) closeCall(ctx context.Context, id string, c events.ToolCallRef, res tools.Result, cut streamCut) error {
+func (r *execution) closeCall(ctx context.Context, id string, c events.ToolCallRef, res tools.Result, cut streamCut) error {
 	itemType := r.itemType(c.Name)
 	if res.ErrorCode == events.ToolErrCancelled && r.wall.Err() != nil && ctx.Err() == nil {
 		res.ErrorCode, res.Output = events.ToolErrBudgetExhausted, "the run's wall-time budget ended while the tool ran"
@@ -316,7 +316,7 @@ func (r *runner) closeCall(ctx context.Context, id string, c events.ToolCallRef,
 // offload stores an output too large for the context in the run's output
 // directory (seed 004 §8.3); the model gets a preview and a ref it can read
 // with read_file_part. When storing fails, the output is cut instead.
-func (r *runner) offload(ctx context.Context, itemID string, res *tools.Result) {
+func (r *execution) offload(ctx context.Context, itemID string, res *tools.Result) {
 	limit := r.ctxCfg.OffloadBytes
 	if limit <= 0 || len(res.Output) <= limit {
 		return
@@ -333,7 +333,7 @@ func (r *runner) offload(ctx context.Context, itemID string, res *tools.Result) 
 
 // prepare finds the tool and validates the arguments. A tool the profile does
 // not offer is unknown to the model, even when the registry has it.
-func (r *runner) prepare(c events.ToolCallRef) (tools.Tool, json.RawMessage, *tools.Result) {
+func (r *execution) prepare(c events.ToolCallRef) (tools.Tool, json.RawMessage, *tools.Result) {
 	if !slices.Contains(r.p.Tools, c.Name) {
 		res := tools.Failed(events.ToolErrUnknownTool, fmt.Sprintf("unknown tool %q; available tools: %v", c.Name, r.p.Tools))
 		return nil, nil, &res
@@ -342,7 +342,7 @@ func (r *runner) prepare(c events.ToolCallRef) (tools.Tool, json.RawMessage, *to
 }
 
 // execute runs a validated call, streaming its output as deltas of item id.
-func (r *runner) execute(ctx, step context.Context, id string, tool tools.Tool, c events.ToolCallRef, args json.RawMessage) (tools.Result, streamCut, error) {
+func (r *execution) execute(ctx, step context.Context, id string, tool tools.Tool, c events.ToolCallRef, args json.RawMessage) (tools.Result, streamCut, error) {
 	call := tools.Call{ID: c.ID, Name: c.Name, Arguments: args}
 	if tool.ItemType() != events.ItemClarificationRequest {
 		s, err := r.openSandbox(ctx)
@@ -364,7 +364,7 @@ func (r *runner) execute(ctx, step context.Context, id string, tool tools.Tool, 
 
 // cancelledCalls records the calls of the last response that never started
 // as started-and-cancelled items.
-func (r *runner) cancelledCalls(pr progress) []events.Draft {
+func (r *execution) cancelledCalls(pr progress) []events.Draft {
 	if pr.last == nil {
 		return nil
 	}
@@ -383,7 +383,7 @@ func (r *runner) cancelledCalls(pr progress) []events.Draft {
 
 // itemType is the item a call of the named tool is recorded as: the tool's
 // own type when the profile offers it, else a generic tool_call.
-func (r *runner) itemType(name string) events.ItemType {
+func (r *execution) itemType(name string) events.ItemType {
 	if tool, ok := r.e.cfg.Tools.Get(name); ok && slices.Contains(r.p.Tools, name) {
 		return tool.ItemType()
 	}
@@ -392,7 +392,7 @@ func (r *runner) itemType(name string) events.ItemType {
 
 // answer completes a clarification_request with the user's answer, as the
 // ask_user call's result.
-func (r *runner) answer(it events.ItemRef, content string) events.Draft {
+func (r *execution) answer(it events.ItemRef, content string) events.Draft {
 	var call events.ToolCallData
 	for _, e := range r.run.Events() {
 		if e.ItemID == it.ID && e.Type == events.ItemStarted {

@@ -46,20 +46,3 @@ func queueCommands(b *pgx.Batch, p *batchPlan) {
 	}
 	b.Queue(upsertCommandsSQL, append(args, seqs, updated)...)
 }
-
-// upsertCheckpointsSQL never moves a checkpoint backwards, and leaves the row
-// untouched when it does not advance (a replayed batch changes nothing).
-const upsertCheckpointsSQL = `INSERT INTO projector_checkpoints (projector, topic, partition, next_offset, updated_at)
-SELECT $1, $2, pa, nx, now() FROM unnest($3::int[], $4::bigint[]) AS u(pa, nx)
-ON CONFLICT (projector, topic, partition) DO UPDATE SET
-	next_offset = EXCLUDED.next_offset, updated_at = EXCLUDED.updated_at
-WHERE projector_checkpoints.next_offset < EXCLUDED.next_offset`
-
-func queueCheckpoints(b *pgx.Batch, projector, topic string, p *batchPlan) {
-	parts := make([]int32, 0, len(p.checkpoints))
-	next := make([]int64, 0, len(p.checkpoints))
-	for part, off := range p.checkpoints {
-		parts, next = append(parts, part), append(next, off)
-	}
-	b.Queue(upsertCheckpointsSQL, projector, topic, parts, next)
-}

@@ -1,8 +1,6 @@
 package postgres
 
-import (
-	"github.com/xbot-runtime/xbot/events"
-)
+import "github.com/xbot-runtime/xbot/events"
 
 // Approval statuses of the approvals read model. An approval leaves pending
 // once, for one of the others; a new request for the item makes it pending
@@ -34,13 +32,6 @@ type approvalChange struct {
 	status                                                          string
 	decision, scope, actorType, actorID, reason, commandID, grantID string
 	resolvedSeq, resolvedAt                                         int64
-}
-
-// grantRow is a permission_grants row.
-type grantRow struct {
-	runID, tenantID, sessionID, itemID, commandID, scope, toolName string
-	grantID, ruleID, actorType, actorID                            string
-	seq, grantedAt                                                 int64
 }
 
 // runClosure closes the approvals of a run that ended while they were pending.
@@ -142,20 +133,4 @@ func (p *batchPlan) leavePending(e events.Envelope, status string) *approvalChan
 	}
 	c.status, c.resolvedSeq, c.resolvedAt = status, e.Seq, e.OccurredAt
 	return c
-}
-
-func (p *batchPlan) grant(e events.Envelope) error {
-	var v events.PermissionGrantPayload
-	if err := decodePayload(e, &v); err != nil {
-		return err
-	}
-	item := v.ItemID
-	if item == "" {
-		item = e.ItemID
-	}
-	p.grants = append(p.grants, grantRow{runID: e.RunID, tenantID: e.TenantID, sessionID: e.PlatformSessionID,
-		itemID: clean(item), commandID: e.CommandID, scope: clean(v.Scope), toolName: clean(v.ToolName),
-		grantID: clean(v.GrantID), ruleID: clean(v.RuleID), actorType: clean(v.Actor.Type), actorID: clean(v.Actor.ID),
-		seq: e.Seq, grantedAt: e.OccurredAt})
-	return nil
 }

@@ -125,30 +125,3 @@ func (c *approvalColumns) addDecision(x *approvalChange) {
 	}
 	c.resolved, c.resolvedAt = append(c.resolved, seq), append(c.resolvedAt, at)
 }
-
-const insertGrantsSQL = `INSERT INTO permission_grants (run_id, seq, tenant_id, platform_session_id, item_id,
-	command_id, scope, tool_name, granted_at, grant_id, rule_id, actor_type, actor_id)
-SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
-	$8::text[], $9::timestamptz[], $10::text[], $11::text[], $12::text[], $13::text[])
-ON CONFLICT (run_id, seq) DO NOTHING`
-
-func queueGrants(b *pgx.Batch, p *batchPlan) {
-	n := len(p.grants)
-	if n == 0 {
-		return
-	}
-	cols := make([][]string, 11)
-	for i := range cols {
-		cols[i] = make([]string, n)
-	}
-	seqs, at := make([]int64, n), make([]time.Time, n)
-	for i, g := range p.grants {
-		for j, v := range []string{g.runID, g.tenantID, g.sessionID, g.itemID, g.commandID, g.scope, g.toolName,
-			g.grantID, g.ruleID, g.actorType, g.actorID} {
-			cols[j][i] = v
-		}
-		seqs[i], at[i] = g.seq, ms(g.grantedAt)
-	}
-	b.Queue(insertGrantsSQL, cols[0], seqs, cols[1], cols[2], cols[3], cols[4], cols[5], cols[6], at,
-		cols[7], cols[8], cols[9], cols[10])
-}

@@ -11,8 +11,9 @@ import (
 	"github.com/xbot-runtime/xbot/events"
 )
 
-// Queries of the UI stream's backfill (projections/uistream): a run's events
-// decoded, and a session's runs in session order, by (created_at, run_id).
+// Queries of the UI stream's backfill (projections/uistream): a session's
+// runs in session order, by (created_at, run_id). A run's events, decoded,
+// are StreamRunEvents (runevents_query.go).
 
 // StreamRun is a run of a session as the UI stream orders them.
 type StreamRun struct {
@@ -35,29 +36,6 @@ func terminalStatuses() []string {
 	return out
 }
 
-// StreamRunEvents returns up to limit events of run runID of tenantID with
-// seq > afterSeq, decoded, in seq order (limit within ListEvents' bounds). A
-// run unknown to the tenant has no events.
-func (s *Store) StreamRunEvents(ctx context.Context, tenantID, runID string, afterSeq int64, limit int) ([]events.Envelope, error) {
-	rows, err := s.pool.Query(ctx, `SELECT envelope FROM run_events
-WHERE run_id = $1 AND tenant_id = $2 AND seq > $3 ORDER BY seq LIMIT $4`,
-		runID, tenantID, afterSeq, clampLimit(limit, defaultEventLimit, maxEventLimit))
-	if err != nil {
-		return nil, fmt.Errorf("stream events of run %s after %d: %w", runID, afterSeq, err)
-	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (events.Envelope, error) {
-		var raw []byte
-		if err := row.Scan(&raw); err != nil {
-			return events.Envelope{}, err
-		}
-		return events.Decode(raw)
-	})
-	if err != nil {
-		return nil, fmt.Errorf("stream events of run %s after %d: %w", runID, afterSeq, err)
-	}
-	return out, nil
-}
-
 const streamRunColumns = "run_id, status, created_at"
 
 func scanStreamRun(row pgx.Row) (StreamRun, error) {
@@ -70,7 +48,7 @@ func scanStreamRun(row pgx.Row) (StreamRun, error) {
 // StreamSessionRuns returns up to limit runs of the session sessionID of
 // tenantID that come after (afterCreated, afterRunID) in session order; the
 // zero time and "" list from the first run.
-func (s *Store) StreamSessionRuns(ctx context.Context, tenantID, sessionID string, afterCreated time.Time, afterRunID string, limit int) ([]StreamRun, error) {
+func (s *Queries) StreamSessionRuns(ctx context.Context, tenantID, sessionID string, afterCreated time.Time, afterRunID string, limit int) ([]StreamRun, error) {
 	rows, err := s.pool.Query(ctx, "SELECT "+streamRunColumns+` FROM runs
 WHERE tenant_id = $1 AND platform_session_id = $2 AND (created_at, run_id) > ($3, $4)
 ORDER BY created_at, run_id LIMIT $5`,
@@ -88,7 +66,7 @@ ORDER BY created_at, run_id LIMIT $5`,
 // StreamSessionHead returns the session's first run (in session order) whose
 // reply has not ended or, when every reply has ended, its last run. It
 // returns ErrNotFound when the tenant has no run in the session.
-func (s *Store) StreamSessionHead(ctx context.Context, tenantID, sessionID string) (StreamRun, error) {
+func (s *Queries) StreamSessionHead(ctx context.Context, tenantID, sessionID string) (StreamRun, error) {
 	r, err := scanStreamRun(s.pool.QueryRow(ctx, `SELECT `+streamRunColumns+` FROM (
   (SELECT `+streamRunColumns+`, 0 AS pick FROM runs
    WHERE tenant_id = $1 AND platform_session_id = $2 AND status <> ALL($3)
@@ -109,7 +87,7 @@ func (s *Store) StreamSessionHead(ctx context.Context, tenantID, sessionID strin
 
 // StreamSessionRun returns run runID if it belongs to the session sessionID
 // of tenantID, else ErrNotFound.
-func (s *Store) StreamSessionRun(ctx context.Context, tenantID, sessionID, runID string) (StreamRun, error) {
+func (s *Queries) StreamSessionRun(ctx context.Context, tenantID, sessionID, runID string) (StreamRun, error) {
 	r, err := scanStreamRun(s.pool.QueryRow(ctx, "SELECT "+streamRunColumns+` FROM runs
 WHERE tenant_id = $1 AND platform_session_id = $2 AND run_id = $3`, tenantID, sessionID, runID))
 	if errors.Is(err, pgx.ErrNoRows) {

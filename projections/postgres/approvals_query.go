@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -9,6 +10,49 @@ import (
 
 	"github.com/jackc/pgx/v5"
 )
+
+// Approval is one row of the approvals read model.
+type Approval struct {
+	RunID             string          `json:"runId"`
+	ItemID            string          `json:"itemId"`
+	TenantID          string          `json:"tenantId"`
+	PlatformSessionID string          `json:"platformSessionId,omitempty"`
+	ItemType          string          `json:"itemType,omitempty"`
+	Status            string          `json:"status"` // ApprovalPending | ApprovalResolved | ApprovalExpired | ApprovalCancelled
+	ToolName          string          `json:"toolName,omitempty"`
+	Input             json.RawMessage `json:"input,omitempty"`
+	// ApprovalID, RuleID and RequestReason are the request's
+	// (runtime.item.awaiting_approval approvalId, ruleId and reason).
+	ApprovalID    string `json:"approvalId,omitempty"`
+	RuleID        string `json:"ruleId,omitempty"`
+	RequestReason string `json:"requestReason,omitempty"`
+	Decision      string `json:"decision,omitempty"` // allow | deny, once resolved
+	Scope         string `json:"scope,omitempty"`    // item | run | platform_session, once resolved
+	ActorType     string `json:"actorType,omitempty"`
+	ActorID       string `json:"actorId,omitempty"`
+	Reason        string `json:"reason,omitempty"`    // the decision's reason
+	CommandID     string `json:"commandId,omitempty"` // the SubmitApprovalDecision command
+	// GrantID is set when a grant given for another item resolved this one.
+	GrantID      string `json:"grantId,omitempty"`
+	RequestedSeq int64  `json:"requestedSeq"`
+	// ResolvedSeq and ResolvedAt are those of the event that took the
+	// approval out of pending: the decision, or the item's failure or run's
+	// end that expired or cancelled it.
+	ResolvedSeq *int64     `json:"resolvedSeq,omitempty"`
+	RequestedAt time.Time  `json:"requestedAt"`
+	ResolvedAt  *time.Time `json:"resolvedAt,omitempty"`
+}
+
+// ApprovalFilter selects a tenant's approvals, newest request first. Empty
+// fields do not filter.
+type ApprovalFilter struct {
+	TenantID string // required
+	Status   string // ApprovalPending, ApprovalResolved, ApprovalExpired or ApprovalCancelled
+	RunID    string
+	// After is an opaque cursor returned by the previous page ("" = first page).
+	After string
+	Limit int
+}
 
 const approvalColumnsSQL = `run_id, item_id, tenant_id, platform_session_id, item_type, status, tool_name, input,
 	decision, scope, actor_type, actor_id, reason, command_id, requested_seq, resolved_seq, requested_at,
@@ -34,7 +78,7 @@ func scanApproval(row pgx.CollectableRow) (Approval, error) {
 // request first (requested_at descending, then run id and item id), and the
 // cursor of the next page ("" on the last page). f.Limit <= 0 means 50; at
 // most 200. A cursor not issued by ListApprovals yields ErrInvalidCursor.
-func (s *Store) ListApprovals(ctx context.Context, f ApprovalFilter) ([]Approval, string, error) {
+func (s *Queries) ListApprovals(ctx context.Context, f ApprovalFilter) ([]Approval, string, error) {
 	if f.TenantID == "" {
 		return nil, "", errors.New("list approvals: tenant id is required")
 	}

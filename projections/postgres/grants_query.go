@@ -2,31 +2,30 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/xbot-runtime/xbot/events"
 )
 
-// GetSession returns the platform session sessionID of tenantID, or
-// ErrNotFound if the tenant has no run in such a session.
-func (s *Store) GetSession(ctx context.Context, tenantID, sessionID string) (Session, error) {
-	var v Session
-	err := s.pool.QueryRow(ctx, `SELECT tenant_id, platform_session_id, first_run_id, last_run_id, last_run_status,
-	run_count, first_run_at, last_activity_at
-FROM sessions WHERE tenant_id = $1 AND platform_session_id = $2`, tenantID, sessionID).Scan(
-		&v.TenantID, &v.PlatformSessionID, &v.FirstRunID, &v.LastRunID, &v.LastRunStatus, &v.RunCount,
-		&v.FirstRunAt, &v.LastActivityAt)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return Session{}, fmt.Errorf("session %s: %w", sessionID, ErrNotFound)
-	}
-	if err != nil {
-		return Session{}, fmt.Errorf("get session %s: %w", sessionID, err)
-	}
-	v.FirstRunAt, v.LastActivityAt = v.FirstRunAt.UTC(), v.LastActivityAt.UTC()
-	return v, nil
+// PermissionGrant is one row of permission_grants: one
+// runtime.permission_grant.applied event, in run RunID at Seq.
+type PermissionGrant struct {
+	RunID             string    `json:"runId"`
+	Seq               int64     `json:"seq"`
+	TenantID          string    `json:"tenantId"`
+	PlatformSessionID string    `json:"platformSessionId,omitempty"`
+	ItemID            string    `json:"itemId,omitempty"`
+	CommandID         string    `json:"commandId,omitempty"`
+	Scope             string    `json:"scope"`
+	ToolName          string    `json:"toolName"`
+	GrantedAt         time.Time `json:"grantedAt"`
+	GrantID           string    `json:"grantId,omitempty"`
+	RuleID            string    `json:"ruleId,omitempty"`
+	ActorType         string    `json:"actorType,omitempty"`
+	ActorID           string    `json:"actorId,omitempty"`
 }
 
 // grantColumnsSQL selects a PermissionGrant.
@@ -47,7 +46,7 @@ func scanGrant(row pgx.CollectableRow) (PermissionGrant, error) {
 // ListPermissionGrants returns the grants applied in the platform session
 // sessionID of tenantID, of every scope, oldest first (then by run id and
 // seq). A session unknown to the tenant has none.
-func (s *Store) ListPermissionGrants(ctx context.Context, tenantID, sessionID string) ([]PermissionGrant, error) {
+func (s *Queries) ListPermissionGrants(ctx context.Context, tenantID, sessionID string) ([]PermissionGrant, error) {
 	rows, err := s.pool.Query(ctx, "SELECT "+grantColumnsSQL+
 		" FROM permission_grants WHERE tenant_id = $1 AND platform_session_id = $2"+grantOrderSQL, tenantID, sessionID)
 	if err != nil {
@@ -65,7 +64,7 @@ func (s *Store) ListPermissionGrants(ctx context.Context, tenantID, sessionID st
 // lists them: the grants a new run of the session inherits
 // (CreateRunPayload.SessionGrants). An empty sessionID, or a session unknown
 // to the tenant, has none.
-func (s *Store) SessionGrants(ctx context.Context, tenantID, sessionID string) ([]events.PermissionGrant, error) {
+func (s *Queries) SessionGrants(ctx context.Context, tenantID, sessionID string) ([]events.PermissionGrant, error) {
 	if sessionID == "" {
 		return nil, nil
 	}

@@ -4,9 +4,47 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
+
+// Item is one row of the items read model: a RuntimeItem as its events
+// leave it (deltas excluded).
+type Item struct {
+	RunID      string `json:"runId"`
+	ItemID     string `json:"itemId"`
+	TenantID   string `json:"tenantId"`
+	Type       string `json:"type"`
+	Status     string `json:"status"`     // started | awaiting_approval | completed | truncated | failed
+	StartedSeq int64  `json:"startedSeq"` // seq of runtime.item.started
+	UpdatedSeq int64  `json:"updatedSeq"` // seq of the latest event that changed the item
+	ToolName   string `json:"toolName,omitempty"`
+	ToolCallID string `json:"toolCallId,omitempty"`
+	// Input is the tool call's arguments as the model wrote them, cut to
+	// 32 KiB (InputTruncated); the event at StartedSeq has them whole.
+	Input          string `json:"input,omitempty"`
+	InputTruncated bool   `json:"inputTruncated,omitempty"`
+	// Output is the content of the closing event (nil while open), cut to
+	// 32 KiB (OutputTruncated); the event at UpdatedSeq has it whole.
+	Output          *string    `json:"output,omitempty"`
+	OutputTruncated bool       `json:"outputTruncated,omitempty"`
+	ErrorCode       string     `json:"errorCode,omitempty"`
+	ErrorMessage    string     `json:"errorMessage,omitempty"`
+	ExitCode        *int       `json:"exitCode,omitempty"` // command_execution only
+	StartedAt       time.Time  `json:"startedAt"`
+	CompletedAt     *time.Time `json:"completedAt,omitempty"`
+	DurationMs      *int64     `json:"durationMs,omitempty"` // CompletedAt - StartedAt
+}
+
+// ItemFilter selects the items of one run, in log order.
+type ItemFilter struct {
+	TenantID string // required
+	RunID    string // required
+	// After is an opaque cursor returned by the previous page ("" = first page).
+	After string
+	Limit int
+}
 
 // Page sizes of items and approvals: an item carries up to 64 KiB of text
 // and an approval its tool input, so pages are smaller than runs pages.
@@ -40,7 +78,7 @@ func scanItem(row pgx.CollectableRow) (Item, error) {
 // next page ("" on the last page). A run unknown to the tenant has no
 // items. f.Limit <= 0 means 50; at most 200. A cursor not issued by
 // ListItems yields ErrInvalidCursor.
-func (s *Store) ListItems(ctx context.Context, f ItemFilter) ([]Item, string, error) {
+func (s *Queries) ListItems(ctx context.Context, f ItemFilter) ([]Item, string, error) {
 	if f.TenantID == "" || f.RunID == "" {
 		return nil, "", errors.New("list items: tenant id and run id are required")
 	}
