@@ -6,6 +6,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 
+	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
 	"github.com/xbot-runtime/xbot/infra/kafka"
 )
 
@@ -30,7 +31,7 @@ func TestTransactionOfKilledOwnerIsInvisible(t *testing.T) {
 	ha := newRecorder()
 	a, stopA := startOwner(t, cfgA, ha)
 	owner.Store(a)
-	waitFor(t, "owner A to own every partition", func() bool { return len(a.Assigned()) == 2 })
+	eventually.Holds(t, waitTimeout, "owner A to own every partition", func() bool { return len(a.Assigned()) == 2 })
 	part := ha.partition(t, p)
 	mustAppend(t, part, 5, out("run_k", "c1", "c2"))
 
@@ -50,7 +51,7 @@ func TestTransactionOfKilledOwnerIsInvisible(t *testing.T) {
 
 	hb := newRecorder()
 	b, _ := startOwner(t, ownerConfig(t, kc, group, txn, "b"), hb)
-	waitFor(t, "owner B to own the partition", func() bool { return owns(b, p) })
+	eventually.Holds(t, waitTimeout, "owner B to own the partition", func() bool { return owns(b, p) })
 	equal(t, "B's replay", hb.replay(p), []string{"c1", "c2"})
 	mustAppend(t, hb.partition(t, p), 6, out("run_k", "c3"))
 	got, maxCmd = committed(t, kc, kc.EventsTopic(), p)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
 	"github.com/xbot-runtime/xbot/infra/kafka"
 )
 
@@ -36,8 +37,8 @@ func TestOwnerResumesCommandsAfterLastCommittedCommandOffset(t *testing.T) {
 
 	ha := newRecorder()
 	a, stopA := startOwner(t, ownerConfig(t, kc, group, txn, "a"), ha)
-	waitFor(t, "owner A to own the partition", func() bool { return owns(a, p) })
-	waitFor(t, "owner A to be delivered commands", func() bool { return len(ha.commands(p)) > 0 })
+	eventually.Holds(t, waitTimeout, "owner A to own the partition", func() bool { return owns(a, p) })
+	eventually.Holds(t, waitTimeout, "owner A to be delivered commands", func() bool { return len(ha.commands(p)) > 0 })
 	if first := ha.commands(p)[0].Offset; first != 0 {
 		t.Fatalf("with nothing in the log the first command delivered is offset %d, want 0", first)
 	}
@@ -55,7 +56,7 @@ func TestOwnerResumesCommandsAfterLastCommittedCommandOffset(t *testing.T) {
 
 	hb := newRecorder()
 	startOwner(t, ownerConfig(t, kc, group, txn, "b"), hb)
-	waitFor(t, "owner B to be delivered commands 58 and 59", func() bool { return len(hb.commands(p)) >= 2 })
+	eventually.Holds(t, waitTimeout, "owner B to be delivered commands 58 and 59", func() bool { return len(hb.commands(p)) >= 2 })
 	var offs []int64
 	for _, r := range hb.commands(p) {
 		offs = append(offs, r.Offset)

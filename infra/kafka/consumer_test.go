@@ -10,6 +10,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
 	"github.com/xbot-runtime/xbot/infra/kafka"
 )
 
@@ -139,7 +140,7 @@ func TestRunConsumerResumesFromCheckpoints(t *testing.T) {
 
 	produceKeyed(t, kc, topic, "first", 30)
 	stop := startConsumer(t, kc, group, topic, v)
-	waitFor(t, "the first 30 records to be applied", func() bool { return v.count() >= 30 })
+	eventually.Holds(t, waitTimeout, "the first 30 records to be applied", func() bool { return v.count() >= 30 })
 	stop()
 	assertAppliedOnce(t, kc, topic, v)
 
@@ -149,7 +150,7 @@ func TestRunConsumerResumesFromCheckpoints(t *testing.T) {
 	produceKeyed(t, kc, topic, "second", 30)
 	total += 30
 	stop = startConsumer(t, kc, group, topic, v)
-	waitFor(t, fmt.Sprintf("%d records to be applied", total), func() bool { return v.count() >= total })
+	eventually.Holds(t, waitTimeout, fmt.Sprintf("%d records to be applied", total), func() bool { return v.count() >= total })
 	stop()
 	assertAppliedOnce(t, kc, topic, v)
 }
@@ -161,7 +162,7 @@ func TestRunConsumerRetriesAFailedApply(t *testing.T) {
 	v := newView(2)
 	produceKeyed(t, kc, topic, "r", 20)
 	stop := startConsumer(t, kc, uniqueName(t), topic, v)
-	waitFor(t, "20 records to be applied", func() bool { return v.count() >= 20 })
+	eventually.Holds(t, waitTimeout, "20 records to be applied", func() bool { return v.count() >= 20 })
 	stop()
 	assertAppliedOnce(t, kc, topic, v)
 	v.mu.Lock()

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
 	"github.com/xbot-runtime/xbot/infra/kafka"
 )
 
@@ -19,7 +20,7 @@ func TestStalePartitionCannotAppendAfterTakeover(t *testing.T) {
 
 	ha := newRecorder()
 	a, _ := startOwner(t, ownerConfig(t, kc, group, txn, "a"), ha)
-	waitFor(t, "owner A to own every partition", func() bool { return len(a.Assigned()) == 3 })
+	eventually.Holds(t, waitTimeout, "owner A to own every partition", func() bool { return len(a.Assigned()) == 3 })
 	stale := ha.partition(t, p)
 	mustAppend(t, stale, 0, out("run_a", "a1"))
 	mustAppend(t, stale, 1, out("run_a", "a2", "a3"))
@@ -27,7 +28,7 @@ func TestStalePartitionCannotAppendAfterTakeover(t *testing.T) {
 	a.Kill()
 	hb := newRecorder()
 	b, _ := startOwner(t, ownerConfig(t, kc, group, txn, "b"), hb)
-	waitFor(t, "owner B to own partition 1", func() bool { return owns(b, p) })
+	eventually.Holds(t, waitTimeout, "owner B to own partition 1", func() bool { return owns(b, p) })
 
 	if err := stale.Append(testCtx(t), out("run_a", "zombie"), 2); err == nil {
 		t.Fatal("append through the dead owner's partition succeeded")
@@ -55,12 +56,12 @@ func zombiePair(t *testing.T, kc kafka.Config, p int32, hooks *kafka.Hooks) (a *
 	cfgA.RestartBackoff, cfgA.Hooks = time.Hour, hooks
 	ha = newRecorder()
 	a, _ = startOwner(t, cfgA, ha)
-	waitFor(t, "owner A to own every partition", func() bool { return len(a.Assigned()) == int(kc.Partitions) })
+	eventually.Holds(t, waitTimeout, "owner A to own every partition", func() bool { return len(a.Assigned()) == int(kc.Partitions) })
 	mustAppend(t, ha.partition(t, p), 0, out("run_z", "a1"))
 	takeOver = func() (*kafka.Owner, *recorder) {
 		hb := newRecorder()
 		b, _ := startOwner(t, ownerConfig(t, kc, uniqueName(t), txn, "b"), hb)
-		waitFor(t, "owner B to own the partition", func() bool { return owns(b, p) })
+		eventually.Holds(t, waitTimeout, "owner B to own the partition", func() bool { return owns(b, p) })
 		return b, hb
 	}
 	return a, ha, takeOver
@@ -161,7 +162,7 @@ func TestKillDoesNotRevokeFromHandler(t *testing.T) {
 	kc := newTopics(t, 2)
 	h := newRecorder()
 	o, stop := startOwner(t, ownerConfig(t, kc, uniqueName(t), uniqueName(t), "a"), h)
-	waitFor(t, "the owner to own every partition", func() bool { return len(o.Assigned()) == 2 })
+	eventually.Holds(t, waitTimeout, "the owner to own every partition", func() bool { return len(o.Assigned()) == 2 })
 	o.Kill()
 	stop() // waits for Run to return, after the session is torn down
 	if n := h.revokedCount(); n != 0 {
@@ -199,8 +200,8 @@ func TestKillDuringAssignment(t *testing.T) {
 	kc := newTopics(t, 2)
 	h := slowHandler{recorder: newRecorder(), kc: kc, slow: 0, release: make(chan struct{})}
 	o, stop := startOwner(t, ownerConfig(t, kc, uniqueName(t), uniqueName(t), "a"), h)
-	waitFor(t, "the owner to own partition 1", func() bool { return owns(o, 1) })
-	waitFor(t, "partition 0 to be replayed", func() bool { return h.has(0) })
+	eventually.Holds(t, waitTimeout, "the owner to own partition 1", func() bool { return owns(o, 1) })
+	eventually.Holds(t, waitTimeout, "partition 0 to be replayed", func() bool { return h.has(0) })
 	close(h.release)
 	o.Kill()
 	stop()

@@ -68,22 +68,6 @@ func testLogger(t *testing.T, name string) *zap.Logger {
 	return zaptest.NewLogger(t, zaptest.Level(zap.ErrorLevel)).Named(name)
 }
 
-// waitFor polls cond until it holds or waitTimeout passes.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.NewTimer(waitTimeout)
-	defer deadline.Stop()
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-deadline.C:
-			t.Fatalf("timed out after %s waiting for %s", waitTimeout, what)
-		case <-tick.C:
-		}
-	}
-}
-
 // ownerConfig returns an owner config for kc; owners built from the same
 // group and txnPrefix are executors of one deployment.
 func ownerConfig(t *testing.T, kc kafka.Config, group, txnPrefix, name string) kafka.OwnerConfig {

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
 	"github.com/xbot-runtime/xbot/infra/kafka"
 )
 
@@ -66,7 +67,7 @@ func TestTailDeliversCommittedRecordsFromTheEnd(t *testing.T) {
 	committed := produceTransactions(t, kc, topic)
 	produceKeyed(t, kc, topic, "after", 14)
 
-	waitFor(t, "every committed record", func() bool { return len(got.values()) >= committed+14 })
+	eventually.Holds(t, waitTimeout, "every committed record", func() bool { return len(got.values()) >= committed+14 })
 	vals := got.values()
 	if len(vals) != committed+14 {
 		t.Fatalf("delivered %d records, want %d", len(vals), committed+14)
@@ -102,7 +103,7 @@ func TestTailsAreIndependent(t *testing.T) {
 	startTail(t, kc, topic, &a)
 	startTail(t, kc, topic, &b)
 	produceKeyed(t, kc, topic, "x", 10)
-	waitFor(t, "both tails", func() bool { return len(a.values()) == 10 && len(b.values()) == 10 })
+	eventually.Holds(t, waitTimeout, "both tails", func() bool { return len(a.values()) == 10 && len(b.values()) == 10 })
 	av, bv := a.values(), b.values()
 	slices.Sort(av)
 	slices.Sort(bv)

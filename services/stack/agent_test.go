@@ -16,6 +16,7 @@ import (
 
 	"github.com/xbot-runtime/xbot/commands"
 	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
 	"github.com/xbot-runtime/xbot/infra/kafka"
 	"github.com/xbot-runtime/xbot/services/compute/local"
 	"github.com/xbot-runtime/xbot/services/model"
@@ -357,7 +358,7 @@ func TestAgentCancelKillsTheRunningToolWithin2s(t *testing.T) {
 	e, st, _ := agentEnv(t, agent)
 	runID := create(t, st, "sleeper", "sleep", "cancel-tool-1")["runId"].(string)
 	var pids []int
-	eventually(t, 10*time.Second, "the tool's processes started", func() error {
+	eventually.Succeeds(t, 10*time.Second, "the tool's processes started", func() error {
 		pids = pids[:0]
 		for _, f := range []string{"parent.pid", "child.pid"} {
 			raw, err := os.ReadFile(filepath.Join(dir, f))
@@ -378,7 +379,7 @@ func TestAgentCancelKillsTheRunningToolWithin2s(t *testing.T) {
 	if code != 202 || body["outcome"] != "accepted" {
 		t.Fatalf("cancel: HTTP %d %v", code, body)
 	}
-	eventually(t, 2*time.Second, "the tool's process group is gone", func() error {
+	eventually.Succeeds(t, 2*time.Second, "the tool's process group is gone", func() error {
 		for _, pid := range pids {
 			if alive(pid) {
 				return fmt.Errorf("pid %d still running after %s", pid, time.Since(start))
@@ -450,7 +451,7 @@ func TestAgentRunsToolCallsConcurrently(t *testing.T) {
 // waitItem waits until the run has started an item of type t.
 func waitItem(t *testing.T, st *stack.Stack, runID, typ string) {
 	t.Helper()
-	eventually(t, 10*time.Second, "an item "+typ, func() error {
+	eventually.Succeeds(t, 10*time.Second, "an item "+typ, func() error {
 		for _, p := range itemEvents(t, st, runID, "runtime.item.started") {
 			if p["itemType"] == typ {
 				return nil
@@ -484,7 +485,7 @@ func TestAgentCancelDuringStreamKeepsTheTruncatedText(t *testing.T) {
 	}}
 	e, st, _ := agentEnv(t, agent)
 	runID := create(t, st, "talker", "talk", "cancel-stream-1")["runId"].(string)
-	eventually(t, 10*time.Second, "streaming", func() error {
+	eventually.Succeeds(t, 10*time.Second, "streaming", func() error {
 		if len(itemEvents(t, st, runID, "runtime.item.delta")) == 0 {
 			return fmt.Errorf("no delta yet")
 		}
@@ -584,7 +585,7 @@ func TestForeignParentHistoryIsNeverLoaded(t *testing.T) {
 		t.Fatal(err)
 	}
 	var run map[string]any
-	eventually(t, 10*time.Second, "the child failed", func() error {
+	eventually.Succeeds(t, 10*time.Second, "the child failed", func() error {
 		_, run = call(t, st, "GET", "/v1/runs/"+child, "tok-other", nil)
 		if run["status"] != "failed" {
 			return fmt.Errorf("status %v", run["status"])

@@ -20,6 +20,7 @@ import (
 	"github.com/xbot-runtime/xbot/contracttests"
 	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/infra/devstack/chtest"
+	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
 	"github.com/xbot-runtime/xbot/infra/devstack/pgtest"
 	"github.com/xbot-runtime/xbot/infra/kafka"
 	"github.com/xbot-runtime/xbot/services/profile"
@@ -114,26 +115,10 @@ func call(t *testing.T, st *stack.Stack, method, path, tok string, body any, hdr
 	return resp.StatusCode, out
 }
 
-// eventually polls fn until it returns nil or the deadline passes.
-func eventually(t *testing.T, within time.Duration, what string, fn func() error) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
-		err := fn()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %s: %v", what, within, err)
-		}
-		<-time.After(20 * time.Millisecond) // poll interval of a deadline loop
-	}
-}
-
 func waitStatus(t *testing.T, st *stack.Stack, runID, want string, within time.Duration) map[string]any {
 	t.Helper()
 	var run map[string]any
-	eventually(t, within, "run "+runID+" "+want, func() error {
+	eventually.Succeeds(t, within, "run "+runID+" "+want, func() error {
 		code, body := call(t, st, "GET", "/v1/runs/"+runID, token, nil)
 		run = body
 		if code != 200 || body["status"] != want {
@@ -173,7 +158,7 @@ func (e *env) invariants(st *stack.Stack) map[string]events.RunState {
 	defer cancel()
 	fromKafka := contracttests.LogInvariant(ctx, e.t, contracttests.KafkaSource(e.kcfg))
 	var fromPG map[string]events.RunState
-	eventually(e.t, 10*time.Second, "postgres caught up with kafka", func() error {
+	eventually.Succeeds(e.t, 10*time.Second, "postgres caught up with kafka", func() error {
 		fromPG = contracttests.LogInvariant(ctx, e.t, contracttests.PostgresSource(st.Pool))
 		for id, k := range fromKafka {
 			if fromPG[id].LastSeq != k.LastSeq {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
 	"github.com/xbot-runtime/xbot/services/profile"
 	"github.com/xbot-runtime/xbot/services/stack"
 )
@@ -321,7 +322,7 @@ func checkForeignParent(t *testing.T, st *stack.Stack, reqs *requests, a tenantA
 	if ans.status == 202 {
 		var res struct{ RunID string }
 		_ = json.Unmarshal([]byte(ans.body), &res)
-		eventually(t, 10*time.Second, "run with foreign parent ends", func() error {
+		eventually.Succeeds(t, 10*time.Second, "run with foreign parent ends", func() error {
 			if r := send(t, http.DefaultClient, st, "GET", "/v1/runs/"+res.RunID, otherToken, ""); !strings.Contains(r.body, `"status":"completed"`) &&
 				!strings.Contains(r.body, `"status":"failed"`) {
 				return fmt.Errorf("HTTP %d %s", r.status, r.body)

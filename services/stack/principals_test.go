@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
 	"github.com/xbot-runtime/xbot/services/api"
 	"github.com/xbot-runtime/xbot/services/profile"
 	"github.com/xbot-runtime/xbot/services/stack"
@@ -240,7 +241,7 @@ func TestStreamCapsAndIdleTimeout(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	open := func(tok string) *http.Response {
-		eventually(t, 10*time.Second, "session visible", func() error {
+		eventually.Succeeds(t, 10*time.Second, "session visible", func() error {
 			if code, _ := call(t, st, "GET", "/v1/sessions/sess-cap-"+tok+"/runs", tok, nil); code != 200 {
 				return fmt.Errorf("HTTP %d", code)
 			}
@@ -273,7 +274,7 @@ func TestStreamCapsAndIdleTimeout(t *testing.T) {
 	}
 	refused(open(bobToken), "a stream beyond the instance's cap")
 	_ = a1.Body.Close()
-	eventually(t, 10*time.Second, "a closed stream frees its slot", func() error {
+	eventually.Succeeds(t, 10*time.Second, "a closed stream frees its slot", func() error {
 		resp := open(aliceToken)
 		if resp.StatusCode != 200 {
 			return fmt.Errorf("HTTP %d", resp.StatusCode)
