@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
+	"github.com/xbot-runtime/xbot/infra/devstack/kafkatest"
 	"github.com/xbot-runtime/xbot/infra/kafka"
 )
 
@@ -15,9 +16,9 @@ import (
 // no reader ever sees its records or its command offset.
 func TestTransactionOfKilledOwnerIsInvisible(t *testing.T) {
 	t.Parallel()
-	kc := newTopics(t, 2)
+	kc := kafkatest.NewTopics(t, 2)
 	const p = int32(1)
-	group, txn := uniqueName(t), uniqueName(t)
+	group, txn := kafkatest.UniqueName(t), kafkatest.UniqueName(t)
 	var (
 		owner atomic.Pointer[kafka.Owner]
 		armed atomic.Bool

@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
+	"github.com/xbot-runtime/xbot/infra/devstack/kafkatest"
 	"github.com/xbot-runtime/xbot/infra/kafka"
 )
 
@@ -30,10 +31,10 @@ func produceCommands(t *testing.T, kc kafka.Config, p int32, n int) {
 
 func TestOwnerResumesCommandsAfterLastCommittedCommandOffset(t *testing.T) {
 	t.Parallel()
-	kc := newTopics(t, 2)
+	kc := kafkatest.NewTopics(t, 2)
 	const p = int32(1)
 	produceCommands(t, kc, p, 60)
-	group, txn := uniqueName(t), uniqueName(t)
+	group, txn := kafkatest.UniqueName(t), kafkatest.UniqueName(t)
 
 	ha := newRecorder()
 	a, stopA := startOwner(t, ownerConfig(t, kc, group, txn, "a"), ha)

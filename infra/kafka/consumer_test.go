@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
+	"github.com/xbot-runtime/xbot/infra/devstack/kafkatest"
 	"github.com/xbot-runtime/xbot/infra/kafka"
 )
 
@@ -95,7 +96,7 @@ func produceKeyed(t *testing.T, kc kafka.Config, topic, prefix string, n int) {
 // topic has control records and records read_committed must skip.
 func produceTransactions(t *testing.T, kc kafka.Config, topic string) (committedCount int) {
 	t.Helper()
-	cl, err := kafka.NewClient(kc, kgo.TransactionalID(uniqueName(t)))
+	cl, err := kafka.NewClient(kc, kgo.TransactionalID(kafkatest.UniqueName(t)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,8 +135,8 @@ func assertAppliedOnce(t *testing.T, kc kafka.Config, topic string, v *view) {
 
 func TestRunConsumerResumesFromCheckpoints(t *testing.T) {
 	t.Parallel()
-	kc := newTopics(t, 3)
-	topic, group := kc.EventsTopic(), uniqueName(t)
+	kc := kafkatest.NewTopics(t, 3)
+	topic, group := kc.EventsTopic(), kafkatest.UniqueName(t)
 	v := newView(0)
 
 	produceKeyed(t, kc, topic, "first", 30)
@@ -157,11 +158,11 @@ func TestRunConsumerResumesFromCheckpoints(t *testing.T) {
 
 func TestRunConsumerRetriesAFailedApply(t *testing.T) {
 	t.Parallel()
-	kc := newTopics(t, 2)
+	kc := kafkatest.NewTopics(t, 2)
 	topic := kc.EventsTopic()
 	v := newView(2)
 	produceKeyed(t, kc, topic, "r", 20)
-	stop := startConsumer(t, kc, uniqueName(t), topic, v)
+	stop := startConsumer(t, kc, kafkatest.UniqueName(t), topic, v)
 	eventually.Holds(t, waitTimeout, "20 records to be applied", func() bool { return v.count() >= 20 })
 	stop()
 	assertAppliedOnce(t, kc, topic, v)

@@ -2,59 +2,25 @@ package kafka_test
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"slices"
-	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/xbot-runtime/xbot/infra/devstack/kafkatest"
 	"github.com/xbot-runtime/xbot/infra/kafka"
 )
 
-// cluster is one embedded broker shared by every test of the package; tests
-// keep apart by unique topic prefixes, groups and transactional ids.
-var cluster *kafka.Cluster
-
-func TestMain(m *testing.M) {
-	c, err := kafka.StartCluster(kafka.ClusterConfig{})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "start embedded kafka:", err)
-		os.Exit(1)
-	}
-	cluster = c
-	code := m.Run()
-	c.Close()
-	os.Exit(code)
-}
+// One embedded broker is shared by every test of the package; tests keep
+// apart by unique topic prefixes, groups and transactional ids.
+func TestMain(m *testing.M) { kafkatest.Main(m) }
 
 // waitTimeout bounds every wait: generous for a loaded CI machine under
 // -race, far above the ~100 ms a group join takes here.
 const waitTimeout = 30 * time.Second
-
-var nameSeq atomic.Int64
-
-// uniqueName returns a name no other test (or -count repetition) uses.
-func uniqueName(t *testing.T) string {
-	t.Helper()
-	n := strings.NewReplacer("/", "-", " ", "-").Replace(t.Name())
-	return fmt.Sprintf("%s-%d", strings.ToLower(n), nameSeq.Add(1))
-}
-
-// newTopics creates xbot's topics under a prefix unique to the test.
-func newTopics(t *testing.T, partitions int32) kafka.Config {
-	t.Helper()
-	kc := kafka.Config{Brokers: cluster.Addrs(), TopicPrefix: uniqueName(t) + ".", Partitions: partitions}
-	if err := kafka.EnsureTopics(testCtx(t), kc); err != nil {
-		t.Fatalf("ensure topics: %v", err)
-	}
-	return kc
-}
 
 // testCtx is a context bounded by waitTimeout and cancelled when the test ends.
 func testCtx(t *testing.T) context.Context {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
+	"github.com/xbot-runtime/xbot/infra/devstack/kafkatest"
 	"github.com/xbot-runtime/xbot/infra/kafka"
 )
 
@@ -58,7 +59,7 @@ func startTail(t *testing.T, kc kafka.Config, topic string, c *tailed) *kafka.Ta
 
 func TestTailDeliversCommittedRecordsFromTheEnd(t *testing.T) {
 	t.Parallel()
-	kc := newTopics(t, 3)
+	kc := kafkatest.NewTopics(t, 3)
 	topic := kc.EventsTopic()
 	produceKeyed(t, kc, topic, "before", 20) // already in the topic: not delivered
 
@@ -97,7 +98,7 @@ func assertOffsetOrder(t *testing.T, c *tailed) {
 
 func TestTailsAreIndependent(t *testing.T) {
 	t.Parallel()
-	kc := newTopics(t, 2)
+	kc := kafkatest.NewTopics(t, 2)
 	topic := kc.EventsTopic()
 	var a, b tailed
 	startTail(t, kc, topic, &a)

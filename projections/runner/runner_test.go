@@ -14,6 +14,7 @@ import (
 
 	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
+	"github.com/xbot-runtime/xbot/infra/devstack/kafkatest"
 	"github.com/xbot-runtime/xbot/infra/kafka"
 	"github.com/xbot-runtime/xbot/projections/runner"
 )
@@ -76,16 +77,7 @@ func (v *memView) seqOf(run string) int64 {
 
 func cluster(t *testing.T) kafka.Config {
 	t.Helper()
-	cl, err := kafka.StartCluster(kafka.ClusterConfig{Partitions: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	kc := kafka.Config{Brokers: cl.Addrs(), Partitions: 3}
-	if err := kafka.EnsureTopics(context.Background(), kc); err != nil {
-		t.Fatal(err)
-	}
-	return kc
+	return kafkatest.NewConfig(t, 3)
 }
 
 // writeRun appends a run's events (accepted, started, n deltas in one item,

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ThreeDotsLabs/watermill/message"
 
+	"github.com/xbot-runtime/xbot/infra/devstack/kafkatest"
 	"github.com/xbot-runtime/xbot/infra/kafka/wmkafka"
 )
 
@@ -23,7 +24,7 @@ func meta(t *testing.T, m *message.Message) wmkafka.RecordMeta {
 // the contiguous prefix; Prev chains the deliveries.
 func TestPipelinedDeliveryCommitsOnlyTheAckedPrefix(t *testing.T) {
 	t.Parallel()
-	topic, group := uniqueName(t), uniqueName(t)
+	topic, group := kafkatest.UniqueName(t), kafkatest.UniqueName(t)
 	sub := subscriber(t, wmkafka.SubscriberConfig{ConsumerGroup: group, MaxInFlight: 3, CommitInterval: 10 * time.Millisecond})
 	publish(t, topic, "run-1", "a", "b", "c", "d", "e")
 	ch := subscribe(t, sub, topic)
@@ -54,7 +55,7 @@ func TestPipelinedDeliveryCommitsOnlyTheAckedPrefix(t *testing.T) {
 // later message in flight and delivers them again, in order.
 func TestPipelinedNackRedeliversFromTheNackedMessage(t *testing.T) {
 	t.Parallel()
-	topic, group := uniqueName(t), uniqueName(t)
+	topic, group := kafkatest.UniqueName(t), kafkatest.UniqueName(t)
 	sub := subscriber(t, wmkafka.SubscriberConfig{ConsumerGroup: group, MaxInFlight: 3,
 		CommitInterval: 10 * time.Millisecond, NackResendDelay: time.Millisecond})
 	publish(t, topic, "run-1", "a", "b", "c")

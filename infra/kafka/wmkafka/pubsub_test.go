@@ -16,12 +16,12 @@ import (
 // both closed when the test ends.
 func newPubSub(t *testing.T, group string) (*wmkafka.Publisher, *wmkafka.Subscriber) {
 	t.Helper()
-	pub, err := wmkafka.NewPublisher(wmkafka.PublisherConfig{Kafka: kafkaConfig()})
+	pub, err := wmkafka.NewPublisher(wmkafka.PublisherConfig{Kafka: kafkaConfig(t)})
 	if err != nil {
 		t.Fatalf("new publisher: %v", err)
 	}
 	sub, err := wmkafka.NewSubscriber(wmkafka.SubscriberConfig{
-		Kafka:         kafkaConfig(),
+		Kafka:         kafkaConfig(t),
 		ConsumerGroup: group,
 		// The suite nacks hundreds of times; a short delay keeps it fast.
 		NackResendDelay: 10 * time.Millisecond,

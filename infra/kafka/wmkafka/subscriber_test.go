@@ -10,28 +10,26 @@ import (
 	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
+	"github.com/xbot-runtime/xbot/infra/devstack/kafkatest"
 	"github.com/xbot-runtime/xbot/infra/kafka/wmkafka"
 )
 
 // lagIs waits until the group's committed lag on topic is want.
 func lagIs(t *testing.T, sub *wmkafka.Subscriber, topic string, want int64) {
 	t.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	for {
+	eventually.Succeeds(t, waitTimeout, fmt.Sprintf("lag total %d", want), func() error {
 		lag, err := sub.Lag(testCtx(t), topic)
 		if err == nil && lag.Total() == want {
-			return
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("lag = %v (err %v), want total %d", lag.Partitions, err, want)
-		}
-		<-time.After(5 * time.Millisecond) // poll interval: far below a commit round trip
-	}
+		return fmt.Errorf("lag = %v (err %v)", lag.Partitions, err)
+	})
 }
 
 func TestOffsetIsCommittedOnlyAfterAck(t *testing.T) {
 	t.Parallel()
-	topic, group := uniqueName(t), uniqueName(t)
+	topic, group := kafkatest.UniqueName(t), kafkatest.UniqueName(t)
 	cfg := wmkafka.SubscriberConfig{ConsumerGroup: group, CommitInterval: 10 * time.Millisecond}
 	first := subscriber(t, cfg)
 	publish(t, topic, "run-1", "a", "b")
@@ -60,9 +58,9 @@ func TestOffsetIsCommittedOnlyAfterAck(t *testing.T) {
 
 func TestNackRedeliversBeforeTheNextMessage(t *testing.T) {
 	t.Parallel()
-	topic := uniqueName(t)
+	topic := kafkatest.UniqueName(t)
 	const delay = 50 * time.Millisecond
-	sub := subscriber(t, wmkafka.SubscriberConfig{ConsumerGroup: uniqueName(t), NackResendDelay: delay})
+	sub := subscriber(t, wmkafka.SubscriberConfig{ConsumerGroup: kafkatest.UniqueName(t), NackResendDelay: delay})
 	msgs := publish(t, topic, "run-1", "a", "b")
 	ch := subscribe(t, sub, topic)
 
@@ -86,7 +84,7 @@ func TestNackRedeliversBeforeTheNextMessage(t *testing.T) {
 
 func TestMetadataKeyAndPosition(t *testing.T) {
 	t.Parallel()
-	topic := uniqueName(t)
+	topic := kafkatest.UniqueName(t)
 	sub := subscriber(t, wmkafka.SubscriberConfig{})
 	pub := publisher(t)
 	keyed := message.NewMessage("uuid-1", []byte("x"))
@@ -123,8 +121,8 @@ func TestMetadataKeyAndPosition(t *testing.T) {
 // the last record.
 func TestReadCommitted(t *testing.T) {
 	t.Parallel()
-	topic := uniqueName(t)
-	sub := subscriber(t, wmkafka.SubscriberConfig{ConsumerGroup: uniqueName(t), CommitInterval: 10 * time.Millisecond})
+	topic := kafkatest.UniqueName(t)
+	sub := subscriber(t, wmkafka.SubscriberConfig{ConsumerGroup: kafkatest.UniqueName(t), CommitInterval: 10 * time.Millisecond})
 	if err := sub.SubscribeInitialize(topic); err != nil {
 		t.Fatalf("initialize: %v", err)
 	}
@@ -144,7 +142,7 @@ func TestReadCommitted(t *testing.T) {
 
 func produceTxn(t *testing.T, topic, value string, end kgo.TransactionEndTry) {
 	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(cluster.Addrs()...), kgo.TransactionalID(uniqueName(t)))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(kafkatest.Shared(t).Addrs()...), kgo.TransactionalID(kafkatest.UniqueName(t)))
 	if err != nil {
 		t.Fatalf("txn client: %v", err)
 	}
@@ -167,9 +165,9 @@ func produceTxn(t *testing.T, topic, value string, end kgo.TransactionEndTry) {
 // cancelled and the new owner delivers it again.
 func TestRevokedPartitionIsRedelivered(t *testing.T) {
 	t.Parallel()
-	topic, group := uniqueName(t), uniqueName(t)
+	topic, group := kafkatest.UniqueName(t), kafkatest.UniqueName(t)
 	cfg := wmkafka.SubscriberConfig{ConsumerGroup: group}
-	cfg.Kafka = kafkaConfig()
+	cfg.Kafka = kafkaConfig(t)
 	cfg.Kafka.Partitions = 2
 	first := subscriber(t, cfg)
 	if err := first.SubscribeInitialize(topic); err != nil {
@@ -200,8 +198,8 @@ func TestRevokedPartitionIsRedelivered(t *testing.T) {
 
 func TestSubscribeContextCancelClosesChannel(t *testing.T) {
 	t.Parallel()
-	topic := uniqueName(t)
-	sub := subscriber(t, wmkafka.SubscriberConfig{ConsumerGroup: uniqueName(t)})
+	topic := kafkatest.UniqueName(t)
+	sub := subscriber(t, wmkafka.SubscriberConfig{ConsumerGroup: kafkatest.UniqueName(t)})
 	publish(t, topic, "", "a")
 	ctx, cancel := context.WithCancel(context.Background())
 	ch, err := sub.Subscribe(ctx, topic)
@@ -248,8 +246,8 @@ func TestLagNeedsAGroup(t *testing.T) {
 
 func TestLagCountsUncommitted(t *testing.T) {
 	t.Parallel()
-	topic := uniqueName(t)
-	sub := subscriber(t, wmkafka.SubscriberConfig{ConsumerGroup: uniqueName(t), CommitInterval: 10 * time.Millisecond})
+	topic := kafkatest.UniqueName(t)
+	sub := subscriber(t, wmkafka.SubscriberConfig{ConsumerGroup: kafkatest.UniqueName(t), CommitInterval: 10 * time.Millisecond})
 	publish(t, topic, "", "a", "b", "c")
 	lagIs(t, sub, topic, 3)
 	ch := subscribe(t, sub, topic)
@@ -266,13 +264,13 @@ func TestLagCountsUncommitted(t *testing.T) {
 func TestBackPressureKeepsOrder(t *testing.T) {
 	t.Parallel()
 	const n = 3000 // about three times pauseAt, per batch
-	topic := uniqueName(t)
+	topic := kafkatest.UniqueName(t)
 	payloads := make([]string, 2*n)
 	for i := range payloads {
 		payloads[i] = fmt.Sprint(i)
 	}
 	publish(t, topic, "run-1", payloads[:n]...)
-	ch := subscribe(t, subscriber(t, wmkafka.SubscriberConfig{ConsumerGroup: uniqueName(t)}), topic)
+	ch := subscribe(t, subscriber(t, wmkafka.SubscriberConfig{ConsumerGroup: kafkatest.UniqueName(t)}), topic)
 	for i := range 2 * n {
 		m := receive(t, ch)
 		if string(m.Payload) != payloads[i] {
