@@ -10,7 +10,8 @@ func TestMain(m *testing.M) { kafkatest.Main(m) }
 
 func TestSharedIsOneCluster(t *testing.T) {
 	t.Parallel()
-	if kafkatest.Shared(t) != kafkatest.Shared(t) {
+	first, second := kafkatest.Shared(t), kafkatest.Shared(t)
+	if first != second {
 		t.Fatal("Shared returned two clusters")
 	}
 }

@@ -20,10 +20,13 @@ func lagIs(t *testing.T, sub *wmkafka.Subscriber, topic string, want int64) {
 	t.Helper()
 	eventually.Succeeds(t, waitTimeout, fmt.Sprintf("lag total %d", want), func() error {
 		lag, err := sub.Lag(testCtx(t), topic)
-		if err == nil && lag.Total() == want {
-			return nil
+		if err != nil {
+			return fmt.Errorf("lag: %w", err)
 		}
-		return fmt.Errorf("lag = %v (err %v)", lag.Partitions, err)
+		if lag.Total() != want {
+			return fmt.Errorf("lag = %v", lag.Partitions)
+		}
+		return nil
 	})
 }
 
