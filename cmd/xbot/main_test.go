@@ -25,6 +25,7 @@ import (
 	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
 	"github.com/xbot-runtime/xbot/infra/devstack/kafkatest"
 	"github.com/xbot-runtime/xbot/infra/devstack/pgtest"
+	"github.com/xbot-runtime/xbot/services/api/client"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -191,38 +192,33 @@ func countEvents(t *testing.T, dsn string) int {
 
 func createAndComplete(t *testing.T, api, token string) string {
 	t.Helper()
-	body := `{"agentId":"demo","input":{"content":"from a process test"}}`
-	req, _ := http.NewRequestWithContext(context.Background(), "POST", api+"/v1/runs", strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
+	c, err := client.New(client.Config{BaseURL: api, Token: token})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var res map[string]any
-	_ = json.NewDecoder(resp.Body).Decode(&res)
-	resp.Body.Close()
-	if resp.StatusCode != 202 {
-		t.Fatalf("create: HTTP %d %v", resp.StatusCode, res)
+	res, err := c.CreateRun(context.Background(), client.CreateRunRequest{AgentID: "demo",
+		Input: client.UserInput{Content: "from a process test"}}, client.CommandOptions{})
+	if err != nil {
+		t.Fatalf("create: %v", err)
 	}
-	runID, _ := res["runId"].(string)
+	runID := res.RunID
 	eventually.Succeeds(t, 5*time.Second, "run "+runID+" completed", func() error {
-		code, run := get(t, api+"/v1/runs/"+runID, token)
-		if code == 200 && run["status"] == "completed" {
-			return nil
+		run, err := c.GetRun(context.Background(), runID)
+		if err == nil && run.Status != "completed" {
+			err = fmt.Errorf("status %s", run.Status)
 		}
-		return fmt.Errorf("HTTP %d %v", code, run)
+		return err
 	})
 	return runID
 }
 
 func get(t *testing.T, url, token string) (int, map[string]any) {
 	t.Helper()
-	req, _ := http.NewRequestWithContext(context.Background(), "GET", url, nil)
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
+	c, err := client.New(client.Config{BaseURL: url, Token: token})
+	if err != nil {
+		t.Fatal(err)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := c.Send(context.Background(), http.MethodGet, "", nil)
 	if err != nil {
 		return 0, nil
 	}

@@ -1,7 +1,6 @@
 package stack_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -24,6 +23,7 @@ import (
 	"github.com/xbot-runtime/xbot/infra/devstack/kafkatest"
 	"github.com/xbot-runtime/xbot/infra/devstack/pgtest"
 	"github.com/xbot-runtime/xbot/infra/kafka"
+	"github.com/xbot-runtime/xbot/services/api/client"
 	"github.com/xbot-runtime/xbot/services/profile"
 	"github.com/xbot-runtime/xbot/services/stack"
 )
@@ -84,24 +84,7 @@ func (e *env) startWith(name string, edit func(*stack.Options)) *stack.Stack {
 // call sends a JSON request and decodes the JSON answer.
 func call(t *testing.T, st *stack.Stack, method, path, tok string, body any, hdr ...string) (int, map[string]any) {
 	t.Helper()
-	var rd io.Reader
-	switch b := body.(type) {
-	case nil:
-	case string:
-		rd = bytes.NewBufferString(b)
-	default:
-		raw, _ := json.Marshal(b)
-		rd = bytes.NewReader(raw)
-	}
-	req, _ := http.NewRequestWithContext(context.Background(), method, "http://"+st.Addr()+path, rd)
-	if tok != "" {
-		req.Header.Set("Authorization", "Bearer "+tok)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := apiClient(t, st, tok, nil).Send(context.Background(), method, path, body, hdr...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,6 +93,17 @@ func call(t *testing.T, st *stack.Stack, method, path, tok string, body any, hdr
 	raw, _ := io.ReadAll(resp.Body)
 	_ = json.Unmarshal(raw, &out)
 	return resp.StatusCode, out
+}
+
+// apiClient is a client of st's API that sends tok, over hc (nil: the
+// default HTTP client).
+func apiClient(t testing.TB, st *stack.Stack, tok string, hc *http.Client) *client.Client {
+	t.Helper()
+	c, err := client.New(client.Config{BaseURL: "http://" + st.Addr(), Token: tok, HTTP: hc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 func waitStatus(t *testing.T, st *stack.Stack, runID, want string, within time.Duration) map[string]any {

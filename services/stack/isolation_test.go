@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
+	"github.com/xbot-runtime/xbot/services/api/client"
 	"github.com/xbot-runtime/xbot/services/profile"
 	"github.com/xbot-runtime/xbot/services/stack"
 )
@@ -93,19 +94,18 @@ func send(t *testing.T, client *http.Client, st *stack.Stack, method, path, tok,
 }
 
 // do sends a request; an SSE stream's body is not read.
-func do(client *http.Client, st *stack.Stack, method, path, tok, body string) (answer, error) {
+func do(hc *http.Client, st *stack.Stack, method, path, tok, body string) (answer, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	var rd io.Reader
+	c, err := client.New(client.Config{BaseURL: "http://" + st.Addr(), Token: tok, HTTP: hc})
+	if err != nil {
+		return answer{}, err
+	}
+	var b any
 	if body != "" {
-		rd = strings.NewReader(body)
+		b = body
 	}
-	req, _ := http.NewRequestWithContext(ctx, method, "http://"+st.Addr()+path, rd)
-	if tok != "" {
-		req.Header.Set("Authorization", "Bearer "+tok)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := client.Do(req)
+	resp, err := c.Send(ctx, method, path, b)
 	if err != nil {
 		return answer{}, err
 	}

@@ -247,10 +247,9 @@ func TestStreamCapsAndIdleTimeout(t *testing.T) {
 			}
 			return nil
 		})
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+st.Addr()+"/v1/sessions/sess-cap-"+tok+"/stream", nil)
-		req.Header.Set("Authorization", "Bearer "+tok)
 		// One connection per stream, so a held stream never shares one.
-		resp, err := (&http.Client{Transport: &http.Transport{DisableKeepAlives: true}}).Do(req)
+		hc := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+		resp, err := apiClient(t, st, tok, hc).Send(ctx, http.MethodGet, "/v1/sessions/sess-cap-"+tok+"/stream", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
