@@ -12,6 +12,7 @@ import (
 
 	"github.com/xbot-runtime/xbot/contracttests"
 	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/infra/devstack/kafkatest"
 	"github.com/xbot-runtime/xbot/infra/kafka"
 )
 
@@ -62,17 +63,9 @@ func TestLogInvariant(t *testing.T) {
 // records) keyed by run id to the events topic.
 func kafkaWithEvents(t *testing.T, evs []events.Envelope, raw ...[]byte) kafka.Config {
 	t.Helper()
-	cl, err := kafka.StartCluster(kafka.ClusterConfig{Partitions: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
+	kc := kafkatest.NewConfig(t, 3)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	kc := kafka.Config{Brokers: cl.Addrs(), TopicPrefix: strings.ToLower(t.Name()) + ".", Partitions: 3}
-	if err := kafka.EnsureTopics(ctx, kc); err != nil {
-		t.Fatal(err)
-	}
 	prod, err := kafka.NewProducer(kc)
 	if err != nil {
 		t.Fatal(err)

@@ -108,13 +108,7 @@ type lagSampler struct {
 }
 
 func (s *lagSampler) sample(ctx context.Context, c *benchClient) {
-	var out struct {
-		Projectors []struct {
-			Name string
-			Lag  int64
-		}
-	}
-	err := c.getJSON(ctx, "/v1/system/projectors", &out)
+	lags, err := c.Projectors(ctx)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err != nil {
@@ -126,7 +120,7 @@ func (s *lagSampler) sample(ctx context.Context, c *benchClient) {
 	}
 	s.samples++
 	s.last = map[string]int64{}
-	for _, p := range out.Projectors {
+	for _, p := range lags {
 		s.max[p.Name] = max(s.max[p.Name], p.Lag)
 		s.last[p.Name] = p.Lag
 	}

@@ -22,7 +22,10 @@ const maxBaselineEvents = 200_000
 // run drives the load, then the baselines on the same servers. It returns a
 // report whenever the load ran, with an error when runs failed.
 func (b *bench) run(ctx context.Context) (*benchReport, error) {
-	c := newBenchClient(b.st.Addr(), b.token, b.flags.concurrency)
+	c, err := newBenchClient(b.st.Addr(), b.token, b.flags.concurrency)
+	if err != nil {
+		return nil, err
+	}
 	fmt.Fprintf(os.Stderr, "xbot bench: %d runs, %d clients, %d turns × %d %s calls, model latency %s\n",
 		b.flags.runs, b.flags.concurrency, b.flags.turns, b.flags.toolCalls, b.flags.tool, b.flags.modelLatency)
 	l := &benchLoad{b: b, c: c}

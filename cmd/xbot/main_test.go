@@ -22,8 +22,10 @@ import (
 
 	"github.com/xbot-runtime/xbot/commands"
 	"github.com/xbot-runtime/xbot/infra/devstack"
+	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
+	"github.com/xbot-runtime/xbot/infra/devstack/kafkatest"
 	"github.com/xbot-runtime/xbot/infra/devstack/pgtest"
-	"github.com/xbot-runtime/xbot/infra/kafka"
+	"github.com/xbot-runtime/xbot/services/api/client"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -86,15 +88,14 @@ func (p *proc) stop(t *testing.T) {
 
 func (p *proc) waitFor(t *testing.T, re *regexp.Regexp, within time.Duration) []string {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for time.Now().Before(deadline) {
-		if m := re.FindStringSubmatch(p.out.String()); m != nil {
-			return m
+	var m []string
+	eventually.Succeeds(t, within, fmt.Sprintf("output %q", re), func() error {
+		if m = re.FindStringSubmatch(p.out.String()); m != nil {
+			return nil
 		}
-		<-time.After(50 * time.Millisecond)
-	}
-	t.Fatalf("no %q within %s:\n%s", re, within, p.out.String())
-	return nil
+		return fmt.Errorf("not yet in:\n%s", p.out.String())
+	})
+	return m
 }
 
 func TestDevRunsEverythingAndStopsCleanly(t *testing.T) {
@@ -132,11 +133,7 @@ func TestDevRunsEverythingAndStopsCleanly(t *testing.T) {
 
 func TestSplitModeProcesses(t *testing.T) {
 	bin := build(t)
-	cl, err := kafka.StartCluster(kafka.ClusterConfig{Partitions: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	cl := kafkatest.NewCluster(t, 4)
 	aport, _ := devstack.FreePort()
 	dsn := pgtest.NewDatabase(t)
 	env := []string{"XBOT_KAFKA_BROKERS=" + strings.Join(cl.Addrs(), ","), "XBOT_PG_DSN=" + dsn,
@@ -152,16 +149,10 @@ func TestSplitModeProcesses(t *testing.T) {
 	proj := start(t, bin, env, "projector", "postgres")
 	api := start(t, bin, env, "api")
 	base := fmt.Sprintf("http://127.0.0.1:%d", aport)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if code, _ := get(t, base+"/healthz", ""); code == 200 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("split stack never healthy")
-		}
-		<-time.After(100 * time.Millisecond)
-	}
+	eventually.Holds(t, 30*time.Second, "split stack healthy", func() bool {
+		code, _ := get(t, base+"/healthz", "")
+		return code == 200
+	})
 	for range 4 {
 		createAndComplete(t, base, "split-token")
 	}
@@ -201,41 +192,33 @@ func countEvents(t *testing.T, dsn string) int {
 
 func createAndComplete(t *testing.T, api, token string) string {
 	t.Helper()
-	body := `{"agentId":"demo","input":{"content":"from a process test"}}`
-	req, _ := http.NewRequestWithContext(context.Background(), "POST", api+"/v1/runs", strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
+	c, err := client.New(client.Config{BaseURL: api, Token: token})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var res map[string]any
-	_ = json.NewDecoder(resp.Body).Decode(&res)
-	resp.Body.Close()
-	if resp.StatusCode != 202 {
-		t.Fatalf("create: HTTP %d %v", resp.StatusCode, res)
+	res, err := c.CreateRun(context.Background(), client.CreateRunRequest{AgentID: "demo",
+		Input: client.UserInput{Content: "from a process test"}}, client.CommandOptions{})
+	if err != nil {
+		t.Fatalf("create: %v", err)
 	}
-	runID, _ := res["runId"].(string)
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		code, run := get(t, api+"/v1/runs/"+runID, token)
-		if code == 200 && run["status"] == "completed" {
-			return runID
+	runID := res.RunID
+	eventually.Succeeds(t, 5*time.Second, "run "+runID+" completed", func() error {
+		run, err := c.GetRun(context.Background(), runID)
+		if err == nil && run.Status != "completed" {
+			err = fmt.Errorf("status %s", run.Status)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("run %s not completed within 5 s: HTTP %d %v", runID, code, run)
-		}
-		<-time.After(50 * time.Millisecond)
-	}
+		return err
+	})
+	return runID
 }
 
 func get(t *testing.T, url, token string) (int, map[string]any) {
 	t.Helper()
-	req, _ := http.NewRequestWithContext(context.Background(), "GET", url, nil)
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
+	c, err := client.New(client.Config{BaseURL: url, Token: token})
+	if err != nil {
+		t.Fatal(err)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := c.Send(context.Background(), http.MethodGet, "", nil)
 	if err != nil {
 		return 0, nil
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/xbot-runtime/xbot/infra/devstack"
+	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
 )
 
 func TestClickHouseMissingBinary(t *testing.T) {
@@ -110,7 +111,7 @@ func TestClickHouseDiesWithCaller(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = cmd.Wait()
-	waitFor(t, 30*time.Second, "clickhouse of a killed caller to exit", func() bool {
+	eventually.Holds(t, 30*time.Second, "clickhouse of a killed caller to exit", func() bool {
 		return len(processesIn(t, dir)) == 0
 	})
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/xbot-runtime/xbot/infra/devstack"
+	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
 )
 
 // helperDirEnv makes the test binary act as a caller that starts a server
@@ -44,7 +45,7 @@ func TestServerDiesWithCaller(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = cmd.Wait()
-	waitFor(t, 30*time.Second, "server of a killed caller to exit", func() bool {
+	eventually.Holds(t, 30*time.Second, "server of a killed caller to exit", func() bool {
 		return serverProcesses(t, dir) == ""
 	})
 }
@@ -57,18 +58,4 @@ func runHelper(dir string) {
 	}
 	os.Stdout.WriteString("ready\n")
 	select {}
-}
-
-// waitFor polls cond every 10 ms until it holds, failing t after timeout.
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		<-tick.C
-	}
 }

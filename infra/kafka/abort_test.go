@@ -6,6 +6,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 
+	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
+	"github.com/xbot-runtime/xbot/infra/devstack/kafkatest"
 	"github.com/xbot-runtime/xbot/infra/kafka"
 )
 
@@ -14,9 +16,9 @@ import (
 // no reader ever sees its records or its command offset.
 func TestTransactionOfKilledOwnerIsInvisible(t *testing.T) {
 	t.Parallel()
-	kc := newTopics(t, 2)
+	kc := kafkatest.NewTopics(t, 2)
 	const p = int32(1)
-	group, txn := uniqueName(t), uniqueName(t)
+	group, txn := kafkatest.UniqueName(t), kafkatest.UniqueName(t)
 	var (
 		owner atomic.Pointer[kafka.Owner]
 		armed atomic.Bool
@@ -30,7 +32,7 @@ func TestTransactionOfKilledOwnerIsInvisible(t *testing.T) {
 	ha := newRecorder()
 	a, stopA := startOwner(t, cfgA, ha)
 	owner.Store(a)
-	waitFor(t, "owner A to own every partition", func() bool { return len(a.Assigned()) == 2 })
+	eventually.Holds(t, waitTimeout, "owner A to own every partition", func() bool { return len(a.Assigned()) == 2 })
 	part := ha.partition(t, p)
 	mustAppend(t, part, 5, out("run_k", "c1", "c2"))
 
@@ -50,7 +52,7 @@ func TestTransactionOfKilledOwnerIsInvisible(t *testing.T) {
 
 	hb := newRecorder()
 	b, _ := startOwner(t, ownerConfig(t, kc, group, txn, "b"), hb)
-	waitFor(t, "owner B to own the partition", func() bool { return owns(b, p) })
+	eventually.Holds(t, waitTimeout, "owner B to own the partition", func() bool { return owns(b, p) })
 	equal(t, "B's replay", hb.replay(p), []string{"c1", "c2"})
 	mustAppend(t, hb.partition(t, p), 6, out("run_k", "c3"))
 	got, maxCmd = committed(t, kc, kc.EventsTopic(), p)

@@ -6,6 +6,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
+	"github.com/xbot-runtime/xbot/infra/devstack/kafkatest"
 	"github.com/xbot-runtime/xbot/infra/kafka"
 )
 
@@ -29,15 +31,15 @@ func produceCommands(t *testing.T, kc kafka.Config, p int32, n int) {
 
 func TestOwnerResumesCommandsAfterLastCommittedCommandOffset(t *testing.T) {
 	t.Parallel()
-	kc := newTopics(t, 2)
+	kc := kafkatest.NewTopics(t, 2)
 	const p = int32(1)
 	produceCommands(t, kc, p, 60)
-	group, txn := uniqueName(t), uniqueName(t)
+	group, txn := kafkatest.UniqueName(t), kafkatest.UniqueName(t)
 
 	ha := newRecorder()
 	a, stopA := startOwner(t, ownerConfig(t, kc, group, txn, "a"), ha)
-	waitFor(t, "owner A to own the partition", func() bool { return owns(a, p) })
-	waitFor(t, "owner A to be delivered commands", func() bool { return len(ha.commands(p)) > 0 })
+	eventually.Holds(t, waitTimeout, "owner A to own the partition", func() bool { return owns(a, p) })
+	eventually.Holds(t, waitTimeout, "owner A to be delivered commands", func() bool { return len(ha.commands(p)) > 0 })
 	if first := ha.commands(p)[0].Offset; first != 0 {
 		t.Fatalf("with nothing in the log the first command delivered is offset %d, want 0", first)
 	}
@@ -55,7 +57,7 @@ func TestOwnerResumesCommandsAfterLastCommittedCommandOffset(t *testing.T) {
 
 	hb := newRecorder()
 	startOwner(t, ownerConfig(t, kc, group, txn, "b"), hb)
-	waitFor(t, "owner B to be delivered commands 58 and 59", func() bool { return len(hb.commands(p)) >= 2 })
+	eventually.Holds(t, waitTimeout, "owner B to be delivered commands 58 and 59", func() bool { return len(hb.commands(p)) >= 2 })
 	var offs []int64
 	for _, r := range hb.commands(p) {
 		offs = append(offs, r.Offset)

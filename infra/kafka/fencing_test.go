@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
+	"github.com/xbot-runtime/xbot/infra/devstack/kafkatest"
 	"github.com/xbot-runtime/xbot/infra/kafka"
 )
 
@@ -13,13 +15,13 @@ import (
 // must refuse to append, and the new owner replays exactly what committed.
 func TestStalePartitionCannotAppendAfterTakeover(t *testing.T) {
 	t.Parallel()
-	kc := newTopics(t, 3)
-	group, txn := uniqueName(t), uniqueName(t)
+	kc := kafkatest.NewTopics(t, 3)
+	group, txn := kafkatest.UniqueName(t), kafkatest.UniqueName(t)
 	const p = int32(1)
 
 	ha := newRecorder()
 	a, _ := startOwner(t, ownerConfig(t, kc, group, txn, "a"), ha)
-	waitFor(t, "owner A to own every partition", func() bool { return len(a.Assigned()) == 3 })
+	eventually.Holds(t, waitTimeout, "owner A to own every partition", func() bool { return len(a.Assigned()) == 3 })
 	stale := ha.partition(t, p)
 	mustAppend(t, stale, 0, out("run_a", "a1"))
 	mustAppend(t, stale, 1, out("run_a", "a2", "a3"))
@@ -27,7 +29,7 @@ func TestStalePartitionCannotAppendAfterTakeover(t *testing.T) {
 	a.Kill()
 	hb := newRecorder()
 	b, _ := startOwner(t, ownerConfig(t, kc, group, txn, "b"), hb)
-	waitFor(t, "owner B to own partition 1", func() bool { return owns(b, p) })
+	eventually.Holds(t, waitTimeout, "owner B to own partition 1", func() bool { return owns(b, p) })
 
 	if err := stale.Append(testCtx(t), out("run_a", "zombie"), 2); err == nil {
 		t.Fatal("append through the dead owner's partition succeeded")
@@ -50,17 +52,17 @@ func TestStalePartitionCannotAppendAfterTakeover(t *testing.T) {
 // A never restarts by itself (its backoff is an hour), so it cannot fence B back.
 func zombiePair(t *testing.T, kc kafka.Config, p int32, hooks *kafka.Hooks) (a *kafka.Owner, ha *recorder, takeOver func() (*kafka.Owner, *recorder)) {
 	t.Helper()
-	txn := uniqueName(t)
-	cfgA := ownerConfig(t, kc, uniqueName(t), txn, "a")
+	txn := kafkatest.UniqueName(t)
+	cfgA := ownerConfig(t, kc, kafkatest.UniqueName(t), txn, "a")
 	cfgA.RestartBackoff, cfgA.Hooks = time.Hour, hooks
 	ha = newRecorder()
 	a, _ = startOwner(t, cfgA, ha)
-	waitFor(t, "owner A to own every partition", func() bool { return len(a.Assigned()) == int(kc.Partitions) })
+	eventually.Holds(t, waitTimeout, "owner A to own every partition", func() bool { return len(a.Assigned()) == int(kc.Partitions) })
 	mustAppend(t, ha.partition(t, p), 0, out("run_z", "a1"))
 	takeOver = func() (*kafka.Owner, *recorder) {
 		hb := newRecorder()
-		b, _ := startOwner(t, ownerConfig(t, kc, uniqueName(t), txn, "b"), hb)
-		waitFor(t, "owner B to own the partition", func() bool { return owns(b, p) })
+		b, _ := startOwner(t, ownerConfig(t, kc, kafkatest.UniqueName(t), txn, "b"), hb)
+		eventually.Holds(t, waitTimeout, "owner B to own the partition", func() bool { return owns(b, p) })
 		return b, hb
 	}
 	return a, ha, takeOver
@@ -68,7 +70,7 @@ func zombiePair(t *testing.T, kc kafka.Config, p int32, hooks *kafka.Hooks) (a *
 
 func TestZombieOwnerIsFencedByNewOwner(t *testing.T) {
 	t.Parallel()
-	kc := newTopics(t, 3)
+	kc := kafkatest.NewTopics(t, 3)
 	const p = int32(2)
 	a, ha, takeOver := zombiePair(t, kc, p, nil)
 	zombie := ha.partition(t, p)
@@ -105,7 +107,7 @@ func TestZombieOwnerIsFencedByNewOwner(t *testing.T) {
 // zombie's commit fails.
 func TestZombieTransactionOpenDuringTakeoverNeverCommits(t *testing.T) {
 	t.Parallel()
-	kc := newTopics(t, 2)
+	kc := kafkatest.NewTopics(t, 2)
 	const p = int32(0)
 	flushed, resume := make(chan struct{}), make(chan struct{})
 	armed := make(chan struct{}, 1)
@@ -158,10 +160,10 @@ func TestZombieTransactionOpenDuringTakeoverNeverCommits(t *testing.T) {
 // revoked (Kill's documented contract), as a crashed process would not be.
 func TestKillDoesNotRevokeFromHandler(t *testing.T) {
 	t.Parallel()
-	kc := newTopics(t, 2)
+	kc := kafkatest.NewTopics(t, 2)
 	h := newRecorder()
-	o, stop := startOwner(t, ownerConfig(t, kc, uniqueName(t), uniqueName(t), "a"), h)
-	waitFor(t, "the owner to own every partition", func() bool { return len(o.Assigned()) == 2 })
+	o, stop := startOwner(t, ownerConfig(t, kc, kafkatest.UniqueName(t), kafkatest.UniqueName(t), "a"), h)
+	eventually.Holds(t, waitTimeout, "the owner to own every partition", func() bool { return len(o.Assigned()) == 2 })
 	o.Kill()
 	stop() // waits for Run to return, after the session is torn down
 	if n := h.revokedCount(); n != 0 {
@@ -196,11 +198,11 @@ func (h slowHandler) Assigned(ctx context.Context, p *kafka.Partition, replay fu
 // Not parallel: the race detector fails every test running when it reports,
 // and this test should be the only one blamed.
 func TestKillDuringAssignment(t *testing.T) {
-	kc := newTopics(t, 2)
+	kc := kafkatest.NewTopics(t, 2)
 	h := slowHandler{recorder: newRecorder(), kc: kc, slow: 0, release: make(chan struct{})}
-	o, stop := startOwner(t, ownerConfig(t, kc, uniqueName(t), uniqueName(t), "a"), h)
-	waitFor(t, "the owner to own partition 1", func() bool { return owns(o, 1) })
-	waitFor(t, "partition 0 to be replayed", func() bool { return h.has(0) })
+	o, stop := startOwner(t, ownerConfig(t, kc, kafkatest.UniqueName(t), kafkatest.UniqueName(t), "a"), h)
+	eventually.Holds(t, waitTimeout, "the owner to own partition 1", func() bool { return owns(o, 1) })
+	eventually.Holds(t, waitTimeout, "partition 0 to be replayed", func() bool { return h.has(0) })
 	close(h.release)
 	o.Kill()
 	stop()

@@ -3,11 +3,8 @@ package kafka_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
-	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,47 +12,17 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/xbot-runtime/xbot/infra/devstack/kafkatest"
 	"github.com/xbot-runtime/xbot/infra/kafka"
 )
 
-// cluster is one embedded broker shared by every test of the package; tests
-// keep apart by unique topic prefixes, groups and transactional ids.
-var cluster *kafka.Cluster
-
-func TestMain(m *testing.M) {
-	c, err := kafka.StartCluster(kafka.ClusterConfig{})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "start embedded kafka:", err)
-		os.Exit(1)
-	}
-	cluster = c
-	code := m.Run()
-	c.Close()
-	os.Exit(code)
-}
+// One embedded broker is shared by every test of the package; tests keep
+// apart by unique topic prefixes, groups and transactional ids.
+func TestMain(m *testing.M) { kafkatest.Main(m) }
 
 // waitTimeout bounds every wait: generous for a loaded CI machine under
 // -race, far above the ~100 ms a group join takes here.
 const waitTimeout = 30 * time.Second
-
-var nameSeq atomic.Int64
-
-// uniqueName returns a name no other test (or -count repetition) uses.
-func uniqueName(t *testing.T) string {
-	t.Helper()
-	n := strings.NewReplacer("/", "-", " ", "-").Replace(t.Name())
-	return fmt.Sprintf("%s-%d", strings.ToLower(n), nameSeq.Add(1))
-}
-
-// newTopics creates xbot's topics under a prefix unique to the test.
-func newTopics(t *testing.T, partitions int32) kafka.Config {
-	t.Helper()
-	kc := kafka.Config{Brokers: cluster.Addrs(), TopicPrefix: uniqueName(t) + ".", Partitions: partitions}
-	if err := kafka.EnsureTopics(testCtx(t), kc); err != nil {
-		t.Fatalf("ensure topics: %v", err)
-	}
-	return kc
-}
 
 // testCtx is a context bounded by waitTimeout and cancelled when the test ends.
 func testCtx(t *testing.T) context.Context {
@@ -67,22 +34,6 @@ func testCtx(t *testing.T) context.Context {
 
 func testLogger(t *testing.T, name string) *zap.Logger {
 	return zaptest.NewLogger(t, zaptest.Level(zap.ErrorLevel)).Named(name)
-}
-
-// waitFor polls cond until it holds or waitTimeout passes.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.NewTimer(waitTimeout)
-	defer deadline.Stop()
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-deadline.C:
-			t.Fatalf("timed out after %s waiting for %s", waitTimeout, what)
-		case <-tick.C:
-		}
-	}
 }
 
 // ownerConfig returns an owner config for kc; owners built from the same
@@ -253,7 +204,7 @@ func produceKeyed(t *testing.T, kc kafka.Config, topic, prefix string, n int) {
 // topic has control records and records read_committed must skip.
 func produceTransactions(t *testing.T, kc kafka.Config, topic string) (committedCount int) {
 	t.Helper()
-	cl, err := kafka.NewClient(kc, kgo.TransactionalID(uniqueName(t)))
+	cl, err := kafka.NewClient(kc, kgo.TransactionalID(kafkatest.UniqueName(t)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,12 +5,13 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/xbot-runtime/xbot/infra/devstack/kafkatest"
 	"github.com/xbot-runtime/xbot/infra/kafka"
 )
 
 func TestOutboxKeepsEachKeysOrderOnOnePartition(t *testing.T) {
 	t.Parallel()
-	kc := newTopics(t, 6)
+	kc := kafkatest.NewTopics(t, 6)
 	ob, err := kafka.NewOutbox(kc, kc.IMOutboxTopic())
 	if err != nil {
 		t.Fatal(err)
@@ -60,7 +61,7 @@ func TestOutboxKeepsEachKeysOrderOnOnePartition(t *testing.T) {
 
 func TestOutboxRefusesOtherTopics(t *testing.T) {
 	t.Parallel()
-	kc := newTopics(t, 1)
+	kc := kafkatest.NewTopics(t, 1)
 	ob, err := kafka.NewOutbox(kc, kc.IMOutboxTopic())
 	if err != nil {
 		t.Fatal(err)

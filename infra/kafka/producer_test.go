@@ -6,13 +6,14 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/xbot-runtime/xbot/infra/devstack/kafkatest"
 	"github.com/xbot-runtime/xbot/infra/kafka"
 )
 
 func TestProducerKeepsAKeyOnOnePartition(t *testing.T) {
 	t.Parallel()
 	const partitions = 6
-	kc := newTopics(t, partitions)
+	kc := kafkatest.NewTopics(t, partitions)
 	prod, err := kafka.NewProducer(kc)
 	if err != nil {
 		t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kfake"
 
+	"github.com/xbot-runtime/xbot/infra/devstack/kafkatest"
 	"github.com/xbot-runtime/xbot/infra/kafka"
 )
 
@@ -42,7 +43,7 @@ func ensureWith(t *testing.T, addrs []string, sec kafka.Security, d time.Duratio
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
-	kc := kafka.Config{Brokers: addrs, TopicPrefix: uniqueName(t) + ".", Partitions: 2, Security: sec}
+	kc := kafka.Config{Brokers: addrs, TopicPrefix: kafkatest.UniqueName(t) + ".", Partitions: 2, Security: sec}
 	return kafka.EnsureTopics(ctx, kc)
 }
 

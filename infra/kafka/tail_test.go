@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
+	"github.com/xbot-runtime/xbot/infra/devstack/kafkatest"
 	"github.com/xbot-runtime/xbot/infra/kafka"
 )
 
@@ -57,7 +59,7 @@ func startTail(t *testing.T, kc kafka.Config, topic string, c *tailed) *kafka.Ta
 
 func TestTailDeliversCommittedRecordsFromTheEnd(t *testing.T) {
 	t.Parallel()
-	kc := newTopics(t, 3)
+	kc := kafkatest.NewTopics(t, 3)
 	topic := kc.EventsTopic()
 	produceKeyed(t, kc, topic, "before", 20) // already in the topic: not delivered
 
@@ -66,7 +68,7 @@ func TestTailDeliversCommittedRecordsFromTheEnd(t *testing.T) {
 	committed := produceTransactions(t, kc, topic)
 	produceKeyed(t, kc, topic, "after", 14)
 
-	waitFor(t, "every committed record", func() bool { return len(got.values()) >= committed+14 })
+	eventually.Holds(t, waitTimeout, "every committed record", func() bool { return len(got.values()) >= committed+14 })
 	vals := got.values()
 	if len(vals) != committed+14 {
 		t.Fatalf("delivered %d records, want %d", len(vals), committed+14)
@@ -96,13 +98,13 @@ func assertOffsetOrder(t *testing.T, c *tailed) {
 
 func TestTailsAreIndependent(t *testing.T) {
 	t.Parallel()
-	kc := newTopics(t, 2)
+	kc := kafkatest.NewTopics(t, 2)
 	topic := kc.EventsTopic()
 	var a, b tailed
 	startTail(t, kc, topic, &a)
 	startTail(t, kc, topic, &b)
 	produceKeyed(t, kc, topic, "x", 10)
-	waitFor(t, "both tails", func() bool { return len(a.values()) == 10 && len(b.values()) == 10 })
+	eventually.Holds(t, waitTimeout, "both tails", func() bool { return len(a.values()) == 10 && len(b.values()) == 10 })
 	av, bv := a.values(), b.values()
 	slices.Sort(av)
 	slices.Sort(bv)

@@ -6,12 +6,13 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 
+	"github.com/xbot-runtime/xbot/infra/devstack/kafkatest"
 	"github.com/xbot-runtime/xbot/infra/kafka"
 )
 
 func TestEnsureTopicsIsIdempotent(t *testing.T) {
 	t.Parallel()
-	kc := kafka.Config{Brokers: cluster.Addrs(), TopicPrefix: uniqueName(t) + ".", Partitions: 4}
+	kc := kafka.Config{Brokers: kafkatest.Shared(t).Addrs(), TopicPrefix: kafkatest.UniqueName(t) + ".", Partitions: 4}
 	for i := range 2 {
 		if err := kafka.EnsureTopics(testCtx(t), kc); err != nil {
 			t.Fatalf("EnsureTopics call %d: %v", i+1, err)
@@ -63,7 +64,7 @@ func TestEnsureTopicsChecksExistingPartitionCounts(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			kc := kafka.Config{Brokers: cluster.Addrs(), TopicPrefix: uniqueName(t) + ".", Partitions: 4}
+			kc := kafka.Config{Brokers: kafkatest.Shared(t).Addrs(), TopicPrefix: kafkatest.UniqueName(t) + ".", Partitions: 4}
 			createTopic(t, kc, kc.CommandsTopic(), tt.cmds)
 			createTopic(t, kc, kc.EventsTopic(), tt.evs)
 			err := kafka.EnsureTopics(testCtx(t), kc)

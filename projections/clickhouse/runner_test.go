@@ -11,6 +11,8 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
+	"github.com/xbot-runtime/xbot/infra/devstack/kafkatest"
 	"github.com/xbot-runtime/xbot/infra/kafka"
 	"github.com/xbot-runtime/xbot/projections/runner"
 )
@@ -65,16 +67,7 @@ func TestRunnerLiveThenRebuild(t *testing.T) {
 
 func eventsCluster(t *testing.T) kafka.Config {
 	t.Helper()
-	cl, err := kafka.StartCluster(kafka.ClusterConfig{Partitions: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	kc := kafka.Config{Brokers: cl.Addrs(), Partitions: 3}
-	if err := kafka.EnsureTopics(context.Background(), kc); err != nil {
-		t.Fatal(err)
-	}
-	return kc
+	return kafkatest.NewConfig(t, 3)
 }
 
 // produce appends the logs to the events topic, keyed by run, runs
@@ -124,17 +117,5 @@ func runLive(t *testing.T, cfg runner.Config, done func() error) {
 			t.Errorf("runner: %v", err)
 		}
 	}()
-	deadline := time.Now().Add(testTimeout)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		err := done()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("projector did not catch up: %v", err)
-		}
-		<-tick.C
-	}
+	eventually.Succeeds(t, testTimeout, "projector caught up", done)
 }

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"slices"
-	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,6 +13,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/infra/devstack/kafkatest"
 	"github.com/xbot-runtime/xbot/infra/kafka"
 	"github.com/xbot-runtime/xbot/projections/im"
 	"github.com/xbot-runtime/xbot/projections/runner"
@@ -24,23 +23,12 @@ import (
 // machine under -race, far above the milliseconds they take here.
 const waitTimeout = 30 * time.Second
 
-var topicSeq atomic.Int64
-
 // outbox starts an embedded cluster on a real TCP port, creates xbot's topics
 // under a prefix unique to the test and returns an IM projector publishing to
 // it, with the config to read the outbox back.
 func outbox(t *testing.T) (*im.Projector, kafka.Config) {
 	t.Helper()
-	c, err := kafka.StartCluster(kafka.ClusterConfig{Partitions: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	name := strings.ToLower(strings.ReplaceAll(t.Name(), "/", "-"))
-	kc := kafka.Config{Brokers: c.Addrs(), TopicPrefix: fmt.Sprintf("%s-%d.", name, topicSeq.Add(1)), Partitions: 4}
-	if err := kafka.EnsureTopics(testCtx(t), kc); err != nil {
-		t.Fatal(err)
-	}
+	kc := kafkatest.NewConfig(t, 4)
 	ob, err := kafka.NewOutbox(kc, kc.IMOutboxTopic())
 	if err != nil {
 		t.Fatal(err)

@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"testing"
-	"time"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
 	"github.com/xbot-runtime/xbot/infra/kafka"
 	"github.com/xbot-runtime/xbot/projections/im"
 	"github.com/xbot-runtime/xbot/projections/runner"
@@ -55,7 +55,7 @@ func TestProjectorUnderTheRunner(t *testing.T) {
 	for _, ms := range want {
 		n += len(ms)
 	}
-	pollUntil(t, "the outbox holds every message", func() error {
+	eventually.Succeeds(t, waitTimeout, "the outbox holds every message", func() error {
 		got, _ := byConversation(t, readOutbox(t, kc))
 		have := 0
 		for _, ms := range got {
@@ -81,24 +81,4 @@ func byRun(convs map[string][]im.Message) map[string][]im.Message {
 		}
 	}
 	return out
-}
-
-// pollUntil calls fn every few milliseconds until it succeeds or waitTimeout passes.
-func pollUntil(t *testing.T, what string, fn func() error) {
-	t.Helper()
-	deadline := time.NewTimer(waitTimeout)
-	defer deadline.Stop()
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		err := fn()
-		if err == nil {
-			return
-		}
-		select {
-		case <-deadline.C:
-			t.Fatalf("timed out after %s waiting until %s: %v", waitTimeout, what, err)
-		case <-tick.C:
-		}
-	}
 }

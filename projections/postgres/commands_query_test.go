@@ -3,11 +3,13 @@ package postgres_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
 	"github.com/xbot-runtime/xbot/projections/postgres"
 )
 
@@ -97,20 +99,17 @@ func TestWaitCommandSurvivesALostListener(t *testing.T) {
 // returns the pid.
 func waitListening(tb testing.TB, f *fixture, notPID uint32) uint32 {
 	tb.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		var pids []uint32
+	var pids []uint32
+	eventually.Succeeds(tb, 10*time.Second, fmt.Sprintf("one listening connection, not %d", notPID), func() error {
 		err := f.pool.QueryRow(context.Background(), "SELECT coalesce(array_agg(pid), '{}') FROM pg_stat_activity "+
 			"WHERE datname = current_database() AND query LIKE 'LISTEN%' AND state = 'idle'").Scan(&pids)
 		if err != nil {
 			tb.Fatal(err)
 		}
 		if len(pids) == 1 && pids[0] != notPID {
-			return pids[0]
+			return nil
 		}
-		if time.Now().After(deadline) {
-			tb.Fatalf("listening connections: %v; want one, not %d", pids, notPID)
-		}
-		<-time.After(10 * time.Millisecond) // poll interval of a deadline loop
-	}
+		return fmt.Errorf("listening connections: %v", pids)
+	})
+	return pids[0]
 }

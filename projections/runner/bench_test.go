@@ -11,6 +11,7 @@ import (
 
 	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/infra/devstack/chtest"
+	"github.com/xbot-runtime/xbot/infra/devstack/kafkatest"
 	"github.com/xbot-runtime/xbot/infra/devstack/pgtest"
 	"github.com/xbot-runtime/xbot/infra/kafka"
 	pginfra "github.com/xbot-runtime/xbot/infra/postgres"
@@ -26,15 +27,7 @@ func TestMain(m *testing.M) { os.Exit(pgtest.Run(chtest.Wrap(m))) }
 // cluster, and returns its config.
 func writeRuns(b *testing.B, n int) kafka.Config {
 	b.Helper()
-	cl, err := kafka.StartCluster(kafka.ClusterConfig{Partitions: 12})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(cl.Close)
-	kc := kafka.Config{Brokers: cl.Addrs(), Partitions: 12}
-	if err := kafka.EnsureTopics(context.Background(), kc); err != nil {
-		b.Fatal(err)
-	}
+	kc := kafkatest.NewConfig(b, 12)
 	prod, err := kafka.NewProducer(kc)
 	if err != nil {
 		b.Fatal(err)

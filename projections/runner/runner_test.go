@@ -13,6 +13,8 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
+	"github.com/xbot-runtime/xbot/infra/devstack/kafkatest"
 	"github.com/xbot-runtime/xbot/infra/kafka"
 	"github.com/xbot-runtime/xbot/projections/runner"
 )
@@ -75,16 +77,7 @@ func (v *memView) seqOf(run string) int64 {
 
 func cluster(t *testing.T) kafka.Config {
 	t.Helper()
-	cl, err := kafka.StartCluster(kafka.ClusterConfig{Partitions: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	kc := kafka.Config{Brokers: cl.Addrs(), Partitions: 3}
-	if err := kafka.EnsureTopics(context.Background(), kc); err != nil {
-		t.Fatal(err)
-	}
-	return kc
+	return kafkatest.NewConfig(t, 3)
 }
 
 // writeRun appends a run's events (accepted, started, n deltas in one item,
@@ -136,20 +129,8 @@ func start(t *testing.T, kc kafka.Config, v runner.Projector) *runner.Runner {
 	return r
 }
 
-func eventually(t *testing.T, what string, fn func() error) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		err := fn()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %v", what, err)
-		}
-		<-time.After(20 * time.Millisecond)
-	}
-}
+// runnerWait bounds every wait for the runner to catch up on a loaded machine.
+const runnerWait = 15 * time.Second
 
 func TestRunnerProjectsRetriesAndReportsLag(t *testing.T) {
 	t.Parallel()
@@ -161,7 +142,7 @@ func TestRunnerProjectsRetriesAndReportsLag(t *testing.T) {
 		writeRun(t, kc, id, events.RunCompleted)
 	}
 	r := start(t, kc, v)
-	eventually(t, "every run projected", func() error {
+	eventually.Succeeds(t, runnerWait, "every run projected", func() error {
 		for _, id := range runs {
 			if s := v.seqOf(id); s != 3 {
 				return fmt.Errorf("run %s at seq %d", id, s)
@@ -169,7 +150,7 @@ func TestRunnerProjectsRetriesAndReportsLag(t *testing.T) {
 		}
 		return nil
 	})
-	eventually(t, "lag reaches zero", func() error {
+	eventually.Succeeds(t, runnerWait, "lag reaches zero", func() error {
 		lag, err := r.Lag(context.Background())
 		if err != nil {
 			return err
@@ -189,14 +170,14 @@ func TestRunnerDeadLettersPoisonAndStopsOnlyThatRun(t *testing.T) {
 	writeRun(t, kc, bad, events.RunFailed) // seq 3 is poison for this view
 	writeRun(t, kc, good, events.RunCompleted)
 	r := start(t, kc, v)
-	eventually(t, "the good run projected", func() error {
+	eventually.Succeeds(t, runnerWait, "the good run projected", func() error {
 		if s := v.seqOf(good); s != 3 {
 			return fmt.Errorf("good run at seq %d", s)
 		}
 		return nil
 	})
 	var dead []kafka.Record
-	eventually(t, "the poison record dead-lettered", func() error {
+	eventually.Succeeds(t, runnerWait, "the poison record dead-lettered", func() error {
 		dead = dead[:0]
 		err := kafka.ReadTopic(context.Background(), kc, kc.DeadLetterTopic(), func(rec kafka.Record) error {
 			dead = append(dead, rec)
@@ -227,7 +208,7 @@ func TestRunnerRemembersStoppedRunsAcrossRestarts(t *testing.T) {
 	bad := "run_01J000000000000000000000C1"
 	writeRun(t, kc, bad, events.RunFailed)
 	first := start(t, kc, v)
-	eventually(t, "the run stopped", func() error {
+	eventually.Succeeds(t, runnerWait, "the run stopped", func() error {
 		if first.Stopped()[bad] != 3 {
 			return errors.New("not stopped yet")
 		}
@@ -254,7 +235,7 @@ func TestRebuildFromTheBeginning(t *testing.T) {
 	}
 	live := newMemView()
 	r := start(t, kc, live)
-	eventually(t, "live view stopped the bad run", func() error {
+	eventually.Succeeds(t, runnerWait, "live view stopped the bad run", func() error {
 		if r.Stopped()[bad] != 3 {
 			return errors.New("not yet")
 		}
@@ -324,7 +305,7 @@ func TestRunnerBatchesAndKeepsOrderPerRun(t *testing.T) {
 	v := newMemView()
 	v.cost = 20 * time.Millisecond
 	r := start(t, kc, v)
-	eventually(t, "every run projected", func() error {
+	eventually.Succeeds(t, runnerWait, "every run projected", func() error {
 		for _, id := range runs {
 			if s := v.seqOf(id); s != 3 {
 				return fmt.Errorf("run %s at seq %d", id, s)

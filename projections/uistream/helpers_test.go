@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
 	"github.com/xbot-runtime/xbot/projections/uistream"
 )
 
@@ -170,7 +171,7 @@ func (s *memSink) frames() string { return strings.ReplaceAll(s.String(), ": kee
 
 func (s *memSink) waitFor(t *testing.T, sub string) {
 	t.Helper()
-	waitUntil(t, "output "+sub, func() bool { return strings.Contains(s.String(), sub) })
+	eventually.Holds(t, untilTimeout, "output "+sub, func() bool { return strings.Contains(s.String(), sub) })
 }
 
 // gatedSink is a memSink whose writes block while its gate is closed: a
@@ -207,18 +208,8 @@ func (g *gatedSink) open() {
 	close(g.gate)
 }
 
-// waitUntil polls cond until it holds or the deadline passes.
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.After(10 * time.Second)
-	for !cond() {
-		select {
-		case <-deadline:
-			t.Fatalf("timed out waiting for %s", what)
-		case <-time.After(2 * time.Millisecond): // poll interval
-		}
-	}
-}
+// untilTimeout bounds every wait for a hub or a sink on a loaded machine.
+const untilTimeout = 10 * time.Second
 
 func sseIDs(s string) []string {
 	var out []string

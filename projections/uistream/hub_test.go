@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
 	"github.com/xbot-runtime/xbot/projections/uistream"
 )
 
@@ -84,7 +85,7 @@ func TestHubCutsOffOnlyTheSlowSubscriber(t *testing.T) {
 	for seq := int64(1); seq <= n; seq++ {
 		h.Publish(events.Envelope{RunID: runA, TenantID: "acme", Seq: seq, Type: events.ItemDelta})
 		if seq%(buffer/2) == 0 {
-			waitUntil(t, "the readers", func() bool { return minCount(counts) >= seq })
+			eventually.Holds(t, untilTimeout, "the readers", func() bool { return minCount(counts) >= seq })
 		}
 	}
 	wg.Wait()

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
 	"github.com/xbot-runtime/xbot/projections/uistream"
 )
 
@@ -60,7 +61,7 @@ func TestSessionJoinsMidReplyAndFollowsNextRuns(t *testing.T) {
 	go src.showAfterRereads(ctx, run3, len(ev3))
 	hub.Publish(ev3...)
 	want := inSession(t, run2, ev2) + inSession(t, run3, ev3)
-	waitUntil(t, "the third run", func() bool { return sink.frames() == want })
+	eventually.Holds(t, untilTimeout, "the third run", func() bool { return sink.frames() == want })
 	cancel()
 	if err := wait(t, done); !errors.Is(err, context.Canceled) {
 		t.Fatalf("session stream ended with %v", err)
@@ -88,7 +89,7 @@ func TestSessionResumesFromACursor(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		sink, done := serveSession(ctx, s, src, &from)
 		want := after(t, s1, id) + inSession(t, run2, ev2)
-		waitUntil(t, "both runs", func() bool { return sink.frames() == want })
+		eventually.Holds(t, untilTimeout, "both runs", func() bool { return sink.frames() == want })
 		cancel()
 		if err := wait(t, done); !errors.Is(err, context.Canceled) {
 			t.Fatal(err)
@@ -113,7 +114,7 @@ func TestSessionWithEveryReplyEndedWaitsForTheNext(t *testing.T) {
 	src.put(ev2, len(ev2))
 	hub.Publish(ev2...)
 	want := inSession(t, run2, ev2)
-	waitUntil(t, "the new run", func() bool { return sink.frames() == want })
+	eventually.Holds(t, untilTimeout, "the new run", func() bool { return sink.frames() == want })
 	cancel()
 	<-done
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
 	"github.com/xbot-runtime/xbot/projections/uistream"
 )
 
@@ -49,7 +50,7 @@ func serveRun(ctx context.Context, s *uistream.Streamer, src uistream.Source, ru
 func wait(t *testing.T, done <-chan error) error {
 	t.Helper()
 	var err error
-	waitUntil(t, "the stream to end", func() bool {
+	eventually.Holds(t, untilTimeout, "the stream to end", func() bool {
 		select {
 		case err = <-done:
 			return true

@@ -14,6 +14,8 @@ import (
 	"github.com/xbot-runtime/xbot/commands"
 	"github.com/xbot-runtime/xbot/contracttests"
 	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
+	"github.com/xbot-runtime/xbot/infra/devstack/kafkatest"
 	"github.com/xbot-runtime/xbot/infra/kafka"
 	"github.com/xbot-runtime/xbot/services/executor"
 	"github.com/xbot-runtime/xbot/services/executor/agentloop"
@@ -33,17 +35,7 @@ type harness struct {
 
 func newHarness(t *testing.T, profiles ...profile.Profile) *harness {
 	t.Helper()
-	cl, err := kafka.StartCluster(kafka.ClusterConfig{Partitions: testPartitions})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	kcfg := kafka.Config{Brokers: cl.Addrs(), Partitions: testPartitions}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := kafka.EnsureTopics(ctx, kcfg); err != nil {
-		t.Fatal(err)
-	}
+	kcfg := kafkatest.NewConfig(t, testPartitions)
 	prod, err := kafka.NewProducer(kcfg)
 	if err != nil {
 		t.Fatal(err)
@@ -123,19 +115,17 @@ func cancelRun(t *testing.T, tenant, runID, key string) commands.Envelope {
 // waitFor polls the committed log until cond holds for the folded states.
 func (h *harness) waitFor(what string, cond func(map[string]events.RunState) bool) map[string]events.RunState {
 	h.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	var states map[string]events.RunState
+	eventually.Succeeds(h.t, 20*time.Second, what, func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		states := contracttests.LogInvariant(ctx, h.t, contracttests.KafkaSource(h.kcfg))
-		cancel()
+		defer cancel()
+		states = contracttests.LogInvariant(ctx, h.t, contracttests.KafkaSource(h.kcfg))
 		if cond(states) {
-			return states
+			return nil
 		}
-		if time.Now().After(deadline) {
-			h.t.Fatalf("timed out waiting for %s; states: %s", what, describe(states))
-		}
-		<-time.After(50 * time.Millisecond) // poll interval of a deadline loop
-	}
+		return fmt.Errorf("states: %s", describe(states))
+	})
+	return states
 }
 
 func describe(states map[string]events.RunState) string {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/xbot-runtime/xbot/commands"
 	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/infra/devstack/kafkatest"
 	"github.com/xbot-runtime/xbot/infra/devstack/pgtest"
 	"github.com/xbot-runtime/xbot/infra/kafka"
 	"github.com/xbot-runtime/xbot/services/model"
@@ -43,11 +44,7 @@ func noopRegistry(b *testing.B) *tools.Registry {
 // tool, then answer, through the whole stack (API → Kafka → executor with a
 // zero-latency scripted model → Kafka → Postgres): agent turns/s and events/s.
 func BenchmarkAgentTurns(b *testing.B) {
-	cl, err := kafka.StartCluster(kafka.ClusterConfig{Partitions: 12})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer cl.Close()
+	cl := kafkatest.NewCluster(b, 12)
 	const toolTurns = 5
 	turn := profile.Turn{ToolCalls: []profile.ScriptedCall{{Name: "noop", Arguments: "{}"}}}
 	script := append(slices.Repeat([]profile.Turn{turn}, toolTurns), profile.Turn{Text: "done"})
@@ -79,11 +76,7 @@ func BenchmarkAgentTurns(b *testing.B) {
 // run that loops on a no-op tool, the time from producing the command to a
 // read_committed consumer seeing its runtime.command.applied.
 func BenchmarkSteerLatency(b *testing.B) {
-	cl, err := kafka.StartCluster(kafka.ClusterConfig{Partitions: 12})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer cl.Close()
+	cl := kafkatest.NewCluster(b, 12)
 	kcfg := kafka.Config{Brokers: cl.Addrs()}
 	turn := profile.Turn{ToolCalls: []profile.ScriptedCall{{Name: "noop", Arguments: "{}"}}}
 	cat, _ := profile.NewCatalog(profile.Profile{ID: "loop", Model: profile.ModelScripted, Tools: []string{"noop"},

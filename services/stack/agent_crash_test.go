@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
 	"github.com/xbot-runtime/xbot/infra/kafka"
 	"github.com/xbot-runtime/xbot/services/compute/local"
 	"github.com/xbot-runtime/xbot/services/profile"
@@ -62,7 +63,7 @@ func TestAgentKilledDuringModelStream(t *testing.T) {
 		}
 	}}))
 	runID := create(t, front, "streamer", "go", "kill-stream-1")["runId"].(string)
-	eventually(t, 10*time.Second, "executor A died", func() error {
+	eventually.Succeeds(t, 10*time.Second, "executor A died", func() error {
 		if commits.Load() < killAt {
 			return context.DeadlineExceeded
 		}
@@ -99,7 +100,7 @@ func TestAgentKilledDuringToolCall(t *testing.T) {
 	e, front, executor := crashEnv(t, agent)
 	exA := executor("exA", nil)
 	runID := create(t, front, "builder", "build", "kill-tool-1")["runId"].(string)
-	eventually(t, 10*time.Second, "the tool is running", func() error {
+	eventually.Succeeds(t, 10*time.Second, "the tool is running", func() error {
 		if readLines(t, count) == 0 {
 			return context.DeadlineExceeded
 		}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/xbot-runtime/xbot/commands"
 	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
 	"github.com/xbot-runtime/xbot/infra/kafka"
 	"github.com/xbot-runtime/xbot/services/compute/local"
 	"github.com/xbot-runtime/xbot/services/model"
@@ -357,7 +358,7 @@ func TestAgentCancelKillsTheRunningToolWithin2s(t *testing.T) {
 	e, st, _ := agentEnv(t, agent)
 	runID := create(t, st, "sleeper", "sleep", "cancel-tool-1")["runId"].(string)
 	var pids []int
-	eventually(t, 10*time.Second, "the tool's processes started", func() error {
+	eventually.Succeeds(t, 10*time.Second, "the tool's processes started", func() error {
 		pids = pids[:0]
 		for _, f := range []string{"parent.pid", "child.pid"} {
 			raw, err := os.ReadFile(filepath.Join(dir, f))
@@ -378,7 +379,7 @@ func TestAgentCancelKillsTheRunningToolWithin2s(t *testing.T) {
 	if code != 202 || body["outcome"] != "accepted" {
 		t.Fatalf("cancel: HTTP %d %v", code, body)
 	}
-	eventually(t, 2*time.Second, "the tool's process group is gone", func() error {
+	eventually.Succeeds(t, 2*time.Second, "the tool's process group is gone", func() error {
 		for _, pid := range pids {
 			if alive(pid) {
 				return fmt.Errorf("pid %d still running after %s", pid, time.Since(start))
@@ -450,7 +451,7 @@ func TestAgentRunsToolCallsConcurrently(t *testing.T) {
 // waitItem waits until the run has started an item of type t.
 func waitItem(t *testing.T, st *stack.Stack, runID, typ string) {
 	t.Helper()
-	eventually(t, 10*time.Second, "an item "+typ, func() error {
+	eventually.Succeeds(t, 10*time.Second, "an item "+typ, func() error {
 		for _, p := range itemEvents(t, st, runID, "runtime.item.started") {
 			if p["itemType"] == typ {
 				return nil
@@ -472,15 +473,19 @@ func alive(pid int) bool {
 	return i >= 0 && i+2 < len(s) && s[i+2] != 'Z'
 }
 
+// talkerRepeat makes the talker's answer stream for about 30 s (4 bytes every
+// 10 ms), far longer than a cancel takes to be admitted on a loaded machine.
+const talkerRepeat = 400
+
 func TestAgentCancelDuringStreamKeepsTheTruncatedText(t *testing.T) {
 	t.Parallel()
 	agent := profile.Profile{ID: "talker", Model: profile.ModelScripted, Script: []profile.Turn{
-		{Text: strings.Repeat("a long answer streaming slowly ", 40), ChunkChars: 4, Delay: 10 * time.Millisecond,
+		{Text: strings.Repeat("a long answer streaming slowly ", talkerRepeat), ChunkChars: 4, Delay: 10 * time.Millisecond,
 			ToolCalls: call1("shell", `{"command":"true"}`)},
 	}}
 	e, st, _ := agentEnv(t, agent)
 	runID := create(t, st, "talker", "talk", "cancel-stream-1")["runId"].(string)
-	eventually(t, 10*time.Second, "streaming", func() error {
+	eventually.Succeeds(t, 10*time.Second, "streaming", func() error {
 		if len(itemEvents(t, st, runID, "runtime.item.delta")) == 0 {
 			return fmt.Errorf("no delta yet")
 		}
@@ -491,17 +496,26 @@ func TestAgentCancelDuringStreamKeepsTheTruncatedText(t *testing.T) {
 		t.Fatalf("cancel: HTTP %d %v", code, body)
 	}
 	waitStatus(t, st, runID, "cancelled", 10*time.Second)
-	assertSequence(t, st, runID,
-		"runtime.run.accepted", "runtime.capability.snapshot_frozen", "runtime.run.started",
-		"runtime.item.started:assistant_message", "delta+", "runtime.command.accepted", "delta+",
-		"runtime.item.completed:assistant_message", "runtime.command.applied", "runtime.run.cancelled")
+	// The stream stops at the loop's next safe point after the cancel is
+	// admitted: how many deltas (zero or more) come after command.accepted
+	// is timing, not protocol, so that line is dropped before comparing.
+	got := sequence(t, st, runID)
+	if i := slices.Index(got, "runtime.command.accepted"); i >= 0 && i+1 < len(got) && got[i+1] == "delta+" {
+		got = slices.Delete(got, i+1, i+2)
+	}
+	want := []string{"runtime.run.accepted", "runtime.capability.snapshot_frozen", "runtime.run.started",
+		"runtime.item.started:assistant_message", "delta+", "runtime.command.accepted",
+		"runtime.item.completed:assistant_message", "runtime.command.applied", "runtime.run.cancelled"}
+	if !slices.Equal(got, want) {
+		t.Errorf("event sequence of %s:\n got: %s\nwant: %s", runID, strings.Join(got, "\n      "), strings.Join(want, "\n      "))
+	}
 	done := itemEvents(t, st, runID, "runtime.item.completed")[0]
 	text := done["content"].(string)
 	var streamed strings.Builder
 	for _, d := range itemEvents(t, st, runID, "runtime.item.delta") {
 		streamed.WriteString(d["delta"].(string))
 	}
-	if done["status"] != "truncated" || text == "" || text != streamed.String() || len(text) >= 40*len("a long answer streaming slowly ") {
+	if done["status"] != "truncated" || text == "" || text != streamed.String() || len(text) >= talkerRepeat*len("a long answer streaming slowly ") {
 		t.Errorf("closed as %v with %d bytes (streamed %d): want truncated with exactly what was streamed", done["status"], len(text), streamed.Len())
 	}
 	e.invariants(st)
@@ -571,7 +585,7 @@ func TestForeignParentHistoryIsNeverLoaded(t *testing.T) {
 		t.Fatal(err)
 	}
 	var run map[string]any
-	eventually(t, 10*time.Second, "the child failed", func() error {
+	eventually.Succeeds(t, 10*time.Second, "the child failed", func() error {
 		_, run = call(t, st, "GET", "/v1/runs/"+child, "tok-other", nil)
 		if run["status"] != "failed" {
 			return fmt.Errorf("status %v", run["status"])

@@ -10,6 +10,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 
+	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
+	"github.com/xbot-runtime/xbot/infra/devstack/kafkatest"
 	"github.com/xbot-runtime/xbot/infra/devstack/pgtest"
 	"github.com/xbot-runtime/xbot/infra/kafka"
 	"github.com/xbot-runtime/xbot/services/profile"
@@ -24,11 +26,7 @@ const benchClients = 32
 // the whole path API → Kafka → executor → Kafka → projector → Postgres, with
 // the scripted engine (one 3-delta turn, no delay).
 func BenchmarkEndToEnd(b *testing.B) {
-	cl, err := kafka.StartCluster(kafka.ClusterConfig{Partitions: 12})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer cl.Close()
+	cl := kafkatest.NewCluster(b, 12)
 	fast := profile.Profile{ID: "fast", Model: profile.ModelScripted,
 		Script: []profile.Turn{{Text: "a quick scripted answer!", ChunkChars: 8}}}
 	cat, _ := profile.NewCatalog(fast)
@@ -56,13 +54,9 @@ func BenchmarkEndToEnd(b *testing.B) {
 }
 
 func waitHealthy(b *testing.B, st *stack.Stack) {
-	deadline := time.Now().Add(30 * time.Second)
-	for st.Healthy(context.Background()) != nil || len(st.Executor.Partitions()) == 0 {
-		if time.Now().After(deadline) {
-			b.Fatal("stack not healthy")
-		}
-		<-time.After(20 * time.Millisecond)
-	}
+	eventually.Holds(b, 30*time.Second, "stack healthy", func() bool {
+		return st.Healthy(context.Background()) == nil && len(st.Executor.Partitions()) > 0
+	})
 }
 
 func createMany(b *testing.B, st *stack.Stack, n int) {
@@ -92,31 +86,23 @@ func createMany(b *testing.B, st *stack.Stack, n int) {
 }
 
 func waitCompleted(b *testing.B, st *stack.Stack, n int) {
-	deadline := time.Now().Add(5 * time.Minute)
-	for {
+	eventually.Succeeds(b, 5*time.Minute, fmt.Sprintf("%d runs completed", n), func() error {
 		var done int
 		if err := st.Pool.QueryRow(context.Background(), `SELECT count(*) FROM runs WHERE status = 'completed'`).Scan(&done); err != nil {
 			b.Fatal(err)
 		}
 		if done >= n {
-			return
+			return nil
 		}
-		if time.Now().After(deadline) {
-			b.Fatalf("%d of %d runs completed", done, n)
-		}
-		<-time.After(5 * time.Millisecond)
-	}
+		return fmt.Errorf("%d completed", done)
+	})
 }
 
 // BenchmarkRawTransactionalProduce is the baseline: one franz-go
 // transactional producer writing 300-byte records to the same kind of
 // cluster, 50 records per transaction, no consumer and no database.
 func BenchmarkRawTransactionalProduce(b *testing.B) {
-	cl, err := kafka.StartCluster(kafka.ClusterConfig{Partitions: 12})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer cl.Close()
+	cl := kafkatest.NewCluster(b, 12)
 	prod, err := kgo.NewClient(kgo.SeedBrokers(cl.Addrs()...), kgo.TransactionalID("bench"), kgo.DefaultProduceTopic("raw"),
 		kgo.AllowAutoTopicCreation())
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/xbot-runtime/xbot/contracttests"
 	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
 	"github.com/xbot-runtime/xbot/infra/kafka"
 	"github.com/xbot-runtime/xbot/services/compute/local"
 	"github.com/xbot-runtime/xbot/services/policy"
@@ -150,7 +151,7 @@ func (c *chaos) check(proj *stack.Stack, ids []string, skip ...string) map[strin
 	c.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	eventually(c.t, 30*time.Second, "postgres projector caught up", func() error {
+	eventually.Succeeds(c.t, 30*time.Second, "postgres projector caught up", func() error {
 		lag, err := proj.Projectors["postgres"].Lag(ctx)
 		if err != nil || lag.Total() != 0 {
 			return fmt.Errorf("lag %v (%w)", lag.Partitions, err)
@@ -158,7 +159,7 @@ func (c *chaos) check(proj *stack.Stack, ids []string, skip ...string) map[strin
 		return nil
 	})
 	fromKafka := contracttests.LogInvariant(ctx, c.t, without(contracttests.KafkaSource(c.kcfg), skip))
-	eventually(c.t, 10*time.Second, "postgres seq equals kafka seq", func() error {
+	eventually.Succeeds(c.t, 10*time.Second, "postgres seq equals kafka seq", func() error {
 		fromPG := contracttests.LogInvariant(ctx, c.t, without(contracttests.PostgresSource(c.front.Pool), skip))
 		for id, k := range fromKafka {
 			if fromPG[id].LastSeq != k.LastSeq {

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/xbot-runtime/xbot/commands"
+	"github.com/xbot-runtime/xbot/infra/devstack/kafkatest"
 	"github.com/xbot-runtime/xbot/infra/devstack/pgtest"
 	"github.com/xbot-runtime/xbot/infra/kafka"
 	"github.com/xbot-runtime/xbot/services/compute/local"
@@ -34,11 +35,7 @@ type faultChaos struct {
 // Postgres projector, the "tooler" agent) on a cluster kept for faults.
 func newFaultChaos(t *testing.T) *faultChaos {
 	t.Helper()
-	cl, err := kafka.StartCluster(kafka.ClusterConfig{Partitions: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
+	cl := kafkatest.NewCluster(t, 4)
 	return newFaultChaosOn(t, cl)
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/xbot-runtime/xbot/contracttests"
 	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
 	"github.com/xbot-runtime/xbot/infra/kafka"
 	pginfra "github.com/xbot-runtime/xbot/infra/postgres"
 	pgview "github.com/xbot-runtime/xbot/projections/postgres"
@@ -37,7 +38,7 @@ func TestChaosCommandsTopicReplayed(t *testing.T) {
 			t.Fatalf("cancel: HTTP %d %v", code, body)
 		}
 	}
-	eventually(t, 30*time.Second, "cancels recorded", func() error {
+	eventually.Succeeds(t, 30*time.Second, "cancels recorded", func() error {
 		if n := c.countKafka(events.CommandNoEffect); n != len(ids)/4 {
 			return fmt.Errorf("%d no_effect outcomes", n)
 		}
@@ -67,7 +68,7 @@ func TestChaosCommandsTopicReplayed(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	eventually(t, time.Minute, "every replayed command recorded as a duplicate", func() error {
+	eventually.Succeeds(t, time.Minute, "every replayed command recorded as a duplicate", func() error {
 		if n := c.countKafka(events.CommandDuplicate); n != len(cmds) {
 			return fmt.Errorf("%d duplicate outcomes for %d replayed commands", n, len(cmds))
 		}
@@ -125,7 +126,7 @@ func TestChaosProjectorRestartedMidStream(t *testing.T) {
 	c.stack("ex1", nil, stack.Executor)
 	proj := c.stack("proj1", nil, stack.ProjectorPostgres)
 	ids := c.createRuns("proj", chaosN(50, 20))
-	eventually(t, 30*time.Second, "the projector is mid-stream", func() error {
+	eventually.Succeeds(t, 30*time.Second, "the projector is mid-stream", func() error {
 		var n int
 		if err := c.front.Pool.QueryRow(context.Background(), `SELECT count(*) FROM run_events`).Scan(&n); err != nil || n < 3*len(ids) {
 			return fmt.Errorf("%d rows (%w)", n, err)
@@ -140,7 +141,7 @@ func TestChaosProjectorRestartedMidStream(t *testing.T) {
 	t.Logf("projector restarted; poison run %s written", bad)
 	c.untilTerminal(ids, 2*time.Minute, 50*time.Millisecond, nil)
 	c.check(proj, ids, bad)
-	eventually(t, 30*time.Second, "the poison run dead-lettered", func() error {
+	eventually.Succeeds(t, 30*time.Second, "the poison run dead-lettered", func() error {
 		return c.deadLettered(ctx, bad, "3")
 	})
 	live, err := c.front.Store.Checksums(ctx)
@@ -157,7 +158,7 @@ func TestChaosProjectorRestartedMidStream(t *testing.T) {
 	t.Logf("live view taken; rebuilding")
 	rctx, rcancel := context.WithTimeout(context.Background(), 20*time.Second) // a clean rebuild of this log takes ~1 s
 	defer rcancel()
-	eventually(t, 20*time.Second, "rebuild", func() error {
+	eventually.Succeeds(t, 20*time.Second, "rebuild", func() error {
 		return runner.Rebuild(rctx, runner.Config{Kafka: c.kcfg, Projector: store, Logger: zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel))}, true, nil)
 	})
 	rebuilt, err := store.Checksums(ctx)

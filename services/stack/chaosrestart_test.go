@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
 	"github.com/xbot-runtime/xbot/infra/kafka"
 	"github.com/xbot-runtime/xbot/services/stack"
 )
@@ -51,7 +52,7 @@ func TestChaosBrokerRestarted(t *testing.T) {
 		// Restart once a fresh batch has started completing, the rest in flight.
 		ids = append(ids, c.createRuns(fmt.Sprint("restart", i), batch)...)
 		want := len(ids) - batch + 1
-		eventually(t, time.Minute, fmt.Sprintf("%d runs terminal before restart %d", want, i), func() error {
+		eventually.Succeeds(t, time.Minute, fmt.Sprintf("%d runs terminal before restart %d", want, i), func() error {
 			if n, err := c.terminal(context.Background(), ids); err != nil || n < want {
 				return fmt.Errorf("%d terminal (%v)", n, err)
 			}

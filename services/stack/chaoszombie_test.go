@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
 	"github.com/xbot-runtime/xbot/infra/kafka"
 	"github.com/xbot-runtime/xbot/services/stack"
 )
@@ -66,14 +67,14 @@ func TestChaosZombieExecutorFenced(t *testing.T) {
 	c.fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Heartbeat}, Group: "xbot-executor", Count: -1, Err: kerr.UnknownServerError,
 		When: func(r kmsg.Request) bool { return r.(*kmsg.HeartbeatRequest).MemberID == memberA }})
 	exB := c.stack("exB", nil, stack.Executor)
-	eventually(t, 30*time.Second, "executor B owns partition "+fmt.Sprint(p), func() error {
+	eventually.Succeeds(t, 30*time.Second, "executor B owns partition "+fmt.Sprint(p), func() error {
 		if !slices.Contains(exB.Executor.Partitions(), p) {
 			return fmt.Errorf("B owns %v", exB.Executor.Partitions())
 		}
 		return nil
 	})
 	close(f.release)
-	eventually(t, 10*time.Second, "executor A's commit refused", func() error {
+	eventually.Succeeds(t, 10*time.Second, "executor A's commit refused", func() error {
 		if c.logged("exA", "partition writer failed", "/"+fmt.Sprint(p)+":") == 0 {
 			return fmt.Errorf("no failed append of partition %d logged by A", p)
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/xbot-runtime/xbot/commands"
 	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
 	"github.com/xbot-runtime/xbot/infra/kafka"
 	"github.com/xbot-runtime/xbot/services/stack"
 )
@@ -33,7 +34,7 @@ func TestExecutorKilledMidRunAnotherTakesOver(t *testing.T) {
 	victim.Store(e.start("exA", hooks, stack.Executor))
 	res := create(t, front, "slow", "x", "crash-1")
 	runID := res["runId"].(string)
-	eventually(t, 10*time.Second, "executor A died", func() error {
+	eventually.Succeeds(t, 10*time.Second, "executor A died", func() error {
 		if commits.Load() < killAt {
 			return context.DeadlineExceeded
 		}
@@ -89,7 +90,7 @@ func TestSameCommandDeliveredTwiceHasOneEffect(t *testing.T) {
 	}
 	waitStatus(t, st, runID, "completed", 5*time.Second)
 	var counts map[events.Type]int
-	eventually(t, 5*time.Second, "duplicate recorded", func() error {
+	eventually.Succeeds(t, 5*time.Second, "duplicate recorded", func() error {
 		counts = typeCounts(t, listEvents(t, st, runID))
 		if counts[events.CommandDuplicate] != 1 {
 			return context.DeadlineExceeded

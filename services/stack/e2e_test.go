@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
 	"github.com/xbot-runtime/xbot/services/stack"
 )
 
@@ -146,7 +147,7 @@ func TestCancelRunningAndCompletedRuns(t *testing.T) {
 	}
 	// The steer was either applied before the cancel or closed by it; it
 	// never stays pending on a finished run.
-	eventually(t, 5*time.Second, "the steer closed", func() error {
+	eventually.Succeeds(t, 5*time.Second, "the steer closed", func() error {
 		_, cmd := call(t, st, "GET", "/v1/commands/"+steerID, token, nil)
 		if o := cmd["outcome"]; o != "applied" && o != "no_effect" {
 			return fmt.Errorf("steer outcome %v", o)

@@ -15,6 +15,7 @@ import (
 	"github.com/xbot-runtime/xbot/events"
 	chinfra "github.com/xbot-runtime/xbot/infra/clickhouse"
 	"github.com/xbot-runtime/xbot/infra/devstack/chtest"
+	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
 	"github.com/xbot-runtime/xbot/infra/kafka"
 	"github.com/xbot-runtime/xbot/infra/kafka/partition"
 	"github.com/xbot-runtime/xbot/services/executor"
@@ -101,7 +102,7 @@ func auditRows(t *testing.T, st *stack.Stack, chcfg chinfra.Config, runID string
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	eventually(t, 20*time.Second, "the clickhouse projector caught up", func() error {
+	eventually.Succeeds(t, 20*time.Second, "the clickhouse projector caught up", func() error {
 		lag, err := st.Projectors["clickhouse"].Lag(ctx)
 		if err != nil || lag.Total() != 0 {
 			return fmt.Errorf("lag %v (%w)", lag.Partitions, err)
@@ -168,7 +169,7 @@ func TestForgedCommandRecordsChangeNothing(t *testing.T) {
 	waitStatus(t, st, after, "completed", 15*time.Second)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	eventually(t, 20*time.Second, "every forged record dead-lettered", func() error {
+	eventually.Succeeds(t, 20*time.Second, "every forged record dead-lettered", func() error {
 		got, err := executorLetters(ctx, e)
 		if err != nil || got[executor.ReasonMisrouted] != 1 || got[executor.ReasonUnauthenticated] != 4 {
 			return fmt.Errorf("dead letters by reason %v (%w)", got, err)

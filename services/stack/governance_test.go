@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
 	"github.com/xbot-runtime/xbot/services/model"
 	"github.com/xbot-runtime/xbot/services/policy"
 	"github.com/xbot-runtime/xbot/services/profile"
@@ -49,7 +50,7 @@ func decide(t *testing.T, st *stack.Stack, runID, itemID, decision, scope, key s
 func pendingApprovals(t *testing.T, st *stack.Stack, runID string, want int) []string {
 	t.Helper()
 	var ids []string
-	eventually(t, 10*time.Second, fmt.Sprintf("%d approvals pending", want), func() error {
+	eventually.Succeeds(t, 10*time.Second, fmt.Sprintf("%d approvals pending", want), func() error {
 		code, body := call(t, st, "GET", "/v1/approvals?status=pending&runId="+runID, token, nil)
 		if code != 200 {
 			return fmt.Errorf("HTTP %d %v", code, body)
@@ -304,7 +305,7 @@ func TestApprovalDecidedAfterAnExecutorRestart(t *testing.T) {
 	// waiting for the outcome: then the command's outcome is read later.
 	res := decide(t, front, runID, items[0], "allow", "item", "restart-1-d")
 	cmdID, _ := res["commandId"].(string)
-	eventually(t, 30*time.Second, "the decision after the restart applied", func() error {
+	eventually.Succeeds(t, 30*time.Second, "the decision after the restart applied", func() error {
 		if res["outcome"] == "applied" {
 			return nil
 		}

@@ -1,7 +1,6 @@
 package stack_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -20,8 +19,11 @@ import (
 	"github.com/xbot-runtime/xbot/contracttests"
 	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/infra/devstack/chtest"
+	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
+	"github.com/xbot-runtime/xbot/infra/devstack/kafkatest"
 	"github.com/xbot-runtime/xbot/infra/devstack/pgtest"
 	"github.com/xbot-runtime/xbot/infra/kafka"
+	"github.com/xbot-runtime/xbot/services/api/client"
 	"github.com/xbot-runtime/xbot/services/profile"
 	"github.com/xbot-runtime/xbot/services/stack"
 )
@@ -43,11 +45,7 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	cl, err := kafka.StartCluster(kafka.ClusterConfig{Partitions: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
+	cl := kafkatest.NewCluster(t, 4)
 	slow := profile.Turn{Text: strings.Repeat("streaming a slow answer, word by word, so it can be cancelled. ", 3), ChunkChars: 4, Delay: 25 * time.Millisecond}
 	cat, err := profile.NewCatalog(profile.Profile{ID: "slow", Model: profile.ModelScripted, Script: []profile.Turn{slow, slow, slow}})
 	if err != nil {
@@ -86,24 +84,7 @@ func (e *env) startWith(name string, edit func(*stack.Options)) *stack.Stack {
 // call sends a JSON request and decodes the JSON answer.
 func call(t *testing.T, st *stack.Stack, method, path, tok string, body any, hdr ...string) (int, map[string]any) {
 	t.Helper()
-	var rd io.Reader
-	switch b := body.(type) {
-	case nil:
-	case string:
-		rd = bytes.NewBufferString(b)
-	default:
-		raw, _ := json.Marshal(b)
-		rd = bytes.NewReader(raw)
-	}
-	req, _ := http.NewRequestWithContext(context.Background(), method, "http://"+st.Addr()+path, rd)
-	if tok != "" {
-		req.Header.Set("Authorization", "Bearer "+tok)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := apiClient(t, st, tok, nil).Send(context.Background(), method, path, body, hdr...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,26 +95,21 @@ func call(t *testing.T, st *stack.Stack, method, path, tok string, body any, hdr
 	return resp.StatusCode, out
 }
 
-// eventually polls fn until it returns nil or the deadline passes.
-func eventually(t *testing.T, within time.Duration, what string, fn func() error) {
+// apiClient is a client of st's API that sends tok, over hc (nil: the
+// default HTTP client).
+func apiClient(t testing.TB, st *stack.Stack, tok string, hc *http.Client) *client.Client {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
-		err := fn()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %s: %v", what, within, err)
-		}
-		<-time.After(20 * time.Millisecond) // poll interval of a deadline loop
+	c, err := client.New(client.Config{BaseURL: "http://" + st.Addr(), Token: tok, HTTP: hc})
+	if err != nil {
+		t.Fatal(err)
 	}
+	return c
 }
 
 func waitStatus(t *testing.T, st *stack.Stack, runID, want string, within time.Duration) map[string]any {
 	t.Helper()
 	var run map[string]any
-	eventually(t, within, "run "+runID+" "+want, func() error {
+	eventually.Succeeds(t, within, "run "+runID+" "+want, func() error {
 		code, body := call(t, st, "GET", "/v1/runs/"+runID, token, nil)
 		run = body
 		if code != 200 || body["status"] != want {
@@ -173,7 +149,7 @@ func (e *env) invariants(st *stack.Stack) map[string]events.RunState {
 	defer cancel()
 	fromKafka := contracttests.LogInvariant(ctx, e.t, contracttests.KafkaSource(e.kcfg))
 	var fromPG map[string]events.RunState
-	eventually(e.t, 10*time.Second, "postgres caught up with kafka", func() error {
+	eventually.Succeeds(e.t, 10*time.Second, "postgres caught up with kafka", func() error {
 		fromPG = contracttests.LogInvariant(ctx, e.t, contracttests.PostgresSource(st.Pool))
 		for id, k := range fromKafka {
 			if fromPG[id].LastSeq != k.LastSeq {

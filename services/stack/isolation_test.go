@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
+	"github.com/xbot-runtime/xbot/services/api/client"
 	"github.com/xbot-runtime/xbot/services/profile"
 	"github.com/xbot-runtime/xbot/services/stack"
 )
@@ -92,19 +94,18 @@ func send(t *testing.T, client *http.Client, st *stack.Stack, method, path, tok,
 }
 
 // do sends a request; an SSE stream's body is not read.
-func do(client *http.Client, st *stack.Stack, method, path, tok, body string) (answer, error) {
+func do(hc *http.Client, st *stack.Stack, method, path, tok, body string) (answer, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	var rd io.Reader
+	c, err := client.New(client.Config{BaseURL: "http://" + st.Addr(), Token: tok, HTTP: hc})
+	if err != nil {
+		return answer{}, err
+	}
+	var b any
 	if body != "" {
-		rd = strings.NewReader(body)
+		b = body
 	}
-	req, _ := http.NewRequestWithContext(ctx, method, "http://"+st.Addr()+path, rd)
-	if tok != "" {
-		req.Header.Set("Authorization", "Bearer "+tok)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := client.Do(req)
+	resp, err := c.Send(ctx, method, path, b)
 	if err != nil {
 		return answer{}, err
 	}
@@ -321,7 +322,7 @@ func checkForeignParent(t *testing.T, st *stack.Stack, reqs *requests, a tenantA
 	if ans.status == 202 {
 		var res struct{ RunID string }
 		_ = json.Unmarshal([]byte(ans.body), &res)
-		eventually(t, 10*time.Second, "run with foreign parent ends", func() error {
+		eventually.Succeeds(t, 10*time.Second, "run with foreign parent ends", func() error {
 			if r := send(t, http.DefaultClient, st, "GET", "/v1/runs/"+res.RunID, otherToken, ""); !strings.Contains(r.body, `"status":"completed"`) &&
 				!strings.Contains(r.body, `"status":"failed"`) {
 				return fmt.Errorf("HTTP %d %s", r.status, r.body)

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
 	"github.com/xbot-runtime/xbot/services/api"
 	"github.com/xbot-runtime/xbot/services/profile"
 	"github.com/xbot-runtime/xbot/services/stack"
@@ -240,16 +241,15 @@ func TestStreamCapsAndIdleTimeout(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	open := func(tok string) *http.Response {
-		eventually(t, 10*time.Second, "session visible", func() error {
+		eventually.Succeeds(t, 10*time.Second, "session visible", func() error {
 			if code, _ := call(t, st, "GET", "/v1/sessions/sess-cap-"+tok+"/runs", tok, nil); code != 200 {
 				return fmt.Errorf("HTTP %d", code)
 			}
 			return nil
 		})
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+st.Addr()+"/v1/sessions/sess-cap-"+tok+"/stream", nil)
-		req.Header.Set("Authorization", "Bearer "+tok)
 		// One connection per stream, so a held stream never shares one.
-		resp, err := (&http.Client{Transport: &http.Transport{DisableKeepAlives: true}}).Do(req)
+		hc := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+		resp, err := apiClient(t, st, tok, hc).Send(ctx, http.MethodGet, "/v1/sessions/sess-cap-"+tok+"/stream", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -273,7 +273,7 @@ func TestStreamCapsAndIdleTimeout(t *testing.T) {
 	}
 	refused(open(bobToken), "a stream beyond the instance's cap")
 	_ = a1.Body.Close()
-	eventually(t, 10*time.Second, "a closed stream frees its slot", func() error {
+	eventually.Succeeds(t, 10*time.Second, "a closed stream frees its slot", func() error {
 		resp := open(aliceToken)
 		if resp.StatusCode != 200 {
 			return fmt.Errorf("HTTP %d", resp.StatusCode)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/infra/devstack/chtest"
+	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
 	"github.com/xbot-runtime/xbot/infra/kafka"
 	pginfra "github.com/xbot-runtime/xbot/infra/postgres"
 	pgview "github.com/xbot-runtime/xbot/projections/postgres"
@@ -68,7 +69,7 @@ func TestViewsRebuiltFromTheLogEqualTheLiveViews(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	for name, r := range st.Projectors {
-		eventually(t, 20*time.Second, name+" caught up", func() error {
+		eventually.Succeeds(t, 20*time.Second, name+" caught up", func() error {
 			lag, err := r.Lag(ctx)
 			if err != nil || lag.Total() != 0 {
 				return fmt.Errorf("lag %v (%w)", lag.Partitions, err)
@@ -109,7 +110,7 @@ func TestViewsRebuiltFromTheLogEqualTheLiveViews(t *testing.T) {
 	defer pool.Close()
 	store := pgview.New(pool, zap.NewNop(), pgview.WithEventsTopic(e.kcfg.WithDefaults().EventsTopic()))
 	for _, p := range []runner.Projector{store, ch} {
-		eventually(t, 30*time.Second, "rebuild of "+p.Name(), func() error {
+		eventually.Succeeds(t, 30*time.Second, "rebuild of "+p.Name(), func() error {
 			return runner.Rebuild(ctx, runner.Config{Kafka: e.kcfg, Projector: p, Logger: zaptest.NewLogger(t)}, true, nil)
 		})
 	}
@@ -161,7 +162,7 @@ func TestPoisonRecordIsDeadLetteredAndOtherRunsFlow(t *testing.T) {
 		}
 	}
 	var dead []kafka.Record
-	eventually(t, 15*time.Second, "the gap dead-lettered", func() error {
+	eventually.Succeeds(t, 15*time.Second, "the gap dead-lettered", func() error {
 		dead = dead[:0]
 		err := kafka.ReadTopic(context.Background(), e.kcfg, e.kcfg.WithDefaults().DeadLetterTopic(), func(r kafka.Record) error {
 			if r.Headers[runner.HeaderProjector] == "postgres" {
@@ -186,7 +187,7 @@ func TestPoisonRecordIsDeadLetteredAndOtherRunsFlow(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	r := st.Projectors["postgres"]
-	eventually(t, 20*time.Second, "postgres caught up", func() error {
+	eventually.Succeeds(t, 20*time.Second, "postgres caught up", func() error {
 		lag, err := r.Lag(ctx)
 		if err != nil || lag.Total() != 0 {
 			return fmt.Errorf("lag %v (%w)", lag.Partitions, err)

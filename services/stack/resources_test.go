@@ -10,6 +10,7 @@ import (
 
 	"go.uber.org/zap/zaptest"
 
+	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
 	"github.com/xbot-runtime/xbot/services/compute/bwrap"
 	"github.com/xbot-runtime/xbot/services/compute/capacity"
 	"github.com/xbot-runtime/xbot/services/model"
@@ -203,7 +204,7 @@ func TestResourcesTenantCap(t *testing.T) {
 	_, st, _ := limitEnv(t, dir, capacity.Config{PerTenant: 1, Wait: 300 * time.Millisecond}, holder, quick)
 	holdRun := create(t, st, "holder", "hold", "cap-hold")["runId"].(string)
 	var workspace string // the holder's, on the host: <dir>/<tenant>/<workspace>/<agent>/<owner>/workspace
-	eventually(t, 30*time.Second, "the holder's command runs", func() error {
+	eventually.Succeeds(t, 30*time.Second, "the holder's command runs", func() error {
 		found, _ := filepath.Glob(filepath.Join(dir, "*", "*", "*", "*", "workspace", "held"))
 		if len(found) != 1 {
 			return fmt.Errorf("found %v", found)
@@ -240,7 +241,7 @@ func otherTenantRuns(t *testing.T, st *stack.Stack) {
 		t.Fatalf("other tenant's create: HTTP %d %v", code, body)
 	}
 	other := body["runId"].(string)
-	eventually(t, 30*time.Second, "the other tenant's run completes", func() error {
+	eventually.Succeeds(t, 30*time.Second, "the other tenant's run completes", func() error {
 		code, run := call(t, st, "GET", "/v1/runs/"+other, "tok-other", nil)
 		if code != 200 || run["status"] != "completed" {
 			return fmt.Errorf("HTTP %d status %v", code, run["status"])

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
 	"github.com/xbot-runtime/xbot/infra/kafka/partition"
 	"github.com/xbot-runtime/xbot/services/profile"
 	"github.com/xbot-runtime/xbot/services/stack"
@@ -73,7 +74,7 @@ func TestRunsOfOneSandboxKeyRunOneAtATime(t *testing.T) {
 
 	// While the first runs, the last waits with two runs ahead of it.
 	waitStatus(t, front, ids[0], "running", 20*time.Second)
-	eventually(t, 10*time.Second, "the third run's queue position", func() error {
+	eventually.Succeeds(t, 10*time.Second, "the third run's queue position", func() error {
 		_, run := call(t, front, "GET", "/v1/runs/"+ids[2], token, nil)
 		if run["status"] != "queued" || run["queuePosition"] != 2.0 {
 			return fmt.Errorf("run %v", run)
@@ -83,7 +84,7 @@ func TestRunsOfOneSandboxKeyRunOneAtATime(t *testing.T) {
 	if err := os.WriteFile(gate, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 20*time.Second, "the second run started", func() error {
+	eventually.Succeeds(t, 20*time.Second, "the second run started", func() error {
 		if _, run := call(t, front, "GET", "/v1/runs/"+ids[1], token, nil); run["status"] == "queued" {
 			return fmt.Errorf("run %v", run)
 		}

@@ -33,12 +33,7 @@ func startStreams(t *testing.T, _ *env, st *stack.Stack) {
 // openStream starts a stream request; the caller reads and closes the body.
 func openStream(ctx context.Context, t *testing.T, st *stack.Stack, path, tok string, hdr ...string) *http.Response {
 	t.Helper()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+st.Addr()+path, nil)
-	req.Header.Set("Authorization", "Bearer "+tok)
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := apiClient(t, st, tok, nil).Send(ctx, http.MethodGet, path, nil, hdr...)
 	if err != nil {
 		t.Fatal(err)
 	}

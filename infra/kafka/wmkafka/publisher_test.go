@@ -7,6 +7,7 @@ import (
 
 	"github.com/ThreeDotsLabs/watermill/message"
 
+	"github.com/xbot-runtime/xbot/infra/devstack/kafkatest"
 	"github.com/xbot-runtime/xbot/infra/kafka"
 	"github.com/xbot-runtime/xbot/infra/kafka/wmkafka"
 )
@@ -16,7 +17,7 @@ import (
 // metadata and its UUID; messages of one key keep their order.
 func TestPublishWritesKeyMetadataAndUUID(t *testing.T) {
 	t.Parallel()
-	topic := uniqueName(t)
+	topic := kafkatest.UniqueName(t)
 	var msgs []*message.Message
 	for i := range 5 {
 		m := message.NewMessage(fmt.Sprintf("uuid-%d", i), fmt.Appendf(nil, "payload-%d", i))
@@ -30,7 +31,7 @@ func TestPublishWritesKeyMetadataAndUUID(t *testing.T) {
 		t.Fatalf("publish: %v", err)
 	}
 	var got []kafka.Record
-	err := kafka.ReadTopic(testCtx(t), kafkaConfig(), topic, func(r kafka.Record) error {
+	err := kafka.ReadTopic(testCtx(t), kafkaConfig(t), topic, func(r kafka.Record) error {
 		got = append(got, r)
 		return nil
 	})

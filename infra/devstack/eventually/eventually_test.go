@@ -1,0 +1,73 @@
+package eventually_test
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
+)
+
+func TestWait(t *testing.T) {
+	t.Parallel()
+	errNo := errors.New("no")
+	tests := []struct {
+		name      string
+		okAt      int // the call that first succeeds; 0 = never
+		within    time.Duration
+		wantErr   error
+		wantCalls func(int) bool
+	}{
+		{"first call", 1, time.Second, nil, func(n int) bool { return n == 1 }},
+		{"third call", 3, time.Second, nil, func(n int) bool { return n == 3 }},
+		{"never, zero deadline: one call", 0, 0, errNo, func(n int) bool { return n == 1 }},
+		{"never, short deadline: polls", 0, 5 * eventually.Interval, errNo, func(n int) bool { return n >= 2 }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			calls := 0
+			err := eventually.Wait(tc.within, func() error {
+				calls++
+				if calls == tc.okAt {
+					return nil
+				}
+				return errNo
+			})
+			if !errors.Is(err, tc.wantErr) || !tc.wantCalls(calls) {
+				t.Errorf("Wait = %v after %d calls, want %v", err, calls, tc.wantErr)
+			}
+		})
+	}
+}
+
+// recorder is a testing.TB that records a Fatalf instead of stopping.
+type recorder struct {
+	testing.TB
+	failed string
+}
+
+func (r *recorder) Helper() {}
+
+func (r *recorder) Fatalf(format string, args ...any) { r.failed = fmt.Sprintf(format, args...) }
+
+func TestSucceedsAndHoldsReportWhatTheyWaitedFor(t *testing.T) {
+	t.Parallel()
+	r := &recorder{TB: t}
+	eventually.Succeeds(r, 0, "the view", func() error { return errors.New("2 of 3 runs") })
+	if !strings.Contains(r.failed, "the view") || !strings.Contains(r.failed, "2 of 3 runs") {
+		t.Errorf("Succeeds failed with %q", r.failed)
+	}
+	r = &recorder{TB: t}
+	eventually.Holds(r, 0, "the listener", func() bool { return false })
+	if !strings.Contains(r.failed, "the listener") {
+		t.Errorf("Holds failed with %q", r.failed)
+	}
+	r = &recorder{TB: t}
+	eventually.Holds(r, time.Second, "ok", func() bool { return true })
+	if r.failed != "" {
+		t.Errorf("Holds of a true condition failed: %q", r.failed)
+	}
+}

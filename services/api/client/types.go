@@ -1,0 +1,146 @@
+package client
+
+import "encoding/json"
+
+// UserInput is a user's message.
+type UserInput struct {
+	Content string `json:"content"`
+}
+
+// SandboxKeyRequest routes a new run to its compute environment; the tenant
+// and agent come from the token and the agent id.
+type SandboxKeyRequest struct {
+	WorkspaceID string `json:"workspaceId,omitempty"`
+	OwnerID     string `json:"ownerId,omitempty"`
+}
+
+// CreateRunRequest is the body of POST /v1/runs.
+type CreateRunRequest struct {
+	AgentID           string             `json:"agentId"`
+	Input             UserInput          `json:"input"`
+	PlatformSessionID string             `json:"platformSessionId,omitempty"`
+	SandboxKey        *SandboxKeyRequest `json:"sandboxKey,omitempty"`
+	ParentRunID       string             `json:"parentRunId,omitempty"`
+	Metadata          map[string]string  `json:"metadata,omitempty"`
+}
+
+// AppendInputRequest is the body of POST /v1/runs/{runId}/inputs.
+type AppendInputRequest struct {
+	// Intent is steer, follow_up or clarification.
+	Intent        string `json:"intent"`
+	Content       string `json:"content"`
+	InteractionID string `json:"interactionId,omitempty"`
+}
+
+// Outcomes of a command, as CommandResult.Outcome and Command.Outcome name
+// them.
+const (
+	OutcomePending   = "pending"
+	OutcomeAccepted  = "accepted"
+	OutcomeRejected  = "rejected"
+	OutcomeDuplicate = "duplicate"
+	OutcomeNoEffect  = "no_effect"
+	OutcomeApplied   = "applied"
+)
+
+// CommandResult is the answer of every command endpoint.
+type CommandResult struct {
+	RunID              string `json:"runId"`
+	CommandID          string `json:"commandId"`
+	Outcome            string `json:"outcome"`
+	Code               string `json:"code,omitempty"`
+	Detail             string `json:"detail,omitempty"`
+	OriginalCommandID  string `json:"originalCommandId,omitempty"`
+	DuplicateCommandID string `json:"duplicateCommandId,omitempty"`
+	OriginalOutcome    string `json:"originalOutcome,omitempty"`
+	OriginalCode       string `json:"originalCode,omitempty"`
+	CreatedRunID       string `json:"createdRunId,omitempty"`
+}
+
+// SandboxKey is a run's full sandbox key.
+type SandboxKey struct {
+	TenantID    string `json:"tenantId"`
+	WorkspaceID string `json:"workspaceId"`
+	AgentID     string `json:"agentId"`
+	OwnerID     string `json:"ownerId"`
+}
+
+// Usage is a run's token accounting.
+type Usage struct {
+	ModelCalls       int64 `json:"modelCalls"`
+	PromptTokens     int64 `json:"promptTokens"`
+	CompletionTokens int64 `json:"completionTokens"`
+	TotalTokens      int64 `json:"totalTokens"`
+	Compactions      int64 `json:"compactions"`
+}
+
+// Run is the answer of GET /v1/runs/{runId}.
+type Run struct {
+	RunID             string            `json:"runId"`
+	TenantID          string            `json:"tenantId"`
+	PlatformSessionID string            `json:"platformSessionId,omitempty"`
+	AgentID           string            `json:"agentId"`
+	ParentRunID       string            `json:"parentRunId,omitempty"`
+	Status            string            `json:"status"`
+	PauseReason       string            `json:"pauseReason,omitempty"`
+	ErrorCode         string            `json:"errorCode,omitempty"`
+	CancelReason      string            `json:"cancelReason,omitempty"`
+	Input             UserInput         `json:"input"`
+	SandboxKey        SandboxKey        `json:"sandboxKey"`
+	Metadata          map[string]string `json:"metadata,omitempty"`
+	LastSeq           int64             `json:"lastSeq"`
+	CreatedAt         int64             `json:"createdAt"`
+	UpdatedAt         int64             `json:"updatedAt"`
+	Usage             Usage             `json:"usage"`
+	QueuePosition     *int64            `json:"queuePosition,omitempty"`
+	SnapshotHash      string            `json:"snapshotHash,omitempty"`
+}
+
+// Event is one envelope of a run's log.
+type Event struct {
+	EventID           string          `json:"eventId"`
+	RunID             string          `json:"runId"`
+	Seq               int64           `json:"seq"`
+	SchemaVersion     string          `json:"schemaVersion"`
+	Type              string          `json:"type"`
+	OccurredAt        int64           `json:"occurredAt"`
+	EmittedAt         int64           `json:"emittedAt"`
+	PlatformSessionID string          `json:"platformSessionId,omitempty"`
+	TenantID          string          `json:"tenantId"`
+	ItemID            string          `json:"itemId,omitempty"`
+	CommandID         string          `json:"commandId,omitempty"`
+	Payload           json.RawMessage `json:"payload"`
+}
+
+// EventPage is the answer of GET /v1/runs/{runId}/events.
+type EventPage struct {
+	Events []Event `json:"events"`
+	// NextAfterSeq is the after_seq of the next page.
+	NextAfterSeq int64 `json:"nextAfterSeq"`
+}
+
+// Command is the answer of GET /v1/commands/{commandId}.
+type Command struct {
+	CommandID         string `json:"commandId"`
+	RunID             string `json:"runId"`
+	TenantID          string `json:"tenantId"`
+	Type              string `json:"type"`
+	IdempotencyKey    string `json:"idempotencyKey"`
+	Outcome           string `json:"outcome"`
+	FirstOutcome      string `json:"firstOutcome"`
+	Code              string `json:"code,omitempty"`
+	Message           string `json:"message,omitempty"`
+	OriginalCommandID string `json:"originalCommandId,omitempty"`
+	OriginalOutcome   string `json:"originalOutcome,omitempty"`
+	OriginalCode      string `json:"originalCode,omitempty"`
+	CreatedRunID      string `json:"createdRunId,omitempty"`
+	Seq               int64  `json:"seq"`
+	UpdatedAt         int64  `json:"updatedAt"`
+}
+
+// ProjectorLag is how far one view is behind the events topic.
+type ProjectorLag struct {
+	Name       string          `json:"name"`
+	Lag        int64           `json:"lag"`
+	Partitions map[int32]int64 `json:"partitions"`
+}
