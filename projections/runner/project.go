@@ -85,10 +85,13 @@ func (r *Runner) applyOneByOne(ctx context.Context, batch []pending) ([]pending,
 				return batch[i:], err
 			}
 		}
-		r.markStopped(pe.RunID, pe.Seq) // before the next record: it may be of the same run
 		if err := r.deadLetter(p, pe); err != nil {
 			return batch[i:], err
 		}
+		// Only once its dead letter is written, so that a runner started now
+		// (which learns stopped runs from the dead letters) agrees; still
+		// before the next record, which may be of the same run.
+		r.markStopped(pe.RunID, pe.Seq)
 	}
 	return nil, nil
 }
@@ -96,7 +99,6 @@ func (r *Runner) applyOneByOne(ctx context.Context, batch []pending) ([]pending,
 // poisonBefore returns why p is poison without applying it, or nil.
 func (r *Runner) poisonBefore(p pending) *PoisonError {
 	if p.bad != nil {
-		r.markStopped(p.bad.RunID, p.bad.Seq)
 		return p.bad
 	}
 	if at, ok := r.isStopped(p.rec.Event.RunID); ok {
