@@ -31,17 +31,17 @@ type outTopic struct {
 // admit turns one command record into the events that record its outcome.
 // A record screen refuses is dead-lettered and changes no run.
 func (b *batch) admit(rec kafka.Record) {
-	log := b.a.log.With(zap.Int64("offset", rec.Offset))
+	log := b.w.log.With(zap.Int64("offset", rec.Offset))
 	c, payload, ok := b.screen(rec)
 	if !ok {
 		return
 	}
 	st := b.state(c.RunID)
-	opts := b.a.ex.admitOptions()
-	opts.Partitions = b.a.part.Partitions()
+	opts := b.w.ex.admitOptions()
+	opts.Partitions = b.w.part.Partitions()
 	d := commands.Admit(st, c, payload, opts)
 	id := identity(st, c)
-	out := outTopic{topic: b.a.ex.cfg.Kafka.CommandsTopic(), partitions: b.a.part.Partitions(), now: b.now, keys: b.a.ex.cfg.CommandKeys}
+	out := outTopic{topic: b.w.ex.cfg.Kafka.CommandsTopic(), partitions: b.w.part.Partitions(), now: b.now, keys: b.w.ex.cfg.CommandKeys}
 	drafts, extra, err := outcomeDrafts(st, c, payload, d, out)
 	if err == nil {
 		err = b.push(id, drafts)

@@ -75,8 +75,8 @@ type Executor struct {
 	log      *zap.Logger
 	owner    *kafka.Owner
 
-	mu     sync.Mutex
-	actors map[int32]*actor
+	mu      sync.Mutex
+	workers map[int32]*partitionWorker
 }
 
 // New returns an executor. Nil dependencies are wiring bugs and panic.
@@ -88,7 +88,7 @@ func New(cfg Config, engine Engine, profiles *profile.Catalog, log *zap.Logger) 
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	ex := &Executor{cfg: cfg, engine: engine, actors: map[int32]*actor{},
+	ex := &Executor{cfg: cfg, engine: engine, workers: map[int32]*partitionWorker{},
 		log: log.With(zap.String("executor_id", cfg.ID))}
 	owner, err := kafka.NewOwner(kafka.OwnerConfig{Kafka: cfg.Kafka, Group: cfg.Group, Logger: ex.log, Hooks: cfg.Hooks}, ex)
 	if err != nil {
@@ -129,7 +129,7 @@ func (ex *Executor) admitOptions() commands.AdmitOptions {
 // Commands implements kafka.Handler.
 func (ex *Executor) Commands(p int32, recs []kafka.Record) {
 	ex.mu.Lock()
-	a := ex.actors[p]
+	a := ex.workers[p]
 	ex.mu.Unlock()
 	if a == nil {
 		return // not ours any more; the next owner reads them again
@@ -140,8 +140,8 @@ func (ex *Executor) Commands(p int32, recs []kafka.Record) {
 // Revoked implements kafka.Handler.
 func (ex *Executor) Revoked(p int32) {
 	ex.mu.Lock()
-	a := ex.actors[p]
-	delete(ex.actors, p)
+	a := ex.workers[p]
+	delete(ex.workers, p)
 	ex.mu.Unlock()
 	if a != nil {
 		a.stop()

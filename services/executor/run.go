@@ -18,8 +18,8 @@ var ErrRunEnded = errors.New("run has ended")
 
 // Run is an engine's handle on one run. Its methods are safe for concurrent use.
 type Run struct {
-	id    string
-	actor *actor
+	id     string
+	worker *partitionWorker
 
 	mu    sync.Mutex
 	state events.RunState
@@ -65,7 +65,7 @@ func (r *Run) Events() []events.Envelope {
 // follow-up continues. Like Events, it holds no item deltas.
 func (r *Run) SessionHistory(ctx context.Context) ([][]events.Envelope, error) {
 	st := r.State()
-	return r.actor.ex.sessionHistory(ctx, st.TenantID, st.ParentRunID, r.actor.part.Partitions())
+	return r.worker.ex.sessionHistory(ctx, st.TenantID, st.ParentRunID, r.worker.part.Partitions())
 }
 
 // EventBytes returns the size in bytes of the run's committed events as
@@ -129,7 +129,7 @@ type AppendOptions struct {
 // is; ownership errors (the partition moved) mean the engine must stop.
 func (r *Run) Append(ctx context.Context, opts AppendOptions, drafts ...events.Draft) (events.RunState, error) {
 	req := &appendReq{runID: r.id, drafts: drafts, opts: opts, done: make(chan appendResult, 1)}
-	if err := r.actor.submit(ctx, req); err != nil {
+	if err := r.worker.submit(ctx, req); err != nil {
 		return r.State(), err
 	}
 	select {
