@@ -119,11 +119,7 @@ func (ex *Executor) Kill() { ex.owner.Kill() }
 func (ex *Executor) Partitions() []int32 { return ex.owner.Assigned() }
 
 func (ex *Executor) admitOptions() commands.AdmitOptions {
-	opts := commands.AdmitOptions{KnownAgent: ex.profiles.Load().Has}
-	if im, ok := ex.engine.(interface{ Implements(what string) bool }); ok {
-		opts.Implemented = im.Implements
-	}
-	return opts
+	return commands.AdmitOptions{KnownAgent: ex.profiles.Load().Has, Implemented: ex.engine.Implements}
 }
 
 // Commands implements kafka.Handler.
@@ -148,13 +144,6 @@ func (ex *Executor) Revoked(p int32) {
 	}
 }
 
-// Snapshotter is implemented by engines that resolve a profile into a run's
-// capability snapshot (the tool specs they offer, ...). Without it the
-// snapshot holds the profile alone.
-type Snapshotter interface {
-	Snapshot(p profile.Profile, grants []events.PermissionGrant) (profile.Snapshot, error)
-}
-
 // snapshot resolves the run's profile, as configured now, into its
 // capability snapshot, with the session grants the run inherits.
 func (ex *Executor) snapshot(st events.RunState) (profile.Snapshot, error) {
@@ -162,10 +151,7 @@ func (ex *Executor) snapshot(st events.RunState) (profile.Snapshot, error) {
 	if !ok {
 		return profile.Snapshot{}, fmt.Errorf("agent profile %q is no longer configured", st.AgentID)
 	}
-	if s, ok := ex.engine.(Snapshotter); ok {
-		return s.Snapshot(p, st.InheritedGrants)
-	}
-	return profile.NewSnapshot(p, nil, st.InheritedGrants)
+	return ex.engine.Snapshot(p, st.InheritedGrants)
 }
 
 // maxAncestors bounds how far back a follow-up's history reaches.

@@ -161,8 +161,8 @@ func (r *Run) SafePoint(ctx context.Context, sp SafePoint, opts SafePointOptions
 	for _, p := range st.Pending {
 		if p.Type == string(commands.CancelRun) {
 			drafts := append(append([]events.Draft(nil), opts.Unstarted...),
-				closeOpenItems(st, events.ToolErrCancelled, "the run was cancelled")...)
-			if _, err := r.Append(ctx, AppendOptions{}, append(drafts, cancelDrafts(st, p)...)...); err != nil {
+				events.FailOpenItems(st, events.ToolErrCancelled, "the run was cancelled")...)
+			if _, err := r.Append(ctx, AppendOptions{}, append(drafts, commands.CancelEvents(st, p)...)...); err != nil {
 				return false, err
 			}
 			return true, nil
@@ -173,7 +173,7 @@ func (r *Run) SafePoint(ctx context.Context, sp SafePoint, opts SafePointOptions
 		var drafts []events.Draft
 		for _, p := range st.Pending {
 			if p.Type == string(commands.RequestCompaction) {
-				drafts = append(drafts, noEffect(p, "the run finished before its context needed compacting"))
+				drafts = append(drafts, commands.NoEffectEvent(p, "the run finished before its context needed compacting"))
 			}
 		}
 		if len(drafts) > 0 {
@@ -187,12 +187,12 @@ func (r *Run) SafePoint(ctx context.Context, sp SafePoint, opts SafePointOptions
 	}
 	var drafts []events.Draft
 	for _, p := range st.Pending {
-		in, ok := decodeInput(p)
+		in, ok := commands.PendingInput(p)
 		if !ok || in.Intent != commands.IntentSteer {
 			continue
 		}
-		drafts = append(drafts, userMessage(p, in, "")...)
-		drafts = append(drafts, applied(p, ""))
+		drafts = append(drafts, commands.UserMessageEvents(p, in)...)
+		drafts = append(drafts, commands.AppliedEvent(p, ""))
 	}
 	if len(drafts) == 0 {
 		return false, nil
@@ -227,9 +227,9 @@ func (r *Run) Compacted(ctx context.Context, art *events.ContextCompactedPayload
 	}
 	if manual != nil {
 		if art != nil {
-			drafts = append(drafts, applied(*manual, ""))
+			drafts = append(drafts, commands.AppliedEvent(*manual, ""))
 		} else {
-			drafts = append(drafts, noEffect(*manual, reason))
+			drafts = append(drafts, commands.NoEffectEvent(*manual, reason))
 		}
 	}
 	if len(drafts) == 0 {
@@ -248,7 +248,7 @@ func (r *Run) Resume(ctx context.Context, answer func(item events.ItemRef, conte
 		return false, nil
 	}
 	for _, p := range st.Pending {
-		in, ok := decodeInput(p)
+		in, ok := commands.PendingInput(p)
 		if !ok || in.Intent != commands.IntentClarification {
 			continue
 		}
@@ -261,10 +261,10 @@ func (r *Run) Resume(ctx context.Context, answer func(item events.ItemRef, conte
 		if len(drafts) == 0 {
 			// The answer names no open question: record it as a user message
 			// after resuming, so nothing the user said is lost.
-			drafts = append(drafts, applied(p, ""), events.Draft{Type: events.RunResumed, CommandID: p.CommandID})
-			drafts = append(drafts, userMessage(p, in, "")...)
+			drafts = append(drafts, commands.AppliedEvent(p, ""), events.Draft{Type: events.RunResumed, CommandID: p.CommandID})
+			drafts = append(drafts, commands.UserMessageEvents(p, in)...)
 		} else {
-			drafts = append(drafts, applied(p, ""), events.Draft{Type: events.RunResumed, CommandID: p.CommandID})
+			drafts = append(drafts, commands.AppliedEvent(p, ""), events.Draft{Type: events.RunResumed, CommandID: p.CommandID})
 		}
 		if _, err := r.Append(ctx, AppendOptions{}, drafts...); err != nil {
 			return false, err
@@ -283,60 +283,4 @@ func (r *Run) Fail(ctx context.Context, code, msg string) error {
 	}
 	_, err := r.Append(ctx, AppendOptions{}, failDrafts(st, code, msg)...)
 	return err
-}
-
-func failDrafts(st events.RunState, code, msg string) []events.Draft {
-	drafts := closeOpenItems(st, code, msg)
-	drafts = append(drafts, events.Draft{Type: events.RunFailed, Payload: events.RunFailedPayload{ErrorCode: code, Message: msg}})
-	for _, p := range st.Pending {
-		drafts = append(drafts, noEffect(p, "the run failed before the command could apply"))
-	}
-	return drafts
-}
-
-func decodeInput(p events.PendingCommand) (commands.AppendUserInputPayload, bool) {
-	var in commands.AppendUserInputPayload
-	if p.Type != string(commands.AppendUserInput) || jsonUnmarshal(p.Command, &in) != nil {
-		return in, false
-	}
-	return in, true
-}
-
-// userMessage records user input as a user_message item.
-func userMessage(p events.PendingCommand, in commands.AppendUserInputPayload, _ string) []events.Draft {
-	id := events.DerivedID("itm", "user_message", p.CommandID)
-	data, _ := jsonMarshal(events.UserMessageData{Intent: in.Intent, CommandID: p.CommandID})
-	return []events.Draft{
-		{Type: events.ItemStarted, ItemID: id, CommandID: p.CommandID,
-			Payload: events.ItemStartedPayload{ItemType: events.ItemUserMessage, Content: in.Content, Data: data}},
-		{Type: events.ItemCompleted, ItemID: id, CommandID: p.CommandID,
-			Payload: events.ItemCompletedPayload{ItemType: events.ItemUserMessage, Status: events.ItemStatusCompleted, Content: in.Content}},
-	}
-}
-
-// cancelDrafts records cancel p taking effect on a run in state st. Other
-// commands still pending are closed as no_effect, so none is dropped silently.
-func cancelDrafts(st events.RunState, p events.PendingCommand) []events.Draft {
-	var payload commands.CancelRunPayload
-	_ = jsonUnmarshal(p.Command, &payload) // validated at admission; a zero reason is fine
-	drafts := []events.Draft{
-		applied(p, ""),
-		{Type: events.RunCancelled, CommandID: p.CommandID, Payload: events.RunCancelledPayload{Reason: payload.Reason}},
-	}
-	for _, q := range st.Pending {
-		if q.CommandID != p.CommandID {
-			drafts = append(drafts, noEffect(q, "the run was cancelled before the command could apply"))
-		}
-	}
-	return drafts
-}
-
-// closeOpenItems fails every open item of st, so the run may end.
-func closeOpenItems(st events.RunState, code, msg string) []events.Draft {
-	var drafts []events.Draft
-	for _, it := range st.OpenItems() {
-		drafts = append(drafts, events.Draft{Type: events.ItemFailed, ItemID: it.ID,
-			Payload: events.ItemFailedPayload{ItemType: it.Type, ErrorCode: code, Message: msg}})
-	}
-	return drafts
 }

@@ -60,7 +60,7 @@ func (w *partitionWorker) restore(r *Run) error {
 	}
 	drafts := append([]events.Draft{{Type: events.RunCheckpointRestored, Payload: events.CheckpointRestoredPayload{
 		LastSeq: st.LastSeq, ExecutorID: w.ex.cfg.ID, OpenItems: ids}}},
-		closeOpenItems(st, events.FailRuntimeLost, "the executor running this item stopped")...)
+		events.FailOpenItems(st, events.FailRuntimeLost, "the executor running this item stopped")...)
 	if _, err := r.Append(w.ctx, AppendOptions{}, drafts...); err != nil {
 		return err
 	}
