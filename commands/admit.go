@@ -14,17 +14,17 @@ func Admit(st *events.RunState, c Envelope, payload any, opts AdmitOptions) Deci
 	foreign := st.TenantID != "" && st.TenantID != c.TenantID
 	if rec, ok := st.Commands[c.IdempotencyKey]; ok && !foreign {
 		if rec.Fingerprint != "" && rec.Fingerprint != Fingerprint(c) {
-			return reject(c, CodeIdempotencyKeyReused, "idempotency key %q was used by command %s for a different request",
+			return reject(c, events.CodeIdempotencyKeyReused, "idempotency key %q was used by command %s for a different request",
 				c.IdempotencyKey, rec.CommandID)
 		}
 		return duplicate(c, rec)
 	}
 	if c.Type != CreateRun && (!st.Exists() || foreign) {
-		return reject(c, CodeRunNotFound, "run %s does not exist", c.RunID)
+		return reject(c, events.CodeRunNotFound, "run %s does not exist", c.RunID)
 	}
 	d, ok := payload.(decider)
 	if !ok {
-		return reject(c, CodeInternal, "no admission rule for command type %s", c.Type)
+		return reject(c, events.CodeInternal, "no admission rule for command type %s", c.Type)
 	}
 	return d.decide(st, c, opts)
 }
@@ -32,7 +32,7 @@ func Admit(st *events.RunState, c Envelope, payload any, opts AdmitOptions) Deci
 // duplicate answers a command whose idempotency key the run already knows
 // from the same request.
 func duplicate(c Envelope, orig events.CommandRecord) Decision {
-	return Decision{Outcome: OutcomeDuplicate, Code: CodeDuplicateCommand, Original: &orig,
+	return Decision{Outcome: events.OutcomeDuplicate, Code: events.CodeDuplicateCommand, Original: &orig,
 		Message: fmt.Sprintf("idempotency key already used by command %s (%s)", orig.CommandID, orig.Outcome),
 		Events: []events.Draft{{Type: events.CommandDuplicate, CommandID: c.CommandID, Payload: events.CommandDuplicatePayload{
 			CommandType: string(c.Type), IdempotencyKey: c.IdempotencyKey, OriginalCommandID: orig.CommandID,

@@ -14,20 +14,20 @@ func ApprovalID(runID, itemID string) string { return events.DerivedID("apr", ru
 // item no longer awaits when the next command is admitted.
 func (p *SubmitApprovalDecisionPayload) decide(st *events.RunState, c Envelope, opts AdmitOptions) Decision {
 	if st.Status != events.StatusPaused || st.PauseReason != events.PauseAwaitingApproval {
-		return reject(c, CodeInvalidState, "no approval is pending while the run is %s", describe(st))
+		return reject(c, events.CodeInvalidState, "no approval is pending while the run is %s", describe(st))
 	}
 	it, ok := st.Item(p.ItemID)
 	switch {
 	case !ok:
-		return reject(c, CodeApprovalNotPending, "run %s has no item %s", st.RunID, p.ItemID)
+		return reject(c, events.CodeApprovalNotPending, "run %s has no item %s", st.RunID, p.ItemID)
 	case it.Status != events.ItemStatusAwaitingApproval:
-		return reject(c, CodeApprovalNotPending, "item %s does not await approval (it is %s)", p.ItemID, it.Status)
+		return reject(c, events.CodeApprovalNotPending, "item %s does not await approval (it is %s)", p.ItemID, it.Status)
 	}
 	if !implemented(string(SubmitApprovalDecision), opts) {
-		return reject(c, CodeNotImplemented, "%s is not implemented by this executor yet", SubmitApprovalDecision)
+		return reject(c, events.CodeNotImplemented, "%s is not implemented by this executor yet", SubmitApprovalDecision)
 	}
 	drafts, resumed := decisionEvents(*st, c, p)
-	d := Decision{Outcome: OutcomeApplied, Events: drafts}
+	d := Decision{Outcome: events.OutcomeApplied, Events: drafts}
 	if resumed {
 		d.Then = EffectWake // the last decision resumed the run: the engine runs what was allowed
 	}

@@ -17,7 +17,7 @@ func (p *CancelRunPayload) decide(st *events.RunState, c Envelope, _ AdmitOption
 		return noEffect(c, fmt.Sprintf("run is already %s", st.Status))
 	case st.Status == events.StatusQueued, st.Status == events.StatusPaused:
 		drafts := events.FailOpenItems(*st, events.ToolErrCancelled, "the run was cancelled")
-		return Decision{Outcome: OutcomeApplied, Events: append(drafts, CancelEvents(*st, Pending(c))...)}
+		return Decision{Outcome: events.OutcomeApplied, Events: append(drafts, CancelEvents(*st, Pending(c))...)}
 	case HasPending(*st, CancelRun):
 		return noEffect(c, "a cancel is already pending")
 	}

@@ -9,16 +9,16 @@ func (p *CreateRunPayload) decide(st *events.RunState, c Envelope, opts AdmitOpt
 		panic("commands.Admit: AdmitOptions.KnownAgent is required") // wiring bug
 	}
 	if st.Exists() {
-		return reject(c, CodeRunAlreadyExists, "run %s already exists", c.RunID)
+		return reject(c, events.CodeRunAlreadyExists, "run %s already exists", c.RunID)
 	}
 	if !opts.KnownAgent(p.AgentID) {
-		return reject(c, CodeUnknownAgent, "agent %q is not configured", p.AgentID)
+		return reject(c, events.CodeUnknownAgent, "agent %q is not configured", p.AgentID)
 	}
 	if !Routed(c.RunID, p.SandboxKey, opts.Partitions) {
-		return reject(c, CodeSandboxKeyMisrouted, "runId %s is not on partition %d of its sandbox key; derive it with commands.RunIDFor",
+		return reject(c, events.CodeSandboxKeyMisrouted, "runId %s is not on partition %d of its sandbox key; derive it with commands.RunIDFor",
 			c.RunID, SandboxPartition(p.SandboxKey, opts.Partitions))
 	}
-	return Decision{Outcome: OutcomeAccepted, Then: EffectEnqueue, Events: []events.Draft{{Type: events.RunAccepted,
+	return Decision{Outcome: events.OutcomeAccepted, Then: EffectEnqueue, Events: []events.Draft{{Type: events.RunAccepted,
 		CommandID: c.CommandID, Payload: events.RunAcceptedPayload{
 			AgentID: p.AgentID, Input: p.Input, SandboxKey: p.SandboxKey, ParentRunID: p.ParentRunID,
 			Metadata: p.Metadata, IdempotencyKey: c.IdempotencyKey, Actor: c.Actor, SessionGrants: p.SessionGrants,

@@ -12,9 +12,9 @@ import (
 type Decision struct {
 	// Outcome is accepted (run created, or buffered for a safe point), applied
 	// (took effect at once), rejected, duplicate or no_effect.
-	Outcome Outcome
+	Outcome events.Outcome
 	// Code and Message explain a rejection.
-	Code    Code
+	Code    events.Code
 	Message string
 	// Original is the first command with the same idempotency key (duplicate).
 	Original *events.CommandRecord
@@ -67,26 +67,26 @@ type decider interface {
 	decide(st *events.RunState, c Envelope, opts AdmitOptions) Decision
 }
 
-func reject(c Envelope, code Code, format string, args ...any) Decision {
+func reject(c Envelope, code events.Code, format string, args ...any) Decision {
 	msg := fmt.Sprintf(format, args...)
-	return Decision{Outcome: OutcomeRejected, Code: code, Message: msg, Events: []events.Draft{RejectedEvent(c, code, msg)}}
+	return Decision{Outcome: events.OutcomeRejected, Code: code, Message: msg, Events: []events.Draft{RejectedEvent(c, code, msg)}}
 }
 
 func accept(c Envelope, then Effect) Decision {
-	return Decision{Outcome: OutcomeAccepted, Then: then, Events: []events.Draft{{Type: events.CommandAccepted,
+	return Decision{Outcome: events.OutcomeAccepted, Then: then, Events: []events.Draft{{Type: events.CommandAccepted,
 		CommandID: c.CommandID, Payload: events.CommandAcceptedPayload{CommandType: string(c.Type),
 			IdempotencyKey: c.IdempotencyKey, Command: c.Payload, Actor: sender(c), Fingerprint: Fingerprint(c)}}}}
 }
 
 func noEffect(c Envelope, reason string) Decision {
-	return Decision{Outcome: OutcomeNoEffect, Message: reason, Events: []events.Draft{NoEffectEvent(Pending(c), reason)}}
+	return Decision{Outcome: events.OutcomeNoEffect, Message: reason, Events: []events.Draft{NoEffectEvent(Pending(c), reason)}}
 }
 
 // acceptIfImplemented accepts c when the engine honours what, and rejects
 // it not_implemented otherwise.
 func acceptIfImplemented(c Envelope, what string, opts AdmitOptions, then Effect) Decision {
 	if !implemented(what, opts) {
-		return reject(c, CodeNotImplemented, "%s is not implemented by this executor yet", what)
+		return reject(c, events.CodeNotImplemented, "%s is not implemented by this executor yet", what)
 	}
 	return accept(c, then)
 }

@@ -21,7 +21,7 @@ func (p *AppendUserInputPayload) decide(st *events.RunState, c Envelope, opts Ad
 		ok = st.Status.Terminal()
 	}
 	if !ok {
-		return reject(c, CodeInvalidState, "intent %s is not valid while the run is %s", p.Intent, describe(st))
+		return reject(c, events.CodeInvalidState, "intent %s is not valid while the run is %s", p.Intent, describe(st))
 	}
 	what := string(AppendUserInput) + "/" + p.Intent
 	if p.Intent == IntentFollowUp && implemented(what, opts) {
@@ -36,9 +36,9 @@ func (p *AppendUserInputPayload) decide(st *events.RunState, c Envelope, opts Ad
 func followUp(st *events.RunState, c Envelope, p *AppendUserInputPayload, opts AdmitOptions) Decision {
 	next, err := FollowUpCreate(c, p, *st, opts.Partitions, opts.Now)
 	if err != nil {
-		return reject(c, CodeInternal, "internal error during admission")
+		return reject(c, events.CodeInternal, "internal error during admission")
 	}
-	return Decision{Outcome: OutcomeApplied, Events: []events.Draft{AppliedEvent(Pending(c), next.RunID)},
+	return Decision{Outcome: events.OutcomeApplied, Events: []events.Draft{AppliedEvent(Pending(c), next.RunID)},
 		Send: []Envelope{next}}
 }
 

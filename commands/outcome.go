@@ -33,10 +33,10 @@ func NoEffectEvent(p events.PendingCommand, reason string) events.Draft {
 // RejectedEvent records that command c was refused with code. A command
 // refused because its key was used for another request does not own the
 // key, so it keeps no fingerprint of its own.
-func RejectedEvent(c Envelope, code Code, msg string) events.Draft {
+func RejectedEvent(c Envelope, code events.Code, msg string) events.Draft {
 	p := events.CommandRejectedPayload{CommandType: string(c.Type), IdempotencyKey: c.IdempotencyKey, Code: string(code),
 		Message: msg, Actor: sender(c)}
-	if code != CodeIdempotencyKeyReused {
+	if code != events.CodeIdempotencyKeyReused {
 		p.Fingerprint = Fingerprint(c)
 	}
 	return events.Draft{Type: events.CommandRejected, CommandID: c.CommandID, Payload: p}

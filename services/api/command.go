@@ -150,7 +150,7 @@ func resultFor(env commands.Envelope, row postgres.Command) commandResult {
 	if r.Outcome == "" {
 		r.Outcome = row.Outcome
 	}
-	if r.Outcome == string(commands.OutcomeDuplicate) && row.OriginalCommandID != "" {
+	if r.Outcome == string(events.OutcomeDuplicate) && row.OriginalCommandID != "" {
 		r.CommandID, r.OriginalCommandID, r.DuplicateCommandID = row.OriginalCommandID, row.OriginalCommandID, env.CommandID
 		r.OriginalOutcome, r.OriginalCode = row.OriginalOutcome, row.OriginalCode
 	}

@@ -33,7 +33,7 @@ func (b *batch) admit(rec kafka.Record) {
 		// Admission never proposes an illegal event; if it did, say so loudly
 		// and record a rejection instead of losing the command.
 		log.Error("admission produced an illegal event", zap.String("command_id", c.CommandID), zap.Error(err))
-		_ = b.push(id, []events.Draft{commands.RejectedEvent(c, commands.CodeInternal, "internal error during admission")})
+		_ = b.push(id, []events.Draft{commands.RejectedEvent(c, events.CodeInternal, "internal error during admission")})
 		return
 	}
 	log.Debug("command admitted", zap.String("run_id", c.RunID), zap.String("command_id", c.CommandID),
