@@ -10,6 +10,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"go.uber.org/zap"
+
+	"github.com/xbot-runtime/xbot/events"
 )
 
 // ApplyBatch projects recs, records of topic read by projector, in one
@@ -24,14 +26,14 @@ import (
 // projected fails the batch with a *RecordError naming it: one that is not
 // a valid envelope, has a payload the read models need that does not
 // decode, or whose seq is not its run's last applied seq + 1 (then the
-// RecordError wraps a *GapError). In these cases, and on any database
+// RecordError wraps an *events.SeqGapError). In these cases, and on any database
 // error, nothing of the batch is written and the batch can be retried whole.
 func (s *Store) ApplyBatch(ctx context.Context, projector, topic string, recs []Record) error {
 	if len(recs) == 0 {
 		return nil
 	}
 	err := s.applyBatch(ctx, projector, topic, recs)
-	var gap *GapError
+	var gap *events.SeqGapError
 	if errors.As(err, &gap) {
 		s.log.Warn("seq gap; batch not applied", zap.String("run_id", gap.RunID),
 			zap.Int64("seq", gap.Actual), zap.Int64("expected_seq", gap.Expected))

@@ -43,7 +43,7 @@ func (s *Store) Name() string { return ProjectorName }
 func (s *Store) Apply(ctx context.Context, batch []runner.Record) error {
 	recs := make([]Record, len(batch))
 	for i, r := range batch {
-		recs[i] = Record{Partition: r.Partition, Offset: r.Offset, Value: r.Value}
+		recs[i] = r.Record
 	}
 	err := s.ApplyBatch(ctx, ProjectorName, s.topic, recs)
 	var re *RecordError

@@ -7,6 +7,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap"
+
+	"github.com/xbot-runtime/xbot/infra/kafka"
 )
 
 // ErrNotFound is returned by queries when no row matches within the tenant.
@@ -15,21 +17,9 @@ var ErrNotFound = errors.New("not found")
 // ErrInvalidCursor is returned by ListRuns for a cursor it did not issue.
 var ErrInvalidCursor = errors.New("invalid cursor")
 
-// GapError reports an event whose seq is not the next one of its run: the
-// projector would skip Expected..Actual-1. Nothing of the batch was written.
-type GapError struct {
-	RunID    string
-	Expected int64
-	Actual   int64
-}
-
-func (e *GapError) Error() string {
-	return fmt.Sprintf("run %s: seq gap: expected seq %d, got %d", e.RunID, e.Expected, e.Actual)
-}
-
 // RecordError reports a record that cannot be projected (not a valid event
 // envelope, a payload the read model needs that does not decode, or a seq
-// gap, wrapping a *GapError). Nothing of the batch was written; the caller
+// gap, wrapping an *events.SeqGapError). Nothing of the batch was written; the caller
 // decides whether to dead-letter it.
 type RecordError struct {
 	Partition int32
@@ -43,13 +33,9 @@ func (e *RecordError) Error() string {
 
 func (e *RecordError) Unwrap() error { return e.Err }
 
-// Record is one Kafka record of the events topic: Value is the event envelope
-// JSON exactly as it was produced.
-type Record struct {
-	Partition int32
-	Offset    int64
-	Value     []byte
-}
+// Record is one committed record of the events topic (a kafka.Record):
+// Value is the event envelope JSON exactly as it was produced.
+type Record = kafka.Record
 
 // Store reads and writes the Postgres read models. It is safe for concurrent
 // use. Call Close to stop its notification listener.
