@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/infra/kafka"
 	"github.com/xbot-runtime/xbot/projections/runner"
 )
@@ -14,7 +15,7 @@ import (
 // ProjectorName is the name of the Postgres projector (runner.Projector):
 // its consumer group is "xbot-projector-postgres" and its checkpoints are
 // stored under this name.
-const ProjectorName = "postgres"
+const ProjectorName = events.ViewPostgres
 
 // Option configures a Store.
 type Option func(*Store)

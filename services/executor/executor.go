@@ -22,7 +22,7 @@ import (
 type Config struct {
 	// Kafka is the cluster and topic naming. Required.
 	Kafka kafka.Config
-	// Group is the executors' consumer group. Default "xbot-executor".
+	// Group is the executors' consumer group. Default kafka.DefaultExecutorGroup.
 	Group string
 	// ID names this instance in logs and events. Default hostname-pid.
 	ID string
@@ -41,7 +41,7 @@ type Config struct {
 
 func (c *Config) setDefaults() {
 	if c.Group == "" {
-		c.Group = "xbot-executor"
+		c.Group = kafka.DefaultExecutorGroup
 	}
 	if c.ID == "" {
 		host, _ := os.Hostname()
