@@ -9,7 +9,7 @@ import (
 
 func rejectedEv(cmd, typ, key string, code events.Code) ev {
 	return ev{typ: events.CommandRejected, cmd: cmd, p: events.CommandRejectedPayload{
-		CommandType: typ, IdempotencyKey: key, Code: string(code), Message: "refused"}}
+		CommandType: typ, IdempotencyKey: key, Code: code, Message: "refused"}}
 }
 
 // TestAdmitDuplicate: a key the run has seen returns the first command with

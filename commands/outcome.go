@@ -34,7 +34,7 @@ func NoEffectEvent(p events.PendingCommand, reason string) events.Draft {
 // refused because its key was used for another request does not own the
 // key, so it keeps no fingerprint of its own.
 func RejectedEvent(c Envelope, code events.Code, msg string) events.Draft {
-	p := events.CommandRejectedPayload{CommandType: string(c.Type), IdempotencyKey: c.IdempotencyKey, Code: string(code),
+	p := events.CommandRejectedPayload{CommandType: string(c.Type), IdempotencyKey: c.IdempotencyKey, Code: code,
 		Message: msg, Actor: sender(c)}
 	if code != events.CodeIdempotencyKeyReused {
 		p.Fingerprint = Fingerprint(c)
