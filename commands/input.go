@@ -66,3 +66,44 @@ func UserMessageEvents(p events.PendingCommand, in AppendUserInputPayload) []eve
 			Payload: events.ItemCompletedPayload{ItemType: events.ItemUserMessage, Status: events.ItemStatusCompleted, Content: in.Content}},
 	}
 }
+
+// SteerEvents apply every steer pending in st, in the order they were
+// accepted: each becomes a user_message item.
+func SteerEvents(st events.RunState) []events.Draft {
+	var drafts []events.Draft
+	for _, p := range st.Pending {
+		in, ok := PendingInput(p)
+		if !ok || in.Intent != IntentSteer {
+			continue
+		}
+		drafts = append(drafts, UserMessageEvents(p, in)...)
+		drafts = append(drafts, AppliedEvent(p, ""))
+	}
+	return drafts
+}
+
+// ClarificationEvents apply the first clarification pending in st, which
+// resumes the paused run: answer records it as the answer of each open
+// clarification_request item it addresses. An answer that names no open
+// question is recorded as a user message after resuming, so nothing the
+// user said is lost. ok is false when no clarification is pending.
+func ClarificationEvents(st events.RunState, answer func(item events.ItemRef, content string) events.Draft) (drafts []events.Draft, ok bool) {
+	for _, p := range st.Pending {
+		in, isInput := PendingInput(p)
+		if !isInput || in.Intent != IntentClarification {
+			continue
+		}
+		for _, it := range st.OpenItems() {
+			if it.Type == events.ItemClarificationRequest && (in.InteractionID == "" || in.InteractionID == it.ID) {
+				drafts = append(drafts, answer(it, in.Content))
+			}
+		}
+		answered := len(drafts) > 0
+		drafts = append(drafts, AppliedEvent(p, ""), events.Draft{Type: events.RunResumed, CommandID: p.CommandID})
+		if !answered {
+			drafts = append(drafts, UserMessageEvents(p, in)...)
+		}
+		return drafts, true
+	}
+	return nil, false
+}

@@ -158,41 +158,19 @@ func (r *Run) SafePoint(ctx context.Context, sp SafePoint, opts SafePointOptions
 	if st.Status.Terminal() {
 		return true, nil
 	}
-	for _, p := range st.Pending {
-		if p.Type == string(commands.CancelRun) {
-			drafts := append(append([]events.Draft(nil), opts.Unstarted...),
-				events.FailOpenItems(st, events.ToolErrCancelled, "the run was cancelled")...)
-			if _, err := r.Append(ctx, AppendOptions{}, append(drafts, commands.CancelEvents(st, p)...)...); err != nil {
-				return false, err
-			}
-			return true, nil
-		}
-	}
-	if sp == BeforeRunTerminal {
-		// The run is finishing: there is nothing left to compact.
-		var drafts []events.Draft
-		for _, p := range st.Pending {
-			if p.Type == string(commands.RequestCompaction) {
-				drafts = append(drafts, commands.NoEffectEvent(p, "the run finished before its context needed compacting"))
-			}
-		}
-		if len(drafts) > 0 {
-			_, err := r.Append(ctx, AppendOptions{}, drafts...)
+	if p, ok := commands.PendingCancel(st); ok {
+		if _, err := r.Append(ctx, AppendOptions{}, commands.CancelEvents(st, p, opts.Unstarted)...); err != nil {
 			return false, err
 		}
-		return false, nil
-	}
-	if sp != BeforeModelRequest {
-		return false, nil
+		return true, nil
 	}
 	var drafts []events.Draft
-	for _, p := range st.Pending {
-		in, ok := commands.PendingInput(p)
-		if !ok || in.Intent != commands.IntentSteer {
-			continue
-		}
-		drafts = append(drafts, commands.UserMessageEvents(p, in)...)
-		drafts = append(drafts, commands.AppliedEvent(p, ""))
+	switch sp {
+	case BeforeRunTerminal:
+		drafts = commands.UnneededCompactions(st)
+	case BeforeModelRequest:
+		drafts = commands.SteerEvents(st)
+	case AfterModelResponse, BeforeToolExecution, AfterToolResult:
 	}
 	if len(drafts) == 0 {
 		return false, nil
@@ -204,12 +182,7 @@ func (r *Run) SafePoint(ctx context.Context, sp SafePoint, opts SafePointOptions
 // PendingCompaction returns the oldest RequestCompaction waiting for the
 // next before_model_request.
 func (r *Run) PendingCompaction() (events.PendingCommand, bool) {
-	for _, p := range r.State().Pending {
-		if p.Type == string(commands.RequestCompaction) {
-			return p, true
-		}
-	}
-	return events.PendingCommand{}, false
+	return commands.PendingCompaction(r.State())
 }
 
 // Compacted appends a compaction artifact. With a pending RequestCompaction
@@ -217,21 +190,7 @@ func (r *Run) PendingCompaction() (events.PendingCommand, bool) {
 // in the same append; a failed compaction (art == nil) closes it as
 // no_effect with reason.
 func (r *Run) Compacted(ctx context.Context, art *events.ContextCompactedPayload, manual *events.PendingCommand, reason string) error {
-	var drafts []events.Draft
-	if art != nil {
-		d := events.Draft{Type: events.ContextCompacted, Payload: *art}
-		if manual != nil {
-			d.CommandID = manual.CommandID
-		}
-		drafts = append(drafts, d)
-	}
-	if manual != nil {
-		if art != nil {
-			drafts = append(drafts, commands.AppliedEvent(*manual, ""))
-		} else {
-			drafts = append(drafts, commands.NoEffectEvent(*manual, reason))
-		}
-	}
+	drafts := commands.CompactionEvents(art, manual, reason)
 	if len(drafts) == 0 {
 		return nil
 	}
@@ -247,31 +206,14 @@ func (r *Run) Resume(ctx context.Context, answer func(item events.ItemRef, conte
 	if st.Status != events.StatusPaused {
 		return false, nil
 	}
-	for _, p := range st.Pending {
-		in, ok := commands.PendingInput(p)
-		if !ok || in.Intent != commands.IntentClarification {
-			continue
-		}
-		var drafts []events.Draft
-		for _, it := range st.OpenItems() {
-			if it.Type == events.ItemClarificationRequest && (in.InteractionID == "" || in.InteractionID == it.ID) {
-				drafts = append(drafts, answer(it, in.Content))
-			}
-		}
-		if len(drafts) == 0 {
-			// The answer names no open question: record it as a user message
-			// after resuming, so nothing the user said is lost.
-			drafts = append(drafts, commands.AppliedEvent(p, ""), events.Draft{Type: events.RunResumed, CommandID: p.CommandID})
-			drafts = append(drafts, commands.UserMessageEvents(p, in)...)
-		} else {
-			drafts = append(drafts, commands.AppliedEvent(p, ""), events.Draft{Type: events.RunResumed, CommandID: p.CommandID})
-		}
-		if _, err := r.Append(ctx, AppendOptions{}, drafts...); err != nil {
-			return false, err
-		}
-		return true, nil
+	drafts, ok := commands.ClarificationEvents(st, answer)
+	if !ok {
+		return false, nil
 	}
-	return false, nil
+	if _, err := r.Append(ctx, AppendOptions{}, drafts...); err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
 // Fail ends the run as failed with code: open items fail with the same code
