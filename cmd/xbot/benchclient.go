@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/xbot-runtime/xbot/events"
 )
 
 // benchClient talks to the API as a bench client would over the network.
@@ -74,7 +76,7 @@ func (c *benchClient) create(ctx context.Context, key, workspace string) (string
 	if err := json.NewDecoder(resp.Body).Decode(&res); err != nil {
 		return "", fmt.Errorf("create: HTTP %d: %w", resp.StatusCode, err)
 	}
-	if resp.StatusCode != http.StatusAccepted || res.Outcome != "accepted" {
+	if resp.StatusCode != http.StatusAccepted || res.Outcome != string(events.OutcomeAccepted) {
 		return "", fmt.Errorf("create: HTTP %d outcome %q %s", resp.StatusCode, res.Outcome, res.Detail)
 	}
 	return res.RunID, nil
