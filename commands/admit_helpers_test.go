@@ -93,22 +93,22 @@ func admit(t *testing.T, st *events.RunState, c commands.Envelope, p any, o comm
 
 // want is an expected decision.
 type want struct {
-	outcome commands.Outcome
-	code    commands.Code
+	outcome events.Outcome
+	code    events.Code
 }
 
 var (
-	accepted   = want{commands.OutcomeAccepted, ""}
-	applied    = want{commands.OutcomeApplied, ""}
-	noEffect   = want{commands.OutcomeNoEffect, ""}
-	notFound   = want{commands.OutcomeRejected, commands.CodeRunNotFound}
-	exists     = want{commands.OutcomeRejected, commands.CodeRunAlreadyExists}
-	badState   = want{commands.OutcomeRejected, commands.CodeInvalidState}
-	notPending = want{commands.OutcomeRejected, commands.CodeApprovalNotPending}
-	notImpl    = want{commands.OutcomeRejected, commands.CodeNotImplemented}
-	badAgent   = want{commands.OutcomeRejected, commands.CodeUnknownAgent}
-	internal   = want{commands.OutcomeRejected, commands.CodeInternal}
-	duplicated = want{commands.OutcomeDuplicate, commands.CodeDuplicateCommand}
+	accepted   = want{events.OutcomeAccepted, ""}
+	applied    = want{events.OutcomeApplied, ""}
+	noEffect   = want{events.OutcomeNoEffect, ""}
+	notFound   = want{events.OutcomeRejected, events.CodeRunNotFound}
+	exists     = want{events.OutcomeRejected, events.CodeRunAlreadyExists}
+	badState   = want{events.OutcomeRejected, events.CodeInvalidState}
+	notPending = want{events.OutcomeRejected, events.CodeApprovalNotPending}
+	notImpl    = want{events.OutcomeRejected, events.CodeNotImplemented}
+	badAgent   = want{events.OutcomeRejected, events.CodeUnknownAgent}
+	internal   = want{events.OutcomeRejected, events.CodeInternal}
+	duplicated = want{events.OutcomeDuplicate, events.CodeDuplicateCommand}
 )
 
 func checkDecision(t *testing.T, d commands.Decision, w want) {
@@ -116,10 +116,10 @@ func checkDecision(t *testing.T, d commands.Decision, w want) {
 	if d.Outcome != w.outcome || d.Code != w.code {
 		t.Fatalf("decision %s/%s (%q), want %s/%s", d.Outcome, d.Code, d.Message, w.outcome, w.code)
 	}
-	if (d.Outcome == commands.OutcomeRejected || d.Outcome == commands.OutcomeDuplicate) && d.Message == "" {
+	if (d.Outcome == events.OutcomeRejected || d.Outcome == events.OutcomeDuplicate) && d.Message == "" {
 		t.Errorf("a %s decision has no message", d.Outcome)
 	}
-	if (d.Original != nil) != (d.Outcome == commands.OutcomeDuplicate) {
+	if (d.Original != nil) != (d.Outcome == events.OutcomeDuplicate) {
 		t.Errorf("Original = %+v for outcome %s", d.Original, d.Outcome)
 	}
 }

@@ -7,9 +7,9 @@ import (
 	"github.com/xbot-runtime/xbot/events"
 )
 
-func rejectedEv(cmd, typ, key string, code commands.Code) ev {
+func rejectedEv(cmd, typ, key string, code events.Code) ev {
 	return ev{typ: events.CommandRejected, cmd: cmd, p: events.CommandRejectedPayload{
-		CommandType: typ, IdempotencyKey: key, Code: string(code), Message: "refused"}}
+		CommandType: typ, IdempotencyKey: key, Code: code, Message: "refused"}}
 }
 
 // TestAdmitDuplicate: a key the run has seen returns the first command with
@@ -29,10 +29,10 @@ func TestAdmitDuplicate(t *testing.T) {
 			events.CommandRecord{CommandID: createCmd, Type: "CreateRun", Outcome: "accepted"}},
 		{"CreateRun retried after the run ended", "completed", nil, createSpec(agent), createKey,
 			events.CommandRecord{CommandID: createCmd, Type: "CreateRun", Outcome: "accepted"}},
-		{"CreateRun first rejected", "nonexistent", []ev{rejectedEv(cmdA, "CreateRun", "create-2", commands.CodeUnknownAgent)},
+		{"CreateRun first rejected", "nonexistent", []ev{rejectedEv(cmdA, "CreateRun", "create-2", events.CodeUnknownAgent)},
 			createSpec(agent), "create-2",
 			events.CommandRecord{CommandID: cmdA, Type: "CreateRun", Outcome: "rejected", Code: "unknown_agent"}},
-		{"command on a missing run first rejected", "nonexistent", []ev{rejectedEv(cmdA, "CancelRun", "c-9", commands.CodeRunNotFound)},
+		{"command on a missing run first rejected", "nonexistent", []ev{rejectedEv(cmdA, "CancelRun", "c-9", events.CodeRunNotFound)},
 			cancelSpec, "c-9", events.CommandRecord{CommandID: cmdA, Type: "CancelRun", Outcome: "rejected", Code: "run_not_found"}},
 		{"cancel pending", "running/cancel pending", nil, cancelSpec, cancelKey,
 			events.CommandRecord{CommandID: cancelCmd, Type: "CancelRun", Outcome: "accepted"}},
@@ -41,15 +41,15 @@ func TestAdmitDuplicate(t *testing.T) {
 		{"cancel applied", "queued", []ev{{typ: events.RunCancelled}, {typ: events.CommandApplied, cmd: cmdA,
 			p: events.CommandAppliedPayload{CommandType: "CancelRun", IdempotencyKey: "c-2"}}}, cancelSpec, "c-2",
 			events.CommandRecord{CommandID: cmdA, Type: "CancelRun", Outcome: "applied"}},
-		{"steer first rejected", "running", []ev{rejectedEv(cmdA, "AppendUserInput", "s-1", commands.CodeNotImplemented)},
+		{"steer first rejected", "running", []ev{rejectedEv(cmdA, "AppendUserInput", "s-1", events.CodeNotImplemented)},
 			inputSpec(commands.IntentSteer), "s-1",
 			events.CommandRecord{CommandID: cmdA, Type: "AppendUserInput", Outcome: "rejected", Code: "not_implemented"}},
 		{"cancel first had no effect", "completed", []ev{{typ: events.CommandNoEffect, cmd: cmdA,
 			p: events.CommandNoEffectPayload{CommandType: "CancelRun", IdempotencyKey: "c-3"}}}, cancelSpec, "c-3",
 			events.CommandRecord{CommandID: cmdA, Type: "CancelRun", Outcome: "no_effect"}},
 		{"a later command with the key does not take it over", "running", []ev{
-			rejectedEv(cmdA, "AppendUserInput", "s-2", commands.CodeInvalidState),
-			rejectedEv(cmdB, "AppendUserInput", "s-2", commands.CodeNotImplemented)},
+			rejectedEv(cmdA, "AppendUserInput", "s-2", events.CodeInvalidState),
+			rejectedEv(cmdB, "AppendUserInput", "s-2", events.CodeNotImplemented)},
 			inputSpec(commands.IntentSteer), "s-2",
 			events.CommandRecord{CommandID: cmdA, Type: "AppendUserInput", Outcome: "rejected", Code: "invalid_state"}},
 	}
@@ -104,14 +104,14 @@ func TestAdmitApprovalForDecidedItem(t *testing.T) {
 func outcomeEvent(c commands.Envelope, p any, d commands.Decision) ev {
 	typ, key := string(c.Type), c.IdempotencyKey
 	switch d.Outcome {
-	case commands.OutcomeRejected:
+	case events.OutcomeRejected:
 		return rejectedEv(c.CommandID, typ, key, d.Code)
-	case commands.OutcomeDuplicate:
+	case events.OutcomeDuplicate:
 		return ev{typ: events.CommandDuplicate, cmd: c.CommandID, p: events.CommandDuplicatePayload{CommandType: typ,
 			IdempotencyKey: key, OriginalCommandID: d.Original.CommandID, OriginalOutcome: d.Original.Outcome}}
-	case commands.OutcomeNoEffect:
+	case events.OutcomeNoEffect:
 		return ev{typ: events.CommandNoEffect, cmd: c.CommandID, p: events.CommandNoEffectPayload{CommandType: typ, IdempotencyKey: key}}
-	case commands.OutcomeApplied:
+	case events.OutcomeApplied:
 		return ev{typ: events.CommandApplied, cmd: c.CommandID, p: events.CommandAppliedPayload{CommandType: typ, IdempotencyKey: key}}
 	}
 	if cp, ok := p.(*commands.CreateRunPayload); ok {
@@ -144,7 +144,7 @@ func TestAdmitDecisionsFoldIntoTheLog(t *testing.T) {
 					t.Fatalf("decision %s/%s cannot be recorded: %v", d.Outcome, d.Code, err)
 				}
 				retry := commands.Admit(&next, c, p, opts(allFeatures...))
-				if retry.Outcome != commands.OutcomeDuplicate || retry.Original.CommandID != c.CommandID {
+				if retry.Outcome != events.OutcomeDuplicate || retry.Original.CommandID != c.CommandID {
 					t.Fatalf("retry after %s: %+v, want a duplicate of %s", d.Outcome, retry, c.CommandID)
 				}
 			})

@@ -183,7 +183,7 @@ func TestAdmitCreateRefusesARunOffItsSandboxKeysPartition(t *testing.T) {
 	for _, tc := range []struct {
 		runID string
 		want  want
-	}{{routed, accepted}, {misrouted, want{commands.OutcomeRejected, commands.CodeSandboxKeyMisrouted}}} {
+	}{{routed, accepted}, {misrouted, want{events.OutcomeRejected, events.CodeSandboxKeyMisrouted}}} {
 		c, err := commands.New(commands.CreateRun, commands.Header{RunID: tc.runID, TenantID: tenant, Actor: actor},
 			commands.CreateRunPayload{AgentID: agent, Input: events.UserInput{Content: "hi"}, SandboxKey: sk})
 		if err != nil {

@@ -54,7 +54,7 @@ func TestAdmitKeyReusedForAnotherRequest(t *testing.T) {
 	retry.CommandID = events.NewID("cmd")
 	checkDecision(t, admit(t, st, retry, p, opts()), duplicated)
 	other, op := admitEnvelope(t, st, cmdSpec{"CancelRun", commands.CancelRun, &commands.CancelRunPayload{Reason: "another reason"}}, tenant, "cancel-fp")
-	checkDecision(t, admit(t, st, other, op, opts()), want{commands.OutcomeRejected, commands.CodeIdempotencyKeyReused})
+	checkDecision(t, admit(t, st, other, op, opts()), want{events.OutcomeRejected, events.CodeIdempotencyKeyReused})
 	legacy := fold(t, *stateOf(t, "running"), ev{typ: events.CommandAccepted, cmd: cmd, p: events.CommandAcceptedPayload{
 		CommandType: "CancelRun", IdempotencyKey: "cancel-fp", Command: c.Payload}})
 	checkDecision(t, admit(t, legacy, other, op, opts()), duplicated)

@@ -217,14 +217,14 @@ func TestTypesHavePayloads(t *testing.T) {
 func TestCodesAndOutcomesAreDistinct(t *testing.T) {
 	t.Parallel()
 	seen := map[string]bool{}
-	for _, c := range commands.Codes() {
+	for _, c := range events.Codes() {
 		if c == "" || seen[string(c)] {
 			t.Errorf("code %q empty or listed twice", c)
 		}
 		seen[string(c)] = true
 	}
 	clear(seen)
-	for _, o := range commands.Outcomes() {
+	for _, o := range events.Outcomes() {
 		if o == "" || seen[string(o)] {
 			t.Errorf("outcome %q empty or listed twice", o)
 		}

@@ -1,5 +1,7 @@
 // Package events holds the facts of xbot: the event envelope, the event
-// catalog with its payload types, and the run state machine.
+// catalog with its payload types, the run state machine, and the words every
+// reader of the log shares: command outcomes (Outcome), stable error codes
+// (Code, registered in schemas/v1/errors.json) and the seq gap error.
 //
 // Guarantees: Fold is a pure function. Folding a run's committed events from
 // the zero RunState in seq order either succeeds for every event or returns a

@@ -8,7 +8,9 @@ import (
 // ErrUnknownType is returned for an event type that is not in the catalog.
 var ErrUnknownType = errors.New("unknown event type")
 
-// SeqGapError reports an event whose seq is not the next one of its run.
+// SeqGapError reports an event whose seq is not the next one of its run:
+// folding it, or projecting it, would skip Expected..Actual-1 (or apply
+// Actual twice). Fold and every projector report a gap with it.
 type SeqGapError struct {
 	RunID    string
 	Expected int64
@@ -16,7 +18,7 @@ type SeqGapError struct {
 }
 
 func (e *SeqGapError) Error() string {
-	return fmt.Sprintf("run %s: expected seq %d, got %d", e.RunID, e.Expected, e.Actual)
+	return fmt.Sprintf("run %s: seq gap: expected seq %d, got %d", e.RunID, e.Expected, e.Actual)
 }
 
 // IllegalTransitionError reports an event that the run's state does not allow.

@@ -92,12 +92,12 @@ func apply(n *RunState, e Envelope, p any) error {
 	case *CommandAcceptedPayload:
 		return applyCommandAccepted(n, e, v)
 	case *CommandRejectedPayload:
-		remember(n, v.IdempotencyKey, CommandRecord{CommandID: e.CommandID, Type: v.CommandType, Outcome: "rejected", Code: v.Code, Fingerprint: v.Fingerprint})
+		remember(n, v.IdempotencyKey, CommandRecord{CommandID: e.CommandID, Type: v.CommandType, Outcome: OutcomeRejected, Code: v.Code, Fingerprint: v.Fingerprint})
 	case *CommandNoEffectPayload:
 		// A pending command closed without effect (its run ended first) is no
 		// longer pending.
 		unpend(n, e.CommandID)
-		remember(n, v.IdempotencyKey, CommandRecord{CommandID: e.CommandID, Type: v.CommandType, Outcome: "no_effect", Fingerprint: v.Fingerprint})
+		remember(n, v.IdempotencyKey, CommandRecord{CommandID: e.CommandID, Type: v.CommandType, Outcome: OutcomeNoEffect, Fingerprint: v.Fingerprint})
 	case *CommandAppliedPayload:
 		return applyCommandApplied(n, e, v)
 	case *ApprovalDecisionPayload:
@@ -141,7 +141,7 @@ func applyAccepted(n *RunState, e Envelope, v *RunAcceptedPayload) error {
 	n.AgentID, n.ParentRunID, n.Input, n.SandboxKey = v.AgentID, v.ParentRunID, v.Input, v.SandboxKey
 	n.InheritedGrants = v.SessionGrants
 	n.CreatedAt = e.OccurredAt
-	remember(n, v.IdempotencyKey, CommandRecord{CommandID: e.CommandID, Type: "CreateRun", Outcome: "accepted", Fingerprint: v.Fingerprint})
+	remember(n, v.IdempotencyKey, CommandRecord{CommandID: e.CommandID, Type: "CreateRun", Outcome: OutcomeAccepted, Fingerprint: v.Fingerprint})
 	return nil
 }
 
@@ -156,7 +156,7 @@ func applyCommandAccepted(n *RunState, e Envelope, v *CommandAcceptedPayload) er
 	}
 	n.Pending = append(n.Pending, PendingCommand{CommandID: e.CommandID, Type: v.CommandType,
 		IdempotencyKey: v.IdempotencyKey, Command: v.Command, Actor: v.Actor, Fingerprint: v.Fingerprint})
-	remember(n, v.IdempotencyKey, CommandRecord{CommandID: e.CommandID, Type: v.CommandType, Outcome: "accepted", Fingerprint: v.Fingerprint})
+	remember(n, v.IdempotencyKey, CommandRecord{CommandID: e.CommandID, Type: v.CommandType, Outcome: OutcomeAccepted, Fingerprint: v.Fingerprint})
 	return nil
 }
 
@@ -171,7 +171,7 @@ func unpend(n *RunState, commandID string) {
 
 func applyCommandApplied(n *RunState, e Envelope, v *CommandAppliedPayload) error {
 	unpend(n, e.CommandID)
-	remember(n, v.IdempotencyKey, CommandRecord{CommandID: e.CommandID, Type: v.CommandType, Outcome: "applied", Fingerprint: v.Fingerprint})
+	remember(n, v.IdempotencyKey, CommandRecord{CommandID: e.CommandID, Type: v.CommandType, Outcome: OutcomeApplied, Fingerprint: v.Fingerprint})
 	return nil
 }
 

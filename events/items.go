@@ -52,3 +52,14 @@ func applyItem(n *RunState, e Envelope, p any) error {
 	}
 	return nil
 }
+
+// FailOpenItems returns the events that fail every open item of st with
+// code and msg, so the run may end.
+func FailOpenItems(st RunState, code, msg string) []Draft {
+	var drafts []Draft
+	for _, it := range st.OpenItems() {
+		drafts = append(drafts, Draft{Type: ItemFailed, ItemID: it.ID,
+			Payload: ItemFailedPayload{ItemType: it.Type, ErrorCode: code, Message: msg}})
+	}
+	return drafts
+}

@@ -130,7 +130,7 @@ type CommandAcceptedPayload struct {
 type CommandRejectedPayload struct {
 	CommandType    string `json:"commandType"`
 	IdempotencyKey string `json:"idempotencyKey"`
-	Code           string `json:"code"`
+	Code           Code   `json:"code"`
 	Message        string `json:"message,omitempty"`
 	// Actor is who sent the command; nil in older logs and when the actor itself was invalid.
 	Actor *Actor `json:"actor,omitempty"`
@@ -170,11 +170,11 @@ type CommandNoEffectPayload struct {
 // CommandDuplicatePayload records that the idempotency key was seen before for this run;
 // nothing changed and the original outcome stands.
 type CommandDuplicatePayload struct {
-	CommandType       string `json:"commandType"`
-	IdempotencyKey    string `json:"idempotencyKey"`
-	OriginalCommandID string `json:"originalCommandId"`
-	OriginalOutcome   string `json:"originalOutcome"`
-	OriginalCode      string `json:"originalCode,omitempty"`
+	CommandType       string  `json:"commandType"`
+	IdempotencyKey    string  `json:"idempotencyKey"`
+	OriginalCommandID string  `json:"originalCommandId"`
+	OriginalOutcome   Outcome `json:"originalOutcome"`
+	OriginalCode      Code    `json:"originalCode,omitempty"`
 	// Actor is who sent the repeated command; nil in logs written before outcomes kept it.
 	Actor *Actor `json:"actor,omitempty"`
 }

@@ -5,10 +5,10 @@ import "encoding/json"
 // CommandRecord is what a run remembers of a command, by idempotency key, so
 // that a repeated key returns the original outcome.
 type CommandRecord struct {
-	CommandID string `json:"commandId"`
-	Type      string `json:"type"`
-	Outcome   string `json:"outcome"`
-	Code      string `json:"code,omitempty"`
+	CommandID string  `json:"commandId"`
+	Type      string  `json:"type"`
+	Outcome   Outcome `json:"outcome"`
+	Code      Code    `json:"code,omitempty"`
 	// Fingerprint identifies what the command asked for (see
 	// commands.Fingerprint); empty in logs written before outcomes kept it.
 	Fingerprint string `json:"fingerprint,omitempty"`

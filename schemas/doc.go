@@ -15,7 +15,7 @@
 //     envelope schema and re-encodes to the same JSON; every invalid example
 //     is rejected by both the schema and the Go validator (on the same field,
 //     for commands);
-//   - errors.json lists exactly the codes of commands.Codes.
+//   - errors.json lists exactly the codes of events.Codes.
 //
 // The schemas cannot express two rules that commands.Validate enforces:
 // payload.sandboxKey.tenantId must equal the envelope's tenantId, and length

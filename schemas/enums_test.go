@@ -31,13 +31,13 @@ func sameSet(a, b []string) bool {
 // TestEnumsMatchGo checks every enum of the schemas against the Go constants.
 func TestEnumsMatchGo(t *testing.T) {
 	t.Parallel()
-	outcomes := slices.DeleteFunc(stringsOf(commands.Outcomes()), func(o string) bool { return o == string(commands.OutcomeDuplicate) })
+	outcomes := slices.DeleteFunc(stringsOf(events.Outcomes()), func(o string) bool { return o == string(events.OutcomeDuplicate) })
 	for _, tc := range []struct {
 		def  string
 		want []string
 	}{
 		{"commandType", stringsOf(commands.Types())},
-		{"errorCode", stringsOf(commands.Codes())},
+		{"errorCode", stringsOf(events.Codes())},
 		{"recordedOutcome", outcomes},
 		{"intent", []string{commands.IntentSteer, commands.IntentFollowUp, commands.IntentClarification}},
 		{"pauseReason", stringsOf([]events.PauseReason{events.PauseAwaitingApproval, events.PauseAwaitingUserInput,

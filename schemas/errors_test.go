@@ -3,11 +3,11 @@ package schemas_test
 import (
 	"testing"
 
-	"github.com/xbot-runtime/xbot/commands"
+	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/schemas"
 )
 
-// TestErrorRegistry checks errors.json against its schema and commands.Codes.
+// TestErrorRegistry checks errors.json against its schema and events.Codes.
 func TestErrorRegistry(t *testing.T) {
 	t.Parallel()
 	if err := validate(t, schemas.ErrorsSchemaFile, readFile(t, schemas.ErrorsFile)); err != nil {
@@ -24,13 +24,13 @@ func TestErrorRegistry(t *testing.T) {
 		}
 		inRegistry[e.Code] = true
 	}
-	for _, c := range commands.Codes() {
+	for _, c := range events.Codes() {
 		if !inRegistry[string(c)] {
 			t.Errorf("code %s is missing from errors.json", c)
 		}
 		delete(inRegistry, string(c))
 	}
 	for c := range inRegistry {
-		t.Errorf("errors.json lists %s, which commands.Codes() does not", c)
+		t.Errorf("errors.json lists %s, which events.Codes() does not", c)
 	}
 }

@@ -12,10 +12,12 @@ import (
 	"os/signal"
 	"slices"
 	"syscall"
+
+	"github.com/xbot-runtime/xbot/events"
 )
 
 // views are the projectors' names.
-var views = []string{"postgres", "clickhouse", "im"}
+var views = events.Views()
 
 // version is set at build time with -ldflags "-X main.version=…".
 var version = "dev"

@@ -25,6 +25,10 @@ type Handler interface {
 	Revoked(p int32)
 }
 
+// DefaultExecutorGroup is the executors' consumer group, and the prefix of
+// their transactional ids, unless configured otherwise.
+const DefaultExecutorGroup = "xbot-executor"
+
 // OwnerConfig configures an Owner.
 type OwnerConfig struct {
 	// Kafka is the cluster and topic naming. Required.
@@ -49,10 +53,10 @@ type OwnerConfig struct {
 func (c *OwnerConfig) setDefaults() {
 	c.Kafka.setDefaults()
 	if c.Group == "" {
-		c.Group = "xbot-executor"
+		c.Group = DefaultExecutorGroup
 	}
 	if c.TxnIDPrefix == "" {
-		c.TxnIDPrefix = "xbot-executor"
+		c.TxnIDPrefix = DefaultExecutorGroup
 	}
 	if c.RestartBackoff == 0 {
 		c.RestartBackoff = time.Second

@@ -13,7 +13,7 @@ import (
 
 // ProjectorName is the name of the ClickHouse projector: its consumer group
 // is "xbot-projector-clickhouse".
-const ProjectorName = "clickhouse"
+const ProjectorName = events.ViewClickHouse
 
 // Projector writes the audit tables. It is safe for concurrent use, though
 // the runner calls Apply from one goroutine at a time.

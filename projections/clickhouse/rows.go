@@ -67,7 +67,7 @@ func fillCommand(r *eventRow, p any) bool {
 		r.CommandType, r.IdempotencyKey = v.CommandType, v.IdempotencyKey
 		fillActor(r, v.Actor)
 	case *events.CommandRejectedPayload:
-		r.CommandType, r.IdempotencyKey, r.ErrorCode, r.Message = v.CommandType, v.IdempotencyKey, v.Code, v.Message
+		r.CommandType, r.IdempotencyKey, r.ErrorCode, r.Message = v.CommandType, v.IdempotencyKey, string(v.Code), v.Message
 		fillActor(r, v.Actor)
 	case *events.CommandAppliedPayload:
 		r.CommandType, r.IdempotencyKey = v.CommandType, v.IdempotencyKey

@@ -128,7 +128,7 @@ func (l *runLog) applied(cmd, key, typ string, by events.Actor) *runLog {
 
 func (l *runLog) rejected(cmd, key, typ, code, msg string, by events.Actor) *runLog {
 	return l.add(events.Draft{Type: events.CommandRejected, CommandID: cmd, Payload: events.CommandRejectedPayload{
-		CommandType: typ, IdempotencyKey: key, Code: code, Message: msg, Actor: l.sender(by)}})
+		CommandType: typ, IdempotencyKey: key, Code: events.Code(code), Message: msg, Actor: l.sender(by)}})
 }
 
 func (l *runLog) noEffect(cmd, key, typ, reason string, by events.Actor) *runLog {

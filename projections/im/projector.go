@@ -61,8 +61,8 @@ func NewProjector(cfg Config, pub Publisher) (*Projector, error) {
 	return &Projector{pub: pub, log: cfg.Logger}, nil
 }
 
-// Name is "im".
-func (p *Projector) Name() string { return "im" }
+// Name is events.ViewIM.
+func (p *Projector) Name() string { return events.ViewIM }
 
 // Checkpoints returns nil: positions are the consumer group's offsets.
 func (p *Projector) Checkpoints(context.Context) (map[int32]int64, error) { return nil, nil }

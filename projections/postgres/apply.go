@@ -10,6 +10,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"go.uber.org/zap"
+
+	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/infra/kafka"
 )
 
 // ApplyBatch projects recs, records of topic read by projector, in one
@@ -24,14 +27,14 @@ import (
 // projected fails the batch with a *RecordError naming it: one that is not
 // a valid envelope, has a payload the read models need that does not
 // decode, or whose seq is not its run's last applied seq + 1 (then the
-// RecordError wraps a *GapError). In these cases, and on any database
+// RecordError wraps an *events.SeqGapError). In these cases, and on any database
 // error, nothing of the batch is written and the batch can be retried whole.
 func (s *Projector) ApplyBatch(ctx context.Context, projector, topic string, recs []Record) error {
 	if len(recs) == 0 {
 		return nil
 	}
 	err := s.applyBatch(ctx, projector, topic, recs)
-	var gap *GapError
+	var gap *events.SeqGapError
 	if errors.As(err, &gap) {
 		s.log.Warn("seq gap; batch not applied", zap.String("run_id", gap.RunID),
 			zap.Int64("seq", gap.Actual), zap.Int64("expected_seq", gap.Expected))
@@ -117,7 +120,7 @@ func (e *GapError) Error() string {
 
 // RecordError reports a record that cannot be projected (not a valid event
 // envelope, a payload the read model needs that does not decode, or a seq
-// gap, wrapping a *GapError). Nothing of the batch was written; the caller
+// gap, wrapping an *events.SeqGapError). Nothing of the batch was written; the caller
 // decides whether to dead-letter it.
 type RecordError struct {
 	Partition int32
@@ -133,8 +136,4 @@ func (e *RecordError) Unwrap() error { return e.Err }
 
 // Record is one Kafka record of the events topic: Value is the event envelope
 // JSON exactly as it was produced.
-type Record struct {
-	Partition int32
-	Offset    int64
-	Value     []byte
-}
+type Record = kafka.Record

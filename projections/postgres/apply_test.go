@@ -260,9 +260,9 @@ func TestRejectedCommandForNonexistentRun(t *testing.T) {
 	// Seq 3 would skip seq 2, even though the run has no runs row.
 	skip := l.accept(events.NewID("cmd"), "create-1")
 	skip.Seq = 3
-	var gap *postgres.GapError
+	var gap *events.SeqGapError
 	if err := f.store.ApplyBatch(ctx, projector, topic, off.records(t, 0, skip)); !errors.As(err, &gap) ||
-		*gap != (postgres.GapError{RunID: l.id(), Expected: 2, Actual: 3}) {
+		*gap != (events.SeqGapError{RunID: l.id(), Expected: 2, Actual: 3}) {
 		t.Fatalf("error = %v, want a gap at 2", err)
 	}
 	f.apply(t, off.records(t, 0, l.evs[1]))

@@ -6,15 +6,16 @@ import (
 	"github.com/xbot-runtime/xbot/events"
 )
 
-// Outcomes and codes as the commands package names them (commands.Outcome,
-// commands.CodeDuplicateCommand); projections do not import commands.
+// The outcomes and codes of the log (events.Outcome, events.Code) as the
+// read model's text columns hold them. createRunType is commands.CreateRun;
+// projections do not import commands.
 const (
-	outcomeAccepted      = "accepted"
-	outcomeRejected      = "rejected"
-	outcomeApplied       = "applied"
-	outcomeNoEffect      = "no_effect"
-	outcomeDuplicate     = "duplicate"
-	codeDuplicateCommand = "duplicate_command"
+	outcomeAccepted      = string(events.OutcomeAccepted)
+	outcomeRejected      = string(events.OutcomeRejected)
+	outcomeApplied       = string(events.OutcomeApplied)
+	outcomeNoEffect      = string(events.OutcomeNoEffect)
+	outcomeDuplicate     = string(events.OutcomeDuplicate)
+	codeDuplicateCommand = string(events.CodeDuplicateCommand)
 	createRunType        = "CreateRun"
 )
 

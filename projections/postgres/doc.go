@@ -24,7 +24,7 @@
 //     existing view) changes nothing; checkpoints never move backwards.
 //   - A projector never skips a seq. An event whose seq is not the run's last
 //     applied seq + 1 fails the whole batch with a *RecordError wrapping a
-//     *GapError, and nothing of the batch is written. A record that is not a
+//     *events.SeqGapError, and nothing of the batch is written. A record that is not a
 //     valid envelope, or whose payload a read model needs and cannot decode,
 //     fails it with a *RecordError too; Apply reports such a record as a
 //     *runner.PoisonError, which the runner dead-letters instead of

@@ -88,7 +88,7 @@ func plan(batch []decoded, lastSeq map[string]int64) (*batchPlan, error) {
 		}
 		if d.env.Seq != last+1 {
 			return nil, &RecordError{Partition: d.rec.Partition, Offset: d.rec.Offset,
-				Err: &GapError{RunID: d.env.RunID, Expected: last + 1, Actual: d.env.Seq}}
+				Err: &events.SeqGapError{RunID: d.env.RunID, Expected: last + 1, Actual: d.env.Seq}}
 		}
 		if err := p.add(d); err != nil {
 			return nil, &RecordError{Partition: d.rec.Partition, Offset: d.rec.Offset, Err: err}

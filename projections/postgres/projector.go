@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/infra/kafka"
 	"github.com/xbot-runtime/xbot/projections/runner"
 )
@@ -14,7 +15,7 @@ import (
 // ProjectorName is the name of the Postgres projector (runner.Projector):
 // its consumer group is "xbot-projector-postgres" and its checkpoints are
 // stored under this name.
-const ProjectorName = "postgres"
+const ProjectorName = events.ViewPostgres
 
 // Option configures a Store.
 type Option func(*Store)
@@ -46,7 +47,7 @@ func (s *Projector) Name() string { return ProjectorName }
 func (s *Projector) Apply(ctx context.Context, batch []runner.Record) error {
 	recs := make([]Record, len(batch))
 	for i, r := range batch {
-		recs[i] = Record{Partition: r.Partition, Offset: r.Offset, Value: r.Value}
+		recs[i] = r.Record
 	}
 	err := s.ApplyBatch(ctx, ProjectorName, s.topic, recs)
 	var re *RecordError

@@ -71,21 +71,21 @@ func TestGapFailsTheWholeBatch(t *testing.T) {
 	b, _ := completedRun(t, "acme", "")
 	cases := map[string]struct {
 		recs []postgres.Record
-		want postgres.GapError
+		want events.SeqGapError
 	}{
 		"gap after the stored seq": {
 			recs: off.records(t, 0, slices.Concat(b.evs, a.evs[4:])...),
-			want: postgres.GapError{RunID: a.id(), Expected: 4, Actual: 5}},
+			want: events.SeqGapError{RunID: a.id(), Expected: 4, Actual: 5}},
 		"gap within the batch": {
 			recs: off.records(t, 0, a.evs[3], b.evs[0], b.evs[2]),
-			want: postgres.GapError{RunID: b.id(), Expected: 2, Actual: 3}},
+			want: events.SeqGapError{RunID: b.id(), Expected: 2, Actual: 3}},
 		"new run not starting at 1": {
 			recs: off.records(t, 1, b.evs[1:]...),
-			want: postgres.GapError{RunID: b.id(), Expected: 1, Actual: 2}},
+			want: events.SeqGapError{RunID: b.id(), Expected: 1, Actual: 2}},
 	}
 	for name, tc := range cases {
 		err := f.store.ApplyBatch(ctx, projector, topic, tc.recs)
-		var gap *postgres.GapError
+		var gap *events.SeqGapError
 		if !errors.As(err, &gap) || *gap != tc.want {
 			t.Fatalf("%s: error = %v, want %+v", name, err, tc.want)
 		}

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/xbot-runtime/xbot/commands"
+	"github.com/xbot-runtime/xbot/events"
 )
 
 // Store reads the read models; the wiring adapts the Postgres ones to it.
@@ -93,7 +94,7 @@ func New(cfg Config, store Store, sender CommandSender, health []HealthCheck, lo
 	a.api.UseMiddleware(a.authenticate)
 	a.registerRoutes()
 	a.mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
-		writeProblem(w, newProblem(http.StatusNotFound, commands.CodeNotFound, "no such route"))
+		writeProblem(w, newProblem(http.StatusNotFound, events.CodeNotFound, "no such route"))
 	})
 	return a, nil
 }

@@ -9,7 +9,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
-	"github.com/xbot-runtime/xbot/commands"
+	"github.com/xbot-runtime/xbot/events"
 )
 
 // tokenEntry holds a token's SHA-256, so every comparison has the same length
@@ -90,7 +90,7 @@ func isRead(method string) bool {
 
 // forbidden is the 403 of a principal without the scope an action needs.
 func forbidden(detail string) *Problem {
-	return newProblem(http.StatusForbidden, commands.CodeForbiddenScope, detail)
+	return newProblem(http.StatusForbidden, events.CodeForbiddenScope, detail)
 }
 
 func bearerToken(header string) (string, bool) {

@@ -149,7 +149,7 @@ func resultFor(env commands.Envelope, row CommandRecord) commandResult {
 	if r.Outcome == "" {
 		r.Outcome = row.Outcome
 	}
-	if r.Outcome == string(commands.OutcomeDuplicate) && row.OriginalCommandID != "" {
+	if r.Outcome == string(events.OutcomeDuplicate) && row.OriginalCommandID != "" {
 		r.CommandID, r.OriginalCommandID, r.DuplicateCommandID = row.OriginalCommandID, row.OriginalCommandID, env.CommandID
 		r.OriginalOutcome, r.OriginalCode = row.OriginalOutcome, row.OriginalCode
 	}

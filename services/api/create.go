@@ -113,7 +113,7 @@ func (a *API) joinSession(ctx context.Context, sessionID string) (string, []even
 	owner, err := a.store.ClaimSession(ctx, p.Tenant, sessionID, p.Actor)
 	if err != nil {
 		a.log.Warn("claiming a platform session failed", zap.String("tenant_id", p.Tenant), zap.Error(err))
-		return "", nil, newProblem(http.StatusServiceUnavailable, commands.CodeUnavailable,
+		return "", nil, newProblem(http.StatusServiceUnavailable, events.CodeUnavailable,
 			"the session's owner cannot be read right now; retry with the same Idempotency-Key")
 	}
 	if owner != p.Actor && !p.canActAs() {
@@ -127,7 +127,7 @@ func (a *API) joinSession(ctx context.Context, sessionID string) (string, []even
 		// Creating the run without them would silently ask again what the
 		// session already allowed; the client retries with the same key.
 		a.log.Warn("reading a session's permission grants failed", zap.String("tenant_id", p.Tenant), zap.Error(err))
-		return "", nil, newProblem(http.StatusServiceUnavailable, commands.CodeUnavailable,
+		return "", nil, newProblem(http.StatusServiceUnavailable, events.CodeUnavailable,
 			"the session's permission grants cannot be read right now; retry with the same Idempotency-Key")
 	}
 	return sessionID, grants, nil

@@ -19,7 +19,7 @@
 // and commands are reported as not found (404, never 403).
 //
 // Every error is an RFC 9457 problem (application/problem+json) with a stable
-// `code` from commands.Code*, including huma's own validation errors and
+// `code` from events.Code*, including huma's own validation errors and
 // unknown routes. Times in responses are Unix milliseconds, like every time on
 // the wire (DESIGN §2).
 //

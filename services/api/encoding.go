@@ -9,7 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/xbot-runtime/xbot/commands"
+	"github.com/xbot-runtime/xbot/events"
 )
 
 // Encoding problems of a request. Go's JSON decoder would silently turn
@@ -37,11 +37,11 @@ func (a *API) checkEncoding(next http.Handler) http.Handler {
 		}
 		body, err := io.ReadAll(io.LimitReader(r.Body, a.cfg.MaxBodyBytes+1))
 		if err != nil {
-			writeProblem(w, newProblem(http.StatusBadRequest, commands.CodeValidationFailed, "the request body could not be read"))
+			writeProblem(w, newProblem(http.StatusBadRequest, events.CodeValidationFailed, "the request body could not be read"))
 			return
 		}
 		if int64(len(body)) > a.cfg.MaxBodyBytes {
-			writeProblem(w, newProblem(http.StatusRequestEntityTooLarge, commands.CodePayloadTooLarge, "request body too large"))
+			writeProblem(w, newProblem(http.StatusRequestEntityTooLarge, events.CodePayloadTooLarge, "request body too large"))
 			return
 		}
 		if err := checkText(body); err != nil {
@@ -54,7 +54,7 @@ func (a *API) checkEncoding(next http.Handler) http.Handler {
 }
 
 func encodingProblem(location string, err error) *Problem {
-	return newProblem(http.StatusUnprocessableEntity, commands.CodeInvalidEncoding, "the request is not valid UTF-8 text",
+	return newProblem(http.StatusUnprocessableEntity, events.CodeInvalidEncoding, "the request is not valid UTF-8 text",
 		invalid(location, err.Error(), nil).details[0])
 }
 

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/xbot-runtime/xbot/commands"
+	"github.com/xbot-runtime/xbot/events"
 )
 
 // Errors handlers return; problemFor maps them to HTTP.
@@ -44,29 +45,29 @@ func (a *API) problemFor(ctx context.Context, err error) error {
 	)
 	switch {
 	case errors.As(err, &inv):
-		return newProblem(http.StatusUnprocessableEntity, commands.CodeValidationFailed, "validation failed", asErrors(inv.details)...)
+		return newProblem(http.StatusUnprocessableEntity, events.CodeValidationFailed, "validation failed", asErrors(inv.details)...)
 	case errors.As(err, &ve):
-		return newProblem(http.StatusUnprocessableEntity, commands.CodeValidationFailed, "validation failed", envelopeDetails(ve)...)
+		return newProblem(http.StatusUnprocessableEntity, events.CodeValidationFailed, "validation failed", envelopeDetails(ve)...)
 	case errors.Is(err, ErrInvalidCursor):
-		return newProblem(http.StatusUnprocessableEntity, commands.CodeValidationFailed, "validation failed",
+		return newProblem(http.StatusUnprocessableEntity, events.CodeValidationFailed, "validation failed",
 			&huma.ErrorDetail{Location: "query.cursor", Message: "is not a cursor returned by this API"})
 	case errors.Is(err, errRunNotFound):
-		return newProblem(http.StatusNotFound, commands.CodeRunNotFound, "run not found")
+		return newProblem(http.StatusNotFound, events.CodeRunNotFound, "run not found")
 	case errors.Is(err, errCommandNotFound):
-		return newProblem(http.StatusNotFound, commands.CodeCommandNotFound, "command not found")
+		return newProblem(http.StatusNotFound, events.CodeCommandNotFound, "command not found")
 	case errors.Is(err, errUnavailable):
 		a.log.Warn("command not queued", zap.Error(err))
-		return newProblem(http.StatusServiceUnavailable, commands.CodeUnavailable, "the command could not be queued; retry with the same Idempotency-Key")
+		return newProblem(http.StatusServiceUnavailable, events.CodeUnavailable, "the command could not be queued; retry with the same Idempotency-Key")
 	case errors.As(err, &se):
 		return err
 	case errors.Is(err, context.DeadlineExceeded):
 		a.log.Warn("request timed out", zap.Error(err))
-		return newProblem(http.StatusServiceUnavailable, commands.CodeUnavailable, "a dependency did not answer in time")
+		return newProblem(http.StatusServiceUnavailable, events.CodeUnavailable, "a dependency did not answer in time")
 	}
 	if ctx.Err() == nil {
 		a.log.Error("request failed", zap.Error(err))
 	}
-	return newProblem(http.StatusInternalServerError, commands.CodeInternal, "internal error")
+	return newProblem(http.StatusInternalServerError, events.CodeInternal, "internal error")
 }
 
 // rejectionProblem returns the HTTP problem of a rejection that is the
@@ -74,8 +75,8 @@ func (a *API) problemFor(ctx context.Context, err error) error {
 // state: a reused idempotency key (422). Other outcomes are answered in the
 // body (nil).
 func rejectionProblem(r commandResult) error {
-	if r.Outcome == string(commands.OutcomeRejected) && r.Code == string(commands.CodeIdempotencyKeyReused) {
-		return newProblem(http.StatusUnprocessableEntity, commands.CodeIdempotencyKeyReused, r.Detail)
+	if r.Outcome == string(events.OutcomeRejected) && r.Code == string(events.CodeIdempotencyKeyReused) {
+		return newProblem(http.StatusUnprocessableEntity, events.CodeIdempotencyKeyReused, r.Detail)
 	}
 	return nil
 }

@@ -153,7 +153,7 @@ func (f *fakeSender) Send(_ context.Context, c commands.Envelope) error {
 	if orig, ok := f.firsts[c.RunID+"/"+c.IdempotencyKey]; ok {
 		row.Outcome, row.FirstOutcome, row.OriginalCommandID = "duplicate", "duplicate", orig
 		row.OriginalOutcome = "accepted"
-		row.Code = string(commands.CodeDuplicateCommand)
+		row.Code = string(events.CodeDuplicateCommand)
 	} else {
 		f.firsts[c.RunID+"/"+c.IdempotencyKey] = c.CommandID
 	}

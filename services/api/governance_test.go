@@ -134,7 +134,7 @@ func TestSubmitApprovalDecisionAndRequestCompaction(t *testing.T) {
 	e.sender.decide = func(c commands.Envelope, row *api.CommandRecord) {
 		if p, _ := c.DecodePayload(); c.Type == commands.SubmitApprovalDecision &&
 			p.(*commands.SubmitApprovalDecisionPayload).ItemID == decided {
-			row.Outcome, row.FirstOutcome, row.Code = "rejected", "rejected", string(commands.CodeApprovalNotPending)
+			row.Outcome, row.FirstOutcome, row.Code = "rejected", "rejected", string(events.CodeApprovalNotPending)
 		}
 	}
 	path := "/v1/runs/" + run.RunID + "/approval-decisions"

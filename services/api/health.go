@@ -11,7 +11,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
-	"github.com/xbot-runtime/xbot/commands"
+	"github.com/xbot-runtime/xbot/events"
 )
 
 const (
@@ -49,7 +49,7 @@ func (a *API) registerHealth() {
 	}, func(ctx context.Context, _ *struct{}) (*healthOutput, error) {
 		results, failed := a.runChecks(ctx)
 		if len(failed) > 0 {
-			p := &healthProblem{Problem: *newProblem(http.StatusServiceUnavailable, commands.CodeUnavailable,
+			p := &healthProblem{Problem: *newProblem(http.StatusServiceUnavailable, events.CodeUnavailable,
 				"failing checks: "+strings.Join(failed, ", ")), Checks: results}
 			return nil, p
 		}

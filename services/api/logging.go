@@ -8,7 +8,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/xbot-runtime/xbot/commands"
+	"github.com/xbot-runtime/xbot/events"
 )
 
 // requestInfo collects what the request log line reports besides the HTTP
@@ -103,6 +103,6 @@ func (a *API) recoverPanic(rec *statusRecorder, r *http.Request) {
 	a.log.Error("handler panicked", zap.String("method", r.Method), zap.String("path", r.URL.Path),
 		zap.Any("panic", v), zap.Stack("stack"))
 	if rec.status == 0 {
-		writeProblem(rec, newProblem(http.StatusInternalServerError, commands.CodeInternal, "internal error"))
+		writeProblem(rec, newProblem(http.StatusInternalServerError, events.CodeInternal, "internal error"))
 	}
 }

@@ -9,21 +9,21 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/validation"
 
-	"github.com/xbot-runtime/xbot/commands"
+	"github.com/xbot-runtime/xbot/events"
 )
 
 // Problem is an RFC 9457 problem document (huma's error model) with xbot's
 // stable error code. Every error response of the API has this shape.
 type Problem struct {
 	huma.ErrorModel
-	Code commands.Code `json:"code" doc:"Stable error code (schemas/v1/errors.json); branch on this, not on title or detail."`
+	Code events.Code `json:"code" doc:"Stable error code (schemas/v1/errors.json); branch on this, not on title or detail."`
 }
 
 // TransformSchema lists the registered codes as the enum of code.
 func (*Problem) TransformSchema(_ huma.Registry, s *huma.Schema) *huma.Schema {
 	if p := s.Properties["code"]; p != nil {
 		p.Enum = nil
-		for _, c := range commands.Codes() {
+		for _, c := range events.Codes() {
 			p.Enum = append(p.Enum, string(c))
 		}
 	}
@@ -49,7 +49,7 @@ func useProblems() {
 
 // newProblem builds a problem. Details of 5xx problems are dropped: they
 // would carry internal error text to the client.
-func newProblem(status int, code commands.Code, msg string, errs ...error) *Problem {
+func newProblem(status int, code events.Code, msg string, errs ...error) *Problem {
 	p := &Problem{Code: code}
 	p.Status, p.Title, p.Detail = status, http.StatusText(status), msg
 	if status >= http.StatusInternalServerError {
@@ -99,24 +99,24 @@ func missingLocation(d *huma.ErrorDetail) string {
 
 // codeForStatus is the code of problems huma raises itself (validation, body
 // size, content negotiation) and of unknown routes.
-func codeForStatus(status int) commands.Code {
+func codeForStatus(status int) events.Code {
 	switch {
 	case status == http.StatusUnauthorized:
-		return commands.CodeUnauthorized
+		return events.CodeUnauthorized
 	case status == http.StatusNotFound, status == http.StatusMethodNotAllowed:
-		return commands.CodeNotFound
+		return events.CodeNotFound
 	case status == http.StatusForbidden:
-		return commands.CodeForbiddenScope
+		return events.CodeForbiddenScope
 	case status == http.StatusTooManyRequests:
-		return commands.CodeTooManyStreams
+		return events.CodeTooManyStreams
 	case status == http.StatusRequestEntityTooLarge:
-		return commands.CodePayloadTooLarge
+		return events.CodePayloadTooLarge
 	case status == http.StatusServiceUnavailable:
-		return commands.CodeUnavailable
+		return events.CodeUnavailable
 	case status >= http.StatusInternalServerError:
-		return commands.CodeInternal
+		return events.CodeInternal
 	}
-	return commands.CodeValidationFailed
+	return events.CodeValidationFailed
 }
 
 // writeProblem writes p outside huma (unknown routes).

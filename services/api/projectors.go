@@ -7,7 +7,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"go.uber.org/zap"
 
-	"github.com/xbot-runtime/xbot/commands"
+	"github.com/xbot-runtime/xbot/events"
 )
 
 // ProjectorLag is how far one view is behind the events topic.
@@ -40,7 +40,7 @@ func (a *API) EnableProjectorLag(src LagSource) {
 		lags, err := src(ctx)
 		if err != nil {
 			a.log.Warn("projector lag unavailable", zap.Error(err))
-			return nil, newProblem(http.StatusServiceUnavailable, commands.CodeUnavailable, "projector lag is unavailable: "+err.Error())
+			return nil, newProblem(http.StatusServiceUnavailable, events.CodeUnavailable, "projector lag is unavailable: "+err.Error())
 		}
 		out := &projectorsOutput{}
 		out.Body.Projectors = lags

@@ -12,7 +12,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"golang.org/x/net/netutil"
 
-	"github.com/xbot-runtime/xbot/commands"
+	"github.com/xbot-runtime/xbot/events"
 )
 
 // Defaults of Limits.
@@ -139,7 +139,7 @@ func (s *streamSlots) acquire(p Principal) (func(), error) {
 
 // tooManyStreams is the 429 of a refused stream.
 func tooManyStreams() error {
-	p := newProblem(http.StatusTooManyRequests, commands.CodeTooManyStreams,
+	p := newProblem(http.StatusTooManyRequests, events.CodeTooManyStreams,
 		"too many open streams for this token or this instance; close one or retry later")
 	return huma.ErrorWithHeaders(p, http.Header{"Retry-After": {strconv.Itoa(streamRetryAfter)}})
 }

@@ -8,7 +8,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
-	"github.com/xbot-runtime/xbot/commands"
+	"github.com/xbot-runtime/xbot/events"
 )
 
 // sessionSummary is a row of the sessions read model as the API shows it.
@@ -55,7 +55,7 @@ func (a *API) listSessionRuns(ctx context.Context, in *listSessionRunsInput) (*l
 	s, err := a.store.GetSession(ctx, tenant, in.PlatformSessionID)
 	switch {
 	case errors.Is(err, ErrNotFound) || (err == nil && s.TenantID != tenant):
-		return nil, newProblem(http.StatusNotFound, commands.CodeNotFound, "session not found")
+		return nil, newProblem(http.StatusNotFound, events.CodeNotFound, "session not found")
 	case err != nil:
 		return nil, fmt.Errorf("get session %s: %w", in.PlatformSessionID, err)
 	}

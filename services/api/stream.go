@@ -12,7 +12,6 @@ import (
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
 	"go.uber.org/zap"
 
-	"github.com/xbot-runtime/xbot/commands"
 	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/projections/uistream"
 )
@@ -62,7 +61,7 @@ func (a *API) streamDeps() (*uistream.Streamer, StreamStore, error) {
 	a.streams.mu.RLock()
 	defer a.streams.mu.RUnlock()
 	if a.streams.streamer == nil {
-		return nil, nil, newProblem(http.StatusServiceUnavailable, commands.CodeUnavailable, "streams are not enabled on this instance")
+		return nil, nil, newProblem(http.StatusServiceUnavailable, events.CodeUnavailable, "streams are not enabled on this instance")
 	}
 	return a.streams.streamer, a.streams.store, nil
 }
@@ -139,7 +138,7 @@ func lastEventID[P any](location, value string, parse func(string) (P, error)) (
 // wrapNotFound turns the store's ErrNotFound into a 404 problem.
 func wrapNotFound(err error, what string) error {
 	if errors.Is(err, ErrNotFound) {
-		return newProblem(http.StatusNotFound, commands.CodeNotFound, what+" not found")
+		return newProblem(http.StatusNotFound, events.CodeNotFound, what+" not found")
 	}
 	return fmt.Errorf("%s: %w", what, err)
 }

@@ -14,7 +14,7 @@ import (
 // batch collects one transaction's worth of events. Runs' states are staged
 // and become the committed states only after the transaction commits.
 type batch struct {
-	a         *actor
+	w         *partitionWorker
 	staged    map[string]*events.RunState
 	sealed    map[string][]events.Envelope
 	sizes     map[string]int64 // encoded bytes of each run's sealed events
@@ -33,8 +33,8 @@ type refusal struct {
 	err error
 }
 
-func newBatch(a *actor) *batch {
-	return &batch{a: a, staged: map[string]*events.RunState{}, sealed: map[string][]events.Envelope{},
+func newBatch(w *partitionWorker) *batch {
+	return &batch{w: w, staged: map[string]*events.RunState{}, sealed: map[string][]events.Envelope{},
 		sizes: map[string]int64{}, cmdOffset: -1, now: time.Now().UnixMilli()}
 }
 
@@ -58,7 +58,7 @@ func (b *batch) state(runID string) *events.RunState {
 		return s
 	}
 	var s events.RunState
-	if r, ok := b.a.runs[runID]; ok {
+	if r, ok := b.w.runs[runID]; ok {
 		s = r.State()
 	}
 	b.staged[runID] = &s
@@ -107,7 +107,7 @@ func (b *batch) appendFor(req *appendReq) {
 	}
 	id := events.Identity{RunID: st.RunID, TenantID: st.TenantID, PlatformSessionID: st.PlatformSessionID}
 	if err := b.push(id, req.drafts); err != nil {
-		b.a.log.Error("engine append refused by the state machine", zap.String("run_id", req.runID), zap.Error(err))
+		b.w.log.Error("engine append refused by the state machine", zap.String("run_id", req.runID), zap.Error(err))
 		b.refused = append(b.refused, refusal{req, err})
 		return
 	}
@@ -119,39 +119,39 @@ func (b *batch) appendFor(req *appendReq) {
 func (b *batch) commit() {
 	free := map[string]bool{}
 	for id, st := range b.staged {
-		r := b.a.run(id)
+		r := b.w.run(id)
 		before := r.State().Status
 		r.setState(*st, b.sealed[id], b.sizes[id])
 		if st.Status.Terminal() && !before.Terminal() {
-			b.a.release(*st)
+			b.w.release(*st)
 			free[sandboxKey(*st)] = true
 		}
 		if st.Status == events.StatusPaused || before == events.StatusPaused {
-			b.a.armExpiry(*st)
+			b.w.armExpiry(*st)
 		}
 	}
 	for _, id := range b.enqueue {
-		b.a.enqueue(b.a.runs[id])
-		free[sandboxKey(b.a.runs[id].State())] = true
+		b.w.enqueue(b.w.runs[id])
+		free[sandboxKey(b.w.runs[id].State())] = true
 	}
 	for k := range free {
-		b.a.schedule(k)
+		b.w.schedule(k)
 	}
 	for _, req := range b.replies {
 		req.done <- appendResult{state: *b.staged[req.runID]}
 	}
 	for _, id := range b.wake {
-		b.a.startEngine(b.a.runs[id])
+		b.w.startEngine(b.w.runs[id])
 	}
 	for _, id := range b.cancels {
-		b.a.runs[id].interruptStep()
+		b.w.runs[id].interruptStep()
 	}
 }
 
 // finish answers refused requests; they changed nothing.
 func (b *batch) finish() {
 	for _, r := range b.refused {
-		r.req.done <- appendResult{state: b.a.committed(r.req.runID), err: r.err}
+		r.req.done <- appendResult{state: b.w.committed(r.req.runID), err: r.err}
 	}
 }
 
@@ -163,8 +163,8 @@ func (b *batch) fail(err error) {
 	b.finish()
 }
 
-func (a *actor) committed(runID string) events.RunState {
-	if r, ok := a.runs[runID]; ok {
+func (w *partitionWorker) committed(runID string) events.RunState {
+	if r, ok := w.runs[runID]; ok {
 		return r.State()
 	}
 	return events.RunState{}

@@ -54,7 +54,7 @@ type deadLetter struct {
 // validate, and whose run this partition owns. Any other record is
 // dead-lettered and screen returns ok=false.
 func (b *batch) screen(rec kafka.Record) (commands.Envelope, any, bool) {
-	if err := b.a.ex.cfg.CommandKeys.Verify(rec.Key, rec.Value, rec.Headers); err != nil {
+	if err := b.w.ex.cfg.CommandKeys.Verify(rec.Key, rec.Value, rec.Headers); err != nil {
 		b.deadLetter(rec, deadLetter{reason: ReasonUnauthenticated, detail: err.Error(), expected: -1})
 		return commands.Envelope{}, nil, false
 	}
@@ -68,7 +68,7 @@ func (b *batch) screen(rec kafka.Record) (commands.Envelope, any, bool) {
 		b.deadLetter(rec, deadLetter{reason: ReasonUndecodable, detail: err.Error(), expected: -1})
 		return c, nil, false
 	}
-	n := b.a.part.Partitions()
+	n := b.w.part.Partitions()
 	home := partition.For(c.RunID, max(n, 1))
 	if rec.Key != c.RunID || home != rec.Partition {
 		b.deadLetter(rec, deadLetter{reason: ReasonMisrouted, runID: c.RunID, cmdID: c.CommandID, expected: home,
@@ -83,7 +83,7 @@ func (b *batch) screen(rec kafka.Record) (commands.Envelope, any, bool) {
 func (b *batch) deadLetter(rec kafka.Record, d deadLetter) {
 	h := map[string]string{
 		headerReasonPoisoned: d.reason + ": " + d.detail, HeaderDeadLetterReason: d.reason,
-		HeaderSource: "executor", HeaderSourceTopic: b.a.ex.cfg.Kafka.CommandsTopic(),
+		HeaderSource: "executor", HeaderSourceTopic: b.w.ex.cfg.Kafka.CommandsTopic(),
 		HeaderSourcePartition: strconv.Itoa(int(rec.Partition)), HeaderSourceOffset: strconv.FormatInt(rec.Offset, 10),
 		HeaderRecordKey: rec.Key,
 	}
@@ -96,7 +96,7 @@ func (b *batch) deadLetter(rec kafka.Record, d deadLetter) {
 	if d.expected >= 0 {
 		h[HeaderExpectedPartition] = strconv.Itoa(int(d.expected))
 	}
-	b.a.log.Warn("command record dead-lettered", zap.String("reason", d.reason), zap.Int64("offset", rec.Offset),
+	b.w.log.Warn("command record dead-lettered", zap.String("reason", d.reason), zap.Int64("offset", rec.Offset),
 		zap.String("run_id", d.runID), zap.String("command_id", d.cmdID))
-	b.recs = append(b.recs, kafka.OutRecord{Topic: b.a.ex.cfg.Kafka.DeadLetterTopic(), Key: rec.Key, Value: rec.Value, Headers: h})
+	b.recs = append(b.recs, kafka.OutRecord{Topic: b.w.ex.cfg.Kafka.DeadLetterTopic(), Key: rec.Key, Value: rec.Value, Headers: h})
 }

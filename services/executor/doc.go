@@ -23,4 +23,13 @@
 //   - External commands that change a running run take effect only at safe
 //     points (SafePoint); a run never reaches a terminal state while a
 //     command is pending.
+//
+// Each owned partition has one partitionWorker (worker.go), the single
+// goroutine that folds and appends its runs' events, one transaction per
+// batch (batch.go). A command record is screened (deadletter.go), then
+// decided by its command type (commands.Admit) and the decision applied
+// (admission.go). rebuild.go takes a partition over; drive.go and start.go
+// hand its runs to the Engine; run.go is the Engine's handle on a run;
+// sched.go queues runs per sandbox key and expires paused runs; endings.go
+// ends runs no command ended (failed, expired).
 package executor

@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 
+	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/services/profile"
 )
 
@@ -13,10 +14,17 @@ import (
 // resume it. It returns when the run reached a terminal state, paused, or ctx
 // ended (the partition was revoked; the next owner resumes the run). A
 // returned error other than a context or ownership error fails the run with
-// code internal. An engine may implement Implements(what string) bool to
-// declare the commands and intents it honours (see commands.AdmitOptions).
+// code internal.
 type Engine interface {
 	Execute(ctx context.Context, run *Run, p profile.Profile) error
+	// Implements reports whether the engine honours a command type or intent
+	// beyond CreateRun and CancelRun (see commands.AdmitOptions.Implemented);
+	// a command it does not is rejected not_implemented at admission.
+	Implements(what string) bool
+	// Snapshot resolves profile p, with the grants the run inherits, into the
+	// run's capability snapshot (the tool specs the engine offers, ...). An
+	// engine with nothing to add returns profile.NewSnapshot(p, nil, grants).
+	Snapshot(p profile.Profile, grants []events.PermissionGrant) (profile.Snapshot, error)
 }
 
 // SafePoint names a point of the agent loop where buffered commands apply

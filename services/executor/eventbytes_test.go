@@ -25,6 +25,14 @@ type probe struct {
 	delta bool    // Run.Events held an item delta
 }
 
+// Implements honours nothing beyond CreateRun and CancelRun.
+func (*probe) Implements(string) bool { return false }
+
+// Snapshot adds nothing to the profile.
+func (*probe) Snapshot(p profile.Profile, grants []events.PermissionGrant) (profile.Snapshot, error) {
+	return profile.NewSnapshot(p, nil, grants)
+}
+
 func (p *probe) Execute(ctx context.Context, run *executor.Run, _ profile.Profile) error {
 	p.note(run)
 	if p.first {

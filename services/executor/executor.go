@@ -23,7 +23,7 @@ import (
 type Config struct {
 	// Kafka is the cluster and topic naming. Required.
 	Kafka kafka.Config
-	// Group is the executors' consumer group. Default "xbot-executor".
+	// Group is the executors' consumer group. Default kafka.DefaultExecutorGroup.
 	Group string
 	// ID names this instance in logs and events. Default hostname-pid.
 	ID string
@@ -42,7 +42,7 @@ type Config struct {
 
 func (c *Config) setDefaults() {
 	if c.Group == "" {
-		c.Group = "xbot-executor"
+		c.Group = kafka.DefaultExecutorGroup
 	}
 	if c.ID == "" {
 		host, _ := os.Hostname()
@@ -76,8 +76,8 @@ type Executor struct {
 	log      *zap.Logger
 	owner    *kafka.Owner
 
-	mu     sync.Mutex
-	actors map[int32]*actor
+	mu      sync.Mutex
+	workers map[int32]*partitionWorker
 }
 
 // New returns an executor. Nil dependencies are wiring bugs and panic.
@@ -89,7 +89,7 @@ func New(cfg Config, engine Engine, profiles *profile.Catalog, log *zap.Logger) 
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	ex := &Executor{cfg: cfg, engine: engine, actors: map[int32]*actor{},
+	ex := &Executor{cfg: cfg, engine: engine, workers: map[int32]*partitionWorker{},
 		log: log.With(zap.String("executor_id", cfg.ID))}
 	owner, err := kafka.NewOwner(kafka.OwnerConfig{Kafka: cfg.Kafka, Group: cfg.Group, Logger: ex.log, Hooks: cfg.Hooks}, ex)
 	if err != nil {
@@ -120,17 +120,13 @@ func (ex *Executor) Kill() { ex.owner.Kill() }
 func (ex *Executor) Partitions() []int32 { return ex.owner.Assigned() }
 
 func (ex *Executor) admitOptions() commands.AdmitOptions {
-	opts := commands.AdmitOptions{KnownAgent: ex.profiles.Load().Has}
-	if im, ok := ex.engine.(interface{ Implements(what string) bool }); ok {
-		opts.Implemented = im.Implements
-	}
-	return opts
+	return commands.AdmitOptions{KnownAgent: ex.profiles.Load().Has, Implemented: ex.engine.Implements}
 }
 
 // Commands implements kafka.Handler.
 func (ex *Executor) Commands(p int32, recs []kafka.Record) {
 	ex.mu.Lock()
-	a := ex.actors[p]
+	a := ex.workers[p]
 	ex.mu.Unlock()
 	if a == nil {
 		return // not ours any more; the next owner reads them again
@@ -141,19 +137,12 @@ func (ex *Executor) Commands(p int32, recs []kafka.Record) {
 // Revoked implements kafka.Handler.
 func (ex *Executor) Revoked(p int32) {
 	ex.mu.Lock()
-	a := ex.actors[p]
-	delete(ex.actors, p)
+	a := ex.workers[p]
+	delete(ex.workers, p)
 	ex.mu.Unlock()
 	if a != nil {
 		a.stop()
 	}
-}
-
-// Snapshotter is implemented by engines that resolve a profile into a run's
-// capability snapshot (the tool specs they offer, ...). Without it the
-// snapshot holds the profile alone.
-type Snapshotter interface {
-	Snapshot(p profile.Profile, grants []events.PermissionGrant) (profile.Snapshot, error)
 }
 
 // snapshot resolves the run's profile, as configured now, into its
@@ -163,10 +152,7 @@ func (ex *Executor) snapshot(st events.RunState) (profile.Snapshot, error) {
 	if !ok {
 		return profile.Snapshot{}, fmt.Errorf("agent profile %q is no longer configured", st.AgentID)
 	}
-	if s, ok := ex.engine.(Snapshotter); ok {
-		return s.Snapshot(p, st.InheritedGrants)
-	}
-	return profile.NewSnapshot(p, nil, st.InheritedGrants)
+	return ex.engine.Snapshot(p, st.InheritedGrants)
 }
 
 // maxAncestors bounds how far back a follow-up's history reaches.

@@ -18,8 +18,8 @@ var ErrRunEnded = errors.New("run has ended")
 
 // Run is an engine's handle on one run. Its methods are safe for concurrent use.
 type Run struct {
-	id    string
-	actor *actor
+	id     string
+	worker *partitionWorker
 
 	mu    sync.Mutex
 	state events.RunState
@@ -65,7 +65,7 @@ func (r *Run) Events() []events.Envelope {
 // follow-up continues. Like Events, it holds no item deltas.
 func (r *Run) SessionHistory(ctx context.Context) ([][]events.Envelope, error) {
 	st := r.State()
-	return r.actor.ex.sessionHistory(ctx, st.TenantID, st.ParentRunID, r.actor.part.Partitions())
+	return r.worker.ex.sessionHistory(ctx, st.TenantID, st.ParentRunID, r.worker.part.Partitions())
 }
 
 // EventBytes returns the size in bytes of the run's committed events as
@@ -129,7 +129,7 @@ type AppendOptions struct {
 // is; ownership errors (the partition moved) mean the engine must stop.
 func (r *Run) Append(ctx context.Context, opts AppendOptions, drafts ...events.Draft) (events.RunState, error) {
 	req := &appendReq{runID: r.id, drafts: drafts, opts: opts, done: make(chan appendResult, 1)}
-	if err := r.actor.submit(ctx, req); err != nil {
+	if err := r.worker.submit(ctx, req); err != nil {
 		return r.State(), err
 	}
 	select {
@@ -158,41 +158,19 @@ func (r *Run) SafePoint(ctx context.Context, sp SafePoint, opts SafePointOptions
 	if st.Status.Terminal() {
 		return true, nil
 	}
-	for _, p := range st.Pending {
-		if p.Type == string(commands.CancelRun) {
-			drafts := append(append([]events.Draft(nil), opts.Unstarted...),
-				closeOpenItems(st, events.ToolErrCancelled, "the run was cancelled")...)
-			if _, err := r.Append(ctx, AppendOptions{}, append(drafts, cancelDrafts(st, p)...)...); err != nil {
-				return false, err
-			}
-			return true, nil
-		}
-	}
-	if sp == BeforeRunTerminal {
-		// The run is finishing: there is nothing left to compact.
-		var drafts []events.Draft
-		for _, p := range st.Pending {
-			if p.Type == string(commands.RequestCompaction) {
-				drafts = append(drafts, noEffect(p, "the run finished before its context needed compacting"))
-			}
-		}
-		if len(drafts) > 0 {
-			_, err := r.Append(ctx, AppendOptions{}, drafts...)
+	if p, ok := commands.PendingCancel(st); ok {
+		if _, err := r.Append(ctx, AppendOptions{}, commands.CancelEvents(st, p, opts.Unstarted)...); err != nil {
 			return false, err
 		}
-		return false, nil
-	}
-	if sp != BeforeModelRequest {
-		return false, nil
+		return true, nil
 	}
 	var drafts []events.Draft
-	for _, p := range st.Pending {
-		in, ok := decodeInput(p)
-		if !ok || in.Intent != commands.IntentSteer {
-			continue
-		}
-		drafts = append(drafts, userMessage(p, in, "")...)
-		drafts = append(drafts, applied(p, ""))
+	switch sp {
+	case BeforeRunTerminal:
+		drafts = commands.UnneededCompactions(st)
+	case BeforeModelRequest:
+		drafts = commands.SteerEvents(st)
+	case AfterModelResponse, BeforeToolExecution, AfterToolResult:
 	}
 	if len(drafts) == 0 {
 		return false, nil
@@ -204,12 +182,7 @@ func (r *Run) SafePoint(ctx context.Context, sp SafePoint, opts SafePointOptions
 // PendingCompaction returns the oldest RequestCompaction waiting for the
 // next before_model_request.
 func (r *Run) PendingCompaction() (events.PendingCommand, bool) {
-	for _, p := range r.State().Pending {
-		if p.Type == string(commands.RequestCompaction) {
-			return p, true
-		}
-	}
-	return events.PendingCommand{}, false
+	return commands.PendingCompaction(r.State())
 }
 
 // Compacted appends a compaction artifact. With a pending RequestCompaction
@@ -217,21 +190,7 @@ func (r *Run) PendingCompaction() (events.PendingCommand, bool) {
 // in the same append; a failed compaction (art == nil) closes it as
 // no_effect with reason.
 func (r *Run) Compacted(ctx context.Context, art *events.ContextCompactedPayload, manual *events.PendingCommand, reason string) error {
-	var drafts []events.Draft
-	if art != nil {
-		d := events.Draft{Type: events.ContextCompacted, Payload: *art}
-		if manual != nil {
-			d.CommandID = manual.CommandID
-		}
-		drafts = append(drafts, d)
-	}
-	if manual != nil {
-		if art != nil {
-			drafts = append(drafts, applied(*manual, ""))
-		} else {
-			drafts = append(drafts, noEffect(*manual, reason))
-		}
-	}
+	drafts := commands.CompactionEvents(art, manual, reason)
 	if len(drafts) == 0 {
 		return nil
 	}
@@ -247,31 +206,14 @@ func (r *Run) Resume(ctx context.Context, answer func(item events.ItemRef, conte
 	if st.Status != events.StatusPaused {
 		return false, nil
 	}
-	for _, p := range st.Pending {
-		in, ok := decodeInput(p)
-		if !ok || in.Intent != commands.IntentClarification {
-			continue
-		}
-		var drafts []events.Draft
-		for _, it := range st.OpenItems() {
-			if it.Type == events.ItemClarificationRequest && (in.InteractionID == "" || in.InteractionID == it.ID) {
-				drafts = append(drafts, answer(it, in.Content))
-			}
-		}
-		if len(drafts) == 0 {
-			// The answer names no open question: record it as a user message
-			// after resuming, so nothing the user said is lost.
-			drafts = append(drafts, applied(p, ""), events.Draft{Type: events.RunResumed, CommandID: p.CommandID})
-			drafts = append(drafts, userMessage(p, in, "")...)
-		} else {
-			drafts = append(drafts, applied(p, ""), events.Draft{Type: events.RunResumed, CommandID: p.CommandID})
-		}
-		if _, err := r.Append(ctx, AppendOptions{}, drafts...); err != nil {
-			return false, err
-		}
-		return true, nil
+	drafts, ok := commands.ClarificationEvents(st, answer)
+	if !ok {
+		return false, nil
 	}
-	return false, nil
+	if _, err := r.Append(ctx, AppendOptions{}, drafts...); err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
 // Fail ends the run as failed with code: open items fail with the same code
@@ -283,60 +225,4 @@ func (r *Run) Fail(ctx context.Context, code, msg string) error {
 	}
 	_, err := r.Append(ctx, AppendOptions{}, failDrafts(st, code, msg)...)
 	return err
-}
-
-func failDrafts(st events.RunState, code, msg string) []events.Draft {
-	drafts := closeOpenItems(st, code, msg)
-	drafts = append(drafts, events.Draft{Type: events.RunFailed, Payload: events.RunFailedPayload{ErrorCode: code, Message: msg}})
-	for _, p := range st.Pending {
-		drafts = append(drafts, noEffect(p, "the run failed before the command could apply"))
-	}
-	return drafts
-}
-
-func decodeInput(p events.PendingCommand) (commands.AppendUserInputPayload, bool) {
-	var in commands.AppendUserInputPayload
-	if p.Type != string(commands.AppendUserInput) || jsonUnmarshal(p.Command, &in) != nil {
-		return in, false
-	}
-	return in, true
-}
-
-// userMessage records user input as a user_message item.
-func userMessage(p events.PendingCommand, in commands.AppendUserInputPayload, _ string) []events.Draft {
-	id := events.DerivedID("itm", "user_message", p.CommandID)
-	data, _ := jsonMarshal(events.UserMessageData{Intent: in.Intent, CommandID: p.CommandID})
-	return []events.Draft{
-		{Type: events.ItemStarted, ItemID: id, CommandID: p.CommandID,
-			Payload: events.ItemStartedPayload{ItemType: events.ItemUserMessage, Content: in.Content, Data: data}},
-		{Type: events.ItemCompleted, ItemID: id, CommandID: p.CommandID,
-			Payload: events.ItemCompletedPayload{ItemType: events.ItemUserMessage, Status: events.ItemStatusCompleted, Content: in.Content}},
-	}
-}
-
-// cancelDrafts records cancel p taking effect on a run in state st. Other
-// commands still pending are closed as no_effect, so none is dropped silently.
-func cancelDrafts(st events.RunState, p events.PendingCommand) []events.Draft {
-	var payload commands.CancelRunPayload
-	_ = jsonUnmarshal(p.Command, &payload) // validated at admission; a zero reason is fine
-	drafts := []events.Draft{
-		applied(p, ""),
-		{Type: events.RunCancelled, CommandID: p.CommandID, Payload: events.RunCancelledPayload{Reason: payload.Reason}},
-	}
-	for _, q := range st.Pending {
-		if q.CommandID != p.CommandID {
-			drafts = append(drafts, noEffect(q, "the run was cancelled before the command could apply"))
-		}
-	}
-	return drafts
-}
-
-// closeOpenItems fails every open item of st, so the run may end.
-func closeOpenItems(st events.RunState, code, msg string) []events.Draft {
-	var drafts []events.Draft
-	for _, it := range st.OpenItems() {
-		drafts = append(drafts, events.Draft{Type: events.ItemFailed, ItemID: it.ID,
-			Payload: events.ItemFailedPayload{ItemType: it.Type, ErrorCode: code, Message: msg}})
-	}
-	return drafts
 }

@@ -15,7 +15,7 @@ import (
 //
 // Every run of a sandbox key lives on one partition: admission refuses a
 // CreateRun whose runId is not on its key's partition (commands.RunIDFor
-// places it there). A partition has a single writer, this actor, fenced by
+// places it there). A partition has a single writer, this worker, fenced by
 // its transactional producer, so "which run holds the key" is decided by one
 // goroutine over one log: no lock service, no cross-executor race. The queue
 // is the partition's log itself (the runtime.run.accepted events of queued
@@ -31,79 +31,79 @@ type keyQueue struct {
 func sandboxKey(st events.RunState) string { return commands.SandboxKeyString(st.SandboxKey) }
 
 // enqueue appends a newly accepted run to its key's queue.
-func (a *actor) enqueue(r *Run) {
+func (w *partitionWorker) enqueue(r *Run) {
 	k := sandboxKey(r.State())
-	q := a.keys[k]
+	q := w.keys[k]
 	if q == nil {
 		q = &keyQueue{}
-		a.keys[k] = q
+		w.keys[k] = q
 	}
 	q.queued = append(q.queued, r.ID())
 }
 
 // hold records a run that is already active (found running or paused when
 // the partition was rebuilt).
-func (a *actor) hold(r *Run) {
+func (w *partitionWorker) hold(r *Run) {
 	k := sandboxKey(r.State())
-	q := a.keys[k]
+	q := w.keys[k]
 	if q == nil {
 		q = &keyQueue{}
-		a.keys[k] = q
+		w.keys[k] = q
 	}
 	if q.holder != "" && q.holder != r.ID() {
 		// Only possible for runs started before keys were scheduled: let
 		// both finish, and start nothing more until they have.
-		a.log.Warn("two active runs share a sandbox key", zap.String("run_id", r.ID()), zap.String("other_run_id", q.holder))
+		w.log.Warn("two active runs share a sandbox key", zap.String("run_id", r.ID()), zap.String("other_run_id", q.holder))
 		return
 	}
 	q.holder = r.ID()
 }
 
 // release frees the key of a run that ended, if it held it.
-func (a *actor) release(st events.RunState) {
-	q := a.keys[sandboxKey(st)]
+func (w *partitionWorker) release(st events.RunState) {
+	q := w.keys[sandboxKey(st)]
 	if q != nil && q.holder == st.RunID {
 		q.holder = ""
 	}
 }
 
 // schedule starts the oldest queued run of key k when no run holds it.
-func (a *actor) schedule(k string) {
-	q := a.keys[k]
+func (w *partitionWorker) schedule(k string) {
+	q := w.keys[k]
 	if q == nil || q.holder != "" {
 		return
 	}
 	for len(q.queued) > 0 {
 		id := q.queued[0]
 		q.queued = q.queued[1:]
-		r, ok := a.runs[id]
+		r, ok := w.runs[id]
 		if !ok || r.State().Status != events.StatusQueued {
 			continue // cancelled while it waited
 		}
 		q.holder = id
-		a.startEngine(r)
+		w.startEngine(r)
 		return
 	}
 	if q.holder == "" {
-		delete(a.keys, k)
+		delete(w.keys, k)
 	}
 }
 
 // armExpiry schedules the pause-TTL check of a paused run. The deadline comes
 // from the log (the pause's time and the snapshot's TTL), so a new owner
 // re-arms the same deadline after a restart.
-func (a *actor) armExpiry(st events.RunState) {
-	if t, ok := a.timers[st.RunID]; ok {
+func (w *partitionWorker) armExpiry(st events.RunState) {
+	if t, ok := w.timers[st.RunID]; ok {
 		t.Stop()
-		delete(a.timers, st.RunID)
+		delete(w.timers, st.RunID)
 	}
 	deadline, ok := st.PauseDeadline()
 	if !ok {
 		return
 	}
 	req := expireReq{runID: st.RunID, pausedAt: st.PausedAt}
-	a.timers[st.RunID] = time.AfterFunc(time.Until(time.UnixMilli(deadline)), func() {
-		_ = a.submit(a.ctx, req)
+	w.timers[st.RunID] = time.AfterFunc(time.Until(time.UnixMilli(deadline)), func() {
+		_ = w.submit(w.ctx, req)
 	})
 }
 
@@ -122,6 +122,6 @@ func (b *batch) expire(req expireReq) {
 	}
 	id := events.Identity{RunID: st.RunID, TenantID: st.TenantID, PlatformSessionID: st.PlatformSessionID}
 	if err := b.push(id, expireDrafts(*st)); err != nil {
-		b.a.log.Error("expiring a paused run failed", zap.String("run_id", req.runID), zap.Error(err))
+		b.w.log.Error("expiring a paused run failed", zap.String("run_id", req.runID), zap.Error(err))
 	}
 }

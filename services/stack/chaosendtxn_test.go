@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/xbot-runtime/xbot/infra/kafka"
 	"github.com/xbot-runtime/xbot/services/stack"
 )
 
@@ -50,7 +51,7 @@ func (l *lostCommit) control(c *faultChaos) func(kmsg.Request) (kmsg.Response, e
 	return func(r kmsg.Request) (kmsg.Response, error, bool) {
 		c.fake.KeepControl()
 		req := r.(*kmsg.EndTxnRequest)
-		if l.sending.Load() || !req.Commit || !strings.HasPrefix(req.TransactionalID, "xbot-executor") {
+		if l.sending.Load() || !req.Commit || !strings.HasPrefix(req.TransactionalID, kafka.DefaultExecutorGroup) {
 			return nil, nil, false
 		}
 		if !l.pick() {

@@ -50,7 +50,7 @@ func TestChaosZombieExecutorFenced(t *testing.T) {
 	exA := c.stack("exA", f.hooks(), stack.Executor)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	info, err := c.fake.WaitGroupStable(ctx, "xbot-executor", 1)
+	info, err := c.fake.WaitGroupStable(ctx, kafka.DefaultExecutorGroup, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func TestChaosZombieExecutorFenced(t *testing.T) {
 	}
 	p := f.part.Load()
 	t.Logf("executor A frozen before committing partition %d", p)
-	c.fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Heartbeat}, Group: "xbot-executor", Count: -1, Err: kerr.UnknownServerError,
+	c.fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Heartbeat}, Group: kafka.DefaultExecutorGroup, Count: -1, Err: kerr.UnknownServerError,
 		When: func(r kmsg.Request) bool { return r.(*kmsg.HeartbeatRequest).MemberID == memberA }})
 	exB := c.stack("exB", nil, stack.Executor)
 	eventually.Succeeds(t, 30*time.Second, "executor B owns partition "+fmt.Sprint(p), func() error {

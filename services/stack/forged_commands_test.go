@@ -208,8 +208,8 @@ func TestIdempotencyKeyReusedForAnotherBodyIs422(t *testing.T) {
 	}
 	code, body := call(t, st, "POST", "/v1/runs", token, map[string]any{"agentId": "demo",
 		"input": map[string]any{"content": "another body"}}, "Idempotency-Key", "reused-key")
-	if code != 422 || body["code"] != string(commands.CodeIdempotencyKeyReused) {
-		t.Fatalf("same key, another body: HTTP %d %v, want 422 %s", code, body, commands.CodeIdempotencyKeyReused)
+	if code != 422 || body["code"] != string(events.CodeIdempotencyKeyReused) {
+		t.Fatalf("same key, another body: HTTP %d %v, want 422 %s", code, body, events.CodeIdempotencyKeyReused)
 	}
 	run := waitStatus(t, st, runID, "completed", 15*time.Second)
 	if in, _ := run["input"].(map[string]any); in["content"] != "the first body" {
@@ -221,7 +221,7 @@ func TestIdempotencyKeyReusedForAnotherBodyIs422(t *testing.T) {
 	if code, body := cancelWith("done"); code != 202 || body["outcome"] != "no_effect" {
 		t.Fatalf("cancel: HTTP %d %v", code, body)
 	}
-	if code, body := cancelWith("another reason"); code != 422 || body["code"] != string(commands.CodeIdempotencyKeyReused) {
+	if code, body := cancelWith("another reason"); code != 422 || body["code"] != string(events.CodeIdempotencyKeyReused) {
 		t.Errorf("cancel under a used key with another reason: HTTP %d %v, want 422", code, body)
 	}
 	e.invariants(st)

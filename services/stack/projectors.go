@@ -7,6 +7,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/xbot-runtime/xbot/events"
 	chinfra "github.com/xbot-runtime/xbot/infra/clickhouse"
 	"github.com/xbot-runtime/xbot/infra/kafka"
 	chview "github.com/xbot-runtime/xbot/projections/clickhouse"
@@ -141,7 +142,7 @@ func (s *Stack) openIM() (*im.Projector, error) {
 // projectorLag reads every view's consumer group, whichever process runs it.
 func (s *Stack) projectorLag(ctx context.Context) ([]api.ProjectorLag, error) {
 	var out []api.ProjectorLag
-	for _, name := range []string{"postgres", "clickhouse", "im"} {
+	for _, name := range events.Views() {
 		parts, err := kafka.GroupLag(ctx, s.opts.Kafka, runner.Group(name), s.opts.Kafka.WithDefaults().EventsTopic())
 		if err != nil {
 			return nil, fmt.Errorf("lag of %s: %w", name, err)

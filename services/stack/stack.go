@@ -43,7 +43,7 @@ const (
 )
 
 // projectorName is the Postgres projector's name in checkpoints and its group.
-const projectorName = "postgres"
+const projectorName = pgview.ProjectorName
 
 // heartbeatFresh is how old the projector's last heartbeat may be for
 // /healthz to call it up: several heartbeat intervals (2 s), so one slow beat

@@ -109,7 +109,8 @@ func New(cfg Config) *Engine {
 	return &Engine{cfg: cfg}
 }
 
-// Implements declares the commands and intents the engine honours.
+// Implements implements executor.Engine: the commands and intents the
+// engine honours.
 func (e *Engine) Implements(what string) bool {
 	switch what {
 	case string(commands.AppendUserInput) + "/" + commands.IntentSteer,
@@ -125,7 +126,7 @@ func (e *Engine) Implements(what string) bool {
 // readFilePart is the tool that reads offloaded outputs.
 const readFilePart = tools.ReadFilePartName
 
-// Snapshot implements executor.Snapshotter: the profile, the specs of the
+// Snapshot implements executor.Engine: the profile, the specs of the
 // tools it offers and the grants it inherits. A profile with tools also gets
 // read_file_part, so the model can read outputs too large for its context.
 func (e *Engine) Snapshot(p profile.Profile, grants []events.PermissionGrant) (profile.Snapshot, error) {

@@ -10,6 +10,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/xbot-runtime/xbot/commands"
 	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/services/executor"
 	"github.com/xbot-runtime/xbot/services/policy"
@@ -211,7 +212,7 @@ func (r *execution) askDrafts(pc pendingCall, d policy.Decision) []events.Draft 
 		{Type: events.ItemStarted, ItemID: id, Payload: start},
 		{Type: events.ItemAwaitingApproval, ItemID: id, Payload: events.ItemAwaitingApprovalPayload{
 			ItemType: start.ItemType, ToolName: pc.call.Name, Input: input,
-			ApprovalID: executor.ApprovalID(r.run.ID(), id), RuleID: d.RuleID, Reason: d.Reason}},
+			ApprovalID: commands.ApprovalID(r.run.ID(), id), RuleID: d.RuleID, Reason: d.Reason}},
 	}
 }
 

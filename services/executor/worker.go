@@ -11,10 +11,10 @@ import (
 	"github.com/xbot-runtime/xbot/infra/kafka"
 )
 
-// actor is the single goroutine that owns one partition's runs: it admits
+// partitionWorker is the single goroutine that owns one partition's runs: it admits
 // commands, folds and appends events (group commit: everything waiting goes
 // into one transaction), and starts engines.
-type actor struct {
+type partitionWorker struct {
 	ex   *Executor
 	part *kafka.Partition
 	log  *zap.Logger
@@ -44,9 +44,9 @@ type appendResult struct {
 
 type commandRecs []kafka.Record
 
-func newActor(ctx context.Context, ex *Executor, part *kafka.Partition) *actor {
+func newPartitionWorker(ctx context.Context, ex *Executor, part *kafka.Partition) *partitionWorker {
 	actx, cancel := context.WithCancel(ctx)
-	return &actor{
+	return &partitionWorker{
 		ex: ex, part: part, log: ex.log.With(zap.Int32("partition", part.ID())),
 		inbox: make(chan any, ex.cfg.MaxBatch), ctx: actx, cancel: cancel,
 		stopped: make(chan struct{}), runs: map[string]*Run{},
@@ -54,30 +54,30 @@ func newActor(ctx context.Context, ex *Executor, part *kafka.Partition) *actor {
 	}
 }
 
-// submit hands a message to the loop; it fails once the actor stopped.
-func (a *actor) submit(ctx context.Context, m any) error {
+// submit hands a message to the loop; it fails once the worker stopped.
+func (w *partitionWorker) submit(ctx context.Context, m any) error {
 	select {
-	case a.inbox <- m:
+	case w.inbox <- m:
 		return nil
-	case <-a.stopped:
+	case <-w.stopped:
 		return kafka.ErrPartitionLost
 	case <-ctx.Done():
 		return ctx.Err()
 	}
 }
 
-func (a *actor) loop() {
-	defer close(a.stopped)
+func (w *partitionWorker) loop() {
+	defer close(w.stopped)
 	for {
 		var msgs []any
 		select {
-		case m := <-a.inbox:
+		case m := <-w.inbox:
 			msgs = append(msgs, m)
-		case <-a.ctx.Done():
+		case <-w.ctx.Done():
 			return
 		}
-		msgs = a.drain(msgs)
-		b := newBatch(a)
+		msgs = w.drain(msgs)
+		b := newBatch(w)
 		for _, m := range msgs {
 			b.add(m)
 		}
@@ -85,10 +85,10 @@ func (a *actor) loop() {
 			b.finish()
 			continue
 		}
-		if err := a.part.Append(a.ctx, b.recs, b.cmdOffset); err != nil {
-			a.log.Error("append failed; partition given up", zap.Error(err))
+		if err := w.part.Append(w.ctx, b.recs, b.cmdOffset); err != nil {
+			w.log.Error("append failed; partition given up", zap.Error(err))
 			b.fail(err)
-			a.cancel()
+			w.cancel()
 			return
 		}
 		b.commit()
@@ -97,10 +97,10 @@ func (a *actor) loop() {
 }
 
 // drain takes whatever else is waiting, up to MaxBatch messages.
-func (a *actor) drain(msgs []any) []any {
-	for len(msgs) < a.ex.cfg.MaxBatch {
+func (w *partitionWorker) drain(msgs []any) []any {
+	for len(msgs) < w.ex.cfg.MaxBatch {
 		select {
-		case m := <-a.inbox:
+		case m := <-w.inbox:
 			msgs = append(msgs, m)
 		default:
 			return msgs
@@ -110,21 +110,21 @@ func (a *actor) drain(msgs []any) []any {
 }
 
 // stop ends the loop and waits for the run engines to return.
-func (a *actor) stop() {
-	a.cancel()
-	<-a.stopped
-	for _, t := range a.timers {
+func (w *partitionWorker) stop() {
+	w.cancel()
+	<-w.stopped
+	for _, t := range w.timers {
 		t.Stop()
 	}
-	a.failWaiting()
-	a.engines.Wait()
+	w.failWaiting()
+	w.engines.Wait()
 }
 
 // failWaiting answers append requests left in the inbox after the loop ended.
-func (a *actor) failWaiting() {
+func (w *partitionWorker) failWaiting() {
 	for {
 		select {
-		case m := <-a.inbox:
+		case m := <-w.inbox:
 			if r, ok := m.(*appendReq); ok {
 				r.done <- appendResult{err: kafka.ErrPartitionLost}
 			}
@@ -134,11 +134,11 @@ func (a *actor) failWaiting() {
 	}
 }
 
-func (a *actor) run(id string) *Run {
-	r, ok := a.runs[id]
+func (w *partitionWorker) run(id string) *Run {
+	r, ok := w.runs[id]
 	if !ok {
-		r = &Run{id: id, actor: a}
-		a.runs[id] = r
+		r = &Run{id: id, worker: w}
+		w.runs[id] = r
 	}
 	return r
 }

@@ -1,6 +1,7 @@
-package commands
+package events
 
-// Code is a stable error code. The registry of every code, with its HTTP
+// Code is a stable error code: the code of a rejected command
+// (runtime.command.rejected) and of every API problem. The registry of every code, with its HTTP
 // status and meaning, is schemas/v1/errors.json; a test keeps the two equal.
 type Code string
 
@@ -23,7 +24,7 @@ const (
 	// approval (unknown, or already decided).
 	CodeApprovalNotPending Code = "approval_not_pending"
 	// CodeSandboxKeyMisrouted: a CreateRun's runId is not on its sandbox
-	// key's partition (see RunIDFor), so the run could not be scheduled
+	// key's partition (see commands.RunIDFor), so the run could not be scheduled
 	// one-at-a-time with the key's other runs.
 	CodeSandboxKeyMisrouted Code = "sandbox_key_misrouted"
 	// CodeIdempotencyKeyReused: the idempotency key was already used for
@@ -49,21 +50,4 @@ func Codes() []Code {
 		CodePayloadTooLarge, CodeUnavailable, CodeInternal, CodeCommandNotFound,
 		CodeApprovalNotPending, CodeSandboxKeyMisrouted, CodeIdempotencyKeyReused, CodeForbiddenScope,
 		CodeInvalidEncoding, CodeTooManyStreams}
-}
-
-// Outcome is what became of a command (seed 004 §6.3).
-type Outcome string
-
-// Outcomes.
-const (
-	OutcomeAccepted  Outcome = "accepted"
-	OutcomeRejected  Outcome = "rejected"
-	OutcomeDuplicate Outcome = "duplicate"
-	OutcomeNoEffect  Outcome = "no_effect"
-	OutcomeApplied   Outcome = "applied"
-)
-
-// Outcomes lists every outcome.
-func Outcomes() []Outcome {
-	return []Outcome{OutcomeAccepted, OutcomeRejected, OutcomeDuplicate, OutcomeNoEffect, OutcomeApplied}
 }
