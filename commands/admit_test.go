@@ -15,7 +15,7 @@ func matrixColumns() []cmdSpec {
 }
 
 // matrix is the expected decision per state and command when the engine
-// implements everything (DESIGN §2.1).
+// implements everything.
 var matrix = []struct {
 	state string
 	//          CreateRun, CancelRun, steer, follow_up, clarification, approval, compaction

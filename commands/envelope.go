@@ -10,7 +10,7 @@ import (
 // Type names a command.
 type Type string
 
-// The command types (DESIGN §2.1).
+// The command types.
 const (
 	CreateRun              Type = "CreateRun"
 	AppendUserInput        Type = "AppendUserInput"
@@ -24,7 +24,7 @@ func Types() []Type {
 	return []Type{CreateRun, AppendUserInput, CancelRun, SubmitApprovalDecision, RequestCompaction}
 }
 
-// Envelope is one command as it travels on xbot.commands.v1 (seed 004 §6.1).
+// Envelope is one command as it travels on xbot.commands.v1.
 type Envelope struct {
 	CommandID         string          `json:"commandId"`
 	IdempotencyKey    string          `json:"idempotencyKey"`
@@ -52,7 +52,7 @@ type CreateRunPayload struct {
 	SessionGrants []events.PermissionGrant `json:"sessionGrants,omitempty"`
 }
 
-// Intents of AppendUserInput (seed 004 §6.2).
+// Intents of AppendUserInput.
 const (
 	IntentSteer         = "steer"
 	IntentFollowUp      = "follow_up"

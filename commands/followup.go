@@ -26,7 +26,7 @@ func FollowUpCreate(followUp Envelope, p *AppendUserInputPayload, parent events.
 	payload, err := json.Marshal(CreateRunPayload{
 		AgentID: parent.AgentID, Input: events.UserInput{Content: p.Content},
 		SandboxKey: parent.SandboxKey, ParentRunID: parent.RunID,
-		// The session's grants go on with it (seed 004 §9.2).
+		// The session's grants go on with it.
 		SessionGrants: parent.SessionGrants(),
 	})
 	if err != nil {

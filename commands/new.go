@@ -43,8 +43,8 @@ func New(t Type, h Header, payload any) (Envelope, error) {
 // key and sandbox key, so a retried create lands on the same partition and
 // the same run. Among partitions partitions, the id is placed on the sandbox
 // key's home partition (SandboxPartition): every run of one sandbox key lives
-// on one partition, whose single owner runs them one at a time (seed 004
-// §10.2). partitions <= 1 places nothing.
+// on one partition, whose single owner runs them one at a time.
+// partitions <= 1 places nothing.
 func RunIDFor(tenantID, idempotencyKey string, sk events.SandboxKey, partitions int) string {
 	return routed(partitions, sk, tenantID, idempotencyKey)
 }

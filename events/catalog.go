@@ -5,7 +5,7 @@ import "fmt"
 // Type names an event in the catalog. Names are never renamed; new ones may be added.
 type Type string
 
-// The event catalog (DESIGN §2.2).
+// The event catalog.
 const (
 	RunAccepted           Type = "runtime.run.accepted"
 	RunStarted            Type = "runtime.run.started"

@@ -85,7 +85,7 @@ func stateWith(t *testing.T, s events.Status, openItem bool) events.RunState {
 }
 
 // legal is the expected transition table: for each event type, the states
-// that accept it (DESIGN §2.3, seed 004 §4.1).
+// that accept it.
 var legal = map[events.Type][]events.Status{
 	events.RunAccepted:               {events.StatusCreated},
 	events.RunStarted:                {events.StatusQueued},

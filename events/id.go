@@ -22,7 +22,7 @@ func NewID(prefix string) string {
 }
 
 // DerivedID returns prefix + "_" + 26 characters derived from parts, so that a
-// retried request reproduces the same id (DESIGN §2.1).
+// retried request reproduces the same id.
 func DerivedID(prefix string, parts ...string) string {
 	h := sha256.New()
 	for _, p := range parts {

@@ -64,8 +64,8 @@ type ToolResultData struct {
 	OutputRef *OutputRef `json:"outputRef,omitempty"`
 }
 
-// OutputRef points at a tool output offloaded to the run's output directory
-// (seed 004 §8.3); read_file_part reads ranges of it.
+// OutputRef points at a tool output offloaded to the run's output directory;
+// read_file_part reads ranges of it.
 type OutputRef struct {
 	// Path is the sandbox path of the stored output.
 	Path  string `json:"path"`

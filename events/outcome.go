@@ -1,6 +1,6 @@
 package events
 
-// Outcome is what became of a command (seed 004 §6.3), as its
+// Outcome is what became of a command, as its
 // runtime.command.* event and the commands read model record it.
 type Outcome string
 

@@ -8,7 +8,7 @@ type Actor struct {
 	ID   string `json:"id"`
 }
 
-// SandboxKey routes a run to its compute environment (seed 004 §10.1).
+// SandboxKey routes a run to its compute environment.
 type SandboxKey struct {
 	TenantID    string `json:"tenantId"`
 	WorkspaceID string `json:"workspaceId"`
@@ -46,7 +46,7 @@ type RunStartedPayload struct {
 // PauseReason says why a run is paused.
 type PauseReason string
 
-// Pause reasons (DESIGN §2.3).
+// Pause reasons.
 const (
 	PauseAwaitingApproval           PauseReason = "awaiting_approval"
 	PauseAwaitingUserInput          PauseReason = "awaiting_user_input"
@@ -77,7 +77,7 @@ type RunCompletedPayload struct {
 	Output string `json:"output,omitempty"`
 }
 
-// Failure codes carried by runtime.run.failed (DESIGN §2.3).
+// Failure codes carried by runtime.run.failed.
 const (
 	FailModelError      = "model_error"
 	FailBudgetExhausted = "budget_exhausted"
@@ -179,7 +179,7 @@ type CommandDuplicatePayload struct {
 	Actor *Actor `json:"actor,omitempty"`
 }
 
-// ItemType names a kind of RuntimeItem (seed 004 §7.2).
+// ItemType names a kind of RuntimeItem.
 type ItemType string
 
 // Item types.
@@ -238,8 +238,8 @@ type ItemFailedPayload struct {
 	RuleID string `json:"ruleId,omitempty"`
 }
 
-// ItemAwaitingApprovalPayload marks an item as waiting for a human decision
-// (seed 004 §9.1): policy rule RuleID asked for approval of this exact call.
+// ItemAwaitingApprovalPayload marks an item as waiting for a human decision:
+// policy rule RuleID asked for approval of this exact call.
 type ItemAwaitingApprovalPayload struct {
 	ItemType ItemType        `json:"itemType"`
 	ToolName string          `json:"toolName,omitempty"`
@@ -252,7 +252,7 @@ type ItemAwaitingApprovalPayload struct {
 	Reason string `json:"reason,omitempty"`
 }
 
-// Approval decisions and grant scopes (DESIGN §2.1 SubmitApprovalDecision).
+// Approval decisions and grant scopes.
 const (
 	DecisionAllow = "allow"
 	DecisionDeny  = "deny"
@@ -277,7 +277,7 @@ type ApprovalDecisionPayload struct {
 }
 
 // PermissionGrant lets later calls of ToolName that policy rule RuleID would
-// send for approval run without asking (seed 004 §9.2).
+// send for approval run without asking.
 type PermissionGrant struct {
 	GrantID  string `json:"grantId"`
 	Scope    string `json:"scope"` // run | platform_session
@@ -298,7 +298,7 @@ func (g PermissionGrant) Covers(tool, ruleID string) bool {
 // PermissionGrantPayload is the payload of runtime.permission_grant.applied.
 type PermissionGrantPayload = PermissionGrant
 
-// Compaction triggers (seed 004 §8.2).
+// Compaction triggers.
 const (
 	CompactBeforeModelRequest = "before_model_request_threshold"
 	CompactOverflowRecovery   = "context_overflow_recovery"
@@ -329,7 +329,7 @@ type TokenStats struct {
 	AfterTokens  int `json:"afterTokens"`
 }
 
-// ContextCompactedPayload is a compaction artifact (seed 004 §8.1). The
+// ContextCompactedPayload is a compaction artifact. The
 // context projector replaces everything up to CutoffEventSeq (and the
 // session's earlier runs) by Summary, keeping RetainedItemIDs verbatim.
 type ContextCompactedPayload struct {
@@ -344,8 +344,7 @@ type ContextCompactedPayload struct {
 	Usage *Usage `json:"usage,omitempty"`
 }
 
-// SnapshotFrozenPayload records the capability snapshot of a run (seed 004
-// §3.4): everything the run may use, frozen when it starts. Hash is
+// SnapshotFrozenPayload records the capability snapshot of a run: everything the run may use, frozen when it starts. Hash is
 // "sha256:" and the hex digest of Snapshot's bytes.
 type SnapshotFrozenPayload struct {
 	Hash     string          `json:"hash"`

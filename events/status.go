@@ -1,6 +1,6 @@
 package events
 
-// Status is a run's lifecycle state (DESIGN §2.3).
+// Status is a run's lifecycle state.
 type Status string
 
 // Run states. The zero Status means the run has no accepted event yet, which

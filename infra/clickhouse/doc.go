@@ -3,8 +3,8 @@
 // the devstack harness that imports clickhouse-go.
 //
 // The driver is pinned at github.com/ClickHouse/clickhouse-go/v2 v2.25.0, the
-// newest release whose batch insert works against Debian's ClickHouse 18.16
-// (DESIGN §5); everything here keeps to what 18.16 understands.
+// newest release whose batch insert works against Debian's ClickHouse 18.16;
+// everything here keeps to what 18.16 understands.
 //
 // Guarantees:
 //

@@ -52,7 +52,7 @@ func (c Config) WithDefaults() Config {
 	return c
 }
 
-// Topic names without prefix (DESIGN §3).
+// Topic names without prefix.
 const (
 	commandsTopic   = "xbot.commands.v1"
 	eventsTopic     = "xbot.events.v1"

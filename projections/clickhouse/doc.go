@@ -44,7 +44,7 @@
 // projector's throughput is about the batch size times 30 per second: feed
 // it batches of hundreds or thousands of records.
 //
-// The schema keeps within ClickHouse 18.16 (DESIGN §5): DateTime('UTC') plus
+// The schema keeps within ClickHouse 18.16: DateTime('UTC') plus
 // a UInt64 column of milliseconds, String for JSON, no Map, TTL or CODEC.
 // 18.16 has no ADD COLUMN IF NOT EXISTS either: Migrate skips a migration
 // whose columns exist already, so applying the migrations again is harmless

@@ -1,4 +1,4 @@
-// Package im is the IM view of the event log (DESIGN §5): it flattens a
+// Package im is the IM view of the event log: it flattens a
 // run's events into chat messages for IM workers, and its Projector
 // publishes them on xbot.im.outbox.v1 keyed by conversation.
 //

@@ -9,7 +9,7 @@ import (
 	"github.com/xbot-runtime/xbot/infra/kafka"
 )
 
-// Projector is one view built from the events topic (DESIGN §5). The runner
+// Projector is one view built from the events topic. The runner
 // feeds it batches of committed events in log order per partition (so in seq
 // order per run), at least once; views write idempotently by (runId, seq),
 // so each event takes effect exactly once.

@@ -31,10 +31,10 @@ type Chunk struct {
 	ProviderMetadata   json.RawMessage `json:"providerMetadata,omitempty"`
 }
 
-// Metadata is the messageMetadata of a reply (seed 000, "组织回复的浏览器
-// part"): ResponseID is the run id, InputIDs the commandIds of the user
+// Metadata is the messageMetadata of a reply, as the runtime client
+// contract names it: ResponseID is the run id, InputIDs the commandIds of the user
 // inputs the reply answers, Origin "input" (every run answers an input; the
-// seed's other value, "engine", is for replies no input asked for).
+// contract's other value, "engine", is for replies no input asked for).
 // RetractedPartIDs lists text and reasoning parts (by the part_id in their
 // providerMetadata) whose model call failed: they are not part of the
 // conversation and a client hides them. Outcome and Usage are set when the

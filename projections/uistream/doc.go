@@ -1,5 +1,4 @@
-// Package uistream is the browser view of the event log (DESIGN §5 "UI
-// stream"): a pure, deterministic mapping from a run's events to the Vercel
+// Package uistream is the browser view of the event log: a pure, deterministic mapping from a run's events to the Vercel
 // AI SDK's UI message stream chunks (ai@6, header
 // x-vercel-ai-ui-message-stream: v1), its SSE framing with resumable ids,
 // and the live fan-out of one API instance's event subscription to all of

@@ -1,4 +1,4 @@
-// Package api is xbot's HTTP API (DESIGN §6): huma v2 on net/http, with the
+// Package api is xbot's HTTP API: huma v2 on net/http, with the
 // OpenAPI 3.1 document at /openapi.json (3.0 at /openapi-3.0.json), docs at
 // /docs and JSON Schemas under /schemas.
 //
@@ -21,7 +21,7 @@
 // Every error is an RFC 9457 problem (application/problem+json) with a stable
 // `code` from events.Code*, including huma's own validation errors and
 // unknown routes. Times in responses are Unix milliseconds, like every time on
-// the wire (DESIGN §2).
+// the wire.
 //
 // Tokens and request bodies are never logged.
 package api

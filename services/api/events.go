@@ -25,13 +25,13 @@ func (e eventEnvelope) MarshalJSON() ([]byte, error) {
 }
 
 // Schema documents the envelope as events.Envelope under the name
-// EventEnvelope, open to new fields (readers ignore unknown fields, DESIGN §2).
+// EventEnvelope, open to new fields (readers ignore unknown fields).
 func (eventEnvelope) Schema(r huma.Registry) *huma.Schema {
 	const name = "EventEnvelope"
 	if _, ok := r.Map()[name]; !ok {
 		s := huma.SchemaFromType(r, reflect.TypeFor[events.Envelope]())
 		s.AdditionalProperties = true
-		s.Description = "An event envelope exactly as committed to the run's log (seed 004 §7.1)."
+		s.Description = "An event envelope exactly as committed to the run's log."
 		r.Map()[name] = s
 	}
 	return &huma.Schema{Ref: schemaPrefix + name}

@@ -3,7 +3,7 @@
 // Implementations: local (a directory per sandbox, no isolation, development
 // only) and bwrap (Linux namespaces via bubblewrap).
 //
-// Layout inside every sandbox (seed 004 §3.5), as the sandboxed process sees it:
+// Layout inside every sandbox, as the sandboxed process sees it:
 //
 //	/workspace                                   the sandbox key's persistent workspace (cwd by default)
 //	/sessions/{sessionId}/context                history shared by a session's runs
@@ -23,7 +23,7 @@ import (
 	"time"
 )
 
-// Key routes a run to its sandbox (seed 004 §10.1). Runs with the same key
+// Key routes a run to its sandbox. Runs with the same key
 // share /workspace.
 type Key struct {
 	TenantID    string

@@ -5,7 +5,7 @@
 //
 // Guarantees:
 //   - Every event is folded against its run's state before it is appended, so
-//     the log of every run folds cleanly (the log invariant of DESIGN §2.2).
+//     the log of every run folds cleanly (the log invariant, docs/architecture.md).
 //   - A run's seq advances in memory only after its transaction committed; an
 //     append whose outcome is unknown ends the partition's session and the
 //     next owner rebuilds from what committed.

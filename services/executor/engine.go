@@ -27,8 +27,7 @@ type Engine interface {
 	Snapshot(p profile.Profile, grants []events.PermissionGrant) (profile.Snapshot, error)
 }
 
-// SafePoint names a point of the agent loop where buffered commands apply
-// (seed 004 §5.1).
+// SafePoint names a point of the agent loop where buffered commands apply.
 type SafePoint string
 
 // The five safe points.

@@ -149,8 +149,8 @@ type SafePointOptions struct {
 	Unstarted []events.Draft
 }
 
-// SafePoint applies the buffered commands that take effect at point sp
-// (seed 004 §5.1): a cancel at every point; steers, in the order they were
+// SafePoint applies the buffered commands that take effect at point sp:
+// a cancel at every point; steers, in the order they were
 // accepted, at before_model_request, where each becomes a user_message item.
 // It returns stop=true when the run has ended and the engine must return.
 func (r *Run) SafePoint(ctx context.Context, sp SafePoint, opts SafePointOptions) (stop bool, err error) {

@@ -9,7 +9,7 @@ import (
 	"github.com/xbot-runtime/xbot/events"
 )
 
-// Scheduling (seed 004 §10.2, DESIGN §4): at most one run per sandbox key is
+// Scheduling: at most one run per sandbox key is
 // active (running or paused); the key's other runs wait, queued, in the
 // order they were accepted, and the next starts when the active one ends.
 //

@@ -72,7 +72,7 @@ type Request struct {
 }
 
 // PurposeCompaction is the Request.Purpose of a call that summarises the
-// conversation for a context compaction (seed 004 §8.2).
+// conversation for a context compaction.
 const PurposeCompaction = "compaction"
 
 // Usage is the token accounting of one call.

@@ -1,5 +1,5 @@
 // Package policy decides, for one tool call, whether it runs, needs a
-// person's approval, or is refused (seed 004 §9.3). Rules live in the agent
+// person's approval, or is refused. Rules live in the agent
 // profile and are frozen into each run's capability snapshot.
 //
 // A Policy is an ordered list of rules, the profile's first and then the

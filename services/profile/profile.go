@@ -181,7 +181,7 @@ type Profile struct {
 // DefaultPauseTTL is the pause TTL of a profile that sets none.
 const DefaultPauseTTL = 24 * time.Hour
 
-// Context governs what a run sends to its model (seed 004 §8).
+// Context governs what a run sends to its model.
 type Context struct {
 	// Window is the model's context window in tokens. Default 128000.
 	Window int `yaml:"window" json:"window"`

@@ -12,7 +12,7 @@ import (
 	"github.com/xbot-runtime/xbot/services/policy"
 )
 
-// Snapshot is a run's capability snapshot (seed 004 §3.4): everything the run
+// Snapshot is a run's capability snapshot: everything the run
 // may use, resolved when it starts and frozen into
 // runtime.capability.snapshot_frozen. The run uses only its snapshot, so a
 // profile edited mid-run affects only later runs.

@@ -26,8 +26,7 @@ const OffloadDir = "tool-outputs"
 // below NAME_MAX (255) once the hash suffix and extension are added.
 const maxNameBytes = 100
 
-// Offload keeps a large tool result out of the model's context (seed 004
-// §8.3). When res.Output is longer than threshold bytes (threshold <= 0:
+// Offload keeps a large tool result out of the model's context. When res.Output is longer than threshold bytes (threshold <= 0:
 // never), the full Output is written to OffloadPath(sb.Paths(), id), then
 // res.OutputRef is set and res.Output becomes a preview of at most threshold
 // bytes: its head and tail and a note telling the model where the output is

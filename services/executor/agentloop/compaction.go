@@ -11,7 +11,7 @@ import (
 	"github.com/xbot-runtime/xbot/services/model"
 )
 
-// Compaction (seed 004 §8.1-8.2). The artifact is an event of its own; no
+// Compaction. The artifact is an event of its own; no
 // event is changed or deleted, and Project applies the latest artifact.
 
 // threshold is the estimated context size (tokens) above which a run

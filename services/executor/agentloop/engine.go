@@ -1,4 +1,4 @@
-// Package agentloop is the agent loop engine (seed 004 §3.3, §5): a run
+// Package agentloop is the agent loop engine: a run
 // calls a model, the model calls tools that execute in a sandbox, results go
 // back to the model, until the model answers without calling a tool. Outside
 // intents take effect only at the five safe points, through executor.Run.

@@ -8,7 +8,7 @@ import (
 	"github.com/xbot-runtime/xbot/services/model"
 )
 
-// Project is the context projector (seed 004 §5.2): a pure function from the
+// Project is the context projector: a pure function from the
 // system prompt, the session's earlier runs and the run's own events to the
 // messages of the next model call. The result is always a valid provider
 // conversation: every tool call is followed by exactly one result, whatever
@@ -16,7 +16,7 @@ import (
 // nothing internal (ids, seq, statuses) is copied into a message.
 //
 // When the run has been compacted, its latest runtime.context.compacted
-// artifact decides the context (seed 004 §8.2): the session's earlier runs
+// artifact decides the context: the session's earlier runs
 // and the run's items finished by the cutoff are replaced by the summary;
 // see projectCompacted.
 func Project(systemPrompt string, session [][]events.Envelope, run []events.Envelope) []model.Message {

@@ -63,7 +63,7 @@ func (r *execution) callData(itemID string) (events.ToolCallData, bool) {
 //   - A call the policy denies fails as blocked_by_policy; nobody is asked.
 //   - A call that needs approval, with no grant covering it, becomes an item
 //     awaiting approval; once the other calls are done, the run pauses until
-//     every such item is decided (seed 004 §9.1).
+//     every such item is decided.
 //   - A call to ask_user leaves its clarification_request open and pauses
 //     the run once the other calls are done.
 func (r *execution) toolStage(ctx context.Context, pr progress) error {
@@ -188,7 +188,7 @@ func (r *execution) startData(pc pendingCall) events.ItemStartedPayload {
 }
 
 // blockedDrafts records a call the policy forbids: the model learns why
-// (blocked_by_policy), nobody is asked (seed 004 §9.3).
+// (blocked_by_policy), nobody is asked.
 func (r *execution) blockedDrafts(pc pendingCall, d policy.Decision) []events.Draft {
 	id := toolItemID(pc.responseID, pc.call.ID)
 	start := r.startData(pc)
@@ -315,7 +315,7 @@ func (r *execution) closeCall(ctx context.Context, id string, c events.ToolCallR
 }
 
 // offload stores an output too large for the context in the run's output
-// directory (seed 004 §8.3); the model gets a preview and a ref it can read
+// directory; the model gets a preview and a ref it can read
 // with read_file_part. When storing fails, the output is cut instead.
 func (r *execution) offload(ctx context.Context, itemID string, res *tools.Result) {
 	limit := r.ctxCfg.OffloadBytes
