@@ -187,6 +187,10 @@ func (c apiProbe) keyReused(t *testing.T) {
 	}
 	other := c.do(t, "POST", "/v1/runs", c.FullToken, c.createBody(`,"metadata":{"changed":"yes"}`), hdr)
 	expect(t, "another request under the same key", other, 422, "idempotency_key_reused")
+	// Another sandbox key makes another run id, on another partition: the
+	// key still stands for the first request.
+	elsewhere := c.do(t, "POST", "/v1/runs", c.FullToken, c.createBody(`,"sandboxKey":{"workspaceId":"elsewhere"}`), hdr)
+	expect(t, "another sandbox key under the same key", elsewhere, 422, "idempotency_key_reused")
 }
 
 func (c apiProbe) hostHeader(t *testing.T) {

@@ -80,7 +80,30 @@ func (a *API) createRun(ctx context.Context, in *createRunInput) (*commandOutput
 	if err := a.checkParent(ctx, in.Body.ParentRunID); err != nil {
 		return nil, err
 	}
+	if err := a.claimKey(ctx, env); err != nil {
+		return nil, err
+	}
 	return a.dispatch(ctx, env, wait)
+}
+
+// claimKey records, tenant-wide, which request the create's idempotency key
+// stands for, and refuses another request under a used key. The executor
+// refuses it too, but only among the commands of one run: a create with
+// another sandbox key has another run id, on another partition, and would
+// otherwise become a second run under the same key.
+func (a *API) claimKey(ctx context.Context, env commands.Envelope) error {
+	fp := commands.Fingerprint(env)
+	standing, _, err := a.store.ClaimIdempotencyKey(ctx, env.TenantID, env.IdempotencyKey, fp, env.RunID)
+	if err != nil {
+		a.log.Warn("claiming an idempotency key failed", zap.String("tenant_id", env.TenantID), zap.Error(err))
+		return newProblem(http.StatusServiceUnavailable, events.CodeUnavailable,
+			"the idempotency key cannot be checked right now; retry with the same Idempotency-Key")
+	}
+	if standing != fp {
+		return newProblem(http.StatusUnprocessableEntity, events.CodeIdempotencyKeyReused,
+			"the Idempotency-Key was already used for another request; nothing changed (send the new request with a new key)")
+	}
+	return nil
 }
 
 // checkParent refuses a parentRunId that is not a run of the caller's

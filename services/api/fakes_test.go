@@ -24,7 +24,8 @@ type fakeStore struct {
 	lastList  api.RunFilter
 	grants    map[string][]events.PermissionGrant // by tenantId/platformSessionId
 	grantsErr error
-	owners    map[string]string // by tenantId/platformSessionId
+	owners    map[string]string    // by tenantId/platformSessionId
+	keys      map[string][2]string // CreateRun idempotency claims by tenantId/key: fingerprint, run id
 }
 
 func newFakeStore() *fakeStore {

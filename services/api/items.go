@@ -27,6 +27,10 @@ type ReadModels interface {
 	// ClaimSession makes actorID the owner of the platform session unless
 	// it has one, atomically, and returns the owner.
 	ClaimSession(ctx context.Context, tenantID, sessionID, actorID string) (string, error)
+	// ClaimIdempotencyKey makes (fingerprint, runID) what the tenant's
+	// CreateRun key stands for unless it stands for a request already,
+	// atomically, and returns the standing fingerprint and run id.
+	ClaimIdempotencyKey(ctx context.Context, tenantID, key, fingerprint, runID string) (string, string, error)
 }
 
 // runItem is a row of the items read model as the API shows it.

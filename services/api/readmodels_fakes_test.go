@@ -45,6 +45,19 @@ func (s *fakeStore) ClaimSession(_ context.Context, tenantID, sessionID, actorID
 	return s.owners[k], nil
 }
 
+func (s *fakeStore) ClaimIdempotencyKey(_ context.Context, tenantID, key, fingerprint, runID string) (string, string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.keys == nil {
+		s.keys = make(map[string][2]string)
+	}
+	k := tenantID + "/" + key
+	if _, ok := s.keys[k]; !ok {
+		s.keys[k] = [2]string{fingerprint, runID}
+	}
+	return s.keys[k][0], s.keys[k][1], nil
+}
+
 func (s *fakeStore) failGrants(err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

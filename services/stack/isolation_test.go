@@ -46,8 +46,10 @@ func sweepCases(a tenantA) map[string]sweepCase {
 	const steer = `{"intent":"steer","content":"probe from another tenant"}`
 	nf := func(path, code string) sweepCase { return sweepCase{path: path, status: 404, code: code} }
 	cases := map[string]sweepCase{
-		// A create lands on the caller's own run even with A's idempotency key.
-		"POST /v1/runs":     {path: "/v1/runs?wait=0", body: `{"agentId":"chat","input":{"content":"hi"},"idempotencyKey":"iso-done"}`, status: 202},
+		// A create lands on the caller's own run even with A's idempotency key
+		// and A's very request (the owner's answer is A's run, a duplicate).
+		"POST /v1/runs": {path: "/v1/runs?wait=0", status: 202,
+			body: `{"agentId":"asker","input":{"content":"paint the acme door"},"idempotencyKey":"iso-paused"}`},
 		"GET /v1/runs":      {path: "/v1/runs?platformSessionId=" + a.session, status: 200},
 		"GET /v1/approvals": {path: "/v1/approvals?runId=" + a.paused, status: 200},
 		"GET /healthz":      {path: "/healthz", status: 200},
