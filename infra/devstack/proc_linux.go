@@ -71,3 +71,11 @@ func processCmdline(pid int) (args []string, ok bool) {
 	}
 	return strings.Split(strings.TrimRight(string(b), "\x00"), "\x00"), true
 }
+
+// sysProcAttrKillOnParentDeath is sysProcAttr for a server whose graceful
+// shutdown needs its peers (a Kafka broker's controlled shutdown waits for the
+// quorum): when the caller dies, every peer gets SIGKILL at once instead of a
+// signal each would answer by waiting for the others.
+func sysProcAttrKillOnParentDeath() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+}

@@ -24,3 +24,7 @@ func leftovers(pgid int, _ string) []int {
 
 // processCmdline is unknown without /proc.
 func processCmdline(int) ([]string, bool) { return nil, false }
+
+// sysProcAttrKillOnParentDeath is sysProcAttr(nil): there is no parent-death
+// signal outside Linux.
+func sysProcAttrKillOnParentDeath() *syscall.SysProcAttr { return sysProcAttr(nil) }

@@ -1,0 +1,114 @@
+package devstack
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"go.uber.org/zap"
+)
+
+// DefaultKafkaVersion is the Apache Kafka release StartApacheKafka runs when
+// ApacheKafkaConfig.Version is empty: the newest 4.x that Maven Central
+// serves and that runs on Java 17 here; its transactions use KIP-890
+// (transaction.version 2), as production clusters of 4.x do.
+const DefaultKafkaVersion = "4.4.0"
+
+// KafkaJarsDirEnv names the environment variable that, when set, is the
+// default ApacheKafkaConfig.JarsDir.
+const KafkaJarsDirEnv = "XBOT_KAFKA_JARS_DIR"
+
+// defaultKafkaJVMOpts keep a broker within a few hundred MB so three fit a
+// 2-core, small-memory machine next to Postgres and ClickHouse: a dev broker
+// holds little data, and the serial collector needs no GC threads.
+var defaultKafkaJVMOpts = []string{"-Xms128m", "-Xmx384m", "-XX:+UseSerialGC", "-XX:+ExitOnOutOfMemoryError"}
+
+// ApacheKafkaConfig configures StartApacheKafka.
+type ApacheKafkaConfig struct {
+	// Dir is the data root. Required. Node i (0-based) keeps its properties,
+	// its KRaft storage and its log (kafka.log) in Dir/node-<i+1>; the
+	// cluster id is in Dir/cluster.id. Created when missing; a second start
+	// on the same Dir keeps the data.
+	Dir string
+	// Brokers is the number of nodes, each a combined controller and broker:
+	// 1, or 3 (replication factor 3, min.insync.replicas 2). Default 1.
+	Brokers int
+	// Version is the Apache Kafka release (org.apache.kafka:kafka_2.13).
+	// Default DefaultKafkaVersion.
+	Version string
+	// JarsDir holds the broker's runtime jars; when it has none, Maven
+	// resolves them into it once. Default $XBOT_KAFKA_JARS_DIR, else
+	// ~/.cache/xbot/kafka-<Version>/libs.
+	JarsDir string
+	// Java is the java executable (17 or newer). Default: java on $PATH.
+	Java string
+	// Maven is the mvn executable, needed only while JarsDir is empty.
+	// Default: mvn on $PATH.
+	Maven string
+	// JVMOpts are the JVM options of each broker. Default -Xms128m -Xmx384m
+	// -XX:+UseSerialGC -XX:+ExitOnOutOfMemoryError.
+	JVMOpts []string
+	// Partitions is the partition count of auto-created topics, as
+	// infra/kafka's embedded cluster has. Default 12.
+	Partitions int
+	// Logger receives lifecycle events. Default: zap.NewNop().
+	Logger *zap.Logger
+}
+
+func (c *ApacheKafkaConfig) setDefaults() {
+	if c.Logger == nil {
+		c.Logger = zap.NewNop()
+	}
+	if c.Brokers == 0 {
+		c.Brokers = 1
+	}
+	if c.Version == "" {
+		c.Version = DefaultKafkaVersion
+	}
+	if c.JarsDir == "" {
+		c.JarsDir = defaultJarsDir(c.Version)
+	}
+	if len(c.JVMOpts) == 0 {
+		c.JVMOpts = defaultKafkaJVMOpts
+	}
+	if c.Partitions == 0 {
+		c.Partitions = 12
+	}
+	for _, p := range []*string{&c.Dir, &c.JarsDir} {
+		if abs, err := filepath.Abs(*p); *p != "" && err == nil {
+			*p = abs
+		}
+	}
+}
+
+// defaultJarsDir is $XBOT_KAFKA_JARS_DIR or ~/.cache/xbot/kafka-<v>/libs
+// ("" when neither the variable nor a cache directory is known).
+func defaultJarsDir(version string) string {
+	if dir := os.Getenv(KafkaJarsDirEnv); dir != "" {
+		return dir
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(cache, "xbot", "kafka-"+version, "libs")
+}
+
+// Validate reports every problem of the configuration at once.
+func (c ApacheKafkaConfig) Validate() error {
+	var errs []error
+	if c.Dir == "" {
+		errs = append(errs, errors.New("devstack: ApacheKafkaConfig.Dir is required"))
+	}
+	if c.Brokers != 1 && c.Brokers != 3 {
+		errs = append(errs, fmt.Errorf("devstack: ApacheKafkaConfig.Brokers %d must be 1 or 3", c.Brokers))
+	}
+	if c.JarsDir == "" {
+		errs = append(errs, fmt.Errorf("devstack: ApacheKafkaConfig.JarsDir is required when neither $%s nor a user cache directory is set", KafkaJarsDirEnv))
+	}
+	if c.Partitions < 1 {
+		errs = append(errs, fmt.Errorf("devstack: ApacheKafkaConfig.Partitions %d must be at least 1", c.Partitions))
+	}
+	return errors.Join(errs...)
+}
