@@ -158,10 +158,8 @@ func readOrCreateClusterID(path string) (string, error) {
 
 // start formats and launches every node and waits for the cluster.
 func (k *ApacheKafka) start(ctx context.Context) error {
-	for _, n := range k.nodes {
-		if err := k.format(ctx, n, k.clusterID); err != nil {
-			return err
-		}
+	if err := k.formatAll(ctx); err != nil {
+		return err
 	}
 	offsets := make([]int64, len(k.nodes))
 	for i, n := range k.nodes {
@@ -174,6 +172,18 @@ func (k *ApacheKafka) start(ctx context.Context) error {
 		return k.notReady(err, offsets)
 	}
 	return nil
+}
+
+// formatAll formats the nodes' storage at once: each format is a JVM start
+// of seconds, mostly spent waiting on class loading rather than on the CPU.
+func (k *ApacheKafka) formatAll(ctx context.Context) error {
+	errs := make([]error, len(k.nodes))
+	var wg sync.WaitGroup
+	for i, n := range k.nodes {
+		wg.Go(func() { errs[i] = k.format(ctx, n, k.clusterID) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // notReady is err with the tail of each node's log written since offsets.

@@ -20,7 +20,8 @@ type kafkaNode struct {
 	brokerPort     int
 	controllerPort int
 	proc           *proc
-	log            *os.File // dir/kafka.log: the JVM's stdout and stderr
+	launched       time.Time // when proc was started
+	log            *os.File  // dir/kafka.log: the JVM's stdout and stderr
 }
 
 // addr is the broker's client address.
@@ -119,7 +120,7 @@ func (k *ApacheKafka) launch(n *kafkaNode) error {
 	if err != nil {
 		return fmt.Errorf("kafka node %d: %w", n.id, err)
 	}
-	n.proc = p
+	n.proc, n.launched = p, time.Now()
 	return nil
 }
 

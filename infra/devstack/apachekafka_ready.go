@@ -9,6 +9,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"go.uber.org/zap"
 )
 
 // ReadyTopic is the topic StartApacheKafka commits one transaction to before
@@ -31,8 +32,14 @@ func (k *ApacheKafka) waitCluster(ctx context.Context) error {
 		if err := k.poll(ctx, n, func(ctx context.Context) error { return k.probeMetadata(ctx, n, k.allIDs()) }); err != nil {
 			return err
 		}
+		k.cfg.Logger.Info("devstack: kafka broker serves metadata", zap.Int("node_id", n.id),
+			zap.String("addr", n.addr()), zap.Duration("since_jvm_start", time.Since(n.launched)))
 	}
-	return k.poll(ctx, k.nodes[0], k.probeTransaction)
+	if err := k.poll(ctx, k.nodes[0], k.probeTransaction); err != nil {
+		return err
+	}
+	k.cfg.Logger.Info("devstack: kafka committed a transaction", zap.Duration("since_jvm_start", time.Since(k.nodes[0].launched)))
+	return nil
 }
 
 // waitNode waits until node n lists itself.

@@ -241,3 +241,46 @@ func isZombie(pid string) bool {
 	i := strings.LastIndexByte(string(b), ')')
 	return i < 0 || i+2 >= len(b) || b[i+2] == 'Z' || b[i+2] == 'X'
 }
+
+func TestApacheKafkaOneBroker(t *testing.T) {
+	if os.Getenv(kafkaTestEnv) != "apache" {
+		t.Skip("set " + kafkaTestEnv + "=apache to run against a real Apache Kafka broker")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	started := time.Now()
+	k, err := devstack.StartApacheKafka(ctx, devstack.ApacheKafkaConfig{Dir: t.TempDir(), Logger: zaptest.NewLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = k.Close() })
+	t.Logf("figure: 1 broker, start to ready: %s, RSS %s", time.Since(started).Round(time.Millisecond), rss(t, k.PID(0)))
+	topic := createTopic(ctx, t, k, 1)
+	p := kafkaClient(t, k, kgo.TransactionalID("one-broker"), kgo.DefaultProduceTopic(topic))
+	transact(ctx, t, p, kgo.TryCommit, "only")
+	if got := consumeUntil(ctx, t, k, topic, kgo.ReadCommitted(), "only"); len(got) != 1 {
+		t.Errorf("read %v, want [only]", got)
+	}
+	if err := k.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if left := javaProcessesIn(k.Dir()); len(left) > 0 {
+		t.Fatalf("java processes left after Close: %v", left)
+	}
+}
+
+func TestApacheKafkaJVMFailureShowsTheLog(t *testing.T) {
+	if os.Getenv(kafkaTestEnv) != "apache" {
+		t.Skip("set " + kafkaTestEnv + "=apache to run against a real Apache Kafka broker")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	_, err := devstack.StartApacheKafka(ctx, devstack.ApacheKafkaConfig{Dir: dir, JVMOpts: []string{"-XX:+NoSuchOption"}})
+	if err == nil || !strings.Contains(err.Error(), "NoSuchOption") || !strings.Contains(err.Error(), "kafka.log") {
+		t.Fatalf("want an error with the tail of the node's log naming the bad option, got %v", err)
+	}
+	if left := javaProcessesIn(dir); len(left) > 0 {
+		t.Fatalf("java processes left after a failed start: %v", left)
+	}
+}
