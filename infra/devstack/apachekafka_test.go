@@ -1,8 +1,10 @@
 package devstack_test
 
 import (
+	"bufio"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -283,4 +285,56 @@ func TestApacheKafkaJVMFailureShowsTheLog(t *testing.T) {
 	if left := javaProcessesIn(dir); len(left) > 0 {
 		t.Fatalf("java processes left after a failed start: %v", left)
 	}
+}
+
+// kafkaHelperDirEnv makes the test binary act as a caller that starts a
+// Kafka cluster and then waits to be killed.
+const kafkaHelperDirEnv = "DEVSTACK_TEST_KAFKA_HELPER_DIR"
+
+func TestApacheKafkaDiesWithCaller(t *testing.T) {
+	if dir := os.Getenv(kafkaHelperDirEnv); dir != "" {
+		runKafkaHelper(dir)
+		return
+	}
+	if os.Getenv(kafkaTestEnv) != "apache" {
+		t.Skip("set " + kafkaTestEnv + "=apache to run against a real Apache Kafka broker")
+	}
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestApacheKafkaDiesWithCaller$")
+	cmd.Env = append(os.Environ(), kafkaHelperDirEnv+"="+dir)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if !strings.HasPrefix(line, "ready") {
+		_ = cmd.Process.Kill()
+		t.Fatalf("helper did not start a cluster: %q, %v", line, err)
+	}
+	if len(javaProcessesIn(dir)) != 1 {
+		t.Fatalf("want one broker while the helper runs, have %v", javaProcessesIn(dir))
+	}
+	if err := cmd.Process.Kill(); err != nil { // SIGKILL: no cleanup code runs
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	eventually.Holds(t, 30*time.Second, "brokers of a killed caller to exit", func() bool {
+		return len(javaProcessesIn(dir)) == 0
+	})
+}
+
+// runKafkaHelper starts one broker on dir, reports it and blocks until killed.
+func runKafkaHelper(dir string) {
+	if _, err := devstack.StartApacheKafka(context.Background(), devstack.ApacheKafkaConfig{Dir: dir}); err != nil {
+		os.Stdout.WriteString("error: " + err.Error() + "\n")
+		os.Exit(1)
+	}
+	os.Stdout.WriteString("ready\n")
+	select {}
 }

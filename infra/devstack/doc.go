@@ -14,6 +14,11 @@
 //     postmaster.pid and leftover server processes and runs crash recovery;
 //     as synchronous_commit is off, commits of the last second may be lost.
 //   - Missing PostgreSQL binaries yield an error matching ErrPostgresMissing.
+//   - StartApacheKafka runs a real Apache Kafka cluster (1 or 3 combined KRaft
+//     controller+broker JVMs) from jars that Maven resolves once into a cache
+//     outside the repository. Each JVM is a child in its own process group
+//     that gets SIGKILL when the starting OS thread dies; Close leaves no
+//     process behind. Missing tools match ErrJavaMissing / ErrMavenMissing.
 //
 // Running as root: PostgreSQL refuses to run as root, so initdb and postgres
 // run as the "postgres" system user, the data root is chowned to that user,
