@@ -1,0 +1,135 @@
+package systemtest_test
+
+import (
+	"context"
+	"fmt"
+	"go.uber.org/zap"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
+	"github.com/xbot-runtime/xbot/infra/kafka"
+	"github.com/xbot-runtime/xbot/services/compute/local"
+	"github.com/xbot-runtime/xbot/services/profile"
+	"github.com/xbot-runtime/xbot/services/stack"
+)
+
+// crashEnv runs the API and projector in one stack; executors are started
+// separately so they can be killed.
+func crashEnv(t *testing.T, agents ...profile.Profile) (*env, *stack.Stack, func(name string, hooks *kafka.Hooks) *stack.Stack) {
+	t.Helper()
+	e := newEnv(t)
+	cat, err := profile.NewCatalog(agents...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.cat = cat
+	comp, err := local.New(local.Config{Dir: t.TempDir(), Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	front := e.start("front", nil, stack.API, stack.ProjectorPostgres)
+	executor := func(name string, hooks *kafka.Hooks) *stack.Stack {
+		return e.startWith(name, func(o *stack.Options) {
+			o.Components, o.ExecutorHooks, o.Compute = []stack.Component{stack.Executor}, hooks, comp
+		})
+	}
+	return e, front, executor
+}
+
+// TestAgentKilledDuringModelStream kills the executor while the model
+// streams; the next owner restores the run, repeats the model call, runs its
+// tool call once and finishes.
+func TestAgentKilledDuringModelStream(t *testing.T) {
+	t.Parallel()
+	count := filepath.Join(t.TempDir(), "count")
+	agent := profile.Profile{ID: "streamer", Model: profile.ModelScripted, Tools: []string{"shell"}, Script: []profile.Turn{
+		{Text: strings.Repeat("a long streamed answer ", 20), ChunkChars: 4, Delay: 5 * time.Millisecond,
+			ToolCalls: call1("shell", fmt.Sprintf(`{"command":"echo ran >> %s"}`, count))},
+		{Text: "done"},
+	}}
+	e, front, executor := crashEnv(t, agent)
+	var commits atomic.Int64
+	var victim atomic.Pointer[stack.Stack]
+	const killAt = 8 // accepted, started, item started, then deltas: mid-stream
+	victim.Store(executor("exA", &kafka.Hooks{BeforeCommit: func(int32) {
+		if commits.Add(1) == killAt {
+			victim.Load().Executor.Kill()
+		}
+	}}))
+	runID := create(t, front, "streamer", "go", "kill-stream-1")["runId"].(string)
+	eventually.Succeeds(t, 10*time.Second, "executor A died", func() error {
+		if commits.Load() < killAt {
+			return context.DeadlineExceeded
+		}
+		return nil
+	})
+	executor("exB", nil)
+	waitStatus(t, front, runID, "completed", 20*time.Second)
+	e.invariants(front)
+	counts := typeCounts(t, listEvents(t, front, runID))
+	if counts[events.RunCheckpointRestored] != 1 || counts[events.ItemFailed] != 1 || counts[events.RunStarted] != 1 {
+		t.Errorf("takeover not recorded as one restore closing the lost stream: %v", counts)
+	}
+	failed := itemEvents(t, front, runID, "runtime.item.failed")
+	if len(failed) == 0 || failed[0]["errorCode"] != "runtime_lost" || failed[0]["itemType"] != "assistant_message" {
+		t.Errorf("lost item %v, want the assistant_message failed runtime_lost", failed)
+	}
+	if runs := readLines(t, count); runs != 1 {
+		t.Errorf("the tool ran %d times, want once", runs)
+	}
+}
+
+// TestAgentKilledDuringToolCall kills the executor while a tool runs; the next
+// owner reports the call to the model as lost (runtime_lost) without running
+// it again, and the run finishes.
+func TestAgentKilledDuringToolCall(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	count, gate := filepath.Join(dir, "count"), filepath.Join(dir, "gate")
+	t.Cleanup(func() { _ = os.WriteFile(gate, nil, 0o600) }) // let the orphaned tool of the dead executor end
+	agent := profile.Profile{ID: "builder", Model: profile.ModelScripted, Tools: []string{"shell"}, Script: []profile.Turn{
+		{ToolCalls: call1("shell", fmt.Sprintf(`{"command":"echo ran >> %s; while [ ! -f %s ]; do sleep 0.02; done"}`, count, gate))},
+		{Text: "The build was interrupted; I will not repeat it blindly."},
+	}}
+	e, front, executor := crashEnv(t, agent)
+	exA := executor("exA", nil)
+	runID := create(t, front, "builder", "build", "kill-tool-1")["runId"].(string)
+	eventually.Succeeds(t, 10*time.Second, "the tool is running", func() error {
+		if readLines(t, count) == 0 {
+			return context.DeadlineExceeded
+		}
+		return nil
+	})
+	exA.Executor.Kill()
+	executor("exB", nil)
+	waitStatus(t, front, runID, "completed", 20*time.Second)
+	e.invariants(front)
+	assertSequence(t, front, runID,
+		"runtime.run.accepted", "runtime.capability.snapshot_frozen", "runtime.run.started",
+		"runtime.item.started:assistant_message", "runtime.item.completed:assistant_message",
+		"runtime.item.started:command_execution",
+		"runtime.run.checkpoint_restored", "runtime.item.failed:command_execution",
+		"runtime.item.started:assistant_message", "delta+", "runtime.item.completed:assistant_message",
+		"runtime.run.completed")
+	if runs := readLines(t, count); runs != 1 {
+		t.Errorf("the tool ran %d times, want once", runs)
+	}
+}
+
+func readLines(t *testing.T, path string) int {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return 0
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Count(string(raw), "\n")
+}

@@ -1,0 +1,603 @@
+package systemtest_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"go.uber.org/zap"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/xbot-runtime/xbot/commands"
+	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
+	"github.com/xbot-runtime/xbot/infra/kafka"
+	"github.com/xbot-runtime/xbot/services/compute/local"
+	"github.com/xbot-runtime/xbot/services/model"
+	"github.com/xbot-runtime/xbot/services/model/scripted"
+	"github.com/xbot-runtime/xbot/services/profile"
+	"github.com/xbot-runtime/xbot/services/stack"
+)
+
+// The end-to-end tests of the agent loop: HTTP API → Kafka → executor with
+// the scripted model and the local sandbox → Kafka → Postgres → HTTP API.
+
+// requests records what the scripted model was sent, per agent.
+type requests struct {
+	mu  sync.Mutex
+	got map[string][]model.Request
+}
+
+func (r *requests) resolver(p profile.Profile) (model.Provider, string, error) {
+	return &scripted.Provider{Script: p.Script, Observe: func(req model.Request) {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.got[p.ID] = append(r.got[p.ID], req)
+	}}, profile.ModelScripted, nil
+}
+
+func (r *requests) of(agent string) []model.Request {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.got[agent])
+}
+
+// agentEnv is an env whose stack runs the given agents with tools.
+func agentEnv(t *testing.T, agents ...profile.Profile) (*env, *stack.Stack, *requests) {
+	t.Helper()
+	e := newEnv(t)
+	cat, err := profile.NewCatalog(agents...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.cat = cat
+	comp, err := local.New(local.Config{Dir: t.TempDir(), Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs := &requests{got: map[string][]model.Request{}}
+	st := e.startWith("all", func(o *stack.Options) { o.Compute, o.Models = comp, reqs.resolver })
+	return e, st, reqs
+}
+
+var allTools = []string{"shell", "read_file", "write_file", "list_files", "ask_user"}
+
+func call1(name, args string) []profile.ScriptedCall {
+	return []profile.ScriptedCall{{Name: name, Arguments: args}}
+}
+
+// sequence is a run's log as "type" or "type:itemType" lines; consecutive
+// deltas of one item, whose count depends on timing, are one "delta+" line.
+func sequence(t *testing.T, st *stack.Stack, runID string) []string {
+	t.Helper()
+	var out []string
+	lastDelta := ""
+	for _, ev := range listEvents(t, st, runID) {
+		typ := ev["type"].(string)
+		p, _ := ev["payload"].(map[string]any)
+		item, _ := ev["itemId"].(string)
+		if typ == "runtime.item.delta" {
+			if lastDelta == item {
+				continue
+			}
+			lastDelta = item
+			out = append(out, "delta+")
+			continue
+		}
+		lastDelta = ""
+		if it, ok := p["itemType"].(string); ok {
+			typ += ":" + it
+		}
+		out = append(out, typ)
+	}
+	return out
+}
+
+func assertSequence(t *testing.T, st *stack.Stack, runID string, want ...string) {
+	t.Helper()
+	got := sequence(t, st, runID)
+	if !slices.Equal(got, want) {
+		t.Errorf("event sequence of %s:\n got: %s\nwant: %s", runID, strings.Join(got, "\n      "), strings.Join(want, "\n      "))
+	}
+}
+
+// itemPayloads returns the payloads of the item events of one type, in order.
+func itemEvents(t *testing.T, st *stack.Stack, runID, typ string) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for _, ev := range listEvents(t, st, runID) {
+		if ev["type"] == typ {
+			out = append(out, ev["payload"].(map[string]any))
+		}
+	}
+	return out
+}
+
+func TestAgentRunsToolsOverSeveralTurns(t *testing.T) {
+	t.Parallel()
+	agent := profile.Profile{ID: "worker", Model: profile.ModelScripted, Tools: allTools,
+		Limits: profile.Limits{ToolConcurrency: 1}, Script: []profile.Turn{
+			{Text: "Let me write it.", ToolCalls: []profile.ScriptedCall{
+				{Name: "shell", Arguments: `{"command":"echo hi from shell; echo oops >&2; exit 3"}`},
+				{Name: "write_file", Arguments: `{"path":"notes.md","content":"one\ntwo\n"}`},
+			}},
+			{ToolCalls: call1("read_file", `{"path":"notes.md"}`)},
+			{Text: "All done."},
+		}}
+	e, st, reqs := agentEnv(t, agent)
+	runID := create(t, st, "worker", "write notes", "tools-1")["runId"].(string)
+	run := waitStatus(t, st, runID, "completed", 10*time.Second)
+	if run["output"] != nil && run["output"] != "All done." {
+		t.Errorf("output %v", run["output"])
+	}
+	assertSequence(t, st, runID,
+		"runtime.run.accepted", "runtime.capability.snapshot_frozen", "runtime.run.started",
+		"runtime.item.started:assistant_message", "delta+", "runtime.item.completed:assistant_message",
+		"runtime.item.started:command_execution", "delta+", "runtime.item.completed:command_execution",
+		"runtime.item.started:file_change", "runtime.item.completed:file_change",
+		"runtime.item.started:assistant_message", "runtime.item.completed:assistant_message",
+		"runtime.item.started:tool_call", "runtime.item.completed:tool_call",
+		"runtime.item.started:assistant_message", "delta+", "runtime.item.completed:assistant_message",
+		"runtime.run.completed")
+	done := itemEvents(t, st, runID, "runtime.item.completed")
+	exec := done[1]["data"].(map[string]any)["exec"].(map[string]any)
+	if exec["exitCode"] != 3.0 || !strings.Contains(exec["stdout"].(string), "hi from shell") || !strings.Contains(exec["stderr"].(string), "oops") {
+		t.Errorf("command_execution data %v", exec)
+	}
+	change := done[2]["data"].(map[string]any)["fileChange"].(map[string]any)
+	if !strings.Contains(change["diff"].(string), "+one\n+two\n") {
+		t.Errorf("file_change diff %q", change["diff"])
+	}
+	// The model saw every result: turn 2's request holds the file's content.
+	got := reqs.of("worker")
+	if len(got) != 3 {
+		t.Fatalf("%d model calls, want 3", len(got))
+	}
+	last := got[2].Messages
+	if m := last[len(last)-1]; m.Role != model.RoleTool || !strings.Contains(m.Content, "one\ntwo") {
+		t.Errorf("turn 3 ends with %+v, want the read_file result", m)
+	}
+	if len(got[0].Tools) != len(allTools)+1 { // + read_file_part, for offloaded outputs
+		t.Errorf("model offered %d tools, want %d", len(got[0].Tools), len(allTools)+1)
+	}
+	e.invariants(st)
+}
+
+func TestAgentMalformedToolCallsGoBackToTheModel(t *testing.T) {
+	t.Parallel()
+	agent := profile.Profile{ID: "clumsy", Model: profile.ModelScripted, Tools: []string{"shell"},
+		Limits: profile.Limits{ToolConcurrency: 1}, Script: []profile.Turn{
+			{ToolCalls: []profile.ScriptedCall{
+				{Name: "shell", Arguments: `{"command": 42}`},
+				{Name: "shell", Arguments: `{"command": "echo`},
+				{Name: "teleport", Arguments: `{}`},
+				{Name: "write_file", Arguments: `{"path":"x","content":"y"}`}, // exists, but not offered to this agent
+			}},
+			{Text: "Sorry, my mistake."},
+		}}
+	e, st, reqs := agentEnv(t, agent)
+	runID := create(t, st, "clumsy", "go", "bad-args-1")["runId"].(string)
+	waitStatus(t, st, runID, "completed", 10*time.Second)
+	assertSequence(t, st, runID,
+		"runtime.run.accepted", "runtime.capability.snapshot_frozen", "runtime.run.started",
+		"runtime.item.started:assistant_message", "runtime.item.completed:assistant_message",
+		"runtime.item.started:command_execution", "runtime.item.failed:command_execution",
+		"runtime.item.started:command_execution", "runtime.item.failed:command_execution",
+		"runtime.item.started:tool_call", "runtime.item.failed:tool_call",
+		"runtime.item.started:tool_call", "runtime.item.failed:tool_call",
+		"runtime.item.started:assistant_message", "delta+", "runtime.item.completed:assistant_message",
+		"runtime.run.completed")
+	var codes []string
+	for _, p := range itemEvents(t, st, runID, "runtime.item.failed") {
+		codes = append(codes, p["errorCode"].(string))
+	}
+	if want := []string{"invalid_arguments", "invalid_arguments", "unknown_tool", "unknown_tool"}; !slices.Equal(codes, want) {
+		t.Errorf("error codes %v, want %v", codes, want)
+	}
+	msgs := reqs.of("clumsy")[1].Messages
+	var results []string
+	for _, m := range msgs {
+		if m.Role == model.RoleTool {
+			results = append(results, m.Content)
+		}
+	}
+	if len(results) != 4 || !strings.Contains(results[2], "teleport") {
+		t.Errorf("the model got results %q", results)
+	}
+	e.invariants(st)
+}
+
+func TestAgentSteerReachesTheNextModelRequest(t *testing.T) {
+	t.Parallel()
+	gate := filepath.Join(t.TempDir(), "gate")
+	agent := profile.Profile{ID: "steerable", Model: profile.ModelScripted, Tools: []string{"shell"}, Script: []profile.Turn{
+		{Text: "Working.", ToolCalls: call1("shell", fmt.Sprintf(`{"command":"while [ ! -f %s ]; do sleep 0.02; done"}`, gate))},
+		{Text: "Switched as you asked."},
+	}}
+	e, st, reqs := agentEnv(t, agent)
+	runID := create(t, st, "steerable", "build the site", "steer-1")["runId"].(string)
+	waitItem(t, st, runID, "command_execution")
+	for i, text := range []string{"use the dev branch", "and skip the tests"} {
+		code, body := call(t, st, "POST", "/v1/runs/"+runID+"/inputs", token,
+			map[string]any{"intent": "steer", "content": text}, "Idempotency-Key", "steer-1-"+strconv.Itoa(i))
+		if code != 202 || body["outcome"] != "accepted" {
+			t.Fatalf("steer: HTTP %d %v", code, body)
+		}
+	}
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, st, runID, "completed", 10*time.Second)
+	assertSequence(t, st, runID,
+		"runtime.run.accepted", "runtime.capability.snapshot_frozen", "runtime.run.started",
+		"runtime.item.started:assistant_message", "delta+", "runtime.item.completed:assistant_message",
+		"runtime.item.started:command_execution",
+		"runtime.command.accepted", "runtime.command.accepted",
+		"runtime.item.completed:command_execution",
+		"runtime.item.started:user_message", "runtime.item.completed:user_message", "runtime.command.applied",
+		"runtime.item.started:user_message", "runtime.item.completed:user_message", "runtime.command.applied",
+		"runtime.item.started:assistant_message", "delta+", "runtime.item.completed:assistant_message",
+		"runtime.run.completed")
+	got := reqs.of("steerable")
+	if len(got) != 2 {
+		t.Fatalf("%d model calls, want 2", len(got))
+	}
+	msgs := got[1].Messages
+	n := len(msgs)
+	if n < 2 || msgs[n-2].Content != "use the dev branch" || msgs[n-1].Content != "and skip the tests" || msgs[n-1].Role != model.RoleUser {
+		t.Errorf("second request ends with %+v, want both steers in order", msgs[max(0, n-3):])
+	}
+	e.invariants(st)
+}
+
+func TestAgentAsksAndResumesOnClarification(t *testing.T) {
+	t.Parallel()
+	agent := profile.Profile{ID: "asker", Model: profile.ModelScripted, Tools: []string{"ask_user"}, Script: []profile.Turn{
+		{ToolCalls: call1("ask_user", `{"question":"Which colour?"}`)},
+		{Text: "Painting it."},
+	}}
+	e, st, reqs := agentEnv(t, agent)
+	runID := create(t, st, "asker", "paint the door", "ask-1")["runId"].(string)
+	run := waitStatus(t, st, runID, "paused", 10*time.Second)
+	if run["pauseReason"] != "awaiting_user_input" {
+		t.Errorf("pauseReason %v", run["pauseReason"])
+	}
+	// A steer is not valid while the run waits for an answer.
+	code, body := call(t, st, "POST", "/v1/runs/"+runID+"/inputs", token,
+		map[string]any{"intent": "steer", "content": "blue"}, "Idempotency-Key", "ask-1-steer")
+	if code != 202 || body["outcome"] != "rejected" || body["code"] != "invalid_state" {
+		t.Fatalf("steer on a paused run: HTTP %d %v", code, body)
+	}
+	code, body = call(t, st, "POST", "/v1/runs/"+runID+"/inputs", token,
+		map[string]any{"intent": "clarification", "content": "blue"}, "Idempotency-Key", "ask-1-answer")
+	if code != 202 || body["outcome"] != "accepted" {
+		t.Fatalf("clarification: HTTP %d %v", code, body)
+	}
+	waitStatus(t, st, runID, "completed", 10*time.Second)
+	assertSequence(t, st, runID,
+		"runtime.run.accepted", "runtime.capability.snapshot_frozen", "runtime.run.started",
+		"runtime.item.started:assistant_message", "runtime.item.completed:assistant_message",
+		"runtime.item.started:clarification_request", "runtime.run.paused",
+		"runtime.command.rejected",
+		"runtime.command.accepted",
+		"runtime.item.completed:clarification_request", "runtime.command.applied", "runtime.run.resumed",
+		"runtime.item.started:assistant_message", "delta+", "runtime.item.completed:assistant_message",
+		"runtime.run.completed")
+	msgs := reqs.of("asker")[1].Messages
+	if m := msgs[len(msgs)-1]; m.Role != model.RoleTool || m.Content != "blue" {
+		t.Errorf("the model got %+v as the answer, want the tool result \"blue\"", m)
+	}
+	e.invariants(st)
+}
+
+func TestAgentFollowUpStartsTheSessionsNextRun(t *testing.T) {
+	t.Parallel()
+	agent := profile.Profile{ID: "chat", Model: profile.ModelScripted, Script: []profile.Turn{{Text: "You said: {{input}}"}}}
+	e, st, reqs := agentEnv(t, agent)
+	code, body := call(t, st, "POST", "/v1/runs", token, map[string]any{"agentId": "chat", "input": map[string]any{"content": "first"},
+		"platformSessionId": "sess-42"}, "Idempotency-Key", "follow-1")
+	if code != 202 {
+		t.Fatalf("create: HTTP %d %v", code, body)
+	}
+	first := body["runId"].(string)
+	waitStatus(t, st, first, "completed", 10*time.Second)
+	var next string
+	for _, key := range []string{"follow-1-next", "follow-1-next"} { // the retry is a duplicate naming the same run
+		code, body = call(t, st, "POST", "/v1/runs/"+first+"/inputs", token,
+			map[string]any{"intent": "follow_up", "content": "second"}, "Idempotency-Key", key)
+		if code != 202 || body["createdRunId"] == nil {
+			t.Fatalf("follow-up: HTTP %d %v", code, body)
+		}
+		if next != "" && body["createdRunId"] != next {
+			t.Fatalf("retried follow-up names run %v, first named %s", body["createdRunId"], next)
+		}
+		next = body["createdRunId"].(string)
+	}
+	run := waitStatus(t, st, next, "completed", 10*time.Second)
+	if run["parentRunId"] != first || run["platformSessionId"] != "sess-42" || run["agentId"] != "chat" {
+		t.Errorf("next run %v", run)
+	}
+	assertSequence(t, st, first,
+		"runtime.run.accepted", "runtime.capability.snapshot_frozen", "runtime.run.started",
+		"runtime.item.started:assistant_message", "delta+", "runtime.item.completed:assistant_message",
+		"runtime.run.completed", "runtime.command.applied", "runtime.command.duplicate")
+	assertSequence(t, st, next,
+		"runtime.run.accepted", "runtime.capability.snapshot_frozen", "runtime.run.started",
+		"runtime.item.started:assistant_message", "delta+", "runtime.item.completed:assistant_message",
+		"runtime.run.completed")
+	got := reqs.of("chat")
+	if len(got) != 2 {
+		t.Fatalf("%d model calls, want 2", len(got))
+	}
+	var convo []string
+	for _, m := range got[1].Messages {
+		convo = append(convo, string(m.Role)+": "+m.Content)
+	}
+	want := []string{"user: first", "assistant: You said: first", "user: second"}
+	if !slices.Equal(convo, want) {
+		t.Errorf("follow-up context %q, want %q", convo, want)
+	}
+	// Following up a running run is refused and changes nothing.
+	e.invariants(st)
+}
+
+func TestAgentCancelKillsTheRunningToolWithin2s(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cmd := fmt.Sprintf(`sleep 600 & echo $! > %[1]s/child.pid; echo $$ > %[1]s/parent.pid; wait`, dir)
+	agent := profile.Profile{ID: "sleeper", Model: profile.ModelScripted, Tools: []string{"shell"}, Script: []profile.Turn{
+		{ToolCalls: []profile.ScriptedCall{{Name: "shell", Arguments: fmt.Sprintf(`{"command":%q}`, cmd)}}},
+		{Text: "never reached"},
+	}}
+	e, st, _ := agentEnv(t, agent)
+	runID := create(t, st, "sleeper", "sleep", "cancel-tool-1")["runId"].(string)
+	var pids []int
+	eventually.Succeeds(t, 10*time.Second, "the tool's processes started", func() error {
+		pids = pids[:0]
+		for _, f := range []string{"parent.pid", "child.pid"} {
+			raw, err := os.ReadFile(filepath.Join(dir, f))
+			if err != nil {
+				return err
+			}
+			pid, err := strconv.Atoi(strings.TrimSpace(string(raw)))
+			if err != nil {
+				return err
+			}
+			pids = append(pids, pid)
+		}
+		return nil
+	})
+	start := time.Now()
+	code, body := call(t, st, "POST", "/v1/runs/"+runID+"/cancel", token, map[string]any{"reason": "taking too long"},
+		"Idempotency-Key", "cancel-tool-1-c")
+	if code != 202 || body["outcome"] != "accepted" {
+		t.Fatalf("cancel: HTTP %d %v", code, body)
+	}
+	eventually.Succeeds(t, 2*time.Second, "the tool's process group is gone", func() error {
+		for _, pid := range pids {
+			if alive(pid) {
+				return fmt.Errorf("pid %d still running after %s", pid, time.Since(start))
+			}
+		}
+		return nil
+	})
+	run := waitStatus(t, st, runID, "cancelled", 10*time.Second)
+	if run["cancelReason"] != nil && run["cancelReason"] != "taking too long" {
+		t.Errorf("cancel reason %v", run["cancelReason"])
+	}
+	assertSequence(t, st, runID,
+		"runtime.run.accepted", "runtime.capability.snapshot_frozen", "runtime.run.started",
+		"runtime.item.started:assistant_message", "runtime.item.completed:assistant_message",
+		"runtime.item.started:command_execution", "runtime.command.accepted",
+		"runtime.item.failed:command_execution", "runtime.command.applied", "runtime.run.cancelled")
+	failed := itemEvents(t, st, runID, "runtime.item.failed")
+	if failed[0]["errorCode"] != "cancelled" {
+		t.Errorf("tool item failed with %v, want cancelled", failed[0]["errorCode"])
+	}
+	e.invariants(st)
+}
+
+func TestAgentBudgetExhaustion(t *testing.T) {
+	t.Parallel()
+	agent := profile.Profile{ID: "looper", Model: profile.ModelScripted, Tools: []string{"shell"},
+		Limits: profile.Limits{MaxTurns: 2},
+		Script: []profile.Turn{{ToolCalls: call1("shell", `{"command":"true"}`)}}} // the last turn repeats forever
+	e, st, _ := agentEnv(t, agent)
+	runID := create(t, st, "looper", "loop", "budget-1")["runId"].(string)
+	run := waitStatus(t, st, runID, "failed", 10*time.Second)
+	if run["errorCode"] != "budget_exhausted" {
+		t.Errorf("errorCode %v, want budget_exhausted", run["errorCode"])
+	}
+	assertSequence(t, st, runID,
+		"runtime.run.accepted", "runtime.capability.snapshot_frozen", "runtime.run.started",
+		"runtime.item.started:assistant_message", "runtime.item.completed:assistant_message",
+		"runtime.item.started:command_execution", "runtime.item.completed:command_execution",
+		"runtime.item.started:assistant_message", "runtime.item.completed:assistant_message",
+		"runtime.item.started:command_execution", "runtime.item.completed:command_execution",
+		"runtime.run.failed")
+	e.invariants(st)
+}
+
+// TestAgentRunsToolCallsConcurrently gives one response two calls that can
+// only finish when both run at once: each waits for the other to start.
+func TestAgentRunsToolCallsConcurrently(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	wait := func(me, other string) string {
+		return fmt.Sprintf(`{"command":"touch %[1]s/%[2]s; i=0; while [ ! -f %[1]s/%[3]s ]; do i=$((i+1)); [ $i -gt 250 ] && exit 9; sleep 0.02; done"}`, dir, me, other)
+	}
+	agent := profile.Profile{ID: "pair", Model: profile.ModelScripted, Tools: []string{"shell"},
+		Limits: profile.Limits{ToolConcurrency: 2}, Script: []profile.Turn{
+			{ToolCalls: []profile.ScriptedCall{{Name: "shell", Arguments: wait("a", "b")}, {Name: "shell", Arguments: wait("b", "a")}}},
+			{Text: "Both ran."},
+		}}
+	e, st, _ := agentEnv(t, agent)
+	runID := create(t, st, "pair", "go", "pair-1")["runId"].(string)
+	waitStatus(t, st, runID, "completed", 15*time.Second)
+	for _, p := range itemEvents(t, st, runID, "runtime.item.completed") {
+		if ex, ok := p["data"].(map[string]any)["exec"].(map[string]any); ok && ex["exitCode"] != 0.0 {
+			t.Errorf("a call timed out waiting for the other (exit %v): they did not run concurrently", ex["exitCode"])
+		}
+	}
+	e.invariants(st)
+}
+
+// waitItem waits until the run has started an item of type t.
+func waitItem(t *testing.T, st *stack.Stack, runID, typ string) {
+	t.Helper()
+	eventually.Succeeds(t, 10*time.Second, "an item "+typ, func() error {
+		for _, p := range itemEvents(t, st, runID, "runtime.item.started") {
+			if p["itemType"] == typ {
+				return nil
+			}
+		}
+		return fmt.Errorf("no %s item yet", typ)
+	})
+}
+
+// alive reports whether pid is a running (not zombie) process.
+func alive(pid int) bool {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// The state follows the parenthesised command name.
+	s := string(raw)
+	i := strings.LastIndexByte(s, ')')
+	return i >= 0 && i+2 < len(s) && s[i+2] != 'Z'
+}
+
+// talkerRepeat makes the talker's answer stream for about 30 s (4 bytes every
+// 10 ms), far longer than a cancel takes to be admitted on a loaded machine.
+const talkerRepeat = 400
+
+func TestAgentCancelDuringStreamKeepsTheTruncatedText(t *testing.T) {
+	t.Parallel()
+	agent := profile.Profile{ID: "talker", Model: profile.ModelScripted, Script: []profile.Turn{
+		{Text: strings.Repeat("a long answer streaming slowly ", talkerRepeat), ChunkChars: 4, Delay: 10 * time.Millisecond,
+			ToolCalls: call1("shell", `{"command":"true"}`)},
+	}}
+	e, st, _ := agentEnv(t, agent)
+	runID := create(t, st, "talker", "talk", "cancel-stream-1")["runId"].(string)
+	eventually.Succeeds(t, 10*time.Second, "streaming", func() error {
+		if len(itemEvents(t, st, runID, "runtime.item.delta")) == 0 {
+			return fmt.Errorf("no delta yet")
+		}
+		return nil
+	})
+	code, body := call(t, st, "POST", "/v1/runs/"+runID+"/cancel", token, nil, "Idempotency-Key", "cancel-stream-1-c")
+	if code != 202 || body["outcome"] != "accepted" {
+		t.Fatalf("cancel: HTTP %d %v", code, body)
+	}
+	waitStatus(t, st, runID, "cancelled", 10*time.Second)
+	// The stream stops at the loop's next safe point after the cancel is
+	// admitted: how many deltas (zero or more) come after command.accepted
+	// is timing, not protocol, so that line is dropped before comparing.
+	got := sequence(t, st, runID)
+	if i := slices.Index(got, "runtime.command.accepted"); i >= 0 && i+1 < len(got) && got[i+1] == "delta+" {
+		got = slices.Delete(got, i+1, i+2)
+	}
+	want := []string{"runtime.run.accepted", "runtime.capability.snapshot_frozen", "runtime.run.started",
+		"runtime.item.started:assistant_message", "delta+", "runtime.command.accepted",
+		"runtime.item.completed:assistant_message", "runtime.command.applied", "runtime.run.cancelled"}
+	if !slices.Equal(got, want) {
+		t.Errorf("event sequence of %s:\n got: %s\nwant: %s", runID, strings.Join(got, "\n      "), strings.Join(want, "\n      "))
+	}
+	done := itemEvents(t, st, runID, "runtime.item.completed")[0]
+	text := done["content"].(string)
+	var streamed strings.Builder
+	for _, d := range itemEvents(t, st, runID, "runtime.item.delta") {
+		streamed.WriteString(d["delta"].(string))
+	}
+	if done["status"] != "truncated" || text == "" || text != streamed.String() || len(text) >= talkerRepeat*len("a long answer streaming slowly ") {
+		t.Errorf("closed as %v with %d bytes (streamed %d): want truncated with exactly what was streamed", done["status"], len(text), streamed.Len())
+	}
+	e.invariants(st)
+}
+
+func TestAgentToolCallBudgetAndWallTime(t *testing.T) {
+	t.Parallel()
+	calls := profile.Profile{ID: "caller", Model: profile.ModelScripted, Tools: []string{"shell"},
+		Limits: profile.Limits{MaxToolCalls: 3, ToolConcurrency: 1},
+		Script: []profile.Turn{{ToolCalls: []profile.ScriptedCall{
+			{Name: "shell", Arguments: `{"command":"true"}`}, {Name: "shell", Arguments: `{"command":"true"}`}}}}}
+	slow := profile.Profile{ID: "slowpoke", Model: profile.ModelScripted, Tools: []string{"shell"},
+		Limits: profile.Limits{MaxWallTime: 700 * time.Millisecond},
+		Script: []profile.Turn{{ToolCalls: call1("shell", `{"command":"sleep 30"}`)}}}
+	e, st, _ := agentEnv(t, calls, slow)
+	a := create(t, st, "caller", "go", "budget-calls-1")["runId"].(string)
+	b := create(t, st, "slowpoke", "go", "budget-wall-1")["runId"].(string)
+	for _, id := range []string{a, b} {
+		if run := waitStatus(t, st, id, "failed", 15*time.Second); run["errorCode"] != "budget_exhausted" {
+			t.Errorf("run %s failed with %v, want budget_exhausted", id, run["errorCode"])
+		}
+	}
+	// Two calls, then the first of the next two, then the limit of 3.
+	assertSequence(t, st, a,
+		"runtime.run.accepted", "runtime.capability.snapshot_frozen", "runtime.run.started",
+		"runtime.item.started:assistant_message", "runtime.item.completed:assistant_message",
+		"runtime.item.started:command_execution", "runtime.item.completed:command_execution",
+		"runtime.item.started:command_execution", "runtime.item.completed:command_execution",
+		"runtime.item.started:assistant_message", "runtime.item.completed:assistant_message",
+		"runtime.item.started:command_execution", "runtime.item.completed:command_execution",
+		"runtime.run.failed")
+	// The sleeping tool is stopped by the wall-time budget.
+	assertSequence(t, st, b,
+		"runtime.run.accepted", "runtime.capability.snapshot_frozen", "runtime.run.started",
+		"runtime.item.started:assistant_message", "runtime.item.completed:assistant_message",
+		"runtime.item.started:command_execution", "runtime.item.failed:command_execution",
+		"runtime.run.failed")
+	e.invariants(st)
+}
+
+// TestForeignParentHistoryIsNeverLoaded writes, straight to Kafka (past the
+// API's check), a CreateRun of tenant "other" whose parentRunId is a run of
+// tenant acme: the executor refuses the history and fails the run before
+// any model call.
+func TestForeignParentHistoryIsNeverLoaded(t *testing.T) {
+	t.Parallel()
+	agent := profile.Profile{ID: "chat", Model: profile.ModelScripted, Script: []profile.Turn{{Text: "You said: {{input}}"}}}
+	e, st, reqs := agentEnv(t, agent)
+	parent := create(t, st, "chat", "acme secret", "foreign-parent")["runId"].(string)
+	waitStatus(t, st, parent, "completed", 10*time.Second)
+	sk := events.SandboxKey{TenantID: "other", WorkspaceID: "w", AgentID: "chat", OwnerID: "mallory"}
+	child := commands.RunIDFor("other", "steal", sk, int(e.kcfg.Partitions))
+	c, err := commands.New(commands.CreateRun, commands.Header{RunID: child, TenantID: "other", IdempotencyKey: "steal",
+		Actor: events.Actor{Type: "user", ID: "mallory"}}, commands.CreateRunPayload{AgentID: "chat", ParentRunID: parent,
+		Input:      events.UserInput{Content: "what did they say?"},
+		SandboxKey: sk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(c)
+	prod, err := kafka.NewProducer(e.kcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prod.Close()
+	if err := prod.ProduceWithHeaders(context.Background(), e.kcfg.WithDefaults().CommandsTopic(), child, raw, st.CommandKeys().Sign(child, raw)); err != nil {
+		t.Fatal(err)
+	}
+	var run map[string]any
+	eventually.Succeeds(t, 10*time.Second, "the child failed", func() error {
+		_, run = call(t, st, "GET", "/v1/runs/"+child, "tok-other", nil)
+		if run["status"] != "failed" {
+			return fmt.Errorf("status %v", run["status"])
+		}
+		return nil
+	})
+	for _, r := range reqs.of("chat") {
+		for _, m := range r.Messages {
+			if m.Content == "what did they say?" {
+				t.Fatal("the model was called for the run with a foreign parent")
+			}
+		}
+	}
+	e.invariants(st)
+}

@@ -1,0 +1,133 @@
+package systemtest_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"go.uber.org/zap"
+
+	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
+	"github.com/xbot-runtime/xbot/infra/devstack/kafkatest"
+	"github.com/xbot-runtime/xbot/infra/devstack/pgtest"
+	"github.com/xbot-runtime/xbot/infra/kafka"
+	"github.com/xbot-runtime/xbot/services/profile"
+	"github.com/xbot-runtime/xbot/services/stack"
+)
+
+// benchClients is the number of concurrent HTTP clients creating runs.
+const benchClients = 32
+
+// BenchmarkEndToEnd creates b.N runs through the HTTP API and measures until
+// every one is completed in the Postgres read model: runs/s and events/s of
+// the whole path API → Kafka → executor → Kafka → projector → Postgres, with
+// the scripted engine (one 3-delta turn, no delay).
+func BenchmarkEndToEnd(b *testing.B) {
+	cl := kafkatest.NewCluster(b, 12)
+	fast := profile.Profile{ID: "fast", Model: profile.ModelScripted,
+		Script: []profile.Turn{{Text: "a quick scripted answer!", ChunkChars: 8}}}
+	cat, _ := profile.NewCatalog(fast)
+	ctx := context.Background()
+	st, err := stack.Start(ctx, stack.Options{Kafka: kafka.Config{Brokers: cl.Addrs()}, PGDSN: pgtest.NewDatabase(b),
+		APIAddr: "127.0.0.1:0", Tokens: map[string]string{token: actingTenant}, Profiles: cat, Logger: zap.NewNop(),
+		WaitDefault: time.Second, WaitMax: time.Second})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Stop(ctx)
+	waitHealthy(b, st)
+	b.ResetTimer()
+	start := time.Now()
+	createMany(b, st, b.N)
+	waitCompleted(b, st, b.N)
+	elapsed := time.Since(start)
+	b.StopTimer()
+	var evs int64
+	if err := st.Pool.QueryRow(ctx, `SELECT count(*) FROM run_events`).Scan(&evs); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "runs/s")
+	b.ReportMetric(float64(evs)/elapsed.Seconds(), "events/s")
+}
+
+func waitHealthy(b *testing.B, st *stack.Stack) {
+	eventually.Holds(b, 30*time.Second, "stack healthy", func() bool {
+		return st.Healthy(context.Background()) == nil && len(st.Executor.Partitions()) > 0
+	})
+}
+
+func createMany(b *testing.B, st *stack.Stack, n int) {
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range benchClients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				code, body := call(&testing.T{}, st, "POST", "/v1/runs?wait=0", token,
+					// A sandbox key per run: runs of one key run one at a time.
+					map[string]any{"agentId": "fast", "input": map[string]any{"content": "go"},
+						"sandboxKey": map[string]any{"ownerId": fmt.Sprintf("bench-%d", i)}},
+					"Idempotency-Key", fmt.Sprintf("bench-%d-%d", b.N, i))
+				if code != 202 {
+					b.Errorf("create: HTTP %d %v", code, body)
+				}
+			}
+		}()
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+}
+
+func waitCompleted(b *testing.B, st *stack.Stack, n int) {
+	eventually.Succeeds(b, 5*time.Minute, fmt.Sprintf("%d runs completed", n), func() error {
+		var done int
+		if err := st.Pool.QueryRow(context.Background(), `SELECT count(*) FROM runs WHERE status = 'completed'`).Scan(&done); err != nil {
+			b.Fatal(err)
+		}
+		if done >= n {
+			return nil
+		}
+		return fmt.Errorf("%d completed", done)
+	})
+}
+
+// BenchmarkRawTransactionalProduce is the baseline: one franz-go
+// transactional producer writing 300-byte records to the same kind of
+// cluster, 50 records per transaction, no consumer and no database.
+func BenchmarkRawTransactionalProduce(b *testing.B) {
+	cl := kafkatest.NewCluster(b, 12)
+	prod, err := kgo.NewClient(kgo.SeedBrokers(cl.Addrs()...), kgo.TransactionalID("bench"), kgo.DefaultProduceTopic("raw"),
+		kgo.AllowAutoTopicCreation())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer prod.Close()
+	ctx := context.Background()
+	value := make([]byte, 300)
+	const perTxn = 50
+	b.ResetTimer()
+	start := time.Now()
+	for done := 0; done < b.N; {
+		if err := prod.BeginTransaction(); err != nil {
+			b.Fatal(err)
+		}
+		for i := 0; i < perTxn && done < b.N; i++ {
+			prod.Produce(ctx, &kgo.Record{Key: []byte(fmt.Sprint(done % 1000)), Value: value}, nil)
+			done++
+		}
+		if err := prod.Flush(ctx); err != nil {
+			b.Fatal(err)
+		}
+		if err := prod.EndTransaction(ctx, kgo.TryCommit); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "events/s")
+}

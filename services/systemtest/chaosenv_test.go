@@ -1,0 +1,231 @@
+//go:build chaos
+
+package systemtest_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/xbot-runtime/xbot/contracttests"
+	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
+	"github.com/xbot-runtime/xbot/infra/kafka"
+	"github.com/xbot-runtime/xbot/services/compute/local"
+	"github.com/xbot-runtime/xbot/services/policy"
+	"github.com/xbot-runtime/xbot/services/profile"
+	"github.com/xbot-runtime/xbot/services/stack"
+)
+
+// chaos is one chaos scenario's system: a front stack (API and Postgres
+// projector, unless a scenario says otherwise), executors started on demand,
+// and an agent whose shell tool appends its run's id to a count file.
+type chaos struct {
+	*env
+	front *stack.Stack
+	count string
+	opts  func(*stack.Options)
+}
+
+// chaosN picks the full count, or the CI count under -short.
+func chaosN(full, short int) int {
+	if testing.Short() {
+		return short
+	}
+	return full
+}
+
+// newChaos starts the system; front lists the front stack's components.
+func newChaos(t *testing.T, front ...stack.Component) *chaos {
+	t.Helper()
+	e := newEnv(t)
+	count := filepath.Join(t.TempDir(), "count")
+	// The run's TMPDIR is <sandbox>/sessions/<sid>/runs/<runId>/tmp.
+	tool := fmt.Sprintf(`{"command":"basename \"$(dirname \"$TMPDIR\")\" >> %s"}`, count)
+	agent := profile.Profile{ID: "tooler", Model: profile.ModelScripted, Tools: []string{"shell"}, Script: []profile.Turn{
+		{Text: "Running the tool now.", ChunkChars: 8, Delay: 2 * time.Millisecond, ToolCalls: call1("shell", tool)},
+		{Text: "done"},
+	}}
+	// approver is the same agent, whose tool call needs a person's approval.
+	approver := agent
+	approver.ID = "approver"
+	approver.Policy = policy.Config{Rules: []policy.Rule{{ID: "chaos-approval", Tool: "shell", Argument: "command",
+		Pattern: "^basename", Action: policy.RequireApproval}}}
+	cat, err := profile.NewCatalog(agent, approver)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.cat = cat
+	comp, err := local.New(local.Config{Dir: t.TempDir(), Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &chaos{env: e, count: count, opts: func(o *stack.Options) { o.Compute = comp }}
+	if len(front) == 0 {
+		front = []stack.Component{stack.API, stack.ProjectorPostgres}
+	}
+	c.front = c.stack("front", nil, front...)
+	return c
+}
+
+// stack starts a stack with the given components and the chaos compute.
+func (c *chaos) stack(name string, hooks *kafka.Hooks, comps ...stack.Component) *stack.Stack {
+	c.t.Helper()
+	return c.startWith(name, func(o *stack.Options) {
+		c.opts(o)
+		o.Components, o.ExecutorHooks = comps, hooks
+	})
+}
+
+// createRuns submits n runs without waiting for their outcome; each has its
+// own sandbox owner so they run in parallel.
+func (c *chaos) createRuns(prefix string, n int) []string {
+	c.t.Helper()
+	return c.createRunsOf("tooler", prefix, n)
+}
+
+// createRunsOf is createRuns for another agent.
+func (c *chaos) createRunsOf(agent, prefix string, n int) []string {
+	c.t.Helper()
+	ids := make([]string, n)
+	for i := range n {
+		code, body := call(c.t, c.front, "POST", "/v1/runs?wait=0", token, map[string]any{"agentId": agent,
+			"input": map[string]any{"content": "go"}, "sandboxKey": map[string]any{"ownerId": fmt.Sprintf("%s-%d", prefix, i)}},
+			"Idempotency-Key", fmt.Sprintf("%s-%d", prefix, i))
+		if code != 202 || body["runId"] == nil {
+			c.t.Fatalf("create %d: HTTP %d %v", i, code, body)
+		}
+		ids[i] = body["runId"].(string)
+	}
+	return ids
+}
+
+// terminal reports how many of ids are in a terminal state in Postgres.
+func (c *chaos) terminal(ctx context.Context, ids []string) (int, error) {
+	evs, err := contracttests.PostgresSource(c.front.Pool)(ctx)
+	if err != nil {
+		return 0, err
+	}
+	states, _ := contracttests.CheckLog(evs)
+	n := 0
+	for _, id := range ids {
+		if states[id].CurrentStatus().Terminal() {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// untilTerminal calls tick every interval until every run of ids is terminal.
+func (c *chaos) untilTerminal(ids []string, within, every time.Duration, tick func()) {
+	c.t.Helper()
+	deadline := time.After(within)
+	for {
+		n, err := c.terminal(context.Background(), ids)
+		if err == nil && n == len(ids) {
+			return
+		}
+		select {
+		case <-deadline:
+			c.t.Fatalf("%d of %d runs terminal after %s (%v)", n, len(ids), within, err)
+		case <-time.After(every):
+			if tick != nil {
+				tick()
+			}
+		}
+	}
+}
+
+// check runs the end-of-scenario checks: the Postgres projector has caught
+// up (lag 0), the log invariant holds on Kafka and Postgres with equal seqs,
+// every command took effect once, every run of ids completed, and no tool
+// ran twice. skip names runs left out (poison records).
+func (c *chaos) check(proj *stack.Stack, ids []string, skip ...string) map[string]events.RunState {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	eventually.Succeeds(c.t, 30*time.Second, "postgres projector caught up", func() error {
+		lag, err := proj.Projectors["postgres"].Lag(ctx)
+		if err != nil || lag.Total() != 0 {
+			return fmt.Errorf("lag %v (%w)", lag.Partitions, err)
+		}
+		return nil
+	})
+	fromKafka := contracttests.LogInvariant(ctx, c.t, without(contracttests.KafkaSource(c.kcfg), skip))
+	eventually.Succeeds(c.t, 10*time.Second, "postgres seq equals kafka seq", func() error {
+		fromPG := contracttests.LogInvariant(ctx, c.t, without(contracttests.PostgresSource(c.front.Pool), skip))
+		for id, k := range fromKafka {
+			if fromPG[id].LastSeq != k.LastSeq {
+				return fmt.Errorf("run %s: kafka seq %d, postgres seq %d", id, k.LastSeq, fromPG[id].LastSeq)
+			}
+		}
+		return nil
+	})
+	evs, err := without(contracttests.KafkaSource(c.kcfg), skip)(ctx)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if err := contracttests.CheckEffectsOnce(evs); err != nil {
+		c.t.Errorf("a command took effect more than once:\n%v", err)
+	}
+	c.checkRuns(fromKafka, ids)
+	c.checkRebuild(ctx)
+	return fromKafka
+}
+
+// checkRuns checks every run completed and its tool ran at most once, and
+// exactly once when its tool call completed.
+func (c *chaos) checkRuns(states map[string]events.RunState, ids []string) {
+	c.t.Helper()
+	ran := c.toolRuns()
+	for _, id := range ids {
+		st := states[id]
+		if st.CurrentStatus() != events.StatusCompleted {
+			c.t.Errorf("run %s: status %s, want completed", id, st.CurrentStatus())
+		}
+		done := 0
+		for _, it := range st.Items {
+			if it.Type == events.ItemCommandExecution && it.Status == events.ItemStatusCompleted {
+				done++
+			}
+		}
+		if ran[id] > 1 || ran[id] < done {
+			c.t.Errorf("run %s: the tool ran %d times, %d calls completed", id, ran[id], done)
+		}
+	}
+}
+
+// toolRuns counts the count file's lines per run id.
+func (c *chaos) toolRuns() map[string]int {
+	c.t.Helper()
+	raw, err := os.ReadFile(c.count)
+	if err != nil && !os.IsNotExist(err) {
+		c.t.Fatal(err)
+	}
+	out := map[string]int{}
+	for _, l := range strings.Fields(string(raw)) {
+		out[l]++
+	}
+	return out
+}
+
+// without filters the runs in skip out of src.
+func without(src contracttests.Source, skip []string) contracttests.Source {
+	return func(ctx context.Context) ([]events.Envelope, error) {
+		evs, err := src(ctx)
+		out := evs[:0]
+		for _, e := range evs {
+			if !slices.Contains(skip, e.RunID) {
+				out = append(out, e)
+			}
+		}
+		return out, err
+	}
+}

@@ -1,0 +1,94 @@
+//go:build chaos
+
+package systemtest_test
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/xbot-runtime/xbot/commands"
+	"github.com/xbot-runtime/xbot/infra/devstack/kafkatest"
+	"github.com/xbot-runtime/xbot/infra/devstack/pgtest"
+	"github.com/xbot-runtime/xbot/infra/kafka"
+	"github.com/xbot-runtime/xbot/services/compute/local"
+	"github.com/xbot-runtime/xbot/services/profile"
+	"github.com/xbot-runtime/xbot/services/stack"
+)
+
+// faultChaos is a chaos system whose Kafka cluster the scenario can inject
+// broker-side faults into, and whose executors' logs it can inspect.
+type faultChaos struct {
+	*chaos
+	fake *kfake.Cluster
+	logs *observer.ObservedLogs
+}
+
+// newFaultChaos starts the same system as newChaos (front stack with API and
+// Postgres projector, the "tooler" agent) on a cluster kept for faults.
+func newFaultChaos(t *testing.T) *faultChaos {
+	t.Helper()
+	cl := kafkatest.NewCluster(t, 4)
+	return newFaultChaosOn(t, cl)
+}
+
+// newFaultChaosOn starts the system of newFaultChaos on cl; the caller closes cl.
+func newFaultChaosOn(t *testing.T, cl *kafka.Cluster) *faultChaos {
+	t.Helper()
+	count := filepath.Join(t.TempDir(), "count")
+	tool := fmt.Sprintf(`{"command":"basename \"$(dirname \"$TMPDIR\")\" >> %s"}`, count)
+	agent := profile.Profile{ID: "tooler", Model: profile.ModelScripted, Tools: []string{"shell"}, Script: []profile.Turn{
+		{Text: "Running the tool now.", ChunkChars: 8, Delay: 2 * time.Millisecond, ToolCalls: call1("shell", tool)},
+		{Text: "done"},
+	}}
+	cat, err := profile.NewCatalog(agent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	comp, err := local.New(local.Config{Dir: t.TempDir(), Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, kcfg: kafka.Config{Brokers: cl.Addrs(), Partitions: 4}, dsn: pgtest.NewDatabase(t), cat: cat,
+		keys: commands.GenerateKeyRing()}
+	core, logs := observer.New(zapcore.WarnLevel)
+	c := &chaos{env: e, count: count}
+	c.opts = func(o *stack.Options) {
+		o.Compute = comp
+		o.Logger = zap.New(zapcore.NewTee(o.Logger.Core(), core)).Named(o.ExecutorID)
+	}
+	c.front = c.stack("front", nil, stack.API, stack.ProjectorPostgres)
+	return &faultChaos{chaos: c, fake: cl.Fake(), logs: logs}
+}
+
+// logged counts warnings and errors whose logger name, message and fields
+// contain every one of parts.
+func (f *faultChaos) logged(parts ...string) int {
+	n := 0
+	for _, e := range f.logs.All() {
+		s := e.LoggerName + " " + e.Message
+		for _, fld := range e.Context {
+			s += " " + fmt.Sprint(fld.String, fld.Interface)
+		}
+		if containsAll(s, parts) {
+			n++
+		}
+	}
+	return n
+}
+
+func containsAll(s string, parts []string) bool {
+	for _, p := range parts {
+		if !strings.Contains(s, p) {
+			return false
+		}
+	}
+	return true
+}

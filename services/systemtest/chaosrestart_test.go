@@ -1,0 +1,79 @@
+//go:build chaos
+
+package systemtest_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
+	"github.com/xbot-runtime/xbot/infra/kafka"
+	"github.com/xbot-runtime/xbot/services/stack"
+)
+
+// freeAddr returns a loopback address with a port free right now.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// TestChaosBrokerRestarted stops the (persistent) broker in the middle of a
+// workload and starts it again on the same address and data dir: clients
+// reconnect, and every run completes once.
+func TestChaosBrokerRestarted(t *testing.T) {
+	t.Parallel()
+	cfg := kafka.ClusterConfig{Addr: freeAddr(t), DataDir: t.TempDir(), Partitions: 4}
+	cl, err := kafka.StartCluster(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		cl.Close()
+	})
+	c := newFaultChaosOn(t, cl)
+	c.stack("ex1", nil, stack.Executor)
+	c.stack("ex2", nil, stack.Executor)
+	var ids []string
+	midFlight := 0
+	restarts, batch := chaosN(3, 2), chaosN(12, 8)
+	for i := range restarts {
+		// Restart once a fresh batch has started completing, the rest in flight.
+		ids = append(ids, c.createRuns(fmt.Sprint("restart", i), batch)...)
+		want := len(ids) - batch + 1
+		eventually.Succeeds(t, time.Minute, fmt.Sprintf("%d runs terminal before restart %d", want, i), func() error {
+			if n, err := c.terminal(context.Background(), ids); err != nil || n < want {
+				return fmt.Errorf("%d terminal (%v)", n, err)
+			}
+			return nil
+		})
+		n, _ := c.terminal(context.Background(), ids)
+		t.Logf("restarting the broker with %d of %d runs terminal", n, len(ids))
+		if n < len(ids) {
+			midFlight++
+		}
+		mu.Lock()
+		cl.Close()
+		cl, err = kafka.StartCluster(cfg)
+		mu.Unlock()
+		if err != nil {
+			t.Fatalf("restart %d: %v", i, err)
+		}
+	}
+	if midFlight == 0 {
+		t.Error("every restart found the workload done: the scenario proves nothing")
+	}
+	c.untilTerminal(ids, time.Minute, 50*time.Millisecond, nil)
+	c.check(c.front, ids)
+}

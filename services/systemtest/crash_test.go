@@ -1,0 +1,113 @@
+package systemtest_test
+
+import (
+	"context"
+	"encoding/json"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/xbot-runtime/xbot/commands"
+	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
+	"github.com/xbot-runtime/xbot/infra/kafka"
+	"github.com/xbot-runtime/xbot/services/stack"
+)
+
+// TestExecutorKilledMidRunAnotherTakesOver kills an executor between flushing
+// a transaction and ending it — its producer closed with the transaction
+// open, as a crashed process leaves it — and checks that a second executor
+// finishes the run with a clean log on Kafka and Postgres and that no command
+// took effect twice.
+func TestExecutorKilledMidRunAnotherTakesOver(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	front := e.start("front", nil, stack.API, stack.ProjectorPostgres)
+	var commits atomic.Int64
+	var victim atomic.Pointer[stack.Stack]
+	const killAt = 12 // mid-stream of the first turn: accepted, started, item started, deltas…
+	hooks := &kafka.Hooks{BeforeCommit: func(int32) {
+		if commits.Add(1) == killAt {
+			victim.Load().Executor.Kill()
+		}
+	}}
+	victim.Store(e.start("exA", hooks, stack.Executor))
+	res := create(t, front, "slow", "x", "crash-1")
+	runID := res["runId"].(string)
+	eventually.Succeeds(t, 10*time.Second, "executor A died", func() error {
+		if commits.Load() < killAt {
+			return context.DeadlineExceeded
+		}
+		return nil
+	})
+	e.start("exB", nil, stack.Executor)
+	waitStatus(t, front, runID, "completed", 20*time.Second)
+	states := e.invariants(front)
+	st := states[runID]
+	counts := typeCounts(t, listEvents(t, front, runID))
+	if counts[events.RunAccepted] != 1 || counts[events.RunStarted] != 1 || counts[events.RunCompleted] != 1 {
+		t.Fatalf("lifecycle events repeated: %v", counts)
+	}
+	if counts[events.RunCheckpointRestored] != 1 || counts[events.ItemFailed] != 1 {
+		t.Fatalf("takeover not recorded as one restore closing one lost item: %v", counts)
+	}
+	completed := 0
+	for _, it := range st.Items {
+		if it.Status == events.ItemStatusCompleted {
+			completed++
+		}
+	}
+	if completed != 1 {
+		t.Fatalf("%d completed assistant messages, want the one answer (the lost stream repeated)", completed)
+	}
+}
+
+// TestSameCommandDeliveredTwiceHasOneEffect produces one command record twice
+// straight to Kafka: the second is recorded as a duplicate and changes nothing.
+func TestSameCommandDeliveredTwiceHasOneEffect(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	st := e.start("all", nil)
+	sk := events.SandboxKey{TenantID: tenant, WorkspaceID: "w", AgentID: "demo", OwnerID: "u1"}
+	runID := commands.RunIDFor(tenant, "dup-1", sk, int(e.kcfg.Partitions))
+	c, err := commands.New(commands.CreateRun, commands.Header{RunID: runID, PlatformSessionID: "s1", TenantID: tenant,
+		Actor: events.Actor{Type: "user", ID: "u1"}, IdempotencyKey: "dup-1"},
+		commands.CreateRunPayload{AgentID: "demo", Input: events.UserInput{Content: "twice"},
+			SandboxKey: sk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(c)
+	prod, err := kafka.NewProducer(e.kcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prod.Close()
+	for range 2 {
+		if err := prod.ProduceWithHeaders(context.Background(), e.kcfg.CommandsTopic(), runID, raw, st.CommandKeys().Sign(runID, raw)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitStatus(t, st, runID, "completed", 5*time.Second)
+	var counts map[events.Type]int
+	eventually.Succeeds(t, 5*time.Second, "duplicate recorded", func() error {
+		counts = typeCounts(t, listEvents(t, st, runID))
+		if counts[events.CommandDuplicate] != 1 {
+			return context.DeadlineExceeded
+		}
+		return nil
+	})
+	if counts[events.RunAccepted] != 1 || counts[events.RunStarted] != 1 || counts[events.RunCompleted] != 1 {
+		t.Fatalf("the command took effect more than once: %v", counts)
+	}
+	e.invariants(st)
+}
+
+func typeCounts(t *testing.T, evs []map[string]any) map[events.Type]int {
+	t.Helper()
+	out := map[events.Type]int{}
+	for _, ev := range evs {
+		out[events.Type(ev["type"].(string))]++
+	}
+	return out
+}
