@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/xbot-runtime/xbot/services/compute"
+	"github.com/xbot-runtime/xbot/services/engine/compute"
 )
 
 // Fake secrets the suite puts in the test process's environment; no sandboxed

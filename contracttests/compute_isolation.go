@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/xbot-runtime/xbot/services/compute"
+	"github.com/xbot-runtime/xbot/services/engine/compute"
 )
 
 // computeIsolation runs the checks that hold for a provider that isolates

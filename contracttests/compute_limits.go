@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/xbot-runtime/xbot/services/compute"
+	"github.com/xbot-runtime/xbot/services/engine/compute"
 )
 
 // limitCases are the resource-limit cases of ComputeProvider. A provider

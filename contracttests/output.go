@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/xbot-runtime/xbot/events"
-	"github.com/xbot-runtime/xbot/services/profile"
+	"github.com/xbot-runtime/xbot/services/engine/profile"
 )
 
 // CheckStreamedOutput checks that no tool call streamed more into the log

@@ -7,7 +7,7 @@ import (
 
 	"github.com/xbot-runtime/xbot/contracttests"
 	"github.com/xbot-runtime/xbot/events"
-	"github.com/xbot-runtime/xbot/services/profile"
+	"github.com/xbot-runtime/xbot/services/engine/profile"
 )
 
 // toolItem returns the drafts of a shell item that streamed deltas, then

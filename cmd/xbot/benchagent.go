@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/xbot-runtime/xbot/services/profile"
+	"github.com/xbot-runtime/xbot/services/engine/profile"
+	"github.com/xbot-runtime/xbot/services/engine/tools"
 	"github.com/xbot-runtime/xbot/services/stack"
-	"github.com/xbot-runtime/xbot/services/tools"
 )
 
 const (

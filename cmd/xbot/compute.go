@@ -9,11 +9,11 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/xbot-runtime/xbot/services/compute"
-	"github.com/xbot-runtime/xbot/services/compute/bwrap"
-	"github.com/xbot-runtime/xbot/services/compute/capacity"
-	"github.com/xbot-runtime/xbot/services/compute/local"
-	"github.com/xbot-runtime/xbot/services/profile"
+	"github.com/xbot-runtime/xbot/services/engine/compute"
+	"github.com/xbot-runtime/xbot/services/engine/compute/bwrap"
+	"github.com/xbot-runtime/xbot/services/engine/compute/capacity"
+	"github.com/xbot-runtime/xbot/services/engine/compute/local"
+	"github.com/xbot-runtime/xbot/services/engine/profile"
 	"github.com/xbot-runtime/xbot/services/stack"
 )
 

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/xbot-runtime/xbot/services/profile"
+	"github.com/xbot-runtime/xbot/services/engine/profile"
 )
 
 // TestDemoUsesTheConfiguredModel: with llm_base_url and llm_model set the

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/xbot-runtime/xbot/services/compute"
+	"github.com/xbot-runtime/xbot/services/engine/compute"
 )
 
 // TestAutoFailsClosed: with compute_provider=auto and no usable bwrap (none

@@ -16,7 +16,7 @@ import (
 	"github.com/xbot-runtime/xbot/infra/kafka"
 	pginfra "github.com/xbot-runtime/xbot/infra/postgres"
 	pgview "github.com/xbot-runtime/xbot/projections/postgres"
-	"github.com/xbot-runtime/xbot/services/profile"
+	"github.com/xbot-runtime/xbot/services/engine/profile"
 	"github.com/xbot-runtime/xbot/services/stack"
 )
 

@@ -10,7 +10,7 @@ import (
 	"github.com/xbot-runtime/xbot/projections/runner"
 )
 
-// Item events as the engine writes them (services/executor/agentloop).
+// Item events as the engine writes them (services/engine/agentloop).
 
 func rawJSON(tb testing.TB, v any) json.RawMessage {
 	tb.Helper()

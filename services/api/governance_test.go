@@ -12,7 +12,7 @@ import (
 	"github.com/xbot-runtime/xbot/commands"
 	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/services/api"
-	"github.com/xbot-runtime/xbot/services/policy"
+	"github.com/xbot-runtime/xbot/services/engine/policy"
 )
 
 func sandboxKeyOf(t *testing.T, c commands.Envelope) events.SandboxKey {

@@ -6,7 +6,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
-	"github.com/xbot-runtime/xbot/services/policy"
+	"github.com/xbot-runtime/xbot/services/engine/policy"
 )
 
 // policyRule is one built-in policy rule as the API shows it.

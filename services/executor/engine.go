@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/xbot-runtime/xbot/events"
-	"github.com/xbot-runtime/xbot/services/profile"
+	"github.com/xbot-runtime/xbot/services/engine/profile"
 )
 
 // Engine runs the agent loop of one run. Execute is called with the run

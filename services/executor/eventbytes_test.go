@@ -11,8 +11,8 @@ import (
 
 	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/infra/kafka"
+	"github.com/xbot-runtime/xbot/services/engine/profile"
 	"github.com/xbot-runtime/xbot/services/executor"
-	"github.com/xbot-runtime/xbot/services/profile"
 )
 
 // probe is an engine that streams deltas into an item and then either waits

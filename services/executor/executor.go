@@ -16,7 +16,7 @@ import (
 	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/infra/kafka"
 	"github.com/xbot-runtime/xbot/infra/kafka/partition"
-	"github.com/xbot-runtime/xbot/services/profile"
+	"github.com/xbot-runtime/xbot/services/engine/profile"
 )
 
 // Config configures an Executor.

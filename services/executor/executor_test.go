@@ -17,12 +17,12 @@ import (
 	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
 	"github.com/xbot-runtime/xbot/infra/devstack/kafkatest"
 	"github.com/xbot-runtime/xbot/infra/kafka"
+	"github.com/xbot-runtime/xbot/services/engine/agentloop"
+	"github.com/xbot-runtime/xbot/services/engine/model"
+	"github.com/xbot-runtime/xbot/services/engine/model/scripted"
+	"github.com/xbot-runtime/xbot/services/engine/profile"
+	"github.com/xbot-runtime/xbot/services/engine/tools"
 	"github.com/xbot-runtime/xbot/services/executor"
-	"github.com/xbot-runtime/xbot/services/executor/agentloop"
-	"github.com/xbot-runtime/xbot/services/model"
-	"github.com/xbot-runtime/xbot/services/model/scripted"
-	"github.com/xbot-runtime/xbot/services/profile"
-	"github.com/xbot-runtime/xbot/services/tools"
 )
 
 type harness struct {

@@ -6,7 +6,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/xbot-runtime/xbot/events"
-	"github.com/xbot-runtime/xbot/services/profile"
+	"github.com/xbot-runtime/xbot/services/engine/profile"
 )
 
 // start freezes the run's capability snapshot and starts it (queued →

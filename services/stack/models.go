@@ -8,11 +8,11 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/xbot-runtime/xbot/services/executor/agentloop"
-	"github.com/xbot-runtime/xbot/services/model"
-	"github.com/xbot-runtime/xbot/services/model/openai"
-	"github.com/xbot-runtime/xbot/services/model/scripted"
-	"github.com/xbot-runtime/xbot/services/profile"
+	"github.com/xbot-runtime/xbot/services/engine/agentloop"
+	"github.com/xbot-runtime/xbot/services/engine/model"
+	"github.com/xbot-runtime/xbot/services/engine/model/openai"
+	"github.com/xbot-runtime/xbot/services/engine/model/scripted"
+	"github.com/xbot-runtime/xbot/services/engine/profile"
 )
 
 // LLM is the default OpenAI-compatible provider (config keys llm_base_url,

@@ -21,11 +21,11 @@ import (
 	"github.com/xbot-runtime/xbot/projections/runner"
 	"github.com/xbot-runtime/xbot/projections/uistream"
 	"github.com/xbot-runtime/xbot/services/api"
-	"github.com/xbot-runtime/xbot/services/compute"
+	"github.com/xbot-runtime/xbot/services/engine/agentloop"
+	"github.com/xbot-runtime/xbot/services/engine/compute"
+	"github.com/xbot-runtime/xbot/services/engine/profile"
+	"github.com/xbot-runtime/xbot/services/engine/tools"
 	"github.com/xbot-runtime/xbot/services/executor"
-	"github.com/xbot-runtime/xbot/services/executor/agentloop"
-	"github.com/xbot-runtime/xbot/services/profile"
-	"github.com/xbot-runtime/xbot/services/tools"
 )
 
 // Component selects a part of the system.

@@ -16,10 +16,10 @@ import (
 	"github.com/xbot-runtime/xbot/infra/devstack/kafkatest"
 	"github.com/xbot-runtime/xbot/infra/devstack/pgtest"
 	"github.com/xbot-runtime/xbot/infra/kafka"
-	"github.com/xbot-runtime/xbot/services/model"
-	"github.com/xbot-runtime/xbot/services/profile"
+	"github.com/xbot-runtime/xbot/services/engine/model"
+	"github.com/xbot-runtime/xbot/services/engine/profile"
+	"github.com/xbot-runtime/xbot/services/engine/tools"
 	"github.com/xbot-runtime/xbot/services/stack"
-	"github.com/xbot-runtime/xbot/services/tools"
 )
 
 // noop is a tool that does nothing, for measuring the engine itself.

@@ -18,10 +18,10 @@ import (
 	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
 	"github.com/xbot-runtime/xbot/infra/kafka"
-	"github.com/xbot-runtime/xbot/services/compute/local"
-	"github.com/xbot-runtime/xbot/services/model"
-	"github.com/xbot-runtime/xbot/services/model/scripted"
-	"github.com/xbot-runtime/xbot/services/profile"
+	"github.com/xbot-runtime/xbot/services/engine/compute/local"
+	"github.com/xbot-runtime/xbot/services/engine/model"
+	"github.com/xbot-runtime/xbot/services/engine/model/scripted"
+	"github.com/xbot-runtime/xbot/services/engine/profile"
 	"github.com/xbot-runtime/xbot/services/stack"
 )
 

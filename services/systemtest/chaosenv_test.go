@@ -18,9 +18,9 @@ import (
 	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
 	"github.com/xbot-runtime/xbot/infra/kafka"
-	"github.com/xbot-runtime/xbot/services/compute/local"
-	"github.com/xbot-runtime/xbot/services/policy"
-	"github.com/xbot-runtime/xbot/services/profile"
+	"github.com/xbot-runtime/xbot/services/engine/compute/local"
+	"github.com/xbot-runtime/xbot/services/engine/policy"
+	"github.com/xbot-runtime/xbot/services/engine/profile"
 	"github.com/xbot-runtime/xbot/services/stack"
 )
 

@@ -6,11 +6,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/xbot-runtime/xbot/services/executor/agentloop"
-	"github.com/xbot-runtime/xbot/services/model"
-	"github.com/xbot-runtime/xbot/services/profile"
+	"github.com/xbot-runtime/xbot/services/engine/agentloop"
+	"github.com/xbot-runtime/xbot/services/engine/model"
+	"github.com/xbot-runtime/xbot/services/engine/profile"
+	"github.com/xbot-runtime/xbot/services/engine/tools"
 	"github.com/xbot-runtime/xbot/services/stack"
-	"github.com/xbot-runtime/xbot/services/tools"
 )
 
 // Compaction triggers and large-output offload, end to end.

@@ -13,8 +13,8 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/xbot-runtime/xbot/services/compute/local"
-	"github.com/xbot-runtime/xbot/services/profile"
+	"github.com/xbot-runtime/xbot/services/engine/compute/local"
+	"github.com/xbot-runtime/xbot/services/engine/profile"
 	"github.com/xbot-runtime/xbot/services/stack"
 )
 
@@ -39,7 +39,7 @@ func TestDemoAgentOnAConfiguredModel(t *testing.T) {
 		n := len(seen)
 		seen, auth = append(seen, req), append(auth, r.Header.Get("Authorization"))
 		mu.Unlock()
-		stream, err := os.ReadFile("../model/openai/testdata/" + replies[min(n, len(replies)-1)])
+		stream, err := os.ReadFile("../engine/model/openai/testdata/" + replies[min(n, len(replies)-1)])
 		if err != nil {
 			t.Error(err)
 			return

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/xbot-runtime/xbot/services/profile"
+	"github.com/xbot-runtime/xbot/services/engine/profile"
 )
 
 // Output into the log, end to end: a tool that prints tens of megabytes adds a

@@ -18,8 +18,8 @@ import (
 	pginfra "github.com/xbot-runtime/xbot/infra/postgres"
 	pgview "github.com/xbot-runtime/xbot/projections/postgres"
 	"github.com/xbot-runtime/xbot/projections/runner"
-	"github.com/xbot-runtime/xbot/services/compute/local"
-	"github.com/xbot-runtime/xbot/services/profile"
+	"github.com/xbot-runtime/xbot/services/engine/compute/local"
+	"github.com/xbot-runtime/xbot/services/engine/profile"
 	"github.com/xbot-runtime/xbot/services/stack"
 )
 

@@ -11,10 +11,10 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
-	"github.com/xbot-runtime/xbot/services/compute/bwrap"
-	"github.com/xbot-runtime/xbot/services/compute/capacity"
-	"github.com/xbot-runtime/xbot/services/model"
-	"github.com/xbot-runtime/xbot/services/profile"
+	"github.com/xbot-runtime/xbot/services/engine/compute/bwrap"
+	"github.com/xbot-runtime/xbot/services/engine/compute/capacity"
+	"github.com/xbot-runtime/xbot/services/engine/model"
+	"github.com/xbot-runtime/xbot/services/engine/profile"
 	"github.com/xbot-runtime/xbot/services/stack"
 )
 

@@ -16,8 +16,8 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
-	"github.com/xbot-runtime/xbot/services/compute/local"
-	"github.com/xbot-runtime/xbot/services/profile"
+	"github.com/xbot-runtime/xbot/services/engine/compute/local"
+	"github.com/xbot-runtime/xbot/services/engine/profile"
 	"github.com/xbot-runtime/xbot/services/stack"
 )
 
@@ -46,7 +46,7 @@ func (a *authLog) of(path string) []string {
 // textServer answers every chat completion with a recorded text stream.
 func textServer(t *testing.T, auth *authLog) *httptest.Server {
 	t.Helper()
-	stream, err := os.ReadFile("../model/openai/testdata/openai-text.sse")
+	stream, err := os.ReadFile("../engine/model/openai/testdata/openai-text.sse")
 	if err != nil {
 		t.Fatal(err)
 	}

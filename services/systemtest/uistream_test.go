@@ -14,8 +14,8 @@ import (
 
 	"github.com/xbot-runtime/xbot/projections/uistream"
 	"github.com/xbot-runtime/xbot/projections/uistream/nodecheck"
-	"github.com/xbot-runtime/xbot/services/policy"
-	"github.com/xbot-runtime/xbot/services/profile"
+	"github.com/xbot-runtime/xbot/services/engine/policy"
+	"github.com/xbot-runtime/xbot/services/engine/profile"
 	"github.com/xbot-runtime/xbot/services/stack"
 )
 

@@ -1,0 +1,150 @@
+package bwrap
+
+import (
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+
+	"github.com/xbot-runtime/xbot/services/engine/compute/internal/sandbox"
+)
+
+// shell runs every command inside the sandbox.
+const shell = "/bin/sh"
+
+// tmpfs lives in RAM, so /tmp and /dev/shm are bounded: a command cannot
+// exhaust the host's memory through them. The run's real scratch space is
+// TMPDIR, on disk; 512 MiB and 64 MiB leave room for tools that insist on
+// /tmp or POSIX shared memory.
+const (
+	tmpSize = 512 << 20
+	shmSize = 64 << 20
+)
+
+// systemDirs are bound read-only when they are directories on the host and
+// recreated when they are symlinks (merged /usr).
+var systemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"}
+
+// defaultEtc is the part of /etc a command sees, read-only: what the dynamic
+// linker, name resolution, TLS verification, time zones and Debian's
+// alternatives need. Everything else of /etc stays hidden — in particular
+// shadow, gshadow, sudoers, ssh/ (host keys), ssl/private, and tool
+// configuration that may carry credentials (pip.conf, npmrc, environment).
+var defaultEtc = []string{
+	"/etc/alternatives", "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d",
+	"/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/host.conf", "/etc/hosts",
+	"/etc/resolv.conf", "/etc/gai.conf", "/etc/protocols", "/etc/services",
+	"/etc/localtime", "/etc/timezone", "/etc/os-release", "/etc/debian_version",
+	"/etc/ssl/certs", "/etc/ssl/openssl.cnf",
+}
+
+// systemArgs binds the read-only system as found on this host, then extra.
+func systemArgs(extra []string) []string {
+	var a []string
+	for _, d := range systemDirs {
+		fi, err := os.Lstat(d)
+		switch {
+		case err != nil:
+		case fi.Mode()&os.ModeSymlink != 0:
+			if target, err := os.Readlink(d); err == nil {
+				a = append(a, "--symlink", target, d)
+			}
+		case fi.IsDir():
+			a = append(a, "--ro-bind", d, d)
+		}
+	}
+	for _, p := range append(defaultEtc[:len(defaultEtc):len(defaultEtc)], extra...) {
+		a = append(a, "--ro-bind-try", p, p) // -try: a file this host lacks is skipped
+	}
+	return a
+}
+
+// seccompFD is the descriptor bwrap reads the seccomp program from: the
+// first of exec.Cmd.ExtraFiles.
+const seccompFD = "3"
+
+// base is the namespaces, the sandbox user, the seccomp filter and the
+// read-only system, common to every command and to New's probes.
+func (p *Provider) base(network bool) []string {
+	a := []string{
+		"--unshare-all",     // new user, PID, network, IPC, UTS and cgroup namespaces
+		"--unshare-user",    // --unshare-all only tries; required by --disable-userns
+		"--disable-userns",  // no nested user namespaces: less kernel attack surface
+		"--die-with-parent", // the sandbox dies with the bwrap process Exec waits on
+		// No --new-session: Exec already starts bwrap in a new session without a
+		// controlling terminal (no TIOCSTI), and keeping the sandbox in bwrap's
+		// process group lets one kill reach all of it (see sandbox.Box.start).
+		"--cap-drop", "ALL", // bwrap as a namespace's root would otherwise keep every capability
+		"--hostname", "sandbox", // the host's name is not revealed
+		"--seccomp", seccompFD,
+	}
+	a = append(a, p.id.userArgs()...)
+	if network {
+		a = append(a, "--share-net") // pasta's namespace, see networked
+	}
+	a = append(a, p.system...)
+	a = append(a, "--proc", "/proc", "--dev", "/dev")
+	a = append(a, kernelArgs()...)
+	return append(a, "--size", strconv.Itoa(tmpSize), "--tmpfs", "/tmp",
+		"--size", strconv.Itoa(shmSize), "--tmpfs", "/dev/shm")
+}
+
+// kernelArgs make the kernel's knobs in /proc read-only on top of what the
+// sandbox user may write anyway (nothing of the kernel's own: it is not
+// root on the host): /proc/sys is bound read-only over itself.
+func kernelArgs() []string {
+	return []string{"--ro-bind", "/proc/sys", "/proc/sys"}
+}
+
+// probeArgs are New's trial sandbox: base, a read-only root, `sh -c :`.
+func (p *Provider) probeArgs(network bool) []string {
+	return append(p.base(network), "--remount-ro", "/", "--clearenv", "--", shell, "-c", ":")
+}
+
+// args are bwrap's arguments for one command: base, the run's directories,
+// a read-only root, the working directory and the allow-listed environment.
+func (p *Provider) args(l sandbox.Launch) []string {
+	a := p.base(l.Network)
+	for _, m := range l.Layout.Mounts() {
+		op := "--bind"
+		if m.ReadOnly {
+			op = "--ro-bind"
+		}
+		a = append(a, op, m.Host, m.Sandbox)
+	}
+	// Remounting the root tmpfs read-only after the binds leaves only them,
+	// /tmp and /dev/shm writable.
+	a = append(a, "--remount-ro", "/", "--chdir", l.Cwd, "--clearenv")
+	paths := l.Layout.Paths()
+	for _, kv := range sandbox.Env(paths.Workspace, paths.Tmp, l.Env) {
+		name, value, _ := strings.Cut(kv, "=")
+		a = append(a, "--setenv", name, value)
+	}
+	return append(a, "--", shell, "-c", l.Command)
+}
+
+// launch builds the process of one command.
+func (p *Provider) launch(l sandbox.Launch) (*exec.Cmd, error) {
+	return p.command(l, p.args(l))
+}
+
+// command is bwrap with args — inside pasta when l.Network — started as
+// the sandbox user, with an empty environment (the command's comes from
+// --setenv) and the seccomp program on seccompFD.
+func (p *Provider) command(l sandbox.Launch, args []string) (*exec.Cmd, error) {
+	cmd := &exec.Cmd{Path: p.binary, Args: append([]string{p.binary}, args...)}
+	if l.Network {
+		var err error
+		if cmd, err = p.networked(l.AllowHosts, args); err != nil {
+			return nil, err
+		}
+	}
+	filter, err := filterFile(p.filter)
+	if err != nil {
+		return nil, err
+	}
+	cmd.Env = []string{}
+	cmd.ExtraFiles = []*os.File{filter}
+	p.id.credential(cmd)
+	return cmd, nil
+}

@@ -1,0 +1,362 @@
+package bwrap_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest"
+
+	"github.com/xbot-runtime/xbot/contracttests"
+	"github.com/xbot-runtime/xbot/services/engine/compute"
+	"github.com/xbot-runtime/xbot/services/engine/compute/bwrap"
+)
+
+// newProvider skips when bwrap cannot run here, except on CI (CI set), where
+// that is a failure: CI must not silently skip the sandbox tests.
+func newProvider(t *testing.T) compute.Provider {
+	t.Helper()
+	return newProviderWith(t, bwrap.Config{Dir: reachableDir(t)})
+}
+
+// reachableDir is a fresh directory the sandbox user can reach: t.TempDir's
+// parent is private to this process's user (0700).
+func reachableDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.Chmod(filepath.Dir(dir), 0o711); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func newProviderWith(t *testing.T, cfg bwrap.Config) compute.Provider {
+	t.Helper()
+	cfg.Logger = zaptest.NewLogger(t)
+	p, err := bwrap.New(cfg)
+	if errors.Is(err, compute.ErrUnavailable) {
+		if _, ci := os.LookupEnv("CI"); !ci {
+			t.Skipf("bwrap unavailable (set CI to make this a failure): %v", err)
+		}
+		t.Fatalf("bwrap unavailable on CI: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestContract must not be parallel: the suite sets fake secrets with
+// t.Setenv.
+func TestContract(t *testing.T) {
+	contracttests.ComputeProvider(t, newProvider)
+}
+
+func TestUnavailable(t *testing.T) {
+	t.Parallel()
+	_, err := bwrap.New(bwrap.Config{Dir: t.TempDir(), Logger: zap.NewNop(), Binary: "/nonexistent/bwrap"})
+	if !errors.Is(err, compute.ErrUnavailable) || !strings.Contains(err.Error(), "apt-get install -y bubblewrap") {
+		t.Fatalf("New with a missing binary = %v, want ErrUnavailable with an install hint", err)
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	t.Parallel()
+	for _, paths := range [][]string{{"relative"}, {"/"}, {"/workspace"}, {"/tmp/x"}, {"/opt/../etc"}} {
+		if _, err := bwrap.New(bwrap.Config{Dir: t.TempDir(), Logger: zap.NewNop(), ReadOnlyPaths: paths}); err == nil {
+			t.Errorf("ReadOnlyPaths %q accepted", paths)
+		}
+	}
+}
+
+func TestSandboxView(t *testing.T) {
+	t.Parallel()
+	sb := open(t, newProvider(t), compute.Spec{})
+	out := run(t, sb, `pwd; echo "$HOME $TMPDIR"; ls /sessions/s/runs/r; grep CapEff /proc/self/status; `+
+		`ls /proc | grep -c '^[0-9]'; test -e /etc/shadow || echo no-shadow; test -e /root || echo no-root; `+
+		`test -e /home || echo no-home; (: < /dev/tty) 2>/dev/null || echo no-tty; hostname`, 0)
+	want := "/workspace\n/workspace /sessions/s/runs/r/tmp\ninput\noutput\ntmp\nCapEff:\t0000000000000000\n"
+	if !strings.HasPrefix(out, want) {
+		t.Fatalf("got:\n%s\nwant prefix:\n%s", out, want)
+	}
+	rest := strings.Fields(strings.TrimPrefix(out, want))
+	if n, err := strconv.Atoi(rest[0]); err != nil || n > 10 {
+		t.Errorf("%s processes visible in /proc: host processes leak in", rest[0])
+	}
+	if got := strings.Join(rest[1:], " "); got != "no-shadow no-root no-home no-tty sandbox" {
+		t.Errorf("host files visible or hostname leaked: %s", got)
+	}
+}
+
+func TestHostIsReadOnly(t *testing.T) {
+	t.Parallel()
+	dir := reachableDir(t)
+	p := newProviderWith(t, bwrap.Config{Dir: dir})
+	other := open(t, p, compute.Spec{Key: compute.Key{TenantID: "t", WorkspaceID: "w", AgentID: "a", OwnerID: "other"}})
+	if err := other.WriteFile(t.Context(), "f.txt", []byte("mine")); err != nil {
+		t.Fatal(err)
+	}
+	sb := open(t, p, compute.Spec{})
+	passwd := hostFile(t, "/etc/passwd")
+	name := "xbot-test-" + strconv.FormatInt(time.Now().UnixNano(), 10)
+	t.Cleanup(func() { // only if the sandbox wrongly created them on the host
+		_ = os.Remove("/usr/" + name)
+		_ = os.Remove("/etc/" + name)
+	})
+	for _, cmd := range []string{"touch /usr/" + name, "touch /etc/" + name, ": >> /etc/passwd", "touch /" + name,
+		"mkdir /newdir", "touch /sessions/s/runs/r/input/x", "touch /sessions/s/runs/r/" + name} {
+		run(t, sb, cmd, 1)
+	}
+	for _, cmd := range []string{"touch /workspace/ok /tmp/ok /sessions/s/context/ok /sessions/s/runs/r/output/ok /sessions/s/runs/r/tmp/ok"} {
+		run(t, sb, cmd, 0)
+	}
+	if hostFile(t, "/etc/passwd") != passwd {
+		t.Error("host /etc/passwd changed")
+	}
+	if _, err := os.Stat("/usr/" + name); err == nil {
+		t.Error("the sandbox created a file in the host's /usr")
+	}
+	mine := filepath.Join(dir, "t", "w", "a", "other", "workspace", "f.txt")
+	if hostFile(t, mine) != "mine" {
+		t.Fatal("the other key's file is not where the layout puts it")
+	}
+	run(t, sb, fmt.Sprintf("test ! -e %[1]s && ! echo pwned > %[1]s", mine), 0)
+	if hostFile(t, mine) != "mine" {
+		t.Error("the sandbox changed another key's file")
+	}
+}
+
+func TestReadOnlyPaths(t *testing.T) {
+	t.Parallel()
+	extra, err := os.MkdirTemp("/var/tmp", "xbot-ro-") // not under /tmp, which the sandbox replaces
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(extra) })
+	if err := os.Chmod(extra, 0o755); err != nil { // readable by the sandbox user
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(extra, "tool"), []byte("v1"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := newProviderWith(t, bwrap.Config{Dir: reachableDir(t), ReadOnlyPaths: []string{extra, "/nonexistent/xbot"}})
+	sb := open(t, p, compute.Spec{})
+	if out := run(t, sb, "cat "+extra+"/tool", 0); out != "v1" {
+		t.Errorf("extra path reads %q", out)
+	}
+	run(t, sb, "touch "+extra+"/new", 1)
+}
+
+// TestNetwork: an isolated sandbox reaches nothing of the host; a networked
+// one has a namespace of its own that reaches neither the host's loopback
+// (where the runtime's servers listen) nor its other addresses, nor
+// link-local or private ranges, unless AllowHosts lists the address.
+func TestNetwork(t *testing.T) {
+	t.Parallel()
+	p := newProvider(t)
+	ips := hostIPs(t)
+	if len(ips) == 0 {
+		t.Fatal("this test needs a non-loopback IPv4 address on this host")
+	}
+	port, got := listen(t)
+	connect := func(ip string) string {
+		return fmt.Sprintf(`timeout 10 bash -c 'echo hello > /dev/tcp/%s/%d'`, ip, port)
+	}
+	isolated := open(t, p, compute.Spec{})
+	networked := open(t, p, compute.Spec{Network: true,
+		Key: compute.Key{TenantID: "t", WorkspaceID: "w", AgentID: "a", OwnerID: "net"}})
+	for _, sb := range []compute.Sandbox{isolated, networked} {
+		for _, ip := range append([]string{"127.0.0.1", "169.254.169.254", "10.0.0.1"}, ips...) {
+			run(t, sb, connect(ip), 1)
+		}
+	}
+	select {
+	case msg := <-got:
+		t.Fatalf("a sandbox reached the host: %q", msg)
+	default:
+	}
+	allowed := open(t, p, compute.Spec{Network: true, AllowHosts: []string{ips[0]},
+		Key: compute.Key{TenantID: "t", WorkspaceID: "w", AgentID: "a", OwnerID: "allowed"}})
+	run(t, allowed, connect("127.0.0.1"), 1)
+	run(t, allowed, connect(ips[0]), 0)
+	select {
+	case msg := <-got:
+		if msg != "hello\n" {
+			t.Errorf("received %q", msg)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the allowed connection never arrived")
+	}
+}
+
+// listen accepts TCP connections on every address of this host and sends
+// what each one's first read returns.
+func listen(t *testing.T) (int, <-chan string) {
+	t.Helper()
+	ln, err := net.Listen("tcp4", ":0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ln.Close() })
+	got := make(chan string, 8)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			var b [64]byte
+			n, _ := c.Read(b[:])
+			got <- string(b[:n])
+			_ = c.Close()
+		}
+	}()
+	return ln.Addr().(*net.TCPAddr).Port, got
+}
+
+// TestEscapedProcessIsKilled: leaving the process group does not leave the
+// PID namespace, so nothing outlives the command.
+func TestEscapedProcessIsKilled(t *testing.T) {
+	t.Parallel()
+	sb := open(t, newProvider(t), compute.Spec{})
+	marker := "600." + strconv.FormatInt(time.Now().UnixNano(), 10)
+	start := time.Now()
+	run(t, sb, "setsid sh -c 'touch escaped; exec sleep "+marker+"' & while [ ! -f escaped ]; do sleep 0.01; done", 0)
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("Exec took %v", took)
+	}
+	deadline := time.After(2 * time.Second)
+	for len(processesWith(marker)) > 0 {
+		select {
+		case <-deadline:
+			t.Fatalf("escaped process still running: %v", processesWith(marker))
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// open opens a sandbox; zero key fields default to t/w/a/o, session s, run r.
+func open(t *testing.T, p compute.Provider, spec compute.Spec) compute.Sandbox {
+	t.Helper()
+	if spec.Key == (compute.Key{}) {
+		spec.Key = compute.Key{TenantID: "t", WorkspaceID: "w", AgentID: "a", OwnerID: "o"}
+	}
+	spec.SessionID, spec.RunID = "s", "r"
+	sb, err := p.Open(t.Context(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sb.Close() })
+	return sb
+}
+
+// run runs command and fails unless it exits with want (1 = any failure).
+func run(t *testing.T, sb compute.Sandbox, command string, want int) string {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	res, err := sb.Exec(t.Context(), compute.ExecRequest{Command: command, Stdout: &stdout, Stderr: &stderr, Timeout: time.Minute})
+	if err != nil || (want == 0) != (res.ExitCode == 0) {
+		t.Fatalf("%s: %+v, %v, want exit %d; stdout %q stderr %q", command, res, err, want, stdout.String(), stderr.String())
+	}
+	return stdout.String()
+}
+
+func hostFile(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// hostIPs are this host's non-loopback IPv4 addresses.
+func hostIPs(t *testing.T) []string {
+	t.Helper()
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil && !n.IP.IsLoopback() {
+			out = append(out, n.IP.String())
+		}
+	}
+	return out
+}
+
+// processesWith lists the live processes whose command line contains marker.
+func processesWith(marker string) []string {
+	entries, _ := os.ReadDir("/proc")
+	var out []string
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && bytes.Contains(cmdline, []byte(marker)) {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+// TestSeccomp: the filter is loaded, and a denied call (personality with
+// ADDR_NO_RANDOMIZE, which would switch off address randomisation) fails
+// with EPERM instead of killing the process.
+func TestSeccomp(t *testing.T) {
+	t.Parallel()
+	sb := open(t, newProvider(t), compute.Spec{})
+	out := run(t, sb, `grep '^Seccomp:' /proc/self/status; setarch "$(uname -m)" -R true 2>&1 || echo denied`, 0)
+	if !strings.HasPrefix(out, "Seccomp:\t2\n") || !strings.Contains(out, "Operation not permitted") ||
+		!strings.HasSuffix(out, "denied\n") {
+		t.Errorf("no seccomp filter, or personality(ADDR_NO_RANDOMIZE) allowed:\n%s", out)
+	}
+}
+
+// TestHostWritesStayWritable: what the executor writes through the Sandbox
+// (as root, or not) the sandboxed user may change and remove.
+func TestHostWritesStayWritable(t *testing.T) {
+	t.Parallel()
+	sb := open(t, newProvider(t), compute.Spec{})
+	if err := sb.WriteFile(t.Context(), "dir/sub/f.txt", []byte("host\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := sb.WriteFile(t.Context(), "/sessions/s/context/c.txt", []byte("host\n")); err != nil {
+		t.Fatal(err)
+	}
+	run(t, sb, "echo tool >> dir/sub/f.txt && touch dir/sub/new && rm -r dir && echo tool >> /sessions/s/context/c.txt", 0)
+}
+
+// TestHostPathsHiddenOnAFilesystemOfItsOwn: with the compute directory on a
+// filesystem of its own (here a tmpfs), nothing a sandbox can read names the
+// directory's host path, /proc/self/mountinfo included. Mounting needs root.
+func TestHostPathsHiddenOnAFilesystemOfItsOwn(t *testing.T) {
+	t.Parallel()
+	if os.Geteuid() != 0 {
+		t.Skip("mounting the tmpfs needs root")
+	}
+	dir := reachableDir(t)
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", syscall.MS_NOSUID|syscall.MS_NODEV, "size=64m,mode=0700"); err != nil {
+		t.Fatalf("mount a tmpfs on %s: %v", dir, err)
+	}
+	t.Cleanup(func() { _ = syscall.Unmount(dir, syscall.MNT_DETACH) })
+	sb := open(t, newProviderWith(t, bwrap.Config{Dir: dir}), compute.Spec{})
+	out := run(t, sb, `cat /proc/self/mountinfo /proc/mounts; env; pwd -P; readlink /proc/self/cwd`, 0)
+	if strings.Contains(out, dir) || strings.Contains(out, filepath.Dir(dir)) {
+		t.Errorf("the host path %s is visible in the sandbox:\n%s", dir, out)
+	}
+	if !strings.Contains(out, " /workspace ") {
+		t.Errorf("mountinfo has no /workspace mount:\n%s", out)
+	}
+}

@@ -1,0 +1,209 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"sync"
+	"syscall"
+
+	"github.com/xbot-runtime/xbot/services/engine/compute"
+)
+
+// errClosed is returned by every method of a closed or destroyed Box.
+var errClosed = errors.New("sandbox handle is closed")
+
+// Launch is one command for a Launcher to build.
+type Launch struct {
+	Layout *Layout
+	// Command is the shell command (for /bin/sh -c).
+	Command string
+	// Cwd is the sandbox path of an existing directory inside the layout.
+	Cwd     string
+	Network bool
+	// AllowHosts is Spec.AllowHosts.
+	AllowHosts []string
+	// Env is Spec.Env.
+	Env []string
+}
+
+// Launcher builds the process of one command: path, arguments, environment
+// and working directory. Exec sets its standard streams and session.
+type Launcher func(Launch) (*exec.Cmd, error)
+
+// Box is a run's handle on its sandbox; it implements compute.Sandbox.
+type Box struct {
+	layout  *Layout
+	spec    compute.Spec
+	launch  Launcher
+	release func(*Box)
+	limits  *boxLimits
+
+	mu      sync.Mutex
+	closed  bool
+	running map[int]struct{} // process group IDs
+}
+
+// Paths returns the run's sandbox paths.
+func (b *Box) Paths() compute.Paths { return b.layout.Paths() }
+
+// ReadFile implements compute.Sandbox.
+func (b *Box) ReadFile(ctx context.Context, p string, limit int64) ([]byte, bool, error) {
+	if err := b.usable(ctx); err != nil {
+		return nil, false, err
+	}
+	return b.layout.ReadFile(p, limit)
+}
+
+// WriteFile implements compute.Sandbox.
+func (b *Box) WriteFile(ctx context.Context, p string, data []byte) error {
+	if err := b.usable(ctx); err != nil {
+		return err
+	}
+	if err := b.limits.checkWrite(b.layout, p, len(data)); err != nil {
+		return fmt.Errorf("write %s: %w", p, err)
+	}
+	return b.layout.WriteFile(p, data)
+}
+
+// ListFiles implements compute.Sandbox.
+func (b *Box) ListFiles(ctx context.Context, dir string, depth int) ([]compute.FileInfo, error) {
+	if err := b.usable(ctx); err != nil {
+		return nil, err
+	}
+	return b.layout.ListFiles(dir, depth, ctx.Err)
+}
+
+// Kill sends SIGKILL to the process group of every command running now.
+func (b *Box) Kill() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for pgid := range b.running {
+		killGroup(pgid)
+	}
+	return nil
+}
+
+// Close kills what the handle still runs and releases it; the sandbox's
+// directories remain.
+func (b *Box) Close() error {
+	b.shut()
+	b.release(b)
+	b.limits.close()
+	return nil
+}
+
+// shut kills the running commands and refuses any further call.
+func (b *Box) shut() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.closed = true
+	for pgid := range b.running {
+		killGroup(pgid)
+	}
+}
+
+func (b *Box) usable(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return errClosed
+	}
+	return nil
+}
+
+// start starts cmd and registers its process group, unless the handle is
+// closed; under the lock, so Kill never misses a command that started.
+//
+// The process starts a new session (and so a new process group): a
+// command has no controlling terminal, so it can neither read nor inject
+// input (TIOCSTI) into the executor's, and one kill(-pgid) reaches every
+// process that stayed in the group, atomically. For bwrap this replaces
+// --new-session, which would move the sandbox's init out of the group
+// and leave it to --die-with-parent, racy when the kill comes during setup.
+//
+// The command starts gated (see placement): it is placed in its group and
+// gets its rlimits before it runs; when that fails it is killed unstarted.
+func (b *Box) start(cmd *exec.Cmd, pl *placement) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	defer closeExtraFiles(cmd)
+	if b.closed {
+		return errClosed
+	}
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setsid = true // kept: the launcher's credentials
+	err := cmd.Start()
+	pl.started()
+	if err != nil {
+		return err
+	}
+	b.running[cmd.Process.Pid] = struct{}{}
+	if err := pl.place(cmd.Process.Pid); err != nil {
+		killGroup(cmd.Process.Pid)
+		return err
+	}
+	return nil
+}
+
+// closeExtraFiles closes this process's copies of the files a launcher
+// handed to the command (cmd.ExtraFiles): the child has its own once it
+// started, and none is needed if it did not.
+func closeExtraFiles(cmd *exec.Cmd) {
+	for _, f := range cmd.ExtraFiles {
+		if f != nil {
+			_ = f.Close()
+		}
+	}
+}
+
+func (b *Box) finished(pgid int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.running, pgid)
+}
+
+// cwd checks that the sandbox path p ("" = /workspace) is an existing
+// directory inside the run's directories and returns it cleaned.
+func (b *Box) cwd(p string) (string, error) {
+	m, rel, err := b.layout.resolve(p)
+	if err != nil {
+		return "", err
+	}
+	root, err := b.layout.openMount(m)
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = root.Close() }()
+	fi, err := root.Stat(filepath.FromSlash(rel))
+	if err != nil {
+		return "", fileErr(err)
+	}
+	if !fi.IsDir() {
+		return "", errors.New("not a directory")
+	}
+	return path.Join(m.Sandbox, rel), nil
+}
+
+// killGroup sends SIGKILL to process group pgid; a group that is already
+// gone is not an error.
+func killGroup(pgid int) {
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+}
+
+// exitCode is the process's exit status, or 128+signal when a signal
+// ended it (the shell convention).
+func exitCode(cmd *exec.Cmd) int {
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return cmd.ProcessState.ExitCode()
+}

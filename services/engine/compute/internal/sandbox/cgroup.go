@@ -1,0 +1,190 @@
+package sandbox
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/xbot-runtime/xbot/services/engine/compute"
+)
+
+// hierarchy is one cgroup version's file names and semantics.
+type hierarchy interface {
+	// mechanism is "cgroup v2" or "cgroup v1".
+	mechanism() string
+	// limit writes l into the files of g.
+	limit(g cgroup, l compute.Limits) error
+	// counters reads how often g hit its memory and pids limits.
+	counters(g cgroup) counters
+	// kill kills every process of g.
+	kill(g cgroup)
+	// procs is the cgroup.procs file listing g's processes.
+	procs(g cgroup) string
+	// nest lets g have subgroups that the controllers apply to.
+	nest(g cgroup) error
+}
+
+// cgroup is one group: its directory in each mounted hierarchy the
+// mechanism uses (one for v2; memory, pids and cpu for v1).
+type cgroup []string
+
+// child is the group's subgroup name, in every hierarchy.
+func (g cgroup) child(name string) cgroup {
+	c := make(cgroup, len(g))
+	for i, d := range g {
+		c[i] = filepath.Join(d, name)
+	}
+	return c
+}
+
+// create makes g's directories.
+func (g cgroup) create() error {
+	for _, d := range g {
+		if err := os.Mkdir(d, 0o750); err != nil {
+			return fmt.Errorf("create cgroup: %w", err)
+		}
+	}
+	return nil
+}
+
+// join moves process pid into g in every hierarchy.
+func (g cgroup) join(pid int) error {
+	for _, d := range g {
+		if err := writeFile(filepath.Join(d, "cgroup.procs"), strconv.Itoa(pid)); err != nil {
+			return fmt.Errorf("join cgroup: %w", err)
+		}
+	}
+	return nil
+}
+
+// remove deletes g's directories; a group that still has processes stays
+// (EBUSY) and is reported.
+func (g cgroup) remove() error {
+	var errs []error
+	for _, d := range g {
+		if err := syscall.Rmdir(d); err != nil && !errors.Is(err, syscall.ENOENT) {
+			errs = append(errs, fmt.Errorf("remove cgroup %s: %w", filepath.Base(d), err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// counters are a group's limit events.
+type counters struct {
+	oomKills  int64
+	pidsLimit int64
+}
+
+func (c counters) add(o counters) counters {
+	return counters{oomKills: c.oomKills + o.oomKills, pidsLimit: c.pidsLimit + o.pidsLimit}
+}
+
+// killTimeout bounds how long killing a group waits for it to be empty: a
+// SIGKILLed process leaves its cgroup as it exits, within milliseconds; a
+// fork bomb under its pids limit is emptied in a few rounds.
+const killTimeout = time.Second
+
+// killProcs SIGKILLs every process listed in the procs file, again and
+// again, until the group is empty or killTimeout passed. Repeating covers
+// processes forked between reading the list and the kill.
+func killProcs(procs string) {
+	deadline := time.Now().Add(killTimeout)
+	for {
+		pids := readPids(procs)
+		if len(pids) == 0 || time.Now().After(deadline) {
+			return
+		}
+		for _, pid := range pids {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		time.Sleep(2 * time.Millisecond) // give the kernel time to let them exit
+	}
+}
+
+// readPids returns the process IDs in a cgroup.procs file (none when it is
+// unreadable: the group is gone).
+func readPids(procs string) []int {
+	data, err := os.ReadFile(procs) // #nosec G304 -- a path below the provider's own cgroup
+	if err != nil {
+		return nil
+	}
+	var pids []int
+	for _, f := range strings.Fields(string(data)) {
+		if pid, err := strconv.Atoi(f); err == nil {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// readKey returns the value of key in a flat-keyed file ("key value"
+// lines, such as memory.events); 0 when missing.
+func readKey(file, key string) int64 {
+	data, err := os.ReadFile(file) // #nosec G304 -- a path below the provider's own cgroup
+	if err != nil {
+		return 0
+	}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), " ")
+		if ok && k == key {
+			n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
+// writeFile writes s to an existing control file.
+func writeFile(file, s string) error {
+	f, err := os.OpenFile(file, os.O_WRONLY, 0) // #nosec G304 -- a path below the provider's own cgroup
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteString(s); err != nil {
+		_ = f.Close()
+		return fmt.Errorf("%s: %w", filepath.Base(file), err)
+	}
+	return f.Close()
+}
+
+// writeOptional writes s to a control file the kernel may lack (swap
+// accounting); a missing file is not an error.
+func writeOptional(file, s string) error {
+	if err := writeFile(file, s); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// ownCgroup returns this process's cgroup path (relative to the mount) in
+// the v1 hierarchy holding controller, or in the v2 hierarchy when
+// controller is "".
+func ownCgroup(controller string) (string, bool) {
+	data, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return "", false
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		parts := strings.SplitN(line, ":", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		if controller == "" && parts[0] == "0" && parts[1] == "" {
+			return parts[2], true
+		}
+		for _, c := range strings.Split(parts[1], ",") {
+			if controller != "" && c == controller {
+				return parts[2], true
+			}
+		}
+	}
+	return "", false
+}

@@ -1,0 +1,129 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"syscall"
+	"time"
+
+	"github.com/xbot-runtime/xbot/services/engine/compute"
+)
+
+// Exec runs req.Command through the Launcher in a session of its own.
+// When ctx ends, the timeout elapses or Kill is called, the group receives
+// SIGKILL; when the shell exits, what it left in its group is killed too.
+// A command that hit a limit of the sandbox returns its result and a
+// *compute.LimitError.
+func (b *Box) Exec(ctx context.Context, req compute.ExecRequest) (compute.ExecResult, error) {
+	if err := b.usable(ctx); err != nil {
+		return compute.ExecResult{}, err
+	}
+	cwd, err := b.cwd(req.Cwd)
+	if err != nil {
+		return compute.ExecResult{}, fmt.Errorf("exec: cwd %s: %w", req.Cwd, err)
+	}
+	cmd, err := b.launch(Launch{Layout: b.layout, Command: req.Command, Cwd: cwd,
+		Network: b.spec.Network, AllowHosts: b.spec.AllowHosts, Env: b.spec.Env})
+	if err != nil {
+		return compute.ExecResult{}, fmt.Errorf("exec: %w", err)
+	}
+	pl, err := b.limits.prepare(cmd)
+	if err != nil {
+		closeExtraFiles(cmd)
+		return compute.ExecResult{}, fmt.Errorf("exec: %w", err)
+	}
+	streams, err := attach(cmd, req)
+	if err != nil {
+		pl.abort()
+		_ = pl.finish(0) // it never ran: no limit to report
+		return compute.ExecResult{}, fmt.Errorf("exec: %w", err)
+	}
+	return b.run(ctx, cmd, pl, streams, req.Timeout)
+}
+
+// run starts the prepared command, waits for it and reports how it ended.
+func (b *Box) run(ctx context.Context, cmd *exec.Cmd, pl *placement, streams *stdio, timeout time.Duration) (compute.ExecResult, error) {
+	start := time.Now()
+	err := b.start(cmd, pl)
+	streams.started()
+	if err != nil && cmd.Process == nil {
+		pl.abort()
+		_ = pl.finish(0) // it never ran: no limit to report
+		streams.finish()
+		return compute.ExecResult{}, fmt.Errorf("exec: %w", err)
+	}
+	pgid := cmd.Process.Pid
+	w := watch(ctx, timeout, func() { killGroup(pgid); pl.kill() })
+	waitErr := cmd.Wait()
+	why := w.stop()
+	killGroup(pgid)
+	ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	hit := pl.finish(ws)
+	b.finished(pgid)
+	streams.finish()
+	res := compute.ExecResult{ExitCode: exitCode(cmd), Duration: time.Since(start), TimedOut: why == byTimeout}
+	var exitErr *exec.ExitError
+	switch {
+	case err != nil: // started, but could not be placed: it never ran
+		return res, fmt.Errorf("exec: %w", err)
+	case waitErr != nil && !errors.As(waitErr, &exitErr):
+		return res, fmt.Errorf("exec: %w", waitErr)
+	case why == byContext:
+		return res, ctx.Err()
+	case hit != nil:
+		return res, hit
+	}
+	if werr := b.limits.checkUsage(b.layout); werr != nil {
+		return res, werr
+	}
+	return res, nil
+}
+
+// cause is why a watcher killed the group.
+type cause int
+
+const (
+	notKilled cause = iota
+	byContext
+	byTimeout
+)
+
+// watcher kills a command when its context ends or its timeout
+// elapses, whichever comes first, until stopped.
+type watcher struct {
+	stopped chan struct{}
+	done    chan struct{}
+	why     cause // written before done is closed
+}
+
+func watch(ctx context.Context, timeout time.Duration, kill func()) *watcher {
+	w := &watcher{stopped: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(w.done)
+		var expired <-chan time.Time
+		if timeout > 0 {
+			t := time.NewTimer(timeout)
+			defer t.Stop()
+			expired = t.C
+		}
+		select {
+		case <-ctx.Done():
+			w.why = byContext
+		case <-expired:
+			w.why = byTimeout
+		case <-w.stopped:
+			return
+		}
+		kill()
+	}()
+	return w
+}
+
+// stop ends the watch and reports whether, and why, it killed the group.
+func (w *watcher) stop() cause {
+	close(w.stopped)
+	<-w.done
+	return w.why
+}

@@ -1,0 +1,209 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/xbot-runtime/xbot/services/engine/compute"
+)
+
+// boxLimits are one Box's limits and, with cgroups, its group; every
+// command of the box runs in a subgroup of its own.
+type boxLimits struct {
+	h      hierarchy // nil: rlimits only
+	limits compute.Limits
+	group  cgroup
+
+	mu      sync.Mutex
+	running int  // commands whose subgroup exists
+	closed  bool // the Box is closed: remove the group once running is 0
+}
+
+// close removes the box's group, now or once its last command finished.
+func (b *boxLimits) close() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.closed = true
+	if b.running == 0 && b.group != nil {
+		_ = b.group.remove()
+	}
+}
+
+// placement is one command's share of its box's limits.
+type placement struct {
+	box    *boxLimits
+	leaf   cgroup   // nil: rlimits only
+	gate   *os.File // the write end, kept here
+	held   *os.File // the read end, given to the process
+	before counters
+}
+
+// gateScript holds the process until the executor has placed it, then
+// becomes the command: it lowers its own file-size ($2, 512-byte blocks) and
+// data-segment ($3, KiB) limits ("-" leaves one alone), reads one line from
+// the gate descriptor ($1), closes it and execs the rest of its arguments.
+// Placing a started process leaves no window in which the command runs
+// unlimited. The gate sets these limits itself because it may run as the
+// sandbox user, whose limits the executor may not change (prlimit on
+// another user's process needs CAP_SYS_RESOURCE); lowering one's own needs
+// nothing.
+const gateScript = `fd=$1 f=$2 d=$3; shift 3; ` +
+	`{ [ "$f" = - ] || ulimit -f "$f"; } && { [ "$d" = - ] || ulimit -d "$d"; } || exit 125; ` +
+	`eval "read -r _ <&$fd && exec \"\$@\" $fd<&-"; exit 125`
+
+// prepare makes cmd start gated and creates its subgroup.
+func (b *boxLimits) prepare(cmd *exec.Cmd) (*placement, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("limits: %w", err)
+	}
+	fd := 3 + len(cmd.ExtraFiles)
+	cmd.ExtraFiles = append(cmd.ExtraFiles, r)
+	fsize, data := b.gateLimits()
+	cmd.Args = append([]string{shell, "-c", gateScript, "xbot-gate", strconv.Itoa(fd), fsize, data, cmd.Path},
+		cmd.Args[1:]...)
+	cmd.Path = shell
+	p := &placement{box: b, gate: w, held: r}
+	if b.h == nil {
+		return p, nil
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	leaf := b.group.child(groupName("cmd"))
+	if err := leaf.create(); err != nil {
+		_ = leaf.remove()
+		p.abort()
+		return nil, fmt.Errorf("limits: %w", err)
+	}
+	b.running++
+	p.leaf, p.before = leaf, b.h.counters(b.group)
+	return p, nil
+}
+
+// shell runs the gate.
+const shell = "/bin/sh"
+
+// started closes the gate's read end in this process.
+func (p *placement) started() { _ = p.held.Close() }
+
+// place puts the started process pid into its subgroup and sets its
+// rlimits, then lets it run. On error the caller kills it.
+func (p *placement) place(pid int) error {
+	if p.leaf != nil {
+		if err := p.leaf.join(pid); err != nil {
+			return fmt.Errorf("limits: %w", err)
+		}
+	}
+	if err := p.rlimits(pid); err != nil {
+		return fmt.Errorf("limits: %w", err)
+	}
+	_, err := p.gate.WriteString("\n")
+	_ = p.gate.Close()
+	if err != nil {
+		return fmt.Errorf("limits: release the command: %w", err)
+	}
+	return nil
+}
+
+// abort closes both ends of the gate: a gated process exits with 125.
+func (p *placement) abort() {
+	_ = p.gate.Close()
+	_ = p.held.Close()
+}
+
+// gateLimits are the gate's arguments for RLIMIT_FSIZE (512-byte blocks,
+// rounded up: the workspace limit) and, without cgroups, RLIMIT_DATA (KiB,
+// rounded down: the memory limit); "-" for none.
+func (b *boxLimits) gateLimits() (fsize, data string) {
+	fsize, data = "-", "-"
+	if v := b.limits.WorkspaceBytes; v > 0 {
+		fsize = strconv.FormatInt((v+511)/512, 10)
+	}
+	if v := b.limits.MemoryBytes; v > 0 && b.h == nil {
+		data = strconv.FormatInt(max(v/1024, 1), 10)
+	}
+	return fsize, data
+}
+
+// rlimits limits, without cgroups and for a non-root executor whose
+// commands run as itself, the uid's processes to the pids limit on top of
+// those running now (the gate sets the file-size and data limits).
+func (p *placement) rlimits(pid int) error {
+	l := p.box.limits
+	if p.box.h != nil || l.Pids <= 0 || os.Getuid() == 0 { // root is exempt from RLIMIT_NPROC
+		return nil
+	}
+	v := l.Pids + uidTasks(os.Getuid())
+	lim := unix.Rlimit{Cur: uint64(v), Max: uint64(v)} // #nosec G115 -- v > 0
+	if err := unix.Prlimit(pid, unix.RLIMIT_NPROC, &lim, nil); err != nil {
+		return fmt.Errorf("set RLIMIT_NPROC: %w", err)
+	}
+	return nil
+}
+
+// kill kills every process of the command's subgroup.
+func (p *placement) kill() {
+	if p.leaf != nil {
+		p.box.h.kill(p.leaf)
+	}
+}
+
+// finish kills what is left of the command, removes its subgroup and
+// returns the limit it hit, if any; ws is the exit status.
+func (p *placement) finish(ws syscall.WaitStatus) *compute.LimitError {
+	l := p.box.limits
+	hit := ws.Signaled() && ws.Signal() == syscall.SIGXFSZ
+	var lerr *compute.LimitError
+	if hit {
+		lerr = &compute.LimitError{Resource: compute.ResourceWorkspace, Limit: l.WorkspaceBytes, Mechanism: "rlimit, one file"}
+	}
+	if p.leaf == nil {
+		return lerr
+	}
+	p.kill()
+	b := p.box
+	c := b.h.counters(p.leaf).add(b.h.counters(b.group))
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	_ = p.leaf.remove()
+	b.running--
+	if b.closed && b.running == 0 {
+		_ = b.group.remove()
+	}
+	switch {
+	case c.oomKills > p.before.oomKills:
+		return &compute.LimitError{Resource: compute.ResourceMemory, Limit: l.MemoryBytes, Mechanism: b.h.mechanism()}
+	case c.pidsLimit > p.before.pidsLimit:
+		return &compute.LimitError{Resource: compute.ResourcePids, Limit: l.Pids, Mechanism: b.h.mechanism()}
+	}
+	return lerr
+}
+
+// uidTasks counts the tasks (threads) of processes whose real uid is uid:
+// RLIMIT_NPROC counts them all, host-wide.
+func uidTasks(uid int) int64 {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0
+	}
+	var n int64
+	for _, e := range ents {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		st, err := os.Stat("/proc/" + e.Name() + "/task")
+		if err != nil {
+			continue
+		}
+		if s, ok := st.Sys().(*syscall.Stat_t); ok && int(s.Uid) == uid {
+			n += int64(s.Nlink) - 2 // a directory's links: ., .. and one per subdirectory
+		}
+	}
+	return n
+}

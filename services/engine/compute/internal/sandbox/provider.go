@@ -1,0 +1,144 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/xbot-runtime/xbot/services/engine/compute"
+)
+
+// Provider keeps each sandbox key's directories below a base directory and
+// runs commands through a Launcher. The local and bwrap providers wrap it.
+type Provider struct {
+	name    string
+	base    string
+	launch  Launcher
+	limiter *limiter
+	owner   *Owner // nil: processes run as the executor's user
+
+	mu    sync.Mutex
+	boxes map[string]map[*Box]struct{} // open handles by key directory
+}
+
+// NewProvider creates dir (mode 0700: sandboxes are not other host users'
+// business; 0710 for the owner's group WithOwner) and returns a provider
+// named name that limits its sandboxes as limits says.
+func NewProvider(name, dir string, launch Launcher, limits LimitConfig, opts ...Option) (*Provider, error) {
+	lim, err := newLimiter(limits)
+	if err != nil {
+		return nil, fmt.Errorf("%s compute provider: %w", name, err)
+	}
+	base, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("%s compute provider: %w", name, err)
+	}
+	if err := os.MkdirAll(base, 0o700); err != nil {
+		return nil, fmt.Errorf("%s compute provider: %w", name, err)
+	}
+	p := &Provider{name: name, base: base, launch: launch, limiter: lim, boxes: map[string]map[*Box]struct{}{}}
+	for _, o := range opts {
+		o(p)
+	}
+	if err := p.own(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// Mechanism names what enforces the memory and pids limits: "cgroup v2",
+// "cgroup v1" or "rlimit (<why cgroups are not used>)".
+func (p *Provider) Mechanism() string { return p.limiter.Mechanism() }
+
+// Name returns the provider's name.
+func (p *Provider) Name() string { return p.name }
+
+// Base returns the absolute base directory.
+func (p *Provider) Base() string { return p.base }
+
+// Open creates the key's workspace and the run's directories if missing and
+// returns the run's handle.
+func (p *Provider) Open(ctx context.Context, spec compute.Spec) (*Box, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := checkEnv(spec.Env); err != nil {
+		return nil, fmt.Errorf("open sandbox: %w", err)
+	}
+	l, err := newLayout(p.base, spec)
+	if err != nil {
+		return nil, fmt.Errorf("open sandbox: %w", err)
+	}
+	lim, err := p.limiter.open(spec.Limits)
+	if err != nil {
+		return nil, fmt.Errorf("open sandbox: %w", err)
+	}
+	l.owner = p.owner
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err := l.create(p.base); err != nil {
+		lim.close()
+		return nil, fmt.Errorf("open sandbox: %w", err)
+	}
+	b := &Box{layout: l, spec: spec, launch: p.launch, release: p.release, limits: lim, running: map[int]struct{}{}}
+	if p.boxes[l.keyDir] == nil {
+		p.boxes[l.keyDir] = map[*Box]struct{}{}
+	}
+	p.boxes[l.keyDir][b] = struct{}{}
+	return b, nil
+}
+
+// Destroy kills and closes every open handle of key and removes its
+// directory. Symlinks inside are removed, never followed.
+func (p *Provider) Destroy(ctx context.Context, key compute.Key) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	dir, err := KeyDir(p.base, key)
+	if err != nil {
+		return fmt.Errorf("destroy sandbox: %w", err)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for b := range p.boxes[dir] {
+		b.shut()
+	}
+	delete(p.boxes, dir)
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("destroy sandbox: %w", err)
+	}
+	return nil
+}
+
+func (p *Provider) release(b *Box) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.boxes[b.layout.keyDir], b)
+	if len(p.boxes[b.layout.keyDir]) == 0 {
+		delete(p.boxes, b.layout.keyDir)
+	}
+}
+
+// Env is the environment of a sandboxed process: a fixed allow-list, then
+// extra (Spec.Env), whose entries override earlier ones of the same name.
+// home and tmp are /workspace and the run's tmp as the process sees them.
+func Env(home, tmp string, extra []string) []string {
+	env := []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + home, "TMPDIR=" + tmp, "LANG=C.UTF-8"}
+	return append(env, extra...)
+}
+
+// checkEnv refuses Spec.Env entries that are not NAME=value.
+func checkEnv(env []string) error {
+	var errs []error
+	for i, kv := range env {
+		name, _, ok := strings.Cut(kv, "=")
+		if !ok || name == "" || strings.ContainsRune(kv, 0) {
+			errs = append(errs, fmt.Errorf("env[%d] is not NAME=value", i))
+		}
+	}
+	return errors.Join(errs...)
+}

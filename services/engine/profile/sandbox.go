@@ -1,0 +1,25 @@
+package profile
+
+import (
+	"errors"
+
+	"github.com/xbot-runtime/xbot/services/engine/compute"
+)
+
+// Limits are the sandbox's resource limits as the compute provider takes
+// them; zero fields take the provider's defaults.
+func (s Sandbox) Limits() compute.Limits {
+	return compute.Limits{MemoryBytes: s.MemoryMiB << 20, Pids: s.Pids, CPUMillis: s.CPUMillis, WorkspaceBytes: s.WorkspaceMiB << 20}
+}
+
+// maxMiB bounds memoryMiB and workspaceMiB (1 PiB), so that converting
+// them to bytes cannot overflow.
+const maxMiB = 1 << 30
+
+func (s Sandbox) validate() error {
+	if s.MemoryMiB < 0 || s.Pids < 0 || s.CPUMillis < 0 || s.WorkspaceMiB < 0 ||
+		s.MemoryMiB > maxMiB || s.WorkspaceMiB > maxMiB {
+		return errors.New("memoryMiB, pids, cpuMillis and workspaceMiB must be >= 0 (and MiB values at most 2^30)")
+	}
+	return s.Limits().Validate()
+}

@@ -1,0 +1,80 @@
+package profile
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/services/engine/model"
+	"github.com/xbot-runtime/xbot/services/engine/policy"
+)
+
+// Snapshot is a run's capability snapshot: everything the run
+// may use, resolved when it starts and frozen into
+// runtime.capability.snapshot_frozen. The run uses only its snapshot, so a
+// profile edited mid-run affects only later runs.
+type Snapshot struct {
+	AgentID string `json:"agentId"`
+	// Profile is the agent profile as it was when the run started. Its
+	// Policy names the built-in rule set it was frozen with (by hash), so a
+	// later change of the built-in rules does not change a running run
+	// either (see policy.Policy.Snapshot).
+	Profile Profile `json:"profile"`
+	// Tools are the tool specs (names, descriptions, parameter schemas) the
+	// model is offered.
+	Tools []model.ToolSpec `json:"tools"`
+	// PauseTTLMs is how long the run may stay paused (events.SnapshotGovernance).
+	PauseTTLMs int64 `json:"pauseTtlMs"`
+	// Grants are the permission grants the run starts with: the
+	// platform_session grants of its session (events.SnapshotGovernance).
+	Grants []events.PermissionGrant `json:"grants,omitempty"`
+}
+
+// NewSnapshot resolves profile p, the tool specs offered and the inherited
+// grants into a snapshot.
+func NewSnapshot(p Profile, tools []model.ToolSpec, grants []events.PermissionGrant) (Snapshot, error) {
+	pol, err := policy.Compile(p.Policy)
+	if err != nil {
+		return Snapshot{}, fmt.Errorf("profile %q: policy: %w", p.ID, err)
+	}
+	p.Policy = pol.Snapshot()
+	p.PauseTTL = p.PauseTTLOrDefault()
+	return Snapshot{AgentID: p.ID, Profile: p, Tools: tools, PauseTTLMs: p.PauseTTL.Milliseconds(), Grants: grants}, nil
+}
+
+// Freeze encodes the snapshot as the payload of
+// runtime.capability.snapshot_frozen: the JSON and "sha256:" + its digest.
+func (s Snapshot) Freeze() (events.SnapshotFrozenPayload, error) {
+	raw, err := json.Marshal(s)
+	if err != nil {
+		return events.SnapshotFrozenPayload{}, fmt.Errorf("encode capability snapshot: %w", err)
+	}
+	sum := sha256.Sum256(raw)
+	return events.SnapshotFrozenPayload{Hash: "sha256:" + hex.EncodeToString(sum[:]), Snapshot: raw}, nil
+}
+
+// ErrNoSnapshot means a run's log holds no capability snapshot (it started
+// before snapshots existed).
+var ErrNoSnapshot = errors.New("the run has no capability snapshot")
+
+// SnapshotOf returns the capability snapshot frozen in a run's events.
+func SnapshotOf(evs []events.Envelope) (Snapshot, error) {
+	for _, e := range evs {
+		if e.Type != events.CapabilitySnapshotFrozen {
+			continue
+		}
+		p, err := e.DecodePayload()
+		if err != nil {
+			return Snapshot{}, err
+		}
+		var s Snapshot
+		if err := json.Unmarshal(p.(*events.SnapshotFrozenPayload).Snapshot, &s); err != nil {
+			return Snapshot{}, fmt.Errorf("capability snapshot of run %s: %w", e.RunID, err)
+		}
+		return s, nil
+	}
+	return Snapshot{}, ErrNoSnapshot
+}
