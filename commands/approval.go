@@ -24,7 +24,7 @@ func (p *SubmitApprovalDecisionPayload) decide(st *events.RunState, c Envelope, 
 		return reject(c, events.CodeApprovalNotPending, "item %s does not await approval (it is %s)", p.ItemID, it.Status)
 	}
 	if !implemented(string(SubmitApprovalDecision), opts) {
-		return reject(c, events.CodeNotImplemented, "%s is not implemented by this executor yet", SubmitApprovalDecision)
+		return unsupported(c, string(SubmitApprovalDecision))
 	}
 	drafts, resumed := decisionEvents(*st, c, p)
 	d := Decision{Outcome: events.OutcomeApplied, Events: drafts}

@@ -86,9 +86,16 @@ func noEffect(c Envelope, reason string) Decision {
 // it not_implemented otherwise.
 func acceptIfImplemented(c Envelope, what string, opts AdmitOptions, then Effect) Decision {
 	if !implemented(what, opts) {
-		return reject(c, events.CodeNotImplemented, "%s is not implemented by this executor yet", what)
+		return unsupported(c, what)
 	}
 	return accept(c, then)
+}
+
+// unsupported rejects c because this executor's engine does not declare what
+// (Engine.Implements): an executor older than the command, during a rolling
+// upgrade, answers with a code instead of mishandling it.
+func unsupported(c Envelope, what string) Decision {
+	return reject(c, events.CodeNotImplemented, "%s is not supported by this executor's engine", what)
 }
 
 func implemented(what string, opts AdmitOptions) bool {

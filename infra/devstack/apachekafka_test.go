@@ -1,10 +1,8 @@
 package devstack_test
 
 import (
-	"bufio"
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -303,20 +301,7 @@ func TestApacheKafkaDiesWithCaller(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestApacheKafkaDiesWithCaller$")
-	cmd.Env = append(os.Environ(), kafkaHelperDirEnv+"="+dir)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if !strings.HasPrefix(line, "ready") {
-		_ = cmd.Process.Kill()
-		t.Fatalf("helper did not start a cluster: %q, %v", line, err)
-	}
+	cmd := startHelper(t, "TestApacheKafkaDiesWithCaller", kafkaHelperDirEnv, dir)
 	if len(javaProcessesIn(dir)) != 1 {
 		t.Fatalf("want one broker while the helper runs, have %v", javaProcessesIn(dir))
 	}

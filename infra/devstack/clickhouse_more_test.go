@@ -1,7 +1,6 @@
 package devstack_test
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"net"
@@ -90,20 +89,7 @@ func TestClickHouseDiesWithCaller(t *testing.T) {
 	t.Parallel()
 	requireClickHouse(t)
 	dir := t.TempDir()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestClickHouseDiesWithCaller$")
-	cmd.Env = append(os.Environ(), chHelperDirEnv+"="+dir)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if !strings.HasPrefix(line, "ready") {
-		_ = cmd.Process.Kill()
-		t.Fatalf("helper did not start a server: %q, %v", line, err)
-	}
+	cmd := startHelper(t, "TestClickHouseDiesWithCaller", chHelperDirEnv, dir)
 	if len(processesIn(t, dir)) == 0 {
 		t.Fatal("no server process while the helper runs")
 	}

@@ -1,6 +1,7 @@
 package devstack_test
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"os"
@@ -95,4 +96,26 @@ func serverProcesses(t *testing.T, dir string) string {
 		}
 	}
 	return strings.Join(found, " ")
+}
+
+// startHelper runs this test binary again with only test name and
+// envName=dir, and returns once the helper printed "ready" (it has started
+// its server); the caller kills it.
+func startHelper(t *testing.T, name, envName, dir string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+name+"$")
+	cmd.Env = append(os.Environ(), envName+"="+dir)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if !strings.HasPrefix(line, "ready") {
+		_ = cmd.Process.Kill()
+		t.Fatalf("helper did not start its server: %q, %v", line, err)
+	}
+	return cmd
 }

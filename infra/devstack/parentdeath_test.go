@@ -1,11 +1,8 @@
 package devstack_test
 
 import (
-	"bufio"
 	"context"
 	"os"
-	"os/exec"
-	"strings"
 	"testing"
 	"time"
 
@@ -24,20 +21,7 @@ func TestServerDiesWithCaller(t *testing.T) {
 	}
 	t.Parallel()
 	dir := t.TempDir()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestServerDiesWithCaller$")
-	cmd.Env = append(os.Environ(), helperDirEnv+"="+dir)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if !strings.HasPrefix(line, "ready") {
-		_ = cmd.Process.Kill()
-		t.Fatalf("helper did not start a server: %q, %v", line, err)
-	}
+	cmd := startHelper(t, "TestServerDiesWithCaller", helperDirEnv, dir)
 	if serverProcesses(t, dir) == "" {
 		t.Fatal("no server process while the helper runs")
 	}

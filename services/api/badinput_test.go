@@ -16,12 +16,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
-	"go.uber.org/zap/zaptest"
 
 	"github.com/xbot-runtime/xbot/commands"
-	"github.com/xbot-runtime/xbot/infra/devstack/pgtest"
-	infrapg "github.com/xbot-runtime/xbot/infra/postgres"
-	"github.com/xbot-runtime/xbot/projections/postgres"
 	"github.com/xbot-runtime/xbot/projections/uistream"
 	"github.com/xbot-runtime/xbot/services/api"
 	"github.com/xbot-runtime/xbot/services/stack"
@@ -178,18 +174,7 @@ func checkNo5xx(t *testing.T, srv *httptest.Server, r sweepReq) {
 // encoding errors are what bad input used to reach) with streams on.
 func newSweepServer(t *testing.T) *httptest.Server {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	pool, err := infrapg.Connect(ctx, pgtest.NewDatabase(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	if err := infrapg.Migrate(ctx, pool, postgres.Component, postgres.Migrations); err != nil {
-		t.Fatal(err)
-	}
-	store := postgres.New(pool, zaptest.NewLogger(t))
-	t.Cleanup(store.Close)
+	store := newPostgresStore(t)
 	// A short wait cap: commands that pass validation are queued on the fake
 	// sender and answered pending.
 	cfg := api.Config{Tokens: map[string]string{tokenA: tenantA}, WaitDefault: time.Millisecond, WaitMax: 10 * time.Millisecond}

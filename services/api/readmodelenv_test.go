@@ -27,18 +27,7 @@ type readModelEnv struct {
 
 func newReadModelEnv(t *testing.T) *readModelEnv {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	pool, err := infrapg.Connect(ctx, pgtest.NewDatabase(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	if err := infrapg.Migrate(ctx, pool, postgres.Component, postgres.Migrations); err != nil {
-		t.Fatal(err)
-	}
-	store := postgres.New(pool, zaptest.NewLogger(t))
-	t.Cleanup(store.Close)
+	store := newPostgresStore(t)
 	cfg := api.Config{Tokens: map[string]string{tokenA: tenantA, tokenB: tenantB}}
 	a, err := api.New(cfg, stack.APIStore(store.Queries), &fakeSender{}, nil, zap.NewNop())
 	if err != nil {
@@ -154,4 +143,23 @@ func (l *rmLog) decide(item, decision, scope string) {
 	l.add(events.Draft{Type: events.ApprovalDecisionSubmitted, ItemID: item, CommandID: events.NewID("cmd"),
 		Payload: events.ApprovalDecisionPayload{Decision: decision, Scope: scope, Actor: events.Actor{Type: "user", ID: "alice"}}})
 	l.add(events.Draft{Type: events.RunResumed})
+}
+
+// newPostgresStore is the read models on a fresh, migrated database of the
+// shared test server, closed when the test ends.
+func newPostgresStore(t *testing.T) *postgres.Store {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	pool, err := infrapg.Connect(ctx, pgtest.NewDatabase(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	if err := infrapg.Migrate(ctx, pool, postgres.Component, postgres.Migrations); err != nil {
+		t.Fatal(err)
+	}
+	store := postgres.New(pool, zaptest.NewLogger(t))
+	t.Cleanup(store.Close)
+	return store
 }

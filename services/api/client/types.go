@@ -1,6 +1,6 @@
 package client
 
-import "encoding/json"
+import "github.com/xbot-runtime/xbot/events"
 
 // UserInput is a user's message.
 type UserInput struct {
@@ -35,12 +35,12 @@ type AppendInputRequest struct {
 // Outcomes of a command, as CommandResult.Outcome and Command.Outcome name
 // them.
 const (
-	OutcomePending   = "pending"
-	OutcomeAccepted  = "accepted"
-	OutcomeRejected  = "rejected"
-	OutcomeDuplicate = "duplicate"
-	OutcomeNoEffect  = "no_effect"
-	OutcomeApplied   = "applied"
+	OutcomePending   = "pending" // the API's wait ran out; the command is queued
+	OutcomeAccepted  = string(events.OutcomeAccepted)
+	OutcomeRejected  = string(events.OutcomeRejected)
+	OutcomeDuplicate = string(events.OutcomeDuplicate)
+	OutcomeNoEffect  = string(events.OutcomeNoEffect)
+	OutcomeApplied   = string(events.OutcomeApplied)
 )
 
 // CommandResult is the answer of every command endpoint.
@@ -57,13 +57,8 @@ type CommandResult struct {
 	CreatedRunID       string `json:"createdRunId,omitempty"`
 }
 
-// SandboxKey is a run's full sandbox key.
-type SandboxKey struct {
-	TenantID    string `json:"tenantId"`
-	WorkspaceID string `json:"workspaceId"`
-	AgentID     string `json:"agentId"`
-	OwnerID     string `json:"ownerId"`
-}
+// SandboxKey is a run's full sandbox key, as the log records it.
+type SandboxKey = events.SandboxKey
 
 // Usage is a run's token accounting.
 type Usage struct {
@@ -96,21 +91,8 @@ type Run struct {
 	SnapshotHash      string            `json:"snapshotHash,omitempty"`
 }
 
-// Event is one envelope of a run's log.
-type Event struct {
-	EventID           string          `json:"eventId"`
-	RunID             string          `json:"runId"`
-	Seq               int64           `json:"seq"`
-	SchemaVersion     string          `json:"schemaVersion"`
-	Type              string          `json:"type"`
-	OccurredAt        int64           `json:"occurredAt"`
-	EmittedAt         int64           `json:"emittedAt"`
-	PlatformSessionID string          `json:"platformSessionId,omitempty"`
-	TenantID          string          `json:"tenantId"`
-	ItemID            string          `json:"itemId,omitempty"`
-	CommandID         string          `json:"commandId,omitempty"`
-	Payload           json.RawMessage `json:"payload"`
-}
+// Event is one envelope of a run's log, exactly as committed.
+type Event = events.Envelope
 
 // EventPage is the answer of GET /v1/runs/{runId}/events.
 type EventPage struct {
