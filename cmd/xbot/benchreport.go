@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/xbot-runtime/xbot/services/baseline"
+	"github.com/xbot-runtime/xbot/services/loadtool/baseline"
 )
 
 // benchReport is what xbot bench prints as JSON.

@@ -12,7 +12,7 @@ import (
 
 	"github.com/xbot-runtime/xbot/events"
 	chinfra "github.com/xbot-runtime/xbot/infra/clickhouse"
-	"github.com/xbot-runtime/xbot/services/baseline"
+	"github.com/xbot-runtime/xbot/services/loadtool/baseline"
 )
 
 // maxBaselineEvents caps the events the baselines write: enough for a
