@@ -1,4 +1,4 @@
-package main
+package loadtool
 
 import (
 	"fmt"
@@ -10,9 +10,9 @@ import (
 	"golang.org/x/term"
 )
 
-// benchProgress shows a load's progress like progressPrinter: a redrawn bar
-// on a terminal, a plain line every few seconds otherwise.
-type benchProgress struct {
+// progress shows a load's progress: a redrawn bar on a terminal, a plain
+// line every few seconds otherwise (logs, CI).
+type progress struct {
 	w     io.Writer
 	tty   bool
 	total int
@@ -20,12 +20,12 @@ type benchProgress struct {
 	last  time.Time
 }
 
-func newBenchProgress(f *os.File, total int) *benchProgress {
-	return &benchProgress{w: f, tty: term.IsTerminal(int(f.Fd())), total: total, every: 2 * time.Second}
+func newProgress(f *os.File, total int) *progress {
+	return &progress{w: f, tty: term.IsTerminal(int(f.Fd())), total: total, every: 2 * time.Second}
 }
 
-func (p *benchProgress) report(done, failed int64, elapsed time.Duration, finished bool) {
-	line := benchProgressLine(done, failed, int64(p.total), elapsed, finished)
+func (p *progress) report(done, failed int64, elapsed time.Duration, finished bool) {
+	line := progressLine(done, failed, int64(p.total), elapsed, finished)
 	switch {
 	case p.tty:
 		_, _ = fmt.Fprintf(p.w, "\r\033[K%s", line)
@@ -38,9 +38,9 @@ func (p *benchProgress) report(done, failed int64, elapsed time.Duration, finish
 	}
 }
 
-// benchProgressLine renders e.g.
+// progressLine renders e.g.
 // "bench [#########...........] 45% 225/500 runs 37 runs/s ETA 7s".
-func benchProgressLine(done, failed, total int64, elapsed time.Duration, finished bool) string {
+func progressLine(done, failed, total int64, elapsed time.Duration, finished bool) string {
 	const width = 24
 	frac := min(1, float64(done)/float64(max(total, 1)))
 	filled := int(frac * width)
@@ -62,4 +62,20 @@ func benchProgressLine(done, failed, total int64, elapsed time.Duration, finishe
 	}
 	return fmt.Sprintf("bench [%s] %3.0f%% %s/%s runs%s %.1f runs/s %s", bar, frac*100, thousands(done),
 		thousands(total), fails, rate, eta)
+}
+
+// thousands writes n with a comma between groups of three digits.
+func thousands(n int64) string {
+	s := fmt.Sprint(n)
+	if n < 0 {
+		return s
+	}
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
 }

@@ -1,26 +1,28 @@
-package main
+package loadtool
 
 import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
+	"runtime"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/xbot-runtime/xbot/services/loadtool/baseline"
 )
 
-// benchReport is what xbot bench prints as JSON.
-type benchReport struct {
-	Config       benchConfig    `json:"config"`
-	Runs         benchRuns      `json:"runs"`
-	LatencyMs    benchLatencies `json:"latencyMs"`
-	ProjectorLag benchLag       `json:"projectorLag"`
-	Baselines    benchBaselines `json:"baselines"`
+// Report is what `xbot bench` prints as JSON.
+type Report struct {
+	Config       LoadConfig `json:"config"`
+	Runs         RunFigures `json:"runs"`
+	LatencyMs    Latencies  `json:"latencyMs"`
+	ProjectorLag LagFigures `json:"projectorLag"`
+	Baselines    Baselines  `json:"baselines"`
 }
 
-type benchConfig struct {
+// LoadConfig is the load's shape and where it ran.
+type LoadConfig struct {
 	Runs           int     `json:"runs"`
 	Concurrency    int     `json:"concurrency"`
 	Turns          int     `json:"turns"`
@@ -30,13 +32,15 @@ type benchConfig struct {
 	ToolCommand    string  `json:"toolCommand,omitempty"`
 	CPUs           int     `json:"cpus"`
 	GoVersion      string  `json:"goVersion"`
-	Version        string  `json:"version"`
-	Servers        string  `json:"servers"`
-	Date           string  `json:"date"`
+	// Version is the system's (stack.Options.Version).
+	Version string `json:"version"`
+	Servers string `json:"servers"`
+	// Date is when the load ended (RFC 3339, UTC).
+	Date string `json:"date"`
 }
 
-// benchRuns is the throughput: from the first create to the last run's end.
-type benchRuns struct {
+// RunFigures are the throughput: from the first create to the last run's end.
+type RunFigures struct {
 	Completed    int     `json:"completed"`
 	Failed       int     `json:"failed"`
 	ElapsedSec   float64 `json:"elapsedSec"`
@@ -45,24 +49,25 @@ type benchRuns struct {
 	EventsPerSec float64 `json:"eventsPerSec"`
 }
 
-// benchLatencies are measured from sending the create: its answer
-// (outcome accepted), the stream's first data line, the stream's [DONE].
-type benchLatencies struct {
-	Accepted   benchPercentiles `json:"accepted"`
-	FirstChunk benchPercentiles `json:"firstChunk"`
-	Completed  benchPercentiles `json:"completed"`
+// Latencies are measured from sending the create: its answer (outcome
+// accepted), the stream's first event, the stream's [DONE].
+type Latencies struct {
+	Accepted   Percentiles `json:"accepted"`
+	FirstChunk Percentiles `json:"firstChunk"`
+	Completed  Percentiles `json:"completed"`
 }
 
-type benchPercentiles struct {
+// Percentiles of a latency, in milliseconds.
+type Percentiles struct {
 	P50 float64 `json:"p50"`
 	P95 float64 `json:"p95"`
 	P99 float64 `json:"p99"`
 	Max float64 `json:"max"`
 }
 
-// benchLag is GET /v1/system/projectors sampled during the load: the
+// LagFigures are GET /v1/system/projectors sampled during the load: the
 // largest lag seen and the lag when the last run had completed, per view.
-type benchLag struct {
+type LagFigures struct {
 	Max map[string]int64 `json:"max"`
 	End map[string]int64 `json:"end"`
 	// CatchUpSec is how long after the end every view's lag reached 0
@@ -72,13 +77,15 @@ type benchLag struct {
 	Errors     int     `json:"errors"`
 }
 
-type benchBaselines struct {
+// Baselines are the raw writes of the load's events on the same servers.
+type Baselines struct {
 	KafkaTxnProduce  baseline.Result `json:"kafkaTransactionalProduce"`
 	PostgresCopyFrom baseline.Result `json:"postgresCopyFrom"`
 	ClickHouseInsert baseline.Result `json:"clickhouseBatchInsert"`
 }
 
-func (r *benchReport) writeJSON(w io.Writer) error {
+// WriteJSON writes r as indented JSON.
+func (r *Report) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(r)
@@ -86,15 +93,15 @@ func (r *benchReport) writeJSON(w io.Writer) error {
 
 // Markers delimit the section xbot bench owns in a markdown file.
 const (
-	benchBegin = "<!-- xbot bench begin -->"
-	benchEnd   = "<!-- xbot bench end -->"
+	sectionBegin = "<!-- xbot bench begin -->"
+	sectionEnd   = "<!-- xbot bench end -->"
 )
 
-// markdown renders the report as the section between the markers.
-func (r *benchReport) markdown() string {
+// Markdown renders r as the section between the markers.
+func (r *Report) Markdown() string {
 	c := r.Config
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s\n### `xbot bench` (%s)\n\n", benchBegin, c.Date[:10])
+	fmt.Fprintf(&b, "%s\n### `xbot bench` (%s)\n\n", sectionBegin, c.Date[:10])
 	fmt.Fprintf(&b, "%d runs, %d concurrent clients; each run: %d turns × %d `%s` calls (`%s`), then an answer; "+
 		"scripted model latency %g ms per turn. %d CPUs, %s, xbot %s; %s.\n\n",
 		c.Runs, c.Concurrency, c.Turns, c.ToolCalls, c.Tool, c.ToolCommand, c.ModelLatencyMs, c.CPUs, c.GoVersion,
@@ -106,7 +113,7 @@ func (r *benchReport) markdown() string {
 	row("runs completed / failed", "%d / %d in %.1f s", r.Runs.Completed, r.Runs.Failed, r.Runs.ElapsedSec)
 	row("runs/s", "%.1f", r.Runs.RunsPerSec)
 	row("events/s (end to end, in Postgres)", "%.0f (%d events)", r.Runs.EventsPerSec, r.Runs.Events)
-	lat := func(name string, p benchPercentiles) {
+	lat := func(name string, p Percentiles) {
 		row(name+" p50 / p95 / p99 / max", "%.1f / %.1f / %.1f / %.1f ms", p.P50, p.P95, p.P99, p.Max)
 	}
 	lat("create → accepted", r.LatencyMs.Accepted)
@@ -122,7 +129,7 @@ func (r *benchReport) markdown() string {
 	base("baseline: pgx CopyFrom (1000/batch)", r.Baselines.PostgresCopyFrom)
 	base("baseline: clickhouse-go batch insert (1000/batch)", r.Baselines.ClickHouseInsert)
 	b.WriteString("\nLatencies count from sending the create. Generated by `xbot bench`; edits inside the markers are overwritten.\n")
-	b.WriteString(benchEnd + "\n")
+	b.WriteString(sectionEnd + "\n")
 	return b.String()
 }
 
@@ -139,25 +146,40 @@ func lagText(m map[string]int64) string {
 	return strings.Join(parts, ", ")
 }
 
-// replaceSection puts section in place of the one between the markers in
-// path, or appends it when the file has none (creating the file if needed).
-func replaceSection(path, section string) error {
-	old, err := os.ReadFile(path)
-	if err != nil && !os.IsNotExist(err) {
-		return err
+// newReport computes the figures of the load that ended after elapsed.
+func (t *tool) newReport(l *load, elapsed time.Duration) *Report {
+	o := t.opts
+	rep := &Report{Config: LoadConfig{Runs: o.Runs, Concurrency: o.Concurrency, Turns: o.Turns, ToolCalls: o.ToolCalls,
+		ModelLatencyMs: ms(o.ModelLatency), Tool: o.Tool, ToolCommand: o.ToolCommand, CPUs: runtime.NumCPU(),
+		GoVersion: runtime.Version(), Version: t.started.Version, Servers: t.sys.Servers,
+		Date: time.Now().UTC().Format(time.RFC3339)}}
+	if o.Tool == "none" {
+		rep.Config.ToolCommand = ""
 	}
-	return os.WriteFile(path, []byte(spliceSection(string(old), section)), 0o644) //nolint:gosec // a docs file
+	rep.Runs.Completed = o.Runs - int(l.failed.Load())
+	rep.Runs.Failed = int(l.failed.Load())
+	rep.Runs.ElapsedSec = elapsed.Seconds()
+	rep.Runs.RunsPerSec = float64(rep.Runs.Completed) / elapsed.Seconds()
+	var acc, first, done []time.Duration
+	for _, t := range l.timings {
+		if t.err == nil {
+			acc, first, done = append(acc, t.accepted), append(first, t.firstChunk), append(done, t.closed)
+		}
+	}
+	rep.LatencyMs = Latencies{Accepted: percentiles(acc), FirstChunk: percentiles(first), Completed: percentiles(done)}
+	l.lag.mu.Lock()
+	rep.ProjectorLag = LagFigures{Max: l.lag.max, End: l.lag.last, Samples: l.lag.samples, Errors: l.lag.errors}
+	l.lag.mu.Unlock()
+	return rep
 }
 
-func spliceSection(doc, section string) string {
-	i := strings.Index(doc, benchBegin)
-	j := strings.Index(doc, benchEnd)
-	if i >= 0 && j > i {
-		rest := strings.TrimPrefix(doc[j+len(benchEnd):], "\n")
-		return doc[:i] + section + rest
+func percentiles(ds []time.Duration) Percentiles {
+	if len(ds) == 0 {
+		return Percentiles{}
 	}
-	if doc != "" && !strings.HasSuffix(doc, "\n\n") {
-		doc = strings.TrimRight(doc, "\n") + "\n\n"
-	}
-	return doc + section
+	slices.Sort(ds)
+	at := func(q float64) float64 { return ms(ds[min(len(ds)-1, int(q*float64(len(ds))))]) }
+	return Percentiles{P50: at(0.50), P95: at(0.95), P99: at(0.99), Max: ms(ds[len(ds)-1])}
 }
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -1,0 +1,68 @@
+package loadtool
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/xbot-runtime/xbot/services/api/client"
+)
+
+// lagSampler keeps the largest and the latest lag of every projector.
+type lagSampler struct {
+	mu      sync.Mutex
+	max     map[string]int64
+	last    map[string]int64
+	samples int
+	errors  int
+}
+
+func (s *lagSampler) sample(ctx context.Context, c *client.Client) {
+	lags, err := c.Projectors(ctx)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err != nil {
+		s.errors++
+		return
+	}
+	if s.max == nil {
+		s.max = map[string]int64{}
+	}
+	s.samples++
+	s.last = map[string]int64{}
+	for _, p := range lags {
+		s.max[p.Name] = max(s.max[p.Name], p.Lag)
+		s.last[p.Name] = p.Lag
+	}
+}
+
+// catchUpMax bounds the wait for the views to catch up after the load.
+const catchUpMax = 60 * time.Second
+
+// catchUp samples the lag until every view's is 0 and returns how long that
+// took in seconds, -1 if not within catchUpMax.
+func (l *load) catchUp(ctx context.Context) float64 {
+	start := time.Now()
+	for time.Since(start) < catchUpMax && ctx.Err() == nil {
+		if l.lag.zero() {
+			return time.Since(start).Seconds()
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(100 * time.Millisecond):
+		}
+		l.lag.sample(ctx, l.c)
+	}
+	return -1
+}
+
+func (s *lagSampler) zero() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, n := range s.last {
+		if n != 0 {
+			return false
+		}
+	}
+	return len(s.last) > 0
+}
