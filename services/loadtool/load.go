@@ -79,27 +79,27 @@ func (l *load) drive(ctx context.Context) time.Duration {
 func (l *load) one(ctx context.Context, i int, workspace string) runTiming {
 	t0 := time.Now()
 	id, err := l.create(ctx, fmt.Sprintf("bench-%s-%d", l.t.nonce, i), workspace)
-	t := runTiming{runID: id, accepted: time.Since(t0), err: err}
+	rt := runTiming{runID: id, accepted: time.Since(t0), err: err}
 	if err != nil {
-		return t
+		return rt
 	}
 	first := func(client.StreamEvent) error {
-		if t.firstChunk == 0 {
-			t.firstChunk = time.Since(t0)
+		if rt.firstChunk == 0 {
+			rt.firstChunk = time.Since(t0)
 		}
 		return nil
 	}
-	if t.err = l.c.FollowRun(ctx, id, "", first); t.err != nil {
-		return t
+	if rt.err = l.c.FollowRun(ctx, id, "", first); rt.err != nil {
+		return rt
 	}
-	t.closed = time.Since(t0)
-	if t.firstChunk == 0 { // the stream held [DONE] alone
-		t.firstChunk = t.closed
+	rt.closed = time.Since(t0)
+	if rt.firstChunk == 0 { // the stream held [DONE] alone
+		rt.firstChunk = rt.closed
 	}
 	wctx, cancel := context.WithTimeout(ctx, acceptWait)
 	defer cancel()
-	_, t.err = l.c.AwaitRun(wctx, id, func(r client.Run) bool { return r.Status == string(events.StatusCompleted) })
-	return t
+	_, rt.err = l.c.AwaitRun(wctx, id, func(r client.Run) bool { return r.Status == string(events.StatusCompleted) })
+	return rt
 }
 
 // create posts a run and waits for its outcome; it returns the run id.

@@ -101,7 +101,7 @@ const (
 func (r *Report) Markdown() string {
 	c := r.Config
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s\n### `xbot bench` (%s)\n\n", sectionBegin, c.Date[:10])
+	fmt.Fprintf(&b, "%s\n### `xbot bench` (%s)\n\n", sectionBegin, c.Date[:min(10, len(c.Date))])
 	fmt.Fprintf(&b, "%d runs, %d concurrent clients; each run: %d turns × %d `%s` calls (`%s`), then an answer; "+
 		"scripted model latency %g ms per turn. %d CPUs, %s, xbot %s; %s.\n\n",
 		c.Runs, c.Concurrency, c.Turns, c.ToolCalls, c.Tool, c.ToolCommand, c.ModelLatencyMs, c.CPUs, c.GoVersion,
@@ -161,9 +161,9 @@ func (t *tool) newReport(l *load, elapsed time.Duration) *Report {
 	rep.Runs.ElapsedSec = elapsed.Seconds()
 	rep.Runs.RunsPerSec = float64(rep.Runs.Completed) / elapsed.Seconds()
 	var acc, first, done []time.Duration
-	for _, t := range l.timings {
-		if t.err == nil {
-			acc, first, done = append(acc, t.accepted), append(first, t.firstChunk), append(done, t.closed)
+	for _, rt := range l.timings {
+		if rt.err == nil {
+			acc, first, done = append(acc, rt.accepted), append(first, rt.firstChunk), append(done, rt.closed)
 		}
 	}
 	rep.LatencyMs = Latencies{Accepted: percentiles(acc), FirstChunk: percentiles(first), Completed: percentiles(done)}

@@ -102,9 +102,9 @@ func (t *tool) run(ctx context.Context) (*Report, error) {
 }
 
 func firstErr(ts []runTiming) error {
-	for _, t := range ts {
-		if t.err != nil {
-			return t.err
+	for _, rt := range ts {
+		if rt.err != nil {
+			return rt.err
 		}
 	}
 	return nil
@@ -112,9 +112,9 @@ func firstErr(ts []runTiming) error {
 
 func completedIDs(ts []runTiming) []string {
 	var ids []string
-	for _, t := range ts {
-		if t.err == nil {
-			ids = append(ids, t.runID)
+	for _, rt := range ts {
+		if rt.err == nil {
+			ids = append(ids, rt.runID)
 		}
 	}
 	return ids
