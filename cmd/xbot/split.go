@@ -103,6 +103,13 @@ func migrate(ctx context.Context, s *settings, kcfg kafka.Config) error {
 	if err := kafka.EnsureTopics(ctx, kcfg); err != nil {
 		return err
 	}
+	warnings, err := kafka.CheckTopics(ctx, kcfg)
+	if err != nil {
+		return err
+	}
+	for _, w := range warnings {
+		fmt.Fprintln(os.Stderr, "xbot migrate: warning:", w)
+	}
 	dsn := s.r.Get("pg_dsn")
 	if dsn == "" {
 		return errors.New("pg_dsn is required (XBOT_PG_DSN)")

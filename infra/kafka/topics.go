@@ -4,15 +4,46 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
+// keepForever is the topic configuration of the topics whose records are
+// the system's only copy: the events topic is the source of truth every view
+// is rebuilt from, and a dead letter is the only trace of a record no view
+// could apply. Kafka's broker default deletes records after 7 days.
+var keepForever = map[string]*string{
+	"retention.ms":    kadm.StringPtr("-1"),
+	"retention.bytes": kadm.StringPtr("-1"),
+	"cleanup.policy":  kadm.StringPtr("delete"),
+}
+
+// topicConfigs returns the configuration a topic xbot creates gets: the
+// keep-forever settings for the log and the dead letters, and with a
+// replication factor of 3 or more, min.insync.replicas 2 for the topics
+// the executor writes transactionally, so that an acknowledged commit
+// survives the loss of any one broker. Other settings are the broker's.
+func (c Config) topicConfigs(topic string) map[string]*string {
+	cfg := map[string]*string{}
+	if topic == c.EventsTopic() || topic == c.DeadLetterTopic() {
+		for k, v := range keepForever {
+			cfg[k] = v
+		}
+	}
+	if c.ReplicationFactor >= 3 && topic != c.DeadLetterTopic() {
+		cfg["min.insync.replicas"] = kadm.StringPtr("2")
+	}
+	return cfg
+}
+
 // EnsureTopics creates xbot's topics when they are missing and checks that the
 // commands and events topics have the same partition count: the executor
-// relies on partition p of both holding the same runs.
+// relies on partition p of both holding the same runs. Topics that exist are
+// left as they are; CheckTopics says what in their settings puts the log at
+// risk.
 func EnsureTopics(ctx context.Context, c Config) error {
 	c.setDefaults()
 	cl, err := NewClient(c)
@@ -21,17 +52,95 @@ func EnsureTopics(ctx context.Context, c Config) error {
 	}
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
-	topics := []string{c.CommandsTopic(), c.EventsTopic(), c.IMOutboxTopic(), c.DeadLetterTopic()}
-	res, err := adm.CreateTopics(ctx, c.Partitions, c.ReplicationFactor, nil, topics...)
-	if err != nil {
-		return fmt.Errorf("create topics: %w", err)
-	}
-	for _, r := range res.Sorted() {
-		if r.Err != nil && !errors.Is(r.Err, kerr.TopicAlreadyExists) {
-			return fmt.Errorf("create topic %s: %w", r.Topic, r.Err)
+	for _, topic := range []string{c.CommandsTopic(), c.EventsTopic(), c.IMOutboxTopic(), c.DeadLetterTopic()} {
+		res, err := adm.CreateTopic(ctx, c.Partitions, c.ReplicationFactor, c.topicConfigs(topic), topic)
+		if err == nil {
+			err = res.Err
+		}
+		if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
+			return fmt.Errorf("create topic %s: %w", topic, err)
 		}
 	}
 	return checkPartitions(ctx, adm, c)
+}
+
+// CheckTopics reads the settings of the existing commands, events and dead-
+// letter topics and returns one line per setting that puts the log at risk:
+// a finite retention or compaction of the events or dead-letter topic (the
+// log is the only copy; views are rebuilt from offset 0), a replication
+// factor of 1, or min.insync.replicas below 2 with three or more replicas
+// (an acknowledged commit could be lost with one broker). It is advice for
+// operators: xbot runs regardless.
+func CheckTopics(ctx context.Context, c Config) ([]string, error) {
+	c.setDefaults()
+	cl, err := NewClient(c)
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	topics := []string{c.CommandsTopic(), c.EventsTopic(), c.DeadLetterTopic()}
+	details, err := adm.ListTopics(ctx, topics...)
+	if err != nil {
+		return nil, fmt.Errorf("describe topics: %w", err)
+	}
+	configs, err := adm.DescribeTopicConfigs(ctx, topics...)
+	if err != nil {
+		return nil, fmt.Errorf("describe topic configs: %w", err)
+	}
+	var warnings []string
+	for _, rc := range configs {
+		if rc.Err != nil {
+			return nil, fmt.Errorf("describe config of %s: %w", rc.Name, rc.Err)
+		}
+		d := details[rc.Name]
+		if d.Err != nil {
+			return nil, fmt.Errorf("describe topic %s: %w", rc.Name, d.Err)
+		}
+		warnings = append(warnings, topicWarnings(rc.Name, rc.Name != c.CommandsTopic(), replicas(d), values(rc))...)
+	}
+	return warnings, nil
+}
+
+// topicWarnings judges one topic's settings; keep says whether it must keep
+// every record.
+func topicWarnings(topic string, keep bool, rf int, cfg map[string]string) []string {
+	var w []string
+	if keep {
+		for _, k := range []string{"retention.ms", "retention.bytes"} {
+			if v, ok := cfg[k]; ok && v != "-1" {
+				w = append(w, fmt.Sprintf("%s: %s=%s deletes records the system needs (want -1: views are rebuilt from offset 0)", topic, k, v))
+			}
+		}
+		if p := cfg["cleanup.policy"]; p != "" && p != "delete" {
+			w = append(w, fmt.Sprintf("%s: cleanup.policy=%s drops records of the log (want delete with infinite retention)", topic, p))
+		}
+	}
+	switch isr, _ := strconv.Atoi(cfg["min.insync.replicas"]); {
+	case rf == 1:
+		w = append(w, fmt.Sprintf("%s: replication factor 1: losing its broker loses the log (want 3)", topic))
+	case rf >= 3 && isr < 2:
+		w = append(w, fmt.Sprintf("%s: min.insync.replicas=%s with %d replicas: a commit acknowledged by one broker can be lost (want 2)", topic, cfg["min.insync.replicas"], rf))
+	}
+	return w
+}
+
+func replicas(d kadm.TopicDetail) int {
+	rf := 0
+	for _, p := range d.Partitions {
+		rf = max(rf, len(p.Replicas))
+	}
+	return rf
+}
+
+func values(rc kadm.ResourceConfig) map[string]string {
+	m := make(map[string]string, len(rc.Configs))
+	for _, c := range rc.Configs {
+		if c.Value != nil {
+			m[c.Key] = *c.Value
+		}
+	}
+	return m
 }
 
 func checkPartitions(ctx context.Context, adm *kadm.Client, c Config) error {

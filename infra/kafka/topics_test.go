@@ -1,6 +1,7 @@
 package kafka_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -83,5 +84,72 @@ func TestEnsureTopicsChecksExistingPartitionCounts(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestEnsureTopicsKeepsTheLogForever(t *testing.T) {
+	t.Parallel()
+	kc := kafka.Config{Brokers: kafkatest.Shared(t).Addrs(), TopicPrefix: kafkatest.UniqueName(t) + ".", Partitions: 2}
+	if err := kafka.EnsureTopics(testCtx(t), kc); err != nil {
+		t.Fatal(err)
+	}
+	cl, err := kafka.NewClient(kc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	configs, err := kadm.NewClient(cl).DescribeTopicConfigs(testCtx(t), kc.EventsTopic(), kc.DeadLetterTopic())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rc := range configs {
+		got := map[string]string{}
+		for _, c := range rc.Configs {
+			if c.Value != nil {
+				got[c.Key] = *c.Value
+			}
+		}
+		if got["retention.ms"] != "-1" || got["retention.bytes"] != "-1" {
+			t.Errorf("%s: retention.ms=%q retention.bytes=%q, want -1 and -1", rc.Name, got["retention.ms"], got["retention.bytes"])
+		}
+	}
+	warnings, err := kafka.CheckTopics(testCtx(t), kc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range warnings {
+		if strings.Contains(w, "retention") || strings.Contains(w, "cleanup.policy") {
+			t.Errorf("topics xbot created are reported at risk: %s", w)
+		}
+	}
+}
+
+func TestCheckTopicsNamesAFiniteRetentionOfTheLog(t *testing.T) {
+	t.Parallel()
+	kc := kafka.Config{Brokers: kafkatest.Shared(t).Addrs(), TopicPrefix: kafkatest.UniqueName(t) + ".", Partitions: 2}
+	cl, err := kafka.NewClient(kc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	// The operator created the events topic with Kafka's default of 7 days.
+	week := "604800000"
+	res, err := kadm.NewClient(cl).CreateTopic(testCtx(t), 2, -1, map[string]*string{"retention.ms": &week}, kc.EventsTopic())
+	if err == nil {
+		err = res.Err
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := kafka.EnsureTopics(testCtx(t), kc); err != nil {
+		t.Fatal(err)
+	}
+	warnings, err := kafka.CheckTopics(testCtx(t), kc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := kc.EventsTopic() + ": retention.ms=" + week
+	if !slices.ContainsFunc(warnings, func(w string) bool { return strings.HasPrefix(w, want) }) {
+		t.Errorf("warnings %q do not name %q", warnings, want)
 	}
 }
