@@ -6,6 +6,10 @@ import "github.com/xbot-runtime/xbot/events"
 // derived as commands.ApprovalID derives it.
 func ApprovalID(runID, item string) string { return events.DerivedID("apr", runID, item) }
 
+// GrantID is the id of the grant an allow wider than the item by command
+// cmd applies, derived as admission derives it.
+func GrantID(cmd string) string { return events.DerivedID("grt", cmd) }
+
 // Ask records that policy rule asks for approval of started tool item's
 // call c, for reason: the item awaits approval with the call's arguments as
 // input. It fails the test if item has not started.
@@ -80,7 +84,7 @@ func (l *Log) Decide(d Decision) *Log {
 // gives, and allows the other awaiting items it covers.
 func (l *Log) grant(d Decision, it events.ItemRef) {
 	l.tb.Helper()
-	g := events.PermissionGrant{GrantID: events.DerivedID("grt", d.CommandID), Scope: d.Scope, ToolName: it.ToolName,
+	g := events.PermissionGrant{GrantID: GrantID(d.CommandID), Scope: d.Scope, ToolName: it.ToolName,
 		RuleID: it.RuleID, RunID: l.id.RunID, ItemID: it.ID, Actor: d.Actor}
 	l.Add(events.Draft{Type: events.PermissionGrantApplied, CommandID: d.CommandID, Payload: g})
 	for _, o := range l.state.AwaitingApproval() {

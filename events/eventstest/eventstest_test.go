@@ -208,6 +208,17 @@ func TestApprovalIDIsAdmissions(t *testing.T) {
 	}
 }
 
+func TestFirstFindsAnItemsEvent(t *testing.T) {
+	t.Parallel()
+	l := started(t).Response(resp, events.AssistantData{}, "a", "b")
+	if d := l.First(events.ItemDelta, resp); d.Seq != 4 {
+		t.Errorf("first delta at seq %d, want 4", d.Seq)
+	}
+	if s := l.First(events.RunStarted, ""); s.Seq != 2 {
+		t.Errorf("run started at seq %d, want 2", s.Seq)
+	}
+}
+
 func TestExpireAtTheDeadline(t *testing.T) {
 	t.Parallel()
 	snap := eventstest.Raw(map[string]any{"pauseTtlMs": 60_000})

@@ -105,6 +105,19 @@ func (l *Log) Last() events.Envelope {
 	return l.evs[len(l.evs)-1]
 }
 
+// First returns the first event of type t about item (empty for the run's
+// own events); it fails the test if there is none.
+func (l *Log) First(t events.Type, item string) events.Envelope {
+	l.tb.Helper()
+	for _, e := range l.evs {
+		if e.Type == t && e.ItemID == item {
+			return e
+		}
+	}
+	l.tb.Fatalf("run %s has no %s of item %q", l.id.RunID, t, item)
+	return events.Envelope{}
+}
+
 // State is the run's state after the last event, as events.Fold left it.
 func (l *Log) State() events.RunState { return l.state }
 
