@@ -21,6 +21,10 @@
 // (commands' SubmitApprovalDecision decider), which this package's tests
 // check.
 //
+// Golden compares what a reader made of a log with a file in testdata/;
+// the -update flag, which this package registers, rewrites the file
+// instead.
+//
 // The package imports only events and the standard library; it is meant
 // for _test.go files of any package.
 package eventstest

@@ -2,6 +2,9 @@ package eventstest_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -265,3 +268,25 @@ func TestInterleaveKeepsEachRunsOrder(t *testing.T) {
 		t.Errorf("interleaved %v, want A1 b1 A2 A3", got)
 	}
 }
+
+func TestGoldenComparesWithTheFile(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "case.golden")
+	if err := os.WriteFile(path, []byte("same\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	eventstest.Golden(t, path, []byte("same\n"))
+	other := &errorTB{T: t}
+	eventstest.Golden(other, path, []byte("other\n"))
+	if !strings.Contains(other.msg, "differs") {
+		t.Errorf("a different output reported %q, want a difference", other.msg)
+	}
+}
+
+// errorTB records the last non-fatal failure instead of failing the test.
+type errorTB struct {
+	*testing.T
+	msg string
+}
+
+func (e *errorTB) Errorf(format string, args ...any) { e.msg = fmt.Sprintf(format, args...) }
