@@ -2,9 +2,7 @@ package im_test
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -14,8 +12,6 @@ import (
 	"github.com/xbot-runtime/xbot/events/eventstest"
 	"github.com/xbot-runtime/xbot/projections/im"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // id returns a readable valid id: prefix_01J, n as 22 digits, then suffix.
 func id(prefix string, n int, suffix string) string {
@@ -184,20 +180,7 @@ func TestFlattenGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got = append(got, '\n')
-			path := filepath.Join("testdata", "flatten."+name+".golden.json")
-			if *update {
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if string(got) != string(want) {
-				t.Errorf("messages differ from %s:\ngot:\n%s\nwant:\n%s", path, got, want)
-			}
+			eventstest.Golden(t, filepath.Join("testdata", "flatten."+name+".golden.json"), append(got, '\n'))
 			for _, m := range msgs {
 				checkValid(t, m)
 			}

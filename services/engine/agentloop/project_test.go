@@ -2,16 +2,12 @@ package agentloop
 
 import (
 	"encoding/json"
-	"flag"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/events/eventstest"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // logBuilder is a run's log as the engine writes it (eventstest), with the
 // shapes the projection cases share.
@@ -142,20 +138,7 @@ func checkGolden(t *testing.T, cases map[string]func(t *testing.T) ([][]events.E
 			if err != nil {
 				t.Fatal(err)
 			}
-			got = append(got, '\n')
-			path := filepath.Join("testdata", "project."+name+".golden.json")
-			if *update {
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if string(got) != string(want) {
-				t.Errorf("projection differs from %s:\ngot:\n%s\nwant:\n%s", path, got, want)
-			}
+			eventstest.Golden(t, filepath.Join("testdata", "project."+name+".golden.json"), append(got, '\n'))
 			assertProviderValid(t, Project("", session, run))
 		})
 	}
