@@ -23,6 +23,12 @@ import (
 	"github.com/xbot-runtime/xbot/services/engine/compute/computetest"
 )
 
+// TestContract runs the provider suite (not in parallel: see
+// contracttests.ComputeProvider).
+func TestContract(t *testing.T) {
+	contracttests.ComputeProvider(t, newProvider)
+}
+
 // newProvider skips when bwrap cannot run here, except on CI (CI set), where
 // that is a failure: CI must not silently skip the sandbox tests.
 func newProvider(t *testing.T) compute.Provider {
@@ -44,12 +50,6 @@ func newProviderWith(t *testing.T, cfg bwrap.Config) compute.Provider {
 		t.Fatal(err)
 	}
 	return p
-}
-
-// TestContract must not be parallel: the suite sets fake secrets with
-// t.Setenv.
-func TestContract(t *testing.T) {
-	contracttests.ComputeProvider(t, newProvider)
 }
 
 func TestUnavailable(t *testing.T) {

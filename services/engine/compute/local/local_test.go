@@ -31,8 +31,8 @@ func newProvider(t *testing.T) compute.Provider {
 	return p
 }
 
-// TestContract must not be parallel: the suite sets fake secrets with
-// t.Setenv.
+// TestContract runs the provider suite (not in parallel: see
+// contracttests.ComputeProvider).
 func TestContract(t *testing.T) {
 	contracttests.ComputeProvider(t, newProvider)
 }
