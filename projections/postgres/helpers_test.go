@@ -9,13 +9,12 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
-	"go.uber.org/zap/zaptest"
 
 	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/events/eventstest"
 	"github.com/xbot-runtime/xbot/infra/devstack/pgtest"
-	infrapg "github.com/xbot-runtime/xbot/infra/postgres"
 	"github.com/xbot-runtime/xbot/projections/postgres"
+	"github.com/xbot-runtime/xbot/projections/postgres/postgrestest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -33,20 +32,8 @@ type fixture struct {
 
 func newFixture(tb testing.TB) *fixture {
 	tb.Helper()
-	dsn := pgtest.NewDatabase(tb)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	pool, err := infrapg.Connect(ctx, dsn)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(pool.Close)
-	if err := infrapg.Migrate(ctx, pool, postgres.Component, postgres.Migrations); err != nil {
-		tb.Fatal(err)
-	}
-	s := postgres.New(pool, zaptest.NewLogger(tb))
-	tb.Cleanup(s.Close)
-	return &fixture{store: s, pool: pool}
+	store, pool := postgrestest.New(tb)
+	return &fixture{store: store, pool: pool}
 }
 
 // apply applies recs and fails the test on error.

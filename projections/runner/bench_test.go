@@ -15,8 +15,8 @@ import (
 	"github.com/xbot-runtime/xbot/infra/devstack/kafkatest"
 	"github.com/xbot-runtime/xbot/infra/devstack/pgtest"
 	"github.com/xbot-runtime/xbot/infra/kafka"
-	pginfra "github.com/xbot-runtime/xbot/infra/postgres"
 	"github.com/xbot-runtime/xbot/projections/postgres"
+	"github.com/xbot-runtime/xbot/projections/postgres/postgrestest"
 	"github.com/xbot-runtime/xbot/projections/runner"
 	"github.com/xbot-runtime/xbot/services/stack"
 )
@@ -75,16 +75,8 @@ func benchRebuild(b *testing.B, kc kafka.Config, p runner.Projector) {
 // Compare with projections/postgres BenchmarkCopyFromBaseline.
 func BenchmarkRunnerPostgres(b *testing.B) {
 	kc := writeRuns(b, b.N)
-	ctx := context.Background()
-	pool, err := pginfra.Connect(ctx, pgtest.NewDatabase(b))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer pool.Close()
-	if err := pginfra.Migrate(ctx, pool, "projection_postgres", postgres.Migrations); err != nil {
-		b.Fatal(err)
-	}
-	benchRebuild(b, kc, postgres.New(pool, zap.NewNop(), postgres.WithEventsTopic(kc.EventsTopic())))
+	store, _ := postgrestest.New(b, postgres.WithEventsTopic(kc.EventsTopic()))
+	benchRebuild(b, kc, store)
 }
 
 // BenchmarkRunnerClickHouse: the audit view fed by the runner. Compare with

@@ -5,16 +5,13 @@ import (
 	"encoding/json"
 	"net/http/httptest"
 	"testing"
-	"time"
 
 	"go.uber.org/zap"
-	"go.uber.org/zap/zaptest"
 
 	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/events/eventstest"
-	"github.com/xbot-runtime/xbot/infra/devstack/pgtest"
-	infrapg "github.com/xbot-runtime/xbot/infra/postgres"
 	"github.com/xbot-runtime/xbot/projections/postgres"
+	"github.com/xbot-runtime/xbot/projections/postgres/postgrestest"
 	"github.com/xbot-runtime/xbot/services/api"
 	"github.com/xbot-runtime/xbot/services/stack"
 )
@@ -28,7 +25,7 @@ type readModelEnv struct {
 
 func newReadModelEnv(t *testing.T) *readModelEnv {
 	t.Helper()
-	store := newPostgresStore(t)
+	store, _ := postgrestest.New(t)
 	cfg := api.Config{Tokens: map[string]string{tokenA: tenantA, tokenB: tenantB}}
 	a, err := api.New(cfg, stack.APIStore(store.Queries), &fakeSender{}, nil, zap.NewNop())
 	if err != nil {
@@ -123,23 +120,4 @@ func (l *rmLog) awaitApproval(input string) string {
 func (l *rmLog) decide(item, decision, scope string) {
 	l.Decide(eventstest.Decision{CommandID: events.NewID("cmd"), ItemID: item, Decision: decision, Scope: scope,
 		Actor: events.Actor{Type: "user", ID: "alice"}})
-}
-
-// newPostgresStore is the read models on a fresh, migrated database of the
-// shared test server, closed when the test ends.
-func newPostgresStore(t *testing.T) *postgres.Store {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	pool, err := infrapg.Connect(ctx, pgtest.NewDatabase(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	if err := infrapg.Migrate(ctx, pool, postgres.Component, postgres.Migrations); err != nil {
-		t.Fatal(err)
-	}
-	store := postgres.New(pool, zaptest.NewLogger(t))
-	t.Cleanup(store.Close)
-	return store
 }
