@@ -86,11 +86,11 @@ type fatalTB struct {
 }
 
 func (f *fatalTB) Fatalf(format string, args ...any) {
-	f.msg = format
+	f.msg = fmt.Sprintf(format, args...)
 	runtime.Goexit()
 }
 
-func (f *fatalTB) Fatal(args ...any) { f.Fatalf("fatal") }
+func (f *fatalTB) Fatal(args ...any) { f.Fatalf("%s", fmt.Sprint(args...)) }
 
 func TestAnIllegalEventFailsTheTest(t *testing.T) {
 	t.Parallel()

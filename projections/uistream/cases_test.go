@@ -32,10 +32,6 @@ var (
 	callMCP   = events.ToolCallRef{ID: "call_6", Name: "github.search", Arguments: `{"q":"xbot"}`}
 )
 
-func decision(d, scope string) events.ApprovalDecisionPayload {
-	return events.ApprovalDecisionPayload{Decision: d, Scope: scope, Actor: events.Actor{Type: "user", ID: "u"}}
-}
-
 func accepted(typ string) events.CommandAcceptedPayload {
 	return events.CommandAcceptedPayload{CommandType: typ, IdempotencyKey: "k-" + typ}
 }
