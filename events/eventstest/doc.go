@@ -21,6 +21,9 @@
 // (commands' SubmitApprovalDecision decider), which this package's tests
 // check.
 //
+// State, Last and First read the log back; Interleave merges the logs of
+// several runs as runs sharing a partition interleave.
+//
 // Golden compares what a reader made of a log with a file in testdata/;
 // the -update flag, which this package registers, rewrites the file
 // instead.
