@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/xbot-runtime/xbot/services/engine/compute"
+	"github.com/xbot-runtime/xbot/services/engine/compute/computetest"
 )
 
 // Fake secrets the suite puts in the test process's environment; no sandboxed
@@ -392,7 +393,7 @@ func computeExecCancel(t *testing.T, p compute.Provider) {
 	}()
 	waitFor(t, 30*time.Second, "the command's parent and child", func() bool {
 		_, _, err := sb.ReadFile(ctx, "child.pid", 0)
-		return err == nil && len(processesWith(marker)) >= 2
+		return err == nil && len(computetest.Processes(marker)) >= 2
 	})
 	cancel()
 	select {
@@ -415,7 +416,7 @@ func computeKillAndClose(t *testing.T, p compute.Provider) {
 		_, err := sb.Exec(ctx, compute.ExecRequest{Command: "sleep " + marker + " & sleep " + marker})
 		done <- err
 	}()
-	waitFor(t, 30*time.Second, "the command", func() bool { return len(processesWith(marker)) >= 2 })
+	waitFor(t, 30*time.Second, "the command", func() bool { return len(computetest.Processes(marker)) >= 2 })
 	if err := sb.Kill(); err != nil {
 		t.Fatal(err)
 	}
@@ -448,7 +449,7 @@ func computeKillDuringStart(t *testing.T, p compute.Provider) {
 			_, err := sb.Exec(ctx, compute.ExecRequest{Command: "sleep " + marker + " & sleep " + marker})
 			done <- err
 		}()
-		waitFor(t, 30*time.Second, "the command's first process", func() bool { return len(processesWith(marker)) > 0 })
+		waitFor(t, 30*time.Second, "the command's first process", func() bool { return len(computetest.Processes(marker)) > 0 })
 		if err := sb.Kill(); err != nil {
 			t.Fatal(err)
 		}
@@ -612,7 +613,7 @@ func waitGone(t *testing.T, marker string, total time.Duration) {
 	t.Helper()
 	deadline := time.After(total)
 	for {
-		left := processesWith(marker)
+		left := computetest.Processes(marker)
 		if len(left) == 0 {
 			return
 		}
@@ -622,23 +623,6 @@ func waitGone(t *testing.T, marker string, total time.Duration) {
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
-}
-
-// processesWith lists the live processes of this machine whose command line
-// contains marker. Zombies have an empty command line and do not count.
-func processesWith(marker string) []string {
-	entries, _ := os.ReadDir("/proc")
-	var out []string
-	for _, e := range entries {
-		if _, err := strconv.Atoi(e.Name()); err != nil {
-			continue
-		}
-		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err == nil && bytes.Contains(cmdline, []byte(marker)) {
-			out = append(out, e.Name()+": "+string(bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '})))
-		}
-	}
-	return out
 }
 
 // syncBuffer is a bytes.Buffer safe for a writer and a reader goroutine.

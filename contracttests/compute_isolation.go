@@ -6,11 +6,13 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/xbot-runtime/xbot/services/engine/compute"
+	"github.com/xbot-runtime/xbot/services/engine/compute/computetest"
 )
 
 // computeIsolation runs the checks that hold for a provider that isolates
@@ -116,9 +118,8 @@ func computeHostPathsHidden(t *testing.T, p compute.Provider) {
 // markedPIDs are the live processes whose command line contains marker.
 func markedPIDs(marker string) []string {
 	var out []string
-	for _, line := range processesWith(marker) {
-		pid, _, _ := strings.Cut(line, ":")
-		out = append(out, pid)
+	for _, p := range computetest.Processes(marker) {
+		out = append(out, strconv.Itoa(p.PID))
 	}
 	return out
 }

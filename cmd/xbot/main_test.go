@@ -26,6 +26,7 @@ import (
 	"github.com/xbot-runtime/xbot/infra/devstack/kafkatest"
 	"github.com/xbot-runtime/xbot/infra/devstack/pgtest"
 	"github.com/xbot-runtime/xbot/services/api/client"
+	"github.com/xbot-runtime/xbot/services/engine/compute/computetest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -139,7 +140,7 @@ func TestSplitModeProcesses(t *testing.T) {
 	env := []string{"XBOT_KAFKA_BROKERS=" + strings.Join(cl.Addrs(), ","), "XBOT_PG_DSN=" + dsn,
 		"XBOT_API_TOKENS=split-token=acme", fmt.Sprintf("XBOT_API_ADDR=127.0.0.1:%d", aport), "XBOT_KAFKA_PARTITIONS=4",
 		"XBOT_COMMAND_SIGNING_KEY=" + commands.FormatKey(commands.GenerateKeyRing().Current()),
-		"XBOT_COMPUTE_DIR=" + sandboxDir(t)}
+		"XBOT_COMPUTE_DIR=" + computetest.Dir(t)}
 	mig := start(t, bin, env, "migrate")
 	if err := mig.cmd.Wait(); err != nil {
 		t.Fatalf("migrate: %v\n%s", err, mig.out.String())
@@ -295,19 +296,4 @@ func assertPrivateTree(t *testing.T, dir string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-}
-
-// sandboxDir is a compute_dir the bwrap sandbox user can reach when the test
-// runs as root: every parent searchable by others (t.TempDir's are 0700).
-func sandboxDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("/var/tmp", "xbot-sandboxes-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o711); err != nil { // #nosec G302 -- search only, as compute_dir's parents need
-		t.Fatal(err)
-	}
-	return filepath.Join(dir, "sandboxes")
 }

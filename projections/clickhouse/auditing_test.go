@@ -2,7 +2,6 @@ package clickhouse_test
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,9 +11,9 @@ import (
 	"strings"
 	"testing"
 	"time"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+	"github.com/xbot-runtime/xbot/events/eventstest"
+)
 
 // auditingDoc is the page whose queries TestAuditingQueries runs.
 const auditingDoc = "../../docs/auditing.md"
@@ -64,7 +63,7 @@ func TestAuditingQueries(t *testing.T) {
 		names = append(names, q.name)
 		t.Run(q.name, func(t *testing.T) {
 			got := f.tsv(t, q.sql)
-			checkGolden(t, filepath.Join("testdata", "auditing", q.name+".tsv"), got)
+			eventstest.Golden(t, filepath.Join("testdata", "auditing", q.name+".tsv"), []byte(got))
 		})
 	}
 	goldens, _ := filepath.Glob(filepath.Join("testdata", "auditing", "*.tsv"))
@@ -72,25 +71,6 @@ func TestAuditingQueries(t *testing.T) {
 		if name := strings.TrimSuffix(filepath.Base(g), ".tsv"); !slices.Contains(names, name) {
 			t.Errorf("%s has no query named %s in %s", g, name, auditingDoc)
 		}
-	}
-}
-
-func checkGolden(t *testing.T, path, got string) {
-	t.Helper()
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("result differs from %s:\ngot:\n%s\nwant:\n%s", path, got, want)
 	}
 }
 

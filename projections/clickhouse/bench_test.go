@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/projections/clickhouse"
 	"github.com/xbot-runtime/xbot/projections/runner"
 )
@@ -22,7 +21,8 @@ func benchRun(b *testing.B, n int) *runLog {
 		l.response(resp, turn, 100, call).startExec(exec, resp, call).finishExec(exec, call, "make", turn%2)
 	}
 	l.response(fmt.Sprintf("itm_%d_final", n), 3, 100)
-	return l.add(events.Draft{Type: events.RunCompleted, Payload: events.RunCompletedPayload{Output: "done"}})
+	l.Completed("done")
+	return l
 }
 
 // benchSource hands out batches of records of fresh runs, interleaved 20 at a

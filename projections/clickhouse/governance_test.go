@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/events/eventstest"
 	"github.com/xbot-runtime/xbot/projections/clickhouse"
 )
 
@@ -21,10 +22,10 @@ func TestGovernanceColumnsExtracted(t *testing.T) {
 	cases := []struct{ query, want string }{
 		{"SELECT concat(tool_name, ' ', rule_id, ' ', approval_id, ' ', reason) FROM audit_events FINAL " +
 			"WHERE type = 'runtime.item.awaiting_approval' AND item_id = '" + x3 + "'",
-			"shell git-push " + approvalID(run3, x3) + " pushes to a remote"},
+			"shell git-push " + eventstest.ApprovalID(run3, x3) + " pushes to a remote"},
 		{"SELECT concat(item_id, ' ', approval_id, ' ', grant_id, ' ', actor_id) FROM audit_events FINAL " +
 			"WHERE type = 'runtime.approval.decision_submitted' AND run_id = '" + run3 + "' ORDER BY seq",
-			x3 + " " + approvalID(run3, x3) + "  alice | " + x4 + " " + approvalID(run3, x4) + " " + grant3 + " alice"},
+			x3 + " " + eventstest.ApprovalID(run3, x3) + "  alice | " + x4 + " " + eventstest.ApprovalID(run3, x4) + " " + grant3 + " alice"},
 		{"SELECT concat(grant_id, ' ', scope, ' ', tool_name, ' ', rule_id, ' ', item_id, ' ', actor_type, ':', actor_id) " +
 			"FROM audit_events FINAL WHERE type = 'runtime.permission_grant.applied' AND run_id = '" + run3 + "'",
 			grant3 + " run shell git-push " + x3 + " user:alice"},

@@ -101,7 +101,7 @@ func (f *fixture) strs(tb testing.TB, query string) []string {
 // eventCount is the number of events in logs.
 func eventCount(logs []*runLog) (events, outcomes uint64) {
 	for _, l := range logs {
-		for _, e := range l.evs {
+		for _, e := range l.Events() {
 			events++
 			if isOutcome(string(e.Type)) {
 				outcomes++

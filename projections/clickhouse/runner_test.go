@@ -11,6 +11,8 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/events/eventstest"
 	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
 	"github.com/xbot-runtime/xbot/infra/devstack/kafkatest"
 	"github.com/xbot-runtime/xbot/infra/kafka"
@@ -79,23 +81,17 @@ func produce(t *testing.T, kc kafka.Config, logs []*runLog) {
 		t.Fatal(err)
 	}
 	defer prod.Close()
-	for i := 0; ; i++ {
-		more := false
-		for _, l := range logs {
-			if i >= len(l.evs) {
-				continue
-			}
-			more = true
-			raw, err := json.Marshal(l.evs[i])
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := prod.Produce(context.Background(), kc.EventsTopic(), l.id.RunID, raw); err != nil {
-				t.Fatal(err)
-			}
+	all := make([][]events.Envelope, len(logs))
+	for i, l := range logs {
+		all[i] = l.Events()
+	}
+	for _, e := range eventstest.Interleave(all...) {
+		raw, err := json.Marshal(e)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if !more {
-			return
+		if err := prod.Produce(context.Background(), kc.EventsTopic(), e.RunID, raw); err != nil {
+			t.Fatal(err)
 		}
 	}
 }

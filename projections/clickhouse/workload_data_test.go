@@ -47,14 +47,14 @@ func acme1(tb testing.TB) *runLog {
 	l.create(wid("cmd", "C1"), "create-1", alice)
 	l.response(wid("itm", "ACME1M1"), 0, 120, rm)
 	l.startExec(wid("itm", "ACME1X1"), wid("itm", "ACME1M1"), rm).
-		ask(wid("itm", "ACME1X1"), rm, "destructive-shell", "deletes files").pauseFor(wid("itm", "ACME1X1"))
+		Ask(wid("itm", "ACME1X1"), rm, "destructive-shell", "deletes files").Paused(events.PauseAwaitingApproval, wid("itm", "ACME1X1"))
 	l.decide(wid("cmd", "C2"), "approve-1", wid("itm", "ACME1X1"), "allow", "item", "only the build directory", bob)
 	l.finishExec(wid("itm", "ACME1X1"), rm, "rm -rf build", 0)
 	l.response(wid("itm", "ACME1M2"), 1, 200)
-	l.add(events.Draft{Type: events.RunCompleted, Payload: events.RunCompletedPayload{Output: "Done."}})
-	l.add(events.Draft{Type: events.CommandDuplicate, CommandID: wid("cmd", "C3"), Payload: events.CommandDuplicatePayload{
+	l.Completed("Done.")
+	l.CommandDuplicate(wid("cmd", "C3"), events.CommandDuplicatePayload{
 		CommandType: "SubmitApprovalDecision", IdempotencyKey: "approve-1", OriginalCommandID: wid("cmd", "C2"),
-		OriginalOutcome: "applied", Actor: l.sender(bob)}})
+		OriginalOutcome: "applied", Actor: l.sender(bob)})
 	return l.noEffect(wid("cmd", "C4"), "cancel-1", "CancelRun", "run is already completed", alice)
 }
 
@@ -66,12 +66,13 @@ func acme2(tb testing.TB) *runLog {
 	l.create(wid("cmd", "C5"), "create-2", alice)
 	l.response(wid("itm", "ACME2M1"), 0, 150, curl)
 	l.startExec(wid("itm", "ACME2X1"), wid("itm", "ACME2M1"), curl).
-		ask(wid("itm", "ACME2X1"), curl, "pipe-to-shell", "runs a downloaded script").pauseFor(wid("itm", "ACME2X1"))
+		Ask(wid("itm", "ACME2X1"), curl, "pipe-to-shell", "runs a downloaded script").Paused(events.PauseAwaitingApproval, wid("itm", "ACME2X1"))
 	l.rejected(wid("cmd", "C6"), "approve-x", "SubmitApprovalDecision", "approval_not_pending",
 		"item itm_01JQ00000000000000000NOPE is not awaiting approval", carol)
 	l.decide(wid("cmd", "C7"), "deny-1", wid("itm", "ACME2X1"), "deny", "item", "unknown script", carol)
 	l.response(wid("itm", "ACME2M2"), 1, 90)
-	return l.add(events.Draft{Type: events.RunCompleted, Payload: events.RunCompletedPayload{Output: "I will not run that."}})
+	l.Completed("I will not run that.")
+	return l
 }
 
 // acme3: two commands without approval (exit 2 and 0), a compaction, two
@@ -92,7 +93,7 @@ func acme3(tb testing.TB) *runLog {
 		item string
 		call events.ToolCallRef
 	}{{wid("itm", "ACME3X3"), push}, {wid("itm", "ACME3X4"), tags}} {
-		l.startExec(c.item, wid("itm", "ACME3M2"), c.call).ask(c.item, c.call, "git-push", "pushes to a remote")
+		l.startExec(c.item, wid("itm", "ACME3M2"), c.call).Ask(c.item, c.call, "git-push", "pushes to a remote")
 	}
 	l.pauseFor(wid("itm", "ACME3X3"), wid("itm", "ACME3X4"))
 	l.decide(wid("cmd", "C9"), "approve-3", wid("itm", "ACME3X3"), "allow", "run", "release branch", alice)
@@ -100,8 +101,8 @@ func acme3(tb testing.TB) *runLog {
 	l.steer(wid("cmd", "C10"), "steer-1", wid("itm", "ACME3U1"), "stop after pushing", dave)
 	l.rejected(wid("cmd", "C11"), "create-3b", "CreateRun", "run_already_exists",
 		"run "+wid("run", "ACME3")+" already exists", dave)
-	return l.add(events.Draft{Type: events.RunFailed, Payload: events.RunFailedPayload{
-		ErrorCode: events.FailModelError, Message: "provider returned 500"}})
+	l.Failed(events.FailModelError, "provider returned 500")
+	return l
 }
 
 // globex1: a service builds, its download is blocked by policy (recorded by
@@ -116,8 +117,8 @@ func globex1(tb testing.TB) *runLog {
 	l.blockLegacy(wid("itm", "GX1X2"), wid("itm", "GX1M1"), fetch, "no-network", "network access is disabled for CI agents")
 	l.accepted(wid("cmd", "C13"), "g-cancel-1", "CancelRun", map[string]string{"reason": "budget"}, ciBot)
 	l.applied(wid("cmd", "C13"), "g-cancel-1", "CancelRun", ciBot)
-	return l.add(events.Draft{Type: events.RunCancelled, CommandID: wid("cmd", "C13"),
-		Payload: events.RunCancelledPayload{Reason: "budget"}})
+	l.Cancelled(wid("cmd", "C13"), "budget")
+	return l
 }
 
 // globex2: eve's commands for a run that never existed (a steer, an approval,

@@ -33,14 +33,15 @@ func acme4(tb testing.TB) *runLog {
 	l.create(wid("cmd", "C16"), "create-4", dave)
 	l.response(wid("itm", "ACME4M1"), 0, 180, pods, rmRoot)
 	l.startExec(wid("itm", "ACME4X2"), wid("itm", "ACME4M1"), pods).
-		ask(wid("itm", "ACME4X2"), pods, "kubectl", "talks to the production cluster")
-	l.block(wid("itm", "ACME4X3"), wid("itm", "ACME4M1"), rmRoot, rmRootRule, rmRootReason).pauseFor(wid("itm", "ACME4X2"))
+		Ask(wid("itm", "ACME4X2"), pods, "kubectl", "talks to the production cluster")
+	l.block(wid("itm", "ACME4X3"), wid("itm", "ACME4M1"), rmRoot, rmRootRule, rmRootReason).Paused(events.PauseAwaitingApproval, wid("itm", "ACME4X2"))
 	l.decide(wid("cmd", "C17"), "approve-4", wid("itm", "ACME4X2"), "allow", "platform_session", "read-only", bob)
 	l.finishExec(wid("itm", "ACME4X2"), pods, "kubectl get pods", 0)
 	l.response(wid("itm", "ACME4M2"), 1, 110)
-	l.add(events.Draft{Type: events.RunCompleted, Payload: events.RunCompletedPayload{Output: "api-0 is crash-looping."}})
-	return l.add(events.Draft{Type: events.CommandApplied, CommandID: wid("cmd", "C18"), Payload: events.CommandAppliedPayload{
-		CommandType: "AppendUserInput", IdempotencyKey: "follow-4", CreatedRunID: wid("run", "ACME5"), Actor: l.sender(dave)}})
+	l.Completed("api-0 is crash-looping.")
+	l.CommandApplied(wid("cmd", "C18"), events.CommandAppliedPayload{
+		CommandType: "AppendUserInput", IdempotencyKey: "follow-4", CreatedRunID: wid("run", "ACME5"), Actor: l.sender(dave)})
+	return l
 }
 
 // acme5 is acme4's follow-up: kubectl get pods runs under the inherited
@@ -48,12 +49,13 @@ func acme4(tb testing.TB) *runLog {
 // cancel comes too late.
 func acme5(tb testing.TB) *runLog {
 	pods, del := shell("call_1", "kubectl get pods"), shell("call_3", "kubectl delete pod api-0")
-	l := newRun(tb, "acme", wid("run", "ACME5"), acme4Start+5*60_000).inSession("sess_" + wid("run", "ACME4")[4:])
+	l := newRunIn(tb, "acme", wid("run", "ACME5"), "sess_"+wid("run", "ACME4")[4:], acme4Start+5*60_000)
 	l.create(wid("cmd", "C19"), "follow_up:"+wid("cmd", "C18"), dave, acme4Grant())
 	l.response(wid("itm", "ACME5M1"), 0, 240, pods, rmRoot, del)
 	l.startExec(wid("itm", "ACME5X1"), wid("itm", "ACME5M1"), pods).finishExec(wid("itm", "ACME5X1"), pods, "kubectl get pods", 0)
 	l.block(wid("itm", "ACME5X2"), wid("itm", "ACME5M1"), rmRoot, rmRootRule, rmRootReason)
 	l.startExec(wid("itm", "ACME5X3"), wid("itm", "ACME5M1"), del).
-		ask(wid("itm", "ACME5X3"), del, "kubectl-write", "changes the production cluster").pauseFor(wid("itm", "ACME5X3"))
-	return l.expire().noEffect(wid("cmd", "C21"), "cancel-5", "CancelRun", "run is already expired", bob)
+		Ask(wid("itm", "ACME5X3"), del, "kubectl-write", "changes the production cluster").Paused(events.PauseAwaitingApproval, wid("itm", "ACME5X3"))
+	l.Expire()
+	return l.noEffect(wid("cmd", "C21"), "cancel-5", "CancelRun", "run is already expired", bob)
 }

@@ -2,19 +2,16 @@ package im_test
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/events/eventstest"
 	"github.com/xbot-runtime/xbot/projections/im"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // id returns a readable valid id: prefix_01J, n as 22 digits, then suffix.
 func id(prefix string, n int, suffix string) string {
@@ -37,109 +34,108 @@ var (
 // event type of the catalog (TestCasesCoverTheCatalog).
 var cases = map[string]func(t *testing.T) []events.Envelope{
 	"reply": func(t *testing.T) []events.Envelope {
-		return newLog(t, run1, "sess_chat-1", "hello").reply(itm(1), "Hi there.").
-			add(events.Draft{Type: events.RunCompleted, Payload: events.RunCompletedPayload{Output: "Hi there."}}).evs
+		return newLog(t, run1, "sess_chat-1", "hello").response(itm(1), "Hi there.").Completed("Hi there.").Events()
 	},
 	// Only responses with text become messages; tool items show nothing.
 	"tools": func(t *testing.T) []events.Envelope {
 		b := newLog(t, run1, "sess_chat-1", "list the files")
-		b.response(itm(1), "Let me look.", events.ItemStatusCompleted, callLs)
-		b.startTool(itm(2), itm(1), events.ItemCommandExecution, callLs, "")
-		b.add(events.Draft{Type: events.ItemDelta, ItemID: itm(2), Payload: events.ItemDeltaPayload{Delta: "README.md\n"}})
+		b.response(itm(1), "Let me look.", callLs)
+		b.ToolStarted(itm(2), itm(1), events.ItemCommandExecution, callLs)
+		b.Add(events.Draft{Type: events.ItemDelta, ItemID: itm(2), Payload: events.ItemDeltaPayload{Delta: "README.md\n"}})
 		b.completeTool(itm(2), events.ItemCommandExecution, callLs, "README.md\n")
-		b.response(itm(3), "", events.ItemStatusCompleted, callLs)
-		b.startTool(itm(4), itm(3), events.ItemCommandExecution, callLs, "")
-		b.add(events.Draft{Type: events.ItemFailed, ItemID: itm(4), Payload: events.ItemFailedPayload{
+		b.response(itm(3), "", callLs)
+		b.ToolStarted(itm(4), itm(3), events.ItemCommandExecution, callLs)
+		b.Add(events.Draft{Type: events.ItemFailed, ItemID: itm(4), Payload: events.ItemFailedPayload{
 			ItemType: events.ItemCommandExecution, ErrorCode: events.ToolErrToolError, Message: "exit 2"}})
-		b.reply(itm(5), "There is one file: README.md.")
-		return b.add(events.Draft{Type: events.RunCompleted}).evs
+		b.response(itm(5), "There is one file: README.md.")
+		return b.Completed("").Events()
 	},
 	"clarification": func(t *testing.T) []events.Envelope {
 		b := newLog(t, run1, "sess_chat-1", "deploy")
-		b.response(itm(1), "", events.ItemStatusCompleted, callAsk)
-		b.startTool(itm(2), itm(1), events.ItemClarificationRequest, callAsk, "Which branch?")
-		b.add(events.Draft{Type: events.RunPaused, Payload: events.RunPausedPayload{
+		b.response(itm(1), "", callAsk)
+		b.ToolStarted(itm(2), itm(1), events.ItemClarificationRequest, callAsk)
+		b.Add(events.Draft{Type: events.RunPaused, Payload: events.RunPausedPayload{
 			PauseReason: events.PauseAwaitingUserInput, ItemIDs: []string{itm(2)}}})
 		cmd := b.command("AppendUserInput", "answer-1")
 		b.completeTool(itm(2), events.ItemClarificationRequest, callAsk, "main")
 		b.applied(cmd, "AppendUserInput", "answer-1", "")
-		b.add(events.Draft{Type: events.RunResumed})
-		return b.reply(itm(3), "Deploying main.").add(events.Draft{Type: events.RunCompleted}).evs
+		b.Add(events.Draft{Type: events.RunResumed})
+		return b.response(itm(3), "Deploying main.").Completed("").Events()
 	},
 	// Three items wait for approval at once: one is denied (the run stays
 	// paused), one allowed for the conversation, which also allows the third
 	// (same tool and rule); a call policy forbids fails without a message.
 	"approval": func(t *testing.T) []events.Envelope {
 		b := newLog(t, run2, "sess_chat-2", "clean up")
-		b.response(itm(1), "I need to run three commands.", events.ItemStatusCompleted, callRm, callLs, callLsLa)
+		b.response(itm(1), "I need to run three commands.", callRm, callLs, callLsLa)
 		b.awaitApproval(itm(2), itm(1), callRm, map[string]string{"command": "rm -rf build", "cwd": "/workspace"},
 			"destructive-shell", "deletes files")
 		b.awaitApproval(itm(3), itm(1), callLs, map[string]string{"command": "ls"}, "shell-any", "")
 		b.awaitApproval(itm(5), itm(1), callLsLa, map[string]string{"command": "ls -la"}, "shell-any", "")
-		b.startTool(itm(6), itm(1), events.ItemCommandExecution, callCurl, "")
-		b.add(events.Draft{Type: events.ItemFailed, ItemID: itm(6), Payload: events.ItemFailedPayload{
+		b.ToolStarted(itm(6), itm(1), events.ItemCommandExecution, callCurl)
+		b.Add(events.Draft{Type: events.ItemFailed, ItemID: itm(6), Payload: events.ItemFailedPayload{
 			ItemType: events.ItemCommandExecution, ErrorCode: events.ToolErrBlockedByPolicy, Message: "no network"}})
-		b.add(events.Draft{Type: events.RunPaused, Payload: events.RunPausedPayload{
+		b.Add(events.Draft{Type: events.RunPaused, Payload: events.RunPausedPayload{
 			PauseReason: events.PauseAwaitingApproval, ItemIDs: []string{itm(2), itm(3), itm(5)}}})
 		b.decide(itm(2), "deny", "item", "Keep the build directory.")
 		b.decide(itm(3), "allow", "platform_session", "")
 		b.completeTool(itm(3), events.ItemCommandExecution, callLs, "build\n")
 		b.completeTool(itm(5), events.ItemCommandExecution, callLsLa, "build\n")
-		return b.reply(itm(4), "I listed the files and left build/ alone.").add(events.Draft{Type: events.RunCompleted}).evs
+		return b.response(itm(4), "I listed the files and left build/ alone.").Completed("").Events()
 	},
 	// Nobody decides within the pause TTL: the request expires, then the run.
 	"approval_expired": func(t *testing.T) []events.Envelope {
 		b := newLog(t, run1, "sess_chat-1", "push it")
-		b.response(itm(1), "", events.ItemStatusCompleted, callPush)
+		b.response(itm(1), "", callPush)
 		b.awaitApproval(itm(2), itm(1), callPush, map[string]any{"command": "git push", "note": strings.Repeat("x", 600)}, "git-push", "pushes to a remote")
-		b.add(events.Draft{Type: events.RunPaused, Payload: events.RunPausedPayload{
+		b.Add(events.Draft{Type: events.RunPaused, Payload: events.RunPausedPayload{
 			PauseReason: events.PauseAwaitingApproval, ItemIDs: []string{itm(2)}}})
-		return b.add(events.Draft{Type: events.ItemFailed, ItemID: itm(2), Payload: events.ItemFailedPayload{
+		return b.Add(events.Draft{Type: events.ItemFailed, ItemID: itm(2), Payload: events.ItemFailedPayload{
 			ItemType: events.ItemCommandExecution, ErrorCode: events.ToolErrExpired, Message: "nobody answered before the run's pause expired"}},
 			events.Draft{Type: events.RunExpired, Payload: events.RunExpiredPayload{PauseReason: events.PauseAwaitingApproval,
-				PausedAt: b.evs[len(b.evs)-1].OccurredAt, PauseTTLMs: 90 * 60_000}}).evs
+				PausedAt: b.Last().OccurredAt, PauseTTLMs: 90 * 60_000}}).Events()
 	},
 	// A run without a platform session is its own conversation.
 	"failed_without_session": func(t *testing.T) []events.Envelope {
 		b := newLog(t, run3, "", "build it")
-		b.response(itm(1), "Building.", events.ItemStatusCompleted, callLs)
-		b.startTool(itm(2), itm(1), events.ItemCommandExecution, callLs, "")
-		b.add(events.Draft{Type: events.RunCheckpointRestored, Payload: events.CheckpointRestoredPayload{LastSeq: 6, OpenItems: []string{itm(2)}}},
+		b.response(itm(1), "Building.", callLs)
+		b.ToolStarted(itm(2), itm(1), events.ItemCommandExecution, callLs)
+		b.Add(events.Draft{Type: events.RunCheckpointRestored, Payload: events.CheckpointRestoredPayload{LastSeq: 6, OpenItems: []string{itm(2)}}},
 			events.Draft{Type: events.ItemFailed, ItemID: itm(2), Payload: events.ItemFailedPayload{
 				ItemType: events.ItemCommandExecution, ErrorCode: events.ToolErrRuntimeLost}},
 			events.Draft{Type: events.RunFailed, Payload: events.RunFailedPayload{
 				ErrorCode: events.FailModelError, Message: "the model provider answered 529 five times"}})
-		return b.evs
+		return b.Events()
 	},
 	// A cancel mid-answer leaves a truncated reply; a follow-up on the
 	// cancelled run starts the next run of the same conversation.
 	"cancel_and_follow_up": func(t *testing.T) []events.Envelope {
 		b := newLog(t, run5, "sess_chat-3", "explain the files")
-		b.add(events.Draft{Type: events.ItemStarted, ItemID: itm(1), Payload: events.ItemStartedPayload{ItemType: events.ItemAssistantMessage}},
+		b.Add(events.Draft{Type: events.ItemStarted, ItemID: itm(1), Payload: events.ItemStartedPayload{ItemType: events.ItemAssistantMessage}},
 			events.Draft{Type: events.ItemDelta, ItemID: itm(1), Payload: events.ItemDeltaPayload{Delta: "The files a"}})
 		cancel := b.command("CancelRun", "stop-1")
-		b.add(events.Draft{Type: events.ItemCompleted, ItemID: itm(1), Payload: events.ItemCompletedPayload{
+		b.Add(events.Draft{Type: events.ItemCompleted, ItemID: itm(1), Payload: events.ItemCompletedPayload{
 			ItemType: events.ItemAssistantMessage, Status: events.ItemStatusTruncated, Content: "The files a"}})
 		b.applied(cancel, "CancelRun", "stop-1", "")
-		b.add(events.Draft{Type: events.RunCancelled, CommandID: cancel, Payload: events.RunCancelledPayload{Reason: "user pressed stop"}})
+		b.Add(events.Draft{Type: events.RunCancelled, CommandID: cancel, Payload: events.RunCancelledPayload{Reason: "user pressed stop"}})
 		b.applied(events.DerivedID("cmd", "follow-1"), "AppendUserInput", "follow-1", run4)
 		next := newLog(t, run4, "sess_chat-3", "just the README")
-		next.reply(itm(2), "README.md explains the project.").add(events.Draft{Type: events.RunCompleted})
-		return append(b.evs, next.evs...)
+		next.response(itm(2), "README.md explains the project.").Completed("")
+		return append(b.Events(), next.Events()...)
 	},
 	"pauses_and_expiry": func(t *testing.T) []events.Envelope {
 		b := newLog(t, run1, "sess_chat-1", "wait for it")
-		b.add(events.Draft{Type: events.RunPaused, Payload: events.RunPausedPayload{PauseReason: events.PauseAwaitingExternalToolResult}},
+		b.Add(events.Draft{Type: events.RunPaused, Payload: events.RunPausedPayload{PauseReason: events.PauseAwaitingExternalToolResult}},
 			events.Draft{Type: events.RunResumed},
 			events.Draft{Type: events.RunPaused, Payload: events.RunPausedPayload{PauseReason: events.PauseAwaitingCheckpointRestore}},
 			events.Draft{Type: events.RunExpired, Payload: events.RunExpiredPayload{PauseReason: events.PauseAwaitingCheckpointRestore}})
-		return b.evs
+		return b.Events()
 	},
 	// Events no chat shows: commands refused or repeated, grants, compaction,
 	// snapshots, steers, reasoning and plans.
 	"silent": func(t *testing.T) []events.Envelope {
 		b := newLog(t, run1, "sess_chat-1", "think")
-		b.add(events.Draft{Type: events.CapabilitySnapshotFrozen, Payload: events.SnapshotFrozenPayload{Hash: "sha256:ab", Snapshot: raw(map[string]int{"pauseTtlMs": 60000})}},
+		b.Add(events.Draft{Type: events.CapabilitySnapshotFrozen, Payload: events.SnapshotFrozenPayload{Hash: "sha256:ab", Snapshot: eventstest.Raw(map[string]int{"pauseTtlMs": 60000})}},
 			events.Draft{Type: events.CommandRejected, CommandID: id("cmd", 1, "C"), Payload: events.CommandRejectedPayload{
 				CommandType: "RequestCompaction", IdempotencyKey: "c-1", Code: "not_implemented"}},
 			events.Draft{Type: events.CommandDuplicate, CommandID: id("cmd", 2, "C"), Payload: events.CommandDuplicatePayload{
@@ -148,13 +144,13 @@ var cases = map[string]func(t *testing.T) []events.Envelope{
 			events.Draft{Type: events.ContextCompacted, Payload: events.ContextCompactedPayload{ArtifactID: id("cmp", 1, "C"), CutoffEventSeq: 3,
 				TriggerReason: events.CompactManual, SourceRange: events.SeqRange{FromSeq: 1, ToSeq: 3}, TokenStats: events.TokenStats{BeforeTokens: 900, AfterTokens: 90}}})
 		for i, typ := range []events.ItemType{events.ItemReasoning, events.ItemPlan, events.ItemUserMessage} {
-			b.add(events.Draft{Type: events.ItemStarted, ItemID: itm(10 + i), Payload: events.ItemStartedPayload{ItemType: typ, Content: "x"}},
+			b.Add(events.Draft{Type: events.ItemStarted, ItemID: itm(10 + i), Payload: events.ItemStartedPayload{ItemType: typ, Content: "x"}},
 				events.Draft{Type: events.ItemCompleted, ItemID: itm(10 + i), Payload: events.ItemCompletedPayload{ItemType: typ, Content: "visible only in the console"}})
 		}
 		cmd := b.command("CancelRun", "late-cancel")
-		b.reply(itm(1), "Thought it through.").add(events.Draft{Type: events.RunCompleted})
-		return b.add(events.Draft{Type: events.CommandNoEffect, CommandID: cmd, Payload: events.CommandNoEffectPayload{
-			CommandType: "CancelRun", IdempotencyKey: "late-cancel", Reason: "the run already completed"}}).evs
+		b.response(itm(1), "Thought it through.").Completed("")
+		return b.Add(events.Draft{Type: events.CommandNoEffect, CommandID: cmd, Payload: events.CommandNoEffectPayload{
+			CommandType: "CancelRun", IdempotencyKey: "late-cancel", Reason: "the run already completed"}}).Events()
 	},
 }
 
@@ -184,20 +180,7 @@ func TestFlattenGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got = append(got, '\n')
-			path := filepath.Join("testdata", "flatten."+name+".golden.json")
-			if *update {
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if string(got) != string(want) {
-				t.Errorf("messages differ from %s:\ngot:\n%s\nwant:\n%s", path, got, want)
-			}
+			eventstest.Golden(t, filepath.Join("testdata", "flatten."+name+".golden.json"), append(got, '\n'))
 			for _, m := range msgs {
 				checkValid(t, m)
 			}
@@ -276,7 +259,7 @@ func sameMessage(a, b im.Message) bool {
 // TestFlattenMalformedPayload returns an error, never a guess.
 func TestFlattenMalformedPayload(t *testing.T) {
 	t.Parallel()
-	evs := newLog(t, run1, "", "x").evs
+	evs := newLog(t, run1, "", "x").Events()
 	for _, tc := range []struct {
 		typ     events.Type
 		payload string
@@ -297,7 +280,7 @@ func TestFlattenMalformedPayload(t *testing.T) {
 // failing on it, as readers ignore what they do not know.
 func TestFlattenUnknownType(t *testing.T) {
 	t.Parallel()
-	e := newLog(t, run1, "", "x").evs[1]
+	e := newLog(t, run1, "", "x").Events()[1]
 	e.Type, e.Payload = "runtime.run.teleported", json.RawMessage(`{"to":"mars"}`)
 	if m, ok, err := im.Flatten(e); err != nil || ok {
 		t.Errorf("Flatten(%s) = %+v, %v, %v; want no message and no error", e.Type, m, ok, err)

@@ -16,7 +16,7 @@ func TestApplyBatchProjectsACompletedRun(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	l, cmd := completedRun(t, "acme", "sess-1")
-	recs := offsets{}.records(t, 3, l.evs...)
+	recs := offsets{}.records(t, 3, l.Events()...)
 	f.apply(t, recs)
 	checkCompletedRun(t, f, l)
 	checkEventsVerbatim(t, f, l, recs)
@@ -24,9 +24,9 @@ func TestApplyBatchProjectsACompletedRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := postgres.Command{CommandID: cmd, RunID: l.id(), TenantID: "acme", Type: "CreateRun",
+	want := postgres.Command{CommandID: cmd, RunID: l.RunID(), TenantID: "acme", Type: "CreateRun",
 		IdempotencyKey: "key-" + cmd, Outcome: "accepted", FirstOutcome: "accepted", Seq: 1,
-		UpdatedAt: time.UnixMilli(l.evs[0].OccurredAt).UTC()}
+		UpdatedAt: time.UnixMilli(l.Events()[0].OccurredAt).UTC()}
 	if c != want {
 		t.Fatalf("command =\n%+v, want\n%+v", c, want)
 	}
@@ -34,11 +34,11 @@ func TestApplyBatchProjectsACompletedRun(t *testing.T) {
 
 func checkCompletedRun(tb testing.TB, f *fixture, l *runLog) {
 	tb.Helper()
-	run, err := f.store.GetRun(context.Background(), "acme", l.id())
+	run, err := f.store.GetRun(context.Background(), "acme", l.RunID())
 	if err != nil {
 		tb.Fatal(err)
 	}
-	first, last := l.evs[0], l.evs[len(l.evs)-1]
+	first, last := l.Events()[0], l.Last()
 	if run.Status != "completed" || run.LastSeq != last.Seq || run.TenantID != "acme" ||
 		run.PlatformSessionID != "sess-1" || run.AgentID != "assistant" || run.PauseReason != "" {
 		tb.Fatalf("run = %+v", run)
@@ -53,17 +53,18 @@ func checkCompletedRun(tb testing.TB, f *fixture, l *runLog) {
 
 func checkEventsVerbatim(tb testing.TB, f *fixture, l *runLog, recs []postgres.Record) {
 	tb.Helper()
-	evs, err := f.store.ListEvents(context.Background(), "acme", l.id(), 0, 0, 0)
+	evs, err := f.store.ListEvents(context.Background(), "acme", l.RunID(), 0, 0, 0)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	if len(evs) != len(recs) {
 		tb.Fatalf("got %d events, want %d", len(evs), len(recs))
 	}
+	written := l.Events()
 	for i, e := range evs {
-		if e.Seq != int64(i+1) || e.Type != string(l.evs[i].Type) || e.EventID != l.evs[i].EventID ||
-			e.ItemID != l.evs[i].ItemID || e.OccurredAt != l.evs[i].OccurredAt {
-			tb.Fatalf("event %d = %+v, want %+v", i, e, l.evs[i])
+		if w := written[i]; e.Seq != int64(i+1) || e.Type != string(w.Type) || e.EventID != w.EventID ||
+			e.ItemID != w.ItemID || e.OccurredAt != w.OccurredAt {
+			tb.Fatalf("event %d = %+v, want %+v", i, e, w)
 		}
 		if !bytes.Equal(e.Envelope, recs[i].Value) {
 			tb.Fatalf("event %d envelope changed:\n got %s\nwant %s", i, e.Envelope, recs[i].Value)
@@ -75,10 +76,10 @@ func TestListEventsPagesBySeq(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	l, _ := completedRun(t, "acme", "")
-	f.apply(t, offsets{}.records(t, 0, l.evs...))
+	f.apply(t, offsets{}.records(t, 0, l.Events()...))
 	var seqs []int64
 	for after := int64(0); ; {
-		page, err := f.store.ListEvents(context.Background(), "acme", l.id(), after, 2, 0)
+		page, err := f.store.ListEvents(context.Background(), "acme", l.RunID(), after, 2, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -90,7 +91,7 @@ func TestListEventsPagesBySeq(t *testing.T) {
 		}
 		after = page[len(page)-1].Seq
 	}
-	if len(seqs) != len(l.evs) || seqs[0] != 1 || seqs[len(seqs)-1] != int64(len(l.evs)) {
+	if len(seqs) != len(l.Events()) || seqs[0] != 1 || seqs[len(seqs)-1] != int64(len(l.Events())) {
 		t.Fatalf("seqs = %v", seqs)
 	}
 }
@@ -103,14 +104,14 @@ func TestListEventsCapsPageBytes(t *testing.T) {
 	f := newFixture(t)
 	l := newRun(t, "acme", "")
 	l.accept(events.NewID("cmd"), "key-pages")
-	l.lifecycle(events.RunStarted, events.RunStartedPayload{ExecutorID: "exec-1"})
+	l.Started("exec-1")
 	l.assistantMessage(40) // deltas of about 400 bytes each
-	f.apply(t, offsets{}.records(t, 0, l.evs...))
+	f.apply(t, offsets{}.records(t, 0, l.Events()...))
 	const maxBytes = 1000
 	var seqs []int64
 	pages := 0
 	for after := int64(0); ; pages++ {
-		page, err := f.store.ListEvents(context.Background(), "acme", l.id(), after, 1000, maxBytes)
+		page, err := f.store.ListEvents(context.Background(), "acme", l.RunID(), after, 1000, maxBytes)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -127,11 +128,11 @@ func TestListEventsCapsPageBytes(t *testing.T) {
 		}
 		after = page[len(page)-1].Seq
 	}
-	if len(seqs) != len(l.evs) || seqs[0] != 1 || seqs[len(seqs)-1] != int64(len(l.evs)) || pages < 10 {
-		t.Fatalf("read seqs %v in %d pages, want 1..%d in at least 10", seqs, pages, len(l.evs))
+	if len(seqs) != len(l.Events()) || seqs[0] != 1 || seqs[len(seqs)-1] != int64(len(l.Events())) || pages < 10 {
+		t.Fatalf("read seqs %v in %d pages, want 1..%d in at least 10", seqs, pages, len(l.Events()))
 	}
 	// One event larger than the cap is returned alone.
-	page, err := f.store.ListEvents(context.Background(), "acme", l.id(), 0, 1000, 10)
+	page, err := f.store.ListEvents(context.Background(), "acme", l.RunID(), 0, 1000, 10)
 	if err != nil || len(page) != 1 || page[0].Seq != 1 {
 		t.Fatalf("page with a 10-byte cap: %d events, err %v; want the first event alone", len(page), err)
 	}
@@ -164,9 +165,9 @@ func TestRunStatusFollowsLifecycle(t *testing.T) {
 	}
 	off := offsets{}
 	for i, st := range steps {
-		e := l.add(st.draft)
+		e := l.Add(st.draft).Last()
 		f.apply(t, off.records(t, 0, e))
-		run, err := f.store.GetRun(context.Background(), "acme", l.id())
+		run, err := f.store.GetRun(context.Background(), "acme", l.RunID())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -183,8 +184,8 @@ func onItem(t events.Type, item string, payload any) events.Draft {
 
 func acceptDraft(l *runLog) events.Draft {
 	return events.Draft{Type: events.RunAccepted, CommandID: events.NewID("cmd"), Payload: events.RunAcceptedPayload{
-		AgentID: "assistant", Input: events.UserInput{Content: "hello"}, IdempotencyKey: "k-" + l.id(),
-		SandboxKey: events.SandboxKey{TenantID: l.ident.TenantID, WorkspaceID: "ws", AgentID: "assistant", OwnerID: "o"}}}
+		AgentID: "assistant", Input: events.UserInput{Content: "hello"}, IdempotencyKey: "k-" + l.RunID(),
+		SandboxKey: events.SandboxKey{TenantID: l.Identity().TenantID, WorkspaceID: "ws", AgentID: "assistant", OwnerID: "o"}}}
 }
 
 func TestCancelFlowRecordsEveryOutcome(t *testing.T) {
@@ -193,27 +194,27 @@ func TestCancelFlowRecordsEveryOutcome(t *testing.T) {
 	ctx := context.Background()
 	l := newRun(t, "acme", "sess-1")
 	l.accept(events.NewID("cmd"), "create-1")
-	l.lifecycle(events.RunStarted, nil)
+	l.Started("")
 	cancel := events.NewID("cmd")
-	l.outcome(events.CommandAccepted, cancel, events.CommandAcceptedPayload{CommandType: "CancelRun",
+	l.CommandAccepted(cancel, events.CommandAcceptedPayload{CommandType: "CancelRun",
 		IdempotencyKey: "cancel-1", Command: json.RawMessage(`{"reason":"user asked"}`)})
 	off := offsets{}
-	f.apply(t, off.records(t, 1, l.evs...))
+	f.apply(t, off.records(t, 1, l.Events()...))
 	if c := f.command(t, "acme", cancel); c.Outcome != "accepted" || c.FirstOutcome != "accepted" ||
 		c.Type != "CancelRun" || c.IdempotencyKey != "cancel-1" {
 		t.Fatalf("after accept: %+v", c)
 	}
 
-	mark := len(l.evs)
-	l.lifecycle(events.RunCancelled, events.RunCancelledPayload{Reason: "user asked"})
-	applied := l.outcome(events.CommandApplied, cancel,
-		events.CommandAppliedPayload{CommandType: "CancelRun", IdempotencyKey: "cancel-1"})
-	f.apply(t, off.records(t, 1, l.evs[mark:]...))
+	mark := len(l.Events())
+	l.Cancelled("", "user asked")
+	applied := l.CommandApplied(cancel,
+		events.CommandAppliedPayload{CommandType: "CancelRun", IdempotencyKey: "cancel-1"}).Last()
+	f.apply(t, off.records(t, 1, l.Events()[mark:]...))
 	if c := f.command(t, "acme", cancel); c.Outcome != "applied" || c.FirstOutcome != "accepted" ||
 		c.Seq != applied.Seq || c.Code != "" {
 		t.Fatalf("after apply: %+v", c)
 	}
-	run, err := f.store.GetRun(ctx, "acme", l.id())
+	run, err := f.store.GetRun(ctx, "acme", l.RunID())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,9 +224,9 @@ func TestCancelFlowRecordsEveryOutcome(t *testing.T) {
 
 	// A cancel of the terminal run has no effect.
 	late := events.NewID("cmd")
-	l.outcome(events.CommandNoEffect, late, events.CommandNoEffectPayload{CommandType: "CancelRun",
+	l.CommandNoEffect(late, events.CommandNoEffectPayload{CommandType: "CancelRun",
 		IdempotencyKey: "cancel-2", Reason: "run is already cancelled"})
-	f.apply(t, off.records(t, 1, l.evs[len(l.evs)-1]))
+	f.apply(t, off.records(t, 1, l.Last()))
 	if c := f.command(t, "acme", late); c.Outcome != "no_effect" || c.FirstOutcome != "no_effect" ||
 		c.Message != "run is already cancelled" {
 		t.Fatalf("late cancel: %+v", c)
@@ -241,19 +242,19 @@ func TestRejectedCommandForNonexistentRun(t *testing.T) {
 	ctx := context.Background()
 	l := newRun(t, "acme", "")
 	cancel := events.NewID("cmd")
-	l.outcome(events.CommandRejected, cancel, events.CommandRejectedPayload{CommandType: "CancelRun",
+	l.CommandRejected(cancel, events.CommandRejectedPayload{CommandType: "CancelRun",
 		IdempotencyKey: "c-1", Code: "run_not_found", Message: "run does not exist"})
 	off := offsets{}
-	f.apply(t, off.records(t, 0, l.evs...))
+	f.apply(t, off.records(t, 0, l.Events()...))
 
-	_, err := f.store.GetRun(ctx, "acme", l.id())
+	_, err := f.store.GetRun(ctx, "acme", l.RunID())
 	wantNotFound(t, err)
 	if c := f.command(t, "acme", cancel); c.Outcome != "rejected" || c.FirstOutcome != "rejected" ||
 		c.Code != "run_not_found" ||
-		c.Message != "run does not exist" || c.RunID != l.id() || c.Seq != 1 {
+		c.Message != "run does not exist" || c.RunID != l.RunID() || c.Seq != 1 {
 		t.Fatalf("command = %+v", c)
 	}
-	if evs, err := f.store.ListEvents(ctx, "acme", l.id(), 0, 0, 0); err != nil || len(evs) != 1 {
+	if evs, err := f.store.ListEvents(ctx, "acme", l.RunID(), 0, 0, 0); err != nil || len(evs) != 1 {
 		t.Fatalf("events = %v, %v", evs, err)
 	}
 
@@ -262,15 +263,15 @@ func TestRejectedCommandForNonexistentRun(t *testing.T) {
 	skip.Seq = 3
 	var gap *events.SeqGapError
 	if err := f.store.ApplyBatch(ctx, projector, topic, off.records(t, 0, skip)); !errors.As(err, &gap) ||
-		*gap != (events.SeqGapError{RunID: l.id(), Expected: 2, Actual: 3}) {
+		*gap != (events.SeqGapError{RunID: l.RunID(), Expected: 2, Actual: 3}) {
 		t.Fatalf("error = %v, want a gap at 2", err)
 	}
-	f.apply(t, off.records(t, 0, l.evs[1]))
-	run, err := f.store.GetRun(ctx, "acme", l.id())
+	f.apply(t, off.records(t, 0, l.Events()[1]))
+	run, err := f.store.GetRun(ctx, "acme", l.RunID())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if run.Status != "queued" || run.LastSeq != 2 || !run.CreatedAt.Equal(time.UnixMilli(l.evs[1].OccurredAt)) {
+	if run.Status != "queued" || run.LastSeq != 2 || !run.CreatedAt.Equal(time.UnixMilli(l.Events()[1].OccurredAt)) {
 		t.Fatalf("run = %+v", run)
 	}
 }
@@ -283,13 +284,13 @@ func TestDuplicateCommands(t *testing.T) {
 	create := events.NewID("cmd")
 	l.accept(create, "create-1")
 	// The same command delivered twice: its original outcome stands.
-	l.outcome(events.CommandDuplicate, create, events.CommandDuplicatePayload{CommandType: "CreateRun",
+	l.CommandDuplicate(create, events.CommandDuplicatePayload{CommandType: "CreateRun",
 		IdempotencyKey: "create-1", OriginalCommandID: create, OriginalOutcome: "accepted"})
 	// Another command reusing the key is a duplicate of the first.
 	retry := events.NewID("cmd")
-	l.outcome(events.CommandDuplicate, retry, events.CommandDuplicatePayload{CommandType: "CreateRun",
+	l.CommandDuplicate(retry, events.CommandDuplicatePayload{CommandType: "CreateRun",
 		IdempotencyKey: "create-1", OriginalCommandID: create, OriginalOutcome: "accepted"})
-	f.apply(t, offsets{}.records(t, 0, l.evs...))
+	f.apply(t, offsets{}.records(t, 0, l.Events()...))
 
 	c, err := f.store.GetCommand(ctx, "acme", create)
 	if err != nil {

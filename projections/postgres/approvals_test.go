@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/events/eventstest"
 	"github.com/xbot-runtime/xbot/projections/postgres"
 )
 
@@ -19,25 +20,25 @@ func TestApprovalsFollowRequestsAndDecisions(t *testing.T) {
 	ctx := context.Background()
 	// a: approved for the run (a grant); b: pending; c: denied; d: another tenant's, pending.
 	a, b, c, d := started(t, "acme", "s-a"), started(t, "acme", "s-b"), started(t, "acme", "s-b"), started(t, "globex", "s-a")
-	b.now, c.now = clock+1000, clock+2000 // requested later than a
+	b.At(clock + 1000) // b and c are requested later than a
+	c.At(clock + 2000)
 	var items [4]string
 	for i, l := range []*runLog{a, b, c, d} {
 		items[i] = l.startTool(events.ItemCommandExecution, "shell", `{"command":"deploy"}`)
 		l.awaitApproval(items[i], "shell", `{"command":"deploy","env":"prod"}`)
 	}
 	cmd := events.NewID("cmd")
-	a.decide(items[0], cmd, "allow", "run", "shell")
+	a.decide(items[0], cmd, "allow", "run")
 	a.completeTool(items[0], events.ItemCommandExecution, "shell", "deployed", &events.ExecData{})
-	c.decide(items[2], events.NewID("cmd"), "deny", "item", "shell")
-	c.failItem(items[2], events.ItemCommandExecution, "denied", "the user denied the call")
-	f.apply(t, offsets{}.records(t, 0, interleave(a.evs, b.evs, c.evs, d.evs)...))
+	c.decide(items[2], events.NewID("cmd"), "deny", "item") // fails the call as denied_by_user
+	f.apply(t, offsets{}.records(t, 0, eventstest.Interleave(a.Events(), b.Events(), c.Events(), d.Events())...))
 
 	got := listApprovals(t, f, postgres.ApprovalFilter{TenantID: "acme", Limit: 50})
 	if ids := approvalItems(got); !slices.Equal(ids, []string{items[2], items[1], items[0]}) {
 		t.Fatalf("approvals %v, want c, b, a (newest request first)", ids)
 	}
-	req, dec := a.seqOf(items[0], events.ItemAwaitingApproval), a.seqOf(items[0], events.ApprovalDecisionSubmitted)
-	want := postgres.Approval{RunID: a.id(), ItemID: items[0], TenantID: "acme", PlatformSessionID: "s-a",
+	req, dec := a.First(events.ItemAwaitingApproval, items[0]), a.First(events.ApprovalDecisionSubmitted, items[0])
+	want := postgres.Approval{RunID: a.RunID(), ItemID: items[0], TenantID: "acme", PlatformSessionID: "s-a",
 		ItemType: "command_execution", Status: "resolved", ToolName: "shell", Decision: "allow", Scope: "run",
 		ActorType: "user", ActorID: "u-9", Reason: "looks safe", CommandID: cmd, RequestedSeq: req.Seq,
 		ResolvedSeq: ptr(dec.Seq), RequestedAt: time.UnixMilli(req.OccurredAt).UTC(),
@@ -59,8 +60,8 @@ func TestApprovalsFollowRequestsAndDecisions(t *testing.T) {
 	}{
 		{postgres.ApprovalFilter{TenantID: "acme", Status: "pending"}, []string{items[1]}},
 		{postgres.ApprovalFilter{TenantID: "acme", Status: "resolved"}, []string{items[2], items[0]}},
-		{postgres.ApprovalFilter{TenantID: "acme", RunID: c.id()}, []string{items[2]}},
-		{postgres.ApprovalFilter{TenantID: "acme", RunID: d.id()}, nil},
+		{postgres.ApprovalFilter{TenantID: "acme", RunID: c.RunID()}, []string{items[2]}},
+		{postgres.ApprovalFilter{TenantID: "acme", RunID: d.RunID()}, nil},
 		{postgres.ApprovalFilter{TenantID: "globex", Status: "pending"}, []string{items[3]}},
 	} {
 		tc.filter.Limit = 10
@@ -69,10 +70,10 @@ func TestApprovalsFollowRequestsAndDecisions(t *testing.T) {
 		}
 	}
 	grants, err := f.store.ListPermissionGrants(ctx, "acme", "s-a")
-	grant := a.seqOf(items[0], events.PermissionGrantApplied)
-	if err != nil || len(grants) != 1 || grants[0] != (postgres.PermissionGrant{RunID: a.id(), Seq: grant.Seq,
+	grant := a.First(events.PermissionGrantApplied, "")
+	if err != nil || len(grants) != 1 || grants[0] != (postgres.PermissionGrant{RunID: a.RunID(), Seq: grant.Seq,
 		TenantID: "acme", PlatformSessionID: "s-a", ItemID: items[0], CommandID: cmd, Scope: "run", ToolName: "shell",
-		GrantedAt: time.UnixMilli(grant.OccurredAt).UTC(), GrantID: "grt_" + items[0], RuleID: "rule-shell",
+		GrantedAt: time.UnixMilli(grant.OccurredAt).UTC(), GrantID: eventstest.GrantID(cmd), RuleID: "rule-shell",
 		ActorType: "user", ActorID: "u-9"}) {
 		t.Fatalf("grants = %+v, %v", grants, err)
 	}
@@ -105,15 +106,15 @@ func TestApprovalRequestedAgainIsPending(t *testing.T) {
 	l := started(t, "acme", "")
 	item := l.startTool(events.ItemCommandExecution, "shell", `{}`)
 	l.awaitApproval(item, "shell", `{}`)
-	l.decide(item, events.NewID("cmd"), "allow", "item", "shell")
+	l.decide(item, events.NewID("cmd"), "allow", "item")
 	off := offsets{}
-	f.apply(t, off.records(t, 0, l.evs...))
-	mark := len(l.evs)
+	f.apply(t, off.records(t, 0, l.Events()...))
+	mark := len(l.Events())
 	l.awaitApproval(item, "shell", `{"again":true}`)
-	f.apply(t, off.records(t, 0, l.evs[mark:]...))
+	f.apply(t, off.records(t, 0, l.Events()[mark:]...))
 	got := listApprovals(t, f, postgres.ApprovalFilter{TenantID: "acme", Limit: 10})
 	if len(got) != 1 || got[0].Status != "pending" || got[0].Decision != "" || got[0].ResolvedSeq != nil ||
-		got[0].RequestedSeq != l.evs[mark].Seq {
+		got[0].RequestedSeq != l.Events()[mark].Seq {
 		t.Fatalf("approvals = %+v", got)
 	}
 	assertJSON(t, got[0].Input, `{"again":true}`)
@@ -126,12 +127,12 @@ func TestListApprovalsPagesThroughEveryApprovalOnce(t *testing.T) {
 	var logs [][]events.Envelope
 	for i := range 11 {
 		l := started(t, "acme", "")
-		l.now = clock + int64(i/3)*1000 // three requests share each time
+		l.At(clock + int64(i/3)*1000) // three requests share each time
 		item := l.startTool(events.ItemToolCall, "deploy", `{}`)
 		l.awaitApproval(item, "deploy", `{}`)
-		logs = append(logs, l.evs)
+		logs = append(logs, l.Events())
 	}
-	f.apply(t, offsets{}.records(t, 0, interleave(logs...)...))
+	f.apply(t, offsets{}.records(t, 0, eventstest.Interleave(logs...)...))
 	all := listApprovals(t, f, postgres.ApprovalFilter{TenantID: "acme", Status: "pending", Limit: 3})
 	seen := map[string]bool{}
 	for i, a := range all {
@@ -149,8 +150,8 @@ func TestListApprovalsPagesThroughEveryApprovalOnce(t *testing.T) {
 	two := started(t, "acme", "")
 	two.startTool(events.ItemToolCall, "a", `{}`)
 	two.startTool(events.ItemToolCall, "b", `{}`)
-	f.apply(t, offsets{}.records(t, 9, two.evs...))
-	_, itemCursor, err := f.store.ListItems(ctx, postgres.ItemFilter{TenantID: "acme", RunID: two.id(), Limit: 1})
+	f.apply(t, offsets{}.records(t, 9, two.Events()...))
+	_, itemCursor, err := f.store.ListItems(ctx, postgres.ItemFilter{TenantID: "acme", RunID: two.RunID(), Limit: 1})
 	if err != nil || itemCursor == "" {
 		t.Fatalf("item cursor %q, %v", itemCursor, err)
 	}
@@ -180,9 +181,9 @@ func pendingApprovalPage(tb testing.TB, f *fixture) ([]postgres.Approval, string
 		l := started(tb, "acme", "")
 		item := l.startTool(events.ItemToolCall, "deploy", `{}`)
 		l.awaitApproval(item, "deploy", `{}`)
-		logs = append(logs, l.evs)
+		logs = append(logs, l.Events())
 	}
-	f.apply(tb, offsets{}.records(tb, 7, interleave(logs...)...))
+	f.apply(tb, offsets{}.records(tb, 7, eventstest.Interleave(logs...)...))
 	page, next, err := f.store.ListApprovals(context.Background(), postgres.ApprovalFilter{TenantID: "acme", Limit: 1})
 	if err != nil || next == "" {
 		tb.Fatalf("page %v, next %q, %v", page, next, err)

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/events/eventstest"
 	"github.com/xbot-runtime/xbot/projections/postgres"
 )
 
@@ -21,12 +22,12 @@ func benchBatch(tb testing.TB, off offsets, n int) ([]postgres.Record, []events.
 		for range 10 {
 			l := newRun(tb, "acme", "sess-1")
 			l.accept(events.NewID("cmd"), "k")
-			l.lifecycle(events.RunStarted, nil)
+			l.Started("")
 			l.assistantMessage(15)
-			l.lifecycle(events.RunCompleted, events.RunCompletedPayload{Output: "an old silent pond"})
-			group = append(group, l.evs)
+			l.Completed("an old silent pond")
+			group = append(group, l.Events())
 		}
-		evs = append(evs, interleave(group...)...)
+		evs = append(evs, eventstest.Interleave(group...)...)
 	}
 	// Cutting runs mid-log is fine: the next batch starts new runs and a
 	// run's missing tail is never applied, so there is no gap.

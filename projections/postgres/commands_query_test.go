@@ -39,7 +39,7 @@ func TestWaitCommandWakesOnApply(t *testing.T) {
 		})
 	}
 	waitListening(t, f, 0)
-	f.apply(t, offsets{}.records(t, 0, l.evs...))
+	f.apply(t, offsets{}.records(t, 0, l.Events()...))
 	wg.Wait()
 	close(results)
 	for r := range results {
@@ -87,7 +87,7 @@ func TestWaitCommandSurvivesALostListener(t *testing.T) {
 	if _, err := f.pool.Exec(ctx, "SELECT pg_terminate_backend($1)", old); err != nil {
 		t.Fatal(err)
 	}
-	f.apply(t, offsets{}.records(t, 0, l.evs...))
+	f.apply(t, offsets{}.records(t, 0, l.Events()...))
 	if r := <-done; r.err != nil || r.cmd.CommandID != create {
 		t.Fatalf("WaitCommand = %+v, %v", r.cmd, r.err)
 	}

@@ -2,46 +2,28 @@ package postgres_test
 
 import (
 	"context"
-	"encoding/json"
 	"maps"
 	"slices"
 	"testing"
 
 	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/events/eventstest"
 	"github.com/xbot-runtime/xbot/projections/postgres"
 )
 
 var alice = events.Actor{Type: "user", ID: "alice"}
 
-// request marks a started tool item as awaiting approval under policy rule.
+// request has policy rule ask for approval of started item's call of tool.
 func (l *runLog) request(item, tool, rule string) {
-	l.add(events.Draft{Type: events.ItemAwaitingApproval, ItemID: item, Payload: events.ItemAwaitingApprovalPayload{
-		ItemType: events.ItemToolCall, ToolName: tool, Input: json.RawMessage(`{"q":1}`),
-		ApprovalID: "apr_" + item, RuleID: rule, Reason: "rule " + rule + " asks"}})
+	l.Ask(item, events.ToolCallRef{Name: tool, Arguments: `{"q":1}`}, rule, "rule "+rule+" asks")
 }
 
-func (l *runLog) pause(items ...string) {
-	l.add(events.Draft{Type: events.RunPaused, Payload: events.RunPausedPayload{
-		PauseReason: events.PauseAwaitingApproval, ItemIDs: items}})
-}
-
-// allowFor decides item allow with scope (run or platform_session) by cmd:
-// the grant, then every other item of the run awaiting the same tool and
-// rule is resolved by it.
-func (l *runLog) allowFor(cmd, item, scope, tool, rule string, siblings ...string) string {
-	grant := "grt_" + cmd
-	l.add(events.Draft{Type: events.ApprovalDecisionSubmitted, ItemID: item, CommandID: cmd,
-		Payload: events.ApprovalDecisionPayload{Decision: "allow", Scope: scope, Reason: "fine", Actor: alice,
-			ApprovalID: "apr_" + item}})
-	l.add(events.Draft{Type: events.PermissionGrantApplied, ItemID: item, CommandID: cmd,
-		Payload: events.PermissionGrantPayload{GrantID: grant, Scope: scope, ToolName: tool, RuleID: rule,
-			RunID: l.id(), ItemID: item, Actor: alice}})
-	for _, s := range siblings {
-		l.add(events.Draft{Type: events.ApprovalDecisionSubmitted, ItemID: s, CommandID: cmd,
-			Payload: events.ApprovalDecisionPayload{Decision: "allow", Scope: scope, Actor: alice,
-				ApprovalID: "apr_" + s, GrantID: grant}})
-	}
-	return grant
+// allowFor is alice's allow of item with scope (run or platform_session)
+// by cmd, as admission applies it: the grant resolves every other item of
+// the run awaiting the same tool and rule.
+func (l *runLog) allowFor(cmd, item, scope, key string) {
+	l.Decide(eventstest.Decision{CommandID: cmd, ItemID: item, Decision: events.DecisionAllow, Scope: scope,
+		Reason: "fine", Actor: alice, Applied: events.CommandAppliedPayload{IdempotencyKey: key}})
 }
 
 // approvalLifecycle: in run a, x and y await the same rule and one
@@ -56,30 +38,29 @@ func approvalLifecycle(t *testing.T) (a, b, c *runLog, items map[string]string) 
 	a.request(items["x"], "deploy", "prod")
 	a.request(items["y"], "deploy", "prod")
 	a.request(items["z"], "deploy", "db")
-	a.pause(items["x"], items["y"], items["z"])
-	a.allowFor("cmd_allow", items["x"], events.ScopeRun, "deploy", "prod", items["y"])
-	a.add(events.Draft{Type: events.CommandApplied, CommandID: "cmd_allow", Payload: events.CommandAppliedPayload{
-		CommandType: "SubmitApprovalDecision", IdempotencyKey: "k-allow"}})
-	for _, name := range []string{"x", "y"} { // the allowed calls run while z still awaits
+	a.Paused(events.PauseAwaitingApproval, items["x"], items["y"], items["z"])
+	a.allowFor("cmd_allow", items["x"], events.ScopeRun, "k-allow") // y awaits the same rule
+	// The allowed calls run while z still awaits.
+	for _, name := range []string{"x", "y"} {
 		a.completeTool(items[name], events.ItemToolCall, "deploy", "deployed", nil)
 	}
-	a.failItem(items["z"], events.ItemToolCall, events.ToolErrExpired, "no decision in time")
-	a.lifecycle(events.RunExpired, events.RunExpiredPayload{PauseReason: events.PauseAwaitingApproval, PauseTTLMs: 1000})
+	a.ItemFailed(items["z"], events.ItemToolCall, events.ToolErrExpired, "no decision in time")
+	a.Add(events.Draft{Type: events.RunExpired, Payload: events.RunExpiredPayload{PauseReason: events.PauseAwaitingApproval, PauseTTLMs: 1000}})
 	items["w"] = b.startTool(events.ItemToolCall, "deploy", `{}`)
 	b.request(items["w"], "deploy", "prod")
-	b.pause(items["w"])
-	b.failItem(items["w"], events.ItemToolCall, events.ToolErrCancelled, "the run was cancelled")
-	b.lifecycle(events.RunCancelled, events.RunCancelledPayload{})
+	b.Paused(events.PauseAwaitingApproval, items["w"])
+	b.ItemFailed(items["w"], events.ItemToolCall, events.ToolErrCancelled, "the run was cancelled")
+	b.Cancelled("", "")
 	items["v"] = c.startTool(events.ItemToolCall, "deploy", `{}`)
 	c.request(items["v"], "deploy", "prod")
-	c.pause(items["v"])
+	c.Paused(events.PauseAwaitingApproval, items["v"])
 	return a, b, c, items
 }
 
 func TestApprovalLifecycle(t *testing.T) {
 	t.Parallel()
 	a, b, c, items := approvalLifecycle(t)
-	recs := offsets{}.records(t, 0, interleave(a.evs, b.evs, c.evs)...)
+	recs := offsets{}.records(t, 0, eventstest.Interleave(a.Events(), b.Events(), c.Events())...)
 	oneBatch, byEvent := newFixture(t), newFixture(t)
 	oneBatch.apply(t, recs)
 	byEvent.oneByOne(t, recs) // every change hits a stored row
@@ -90,9 +71,10 @@ func TestApprovalLifecycle(t *testing.T) {
 	for _, ap := range listApprovals(t, byEvent, postgres.ApprovalFilter{TenantID: "acme", Limit: 10}) {
 		got[ap.ItemID] = ap
 	}
+	runOf := map[string]*runLog{"x": a, "y": a, "z": a, "w": b, "v": c}
 	for name, want := range map[string]string{"x": "resolved", "y": "resolved", "z": "expired", "w": "cancelled",
 		"v": "pending"} {
-		if ap := got[items[name]]; ap.Status != want || ap.ApprovalID != "apr_"+items[name] {
+		if ap := got[items[name]]; ap.Status != want || ap.ApprovalID != eventstest.ApprovalID(runOf[name].RunID(), items[name]) {
 			t.Fatalf("approval %s: %+v, want %s", name, ap, want)
 		}
 	}
@@ -101,17 +83,17 @@ func TestApprovalLifecycle(t *testing.T) {
 		x.Reason != "fine" || x.CommandID != "cmd_allow" || x.GrantID != "" || x.ActorID != "alice" {
 		t.Fatalf("approval x %+v", x)
 	}
-	if y.GrantID != "grt_cmd_allow" || y.Decision != "allow" || y.CommandID != "cmd_allow" {
+	if y.GrantID != eventstest.GrantID("cmd_allow") || y.Decision != "allow" || y.CommandID != "cmd_allow" {
 		t.Fatalf("approval y, resolved by x's grant: %+v", y)
 	}
-	if failed := a.seqOf(items["z"], events.ItemFailed); z.Decision != "" || *z.ResolvedSeq != failed.Seq {
+	if failed := a.First(events.ItemFailed, items["z"]); z.Decision != "" || *z.ResolvedSeq != failed.Seq {
 		t.Fatalf("approval z %+v, want resolved at seq %d", z, failed.Seq)
 	}
 	pending := listApprovals(t, byEvent, postgres.ApprovalFilter{TenantID: "acme", Status: "pending", Limit: 10})
 	if ids := approvalItems(pending); !slices.Equal(ids, []string{items["v"]}) {
 		t.Fatalf("pending %v, want only v", ids)
 	}
-	if r := getRun(t, byEvent, "acme", a.id()); r.Status != "expired" || r.PauseReason != "" {
+	if r := getRun(t, byEvent, "acme", a.RunID()); r.Status != "expired" || r.PauseReason != "" {
 		t.Fatalf("run a %s (%s), want expired", r.Status, r.PauseReason)
 	}
 }
@@ -125,11 +107,11 @@ func TestRunEndClosesPendingApprovals(t *testing.T) {
 	l := started(t, "acme", "")
 	item := l.startTool(events.ItemToolCall, "deploy", `{}`)
 	l.request(item, "deploy", "prod")
-	l.pause(item)
+	l.Paused(events.PauseAwaitingApproval, item)
 	off := offsets{}
-	f.apply(t, off.records(t, 0, l.evs...))
+	f.apply(t, off.records(t, 0, l.Events()...))
 	expired, err := events.Draft{Type: events.RunExpired, Payload: events.RunExpiredPayload{
-		PauseReason: events.PauseAwaitingApproval}}.Seal(l.ident, l.state.LastSeq+1, events.NewID("evt"), l.now)
+		PauseReason: events.PauseAwaitingApproval}}.Seal(l.Identity(), l.State().LastSeq+1, events.NewID("evt"), l.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +120,7 @@ func TestRunEndClosesPendingApprovals(t *testing.T) {
 	if len(got) != 1 || got[0].Status != "expired" || *got[0].ResolvedSeq != expired.Seq {
 		t.Fatalf("approvals %+v", got)
 	}
-	if r := getRun(t, f, "acme", l.id()); r.Status != "expired" {
+	if r := getRun(t, f, "acme", l.RunID()); r.Status != "expired" {
 		t.Fatalf("run status %s, want expired", r.Status)
 	}
 }
@@ -148,7 +130,7 @@ func TestSessionGrants(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	first, second := started(t, "acme", "s-1"), started(t, "acme", "s-1")
-	second.now = clock + 5000
+	second.At(clock + 5000)
 	elsewhere, foreign := started(t, "acme", "s-2"), started(t, "globex", "s-1")
 	var want []events.PermissionGrant
 	for _, g := range []struct {
@@ -159,16 +141,15 @@ func TestSessionGrants(t *testing.T) {
 		{foreign, events.ScopePlatformSession, "shell"}} {
 		item := g.l.startTool(events.ItemToolCall, g.tool, `{}`)
 		g.l.request(item, g.tool, "r-"+g.tool)
-		g.l.pause(item)
+		g.l.Paused(events.PauseAwaitingApproval, item)
 		cmd := events.NewID("cmd")
-		grant := g.l.allowFor(cmd, item, g.scope, g.tool, "r-"+g.tool)
-		g.l.lifecycle(events.RunResumed, nil)
-		if g.l.ident.TenantID == "acme" && g.l.ident.PlatformSessionID == "s-1" && g.scope == events.ScopePlatformSession {
-			want = append(want, events.PermissionGrant{GrantID: grant, Scope: g.scope, ToolName: g.tool,
-				RuleID: "r-" + g.tool, RunID: g.l.id(), ItemID: item, Actor: alice})
+		g.l.allowFor(cmd, item, g.scope, "k-"+cmd)
+		if g.l.Identity().TenantID == "acme" && g.l.Identity().PlatformSessionID == "s-1" && g.scope == events.ScopePlatformSession {
+			want = append(want, events.PermissionGrant{GrantID: eventstest.GrantID(cmd), Scope: g.scope, ToolName: g.tool,
+				RuleID: "r-" + g.tool, RunID: g.l.RunID(), ItemID: item, Actor: alice})
 		}
 	}
-	f.apply(t, offsets{}.records(t, 0, interleave(second.evs, first.evs, elsewhere.evs, foreign.evs)...))
+	f.apply(t, offsets{}.records(t, 0, eventstest.Interleave(second.Events(), first.Events(), elsewhere.Events(), foreign.Events())...))
 	got, err := f.store.SessionGrants(ctx, "acme", "s-1")
 	if err != nil || !slices.Equal(got, want) {
 		t.Fatalf("session grants\n%+v, %v; want\n%+v", got, err, want)
@@ -189,14 +170,14 @@ func TestCommandCreatedRunID(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	l, _ := completedRun(t, "acme", "s-1")
-	l.outcome(events.CommandApplied, "cmd_follow", events.CommandAppliedPayload{CommandType: "AppendUserInput",
+	l.CommandApplied("cmd_follow", events.CommandAppliedPayload{CommandType: "AppendUserInput",
 		IdempotencyKey: "k-follow", CreatedRunID: "run_next"})
-	l.outcome(events.CommandDuplicate, "cmd_again", events.CommandDuplicatePayload{CommandType: "AppendUserInput",
+	l.CommandDuplicate("cmd_again", events.CommandDuplicatePayload{CommandType: "AppendUserInput",
 		IdempotencyKey: "k-follow", OriginalCommandID: "cmd_follow", OriginalOutcome: "applied"})
-	l.outcome(events.CommandRejected, "cmd_steer", events.CommandRejectedPayload{CommandType: "AppendUserInput",
+	l.CommandRejected("cmd_steer", events.CommandRejectedPayload{CommandType: "AppendUserInput",
 		IdempotencyKey: "k-steer", Code: "invalid_state"})
 	off := offsets{}
-	f.apply(t, off.records(t, 0, l.evs...))
+	f.apply(t, off.records(t, 0, l.Events()...))
 	for id, want := range map[string]string{"cmd_follow": "run_next", "cmd_again": "run_next", "cmd_steer": ""} {
 		if c := f.command(t, "acme", id); c.CreatedRunID != want {
 			t.Fatalf("command %s created run %q, want %q", id, c.CreatedRunID, want)

@@ -9,12 +9,12 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
-	"go.uber.org/zap/zaptest"
 
 	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/events/eventstest"
 	"github.com/xbot-runtime/xbot/infra/devstack/pgtest"
-	infrapg "github.com/xbot-runtime/xbot/infra/postgres"
 	"github.com/xbot-runtime/xbot/projections/postgres"
+	"github.com/xbot-runtime/xbot/projections/postgres/postgrestest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -32,20 +32,8 @@ type fixture struct {
 
 func newFixture(tb testing.TB) *fixture {
 	tb.Helper()
-	dsn := pgtest.NewDatabase(tb)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	pool, err := infrapg.Connect(ctx, dsn)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(pool.Close)
-	if err := infrapg.Migrate(ctx, pool, postgres.Component, postgres.Migrations); err != nil {
-		tb.Fatal(err)
-	}
-	s := postgres.New(pool, zaptest.NewLogger(tb))
-	tb.Cleanup(s.Close)
-	return &fixture{store: s, pool: pool}
+	store, pool := postgrestest.New(tb)
+	return &fixture{store: store, pool: pool}
 }
 
 // apply applies recs and fails the test on error.
@@ -104,78 +92,50 @@ func (f *fixture) checksum(tb testing.TB, rowsSQL string) string {
 	return sum
 }
 
-// runLog builds one run's log with the events package: each event is sealed
-// with Draft.Seal and folded with events.Fold, so tests only use legal logs.
-type runLog struct {
-	tb    testing.TB
-	ident events.Identity
-	state events.RunState
-	now   int64
-	evs   []events.Envelope
-}
+// runLog is one run's log as the executor writes it (eventstest): events
+// 7 ms apart from clock, in a run of a fresh id.
+type runLog struct{ *eventstest.Log }
 
 var clock = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC).UnixMilli()
 
 func newRun(tb testing.TB, tenant, session string) *runLog {
 	id := events.Identity{RunID: events.NewID("run"), TenantID: tenant, PlatformSessionID: session}
-	return &runLog{tb: tb, now: clock, ident: id}
+	return &runLog{eventstest.New(tb, id, eventstest.Clock(clock, 7))}
 }
 
-func (l *runLog) id() string { return l.ident.RunID }
-
-// add appends d as the run's next event.
-func (l *runLog) add(d events.Draft) events.Envelope {
-	l.tb.Helper()
-	e, err := d.Seal(l.ident, l.state.LastSeq+1, events.NewID("evt"), l.now)
-	if err != nil {
-		l.tb.Fatal(err)
-	}
-	next, err := events.Fold(l.state, e)
-	if err != nil {
-		l.tb.Fatalf("illegal test log: %v", err)
-	}
-	l.state, l.now = next, l.now+7
-	l.evs = append(l.evs, e)
-	return e
-}
-
+// accept appends the run's acceptance by command cmdID with key.
 func (l *runLog) accept(cmdID, key string) events.Envelope {
-	return l.add(events.Draft{Type: events.RunAccepted, CommandID: cmdID, Payload: events.RunAcceptedPayload{
+	return l.Accepted(cmdID, events.RunAcceptedPayload{
 		AgentID: "assistant", Input: events.UserInput{Content: "write a haiku"},
-		SandboxKey: events.SandboxKey{TenantID: l.ident.TenantID, WorkspaceID: "ws-1", AgentID: "assistant", OwnerID: "u-1"},
+		SandboxKey: events.SandboxKey{TenantID: l.Identity().TenantID, WorkspaceID: "ws-1", AgentID: "assistant", OwnerID: "u-1"},
 		Metadata:   map[string]string{"channel": "web"}, IdempotencyKey: key, Actor: events.Actor{Type: "user", ID: "u-1"},
-	}})
-}
-
-func (l *runLog) lifecycle(t events.Type, payload any) events.Envelope {
-	return l.add(events.Draft{Type: t, Payload: payload})
+	}).Last()
 }
 
 // assistantMessage streams one assistant message item with n deltas.
 func (l *runLog) assistantMessage(n int) {
 	item := events.NewID("itm")
-	l.add(events.Draft{Type: events.ItemStarted, ItemID: item,
-		Payload: events.ItemStartedPayload{ItemType: events.ItemAssistantMessage}})
+	l.ItemStarted(item, events.ItemAssistantMessage, nil)
 	for i := range n {
-		l.add(events.Draft{Type: events.ItemDelta, ItemID: item, Payload: events.ItemDeltaPayload{
-			Delta: fmt.Sprintf("line %d of an old silent pond, a frog jumps into the pond, splash! silence again. ", i)}})
+		l.Deltas(item, fmt.Sprintf("line %d of an old silent pond, a frog jumps into the pond, splash! silence again. ", i))
 	}
-	l.add(events.Draft{Type: events.ItemCompleted, ItemID: item, Payload: events.ItemCompletedPayload{
-		ItemType: events.ItemAssistantMessage, Status: events.ItemStatusCompleted, Content: "an old silent pond"}})
-}
-
-func (l *runLog) outcome(t events.Type, cmdID string, payload any) events.Envelope {
-	return l.add(events.Draft{Type: t, CommandID: cmdID, Payload: payload})
+	l.ItemCompleted(item, events.ItemAssistantMessage, events.ItemStatusCompleted, "an old silent pond", nil)
 }
 
 // completedRun is accepted → started → an assistant message → completed.
 func completedRun(tb testing.TB, tenant, session string) (*runLog, string) {
+	return completedRunAt(tb, tenant, session, clock)
+}
+
+// completedRunAt is completedRun, accepted at Unix ms at.
+func completedRunAt(tb testing.TB, tenant, session string, at int64) (*runLog, string) {
 	l := newRun(tb, tenant, session)
+	l.At(at)
 	cmd := events.NewID("cmd")
 	l.accept(cmd, "key-"+cmd)
-	l.lifecycle(events.RunStarted, events.RunStartedPayload{ExecutorID: "exec-1"})
+	l.Started("exec-1")
 	l.assistantMessage(2)
-	l.lifecycle(events.RunCompleted, events.RunCompletedPayload{Output: "an old silent pond"})
+	l.Completed("an old silent pond")
 	return l, cmd
 }
 
@@ -197,23 +157,6 @@ func (o offsets) records(tb testing.TB, partition int32, evs ...events.Envelope)
 	}
 	o[partition]++ // the commit marker
 	return out
-}
-
-// interleave merges logs round-robin, as runs sharing a partition interleave.
-func interleave(logs ...[]events.Envelope) []events.Envelope {
-	var out []events.Envelope
-	for i := 0; ; i++ {
-		added := false
-		for _, l := range logs {
-			if i < len(l) {
-				out = append(out, l[i])
-				added = true
-			}
-		}
-		if !added {
-			return out
-		}
-	}
 }
 
 func wantNotFound(tb testing.TB, err error) {

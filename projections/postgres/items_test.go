@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/events/eventstest"
 	"github.com/xbot-runtime/xbot/projections/postgres"
 )
 
@@ -21,58 +22,38 @@ type richRun struct {
 func newRichRun(tb testing.TB, tenant, session string) *richRun {
 	r := &richRun{runLog: started(tb, tenant, session)}
 	r.steer = events.NewID("itm")
-	r.add(events.Draft{Type: events.ItemStarted, ItemID: r.steer, Payload: events.ItemStartedPayload{
-		ItemType: events.ItemUserMessage, Content: "use main",
-		Data: rawJSON(tb, events.UserMessageData{Intent: "steer", CommandID: "cmd_x"})}})
-	r.add(events.Draft{Type: events.ItemCompleted, ItemID: r.steer, Payload: events.ItemCompletedPayload{
-		ItemType: events.ItemUserMessage, Status: events.ItemStatusCompleted, Content: "use main"}})
+	r.Steer(r.steer, "cmd_x", "use main")
 	r.reasoning = events.NewID("itm")
-	r.add(events.Draft{Type: events.ItemStarted, ItemID: r.reasoning, Payload: events.ItemStartedPayload{ItemType: events.ItemReasoning}})
-	r.add(events.Draft{Type: events.ItemDelta, ItemID: r.reasoning, Payload: events.ItemDeltaPayload{Delta: "hmm"}})
-	r.add(events.Draft{Type: events.ItemCompleted, ItemID: r.reasoning, Payload: events.ItemCompletedPayload{
-		ItemType: events.ItemReasoning, Status: events.ItemStatusTruncated, Content: "hmm"}})
+	r.ItemStarted(r.reasoning, events.ItemReasoning, nil).Deltas(r.reasoning, "hmm").
+		ItemCompleted(r.reasoning, events.ItemReasoning, events.ItemStatusTruncated, "hmm", nil)
 	r.assistant = events.NewID("itm")
-	r.add(events.Draft{Type: events.ItemStarted, ItemID: r.assistant, Payload: events.ItemStartedPayload{ItemType: events.ItemAssistantMessage}})
-	r.add(events.Draft{Type: events.ItemCompleted, ItemID: r.assistant, Payload: events.ItemCompletedPayload{
-		ItemType: events.ItemAssistantMessage, Status: events.ItemStatusCompleted, Content: "Let me look.",
-		Data: rawJSON(tb, events.AssistantData{Turn: 0, ToolCalls: []events.ToolCallRef{{ID: "c1", Name: "shell", Arguments: "{}"}}})}})
+	r.ItemStarted(r.assistant, events.ItemAssistantMessage, nil).ItemCompleted(r.assistant, events.ItemAssistantMessage,
+		events.ItemStatusCompleted, "Let me look.", events.AssistantData{Turn: 0, ToolCalls: []events.ToolCallRef{{ID: "c1", Name: "shell", Arguments: "{}"}}})
 	r.shell = r.startTool(events.ItemCommandExecution, "shell", `{"command":"echo hi; exit 3"}`)
-	r.add(events.Draft{Type: events.ItemDelta, ItemID: r.shell, Payload: events.ItemDeltaPayload{Delta: "hi\n"}})
+	r.Deltas(r.shell, "hi\n")
 	r.completeTool(r.shell, events.ItemCommandExecution, "shell", "exit code 3\nhi\n",
 		&events.ExecData{Command: "echo hi; exit 3", ExitCode: 3, Stdout: "hi\n", DurationMs: 4})
 	r.file = r.startTool(events.ItemFileChange, "write_file", `{"path":"a.md","content":"x"}`)
 	r.completeTool(r.file, events.ItemFileChange, "write_file", "wrote a.md", nil)
 	r.bad = r.startTool(events.ItemToolCall, "teleport", `{}`)
-	r.failItem(r.bad, events.ItemToolCall, events.ToolErrUnknownTool, `unknown tool "teleport"`)
+	r.ItemFailed(r.bad, events.ItemToolCall, events.ToolErrUnknownTool, `unknown tool "teleport"`)
 	r.approved = r.startTool(events.ItemCommandExecution, "shell", `{"command":"rm -rf build"}`)
 	r.awaitApproval(r.approved, "shell", `{"command":"rm -rf build"}`)
-	r.decide(r.approved, events.NewID("cmd"), "allow", "run", "shell")
+	r.decide(r.approved, events.NewID("cmd"), "allow", "run")
 	r.completeTool(r.approved, events.ItemCommandExecution, "shell", "exit code 0\n", &events.ExecData{ExitCode: 0})
 	r.big = r.startTool(events.ItemToolCall, "read_file", `{"path":"`+strings.Repeat("p", 40<<10)+`"}`)
 	r.completeTool(r.big, events.ItemToolCall, "read_file", strings.Repeat("é", 20<<10), nil)
 	r.ask = r.startTool(events.ItemClarificationRequest, "ask_user", `{"question":"Which colour?"}`)
-	r.lifecycle(events.RunPaused, events.RunPausedPayload{PauseReason: events.PauseAwaitingUserInput, ItemIDs: []string{r.ask}})
+	r.Paused(events.PauseAwaitingUserInput, r.ask)
 	return r
-}
-
-// seqOf returns the seq of the first event of item with type t.
-func (l *runLog) seqOf(item string, t events.Type) events.Envelope {
-	l.tb.Helper()
-	for _, e := range l.evs {
-		if e.ItemID == item && e.Type == t {
-			return e
-		}
-	}
-	l.tb.Fatalf("no %s of %s", t, item)
-	return events.Envelope{}
 }
 
 func TestItemsProjectEveryKind(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	r := newRichRun(t, "acme", "s-1")
-	f.apply(t, offsets{}.records(t, 0, r.evs...))
-	items := listItems(t, f, postgres.ItemFilter{TenantID: "acme", RunID: r.id(), Limit: 200})
+	f.apply(t, offsets{}.records(t, 0, r.Events()...))
+	items := listItems(t, f, postgres.ItemFilter{TenantID: "acme", RunID: r.RunID(), Limit: 200})
 	if len(items) != 9 {
 		t.Fatalf("%d items, want 9", len(items))
 	}
@@ -83,7 +64,7 @@ func TestItemsProjectEveryKind(t *testing.T) {
 	check := func(id, typ, status, tool, output, errCode string, exit *int) postgres.Item {
 		t.Helper()
 		it := byID[id]
-		start, last := r.seqOf(id, events.ItemStarted), lastEventOf(r.runLog, id)
+		start, last := r.First(events.ItemStarted, id), lastEventOf(r.runLog, id)
 		if it.Type != typ || it.Status != status || it.ToolName != tool || it.ErrorCode != errCode ||
 			it.StartedSeq != start.Seq || it.UpdatedSeq != last.Seq || it.TenantID != "acme" ||
 			!it.StartedAt.Equal(time.UnixMilli(start.OccurredAt)) || !sameInt(it.ExitCode, exit) {
@@ -126,7 +107,7 @@ func TestItemsProjectEveryKind(t *testing.T) {
 
 func lastEventOf(l *runLog, item string) events.Envelope {
 	var last events.Envelope
-	for _, e := range l.evs {
+	for _, e := range l.Events() {
 		if e.ItemID == item && e.Type != events.ItemDelta && e.Type != events.PermissionGrantApplied {
 			last = e
 		}
@@ -147,19 +128,20 @@ func TestItemStatusFollowsEachEvent(t *testing.T) {
 	f := newFixture(t)
 	l := started(t, "acme", "")
 	off := offsets{}
-	f.apply(t, off.records(t, 0, l.evs...))
+	f.apply(t, off.records(t, 0, l.Events()...))
 	item := l.startTool(events.ItemCommandExecution, "shell", `{"command":"make"}`)
-	want := []string{"started", "awaiting_approval", "awaiting_approval", "started", "started", "started", "completed"}
+	// started, awaiting, paused, decided, granted, applied, resumed, completed
+	want := []string{"started", "awaiting_approval", "awaiting_approval", "started", "started", "started", "started", "completed"}
 	l.awaitApproval(item, "shell", `{"command":"make"}`)
-	l.decide(item, events.NewID("cmd"), "allow", "platform_session", "shell")
+	l.decide(item, events.NewID("cmd"), "allow", "platform_session")
 	l.completeTool(item, events.ItemCommandExecution, "shell", "ok", &events.ExecData{ExitCode: 2})
-	for i, e := range l.evs[2:] {
+	for i, e := range l.Events()[2:] {
 		f.apply(t, off.records(t, 0, e))
-		items, _, err := f.store.ListItems(context.Background(), postgres.ItemFilter{TenantID: "acme", RunID: l.id()})
+		items, _, err := f.store.ListItems(context.Background(), postgres.ItemFilter{TenantID: "acme", RunID: l.RunID()})
 		if err != nil || len(items) != 1 {
 			t.Fatalf("after %s: %v, %v", e.Type, items, err)
 		}
-		if it := items[0]; it.Status != want[i] || it.UpdatedSeq != lastChange(l.evs[:i+3], item).Seq {
+		if it := items[0]; it.Status != want[i] || it.UpdatedSeq != lastChange(l.Events()[:i+3], item).Seq {
 			t.Fatalf("after %s: item %+v, want status %s", e.Type, it, want[i])
 		}
 	}
@@ -185,7 +167,7 @@ func TestEventByEventEqualsOneBatch(t *testing.T) {
 	a, b := newRichRun(t, "acme", "s-1"), newRichRun(t, "acme", "s-1")
 	c := newRichRun(t, "globex", "s-1")
 	off := offsets{}
-	recs := append(off.records(t, 0, interleave(a.evs, b.evs)...), off.records(t, 1, c.evs...)...)
+	recs := append(off.records(t, 0, eventstest.Interleave(a.Events(), b.Events())...), off.records(t, 1, c.Events()...)...)
 	live.oneByOne(t, recs)
 	rebuilt.apply(t, recs)
 	if l, r := live.checksumViews(t), rebuilt.checksumViews(t); !maps.Equal(l, r) {
@@ -202,8 +184,8 @@ func TestListItemsPages(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	r := newRichRun(t, "acme", "")
-	f.apply(t, offsets{}.records(t, 0, r.evs...))
-	all := listItems(t, f, postgres.ItemFilter{TenantID: "acme", RunID: r.id(), Limit: 2})
+	f.apply(t, offsets{}.records(t, 0, r.Events()...))
+	all := listItems(t, f, postgres.ItemFilter{TenantID: "acme", RunID: r.RunID(), Limit: 2})
 	if len(all) != 9 {
 		t.Fatalf("listed %d items, want 9", len(all))
 	}
@@ -212,13 +194,13 @@ func TestListItemsPages(t *testing.T) {
 			t.Fatalf("items out of log order: %d then %d", all[i-1].StartedSeq, all[i].StartedSeq)
 		}
 	}
-	if other, next, err := f.store.ListItems(ctx, postgres.ItemFilter{TenantID: "globex", RunID: r.id()}); err != nil ||
+	if other, next, err := f.store.ListItems(ctx, postgres.ItemFilter{TenantID: "globex", RunID: r.RunID()}); err != nil ||
 		len(other) != 0 || next != "" {
 		t.Fatalf("another tenant sees %v, %q, %v", other, next, err)
 	}
 	_, approvalCursor := pendingApprovalPage(t, f)
 	for _, bad := range []string{"not base64!", "e30", "eyJrIjoiaXRlbSJ9", approvalCursor} {
-		_, _, err := f.store.ListItems(ctx, postgres.ItemFilter{TenantID: "acme", RunID: r.id(), After: bad})
+		_, _, err := f.store.ListItems(ctx, postgres.ItemFilter{TenantID: "acme", RunID: r.RunID(), After: bad})
 		if !errorsIsInvalidCursor(err) {
 			t.Fatalf("cursor %q: error = %v, want ErrInvalidCursor", bad, err)
 		}

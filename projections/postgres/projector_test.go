@@ -18,7 +18,7 @@ import (
 // projectorLogs are two partitions' worth of every kind of event.
 func projectorLogs(tb testing.TB, off offsets) []postgres.Record {
 	a, b := newRichRun(tb, "acme", "s-1"), newRichRun(tb, "acme", "s-1")
-	return append(append(mixedBatch(tb, off, 0), off.records(tb, 0, a.evs...)...), off.records(tb, 2, b.evs...)...)
+	return append(append(mixedBatch(tb, off, 0), off.records(tb, 0, a.Events()...)...), off.records(tb, 2, b.Events()...)...)
 }
 
 func (f *fixture) checksums(tb testing.TB) map[string]string {
@@ -88,10 +88,10 @@ func TestWithEventsTopicKeepsPositionsOfThatTopic(t *testing.T) {
 	s := postgres.New(f.pool, zaptest.NewLogger(t), postgres.WithEventsTopic("dev.xbot.events.v1"))
 	t.Cleanup(s.Close)
 	l, _ := completedRun(t, "acme", "")
-	if err := s.Apply(ctx, runnerRecords(t, offsets{}.records(t, 4, l.evs...))); err != nil {
+	if err := s.Apply(ctx, runnerRecords(t, offsets{}.records(t, 4, l.Events()...))); err != nil {
 		t.Fatal(err)
 	}
-	if cp, _ := s.Checkpoints(ctx); cp[4] != int64(len(l.evs)) {
+	if cp, _ := s.Checkpoints(ctx); cp[4] != int64(len(l.Events())) {
 		t.Fatalf("checkpoints %v", cp)
 	}
 	if cp, _ := f.store.Checkpoints(ctx); len(cp) != 0 {
@@ -107,16 +107,16 @@ func TestApplyReportsPoison(t *testing.T) {
 	ctx := context.Background()
 	off := offsets{}
 	base, _ := completedRun(t, "acme", "")
-	if err := f.store.Apply(ctx, runnerRecords(t, off.records(t, 0, base.evs[:3]...))); err != nil {
+	if err := f.store.Apply(ctx, runnerRecords(t, off.records(t, 0, base.Events()[:3]...))); err != nil {
 		t.Fatal(err)
 	}
 	before, beforeCP := f.checksums(t), checkpoints(t, f)
 
 	tool := started(t, "acme", "")
 	tool.startTool(events.ItemCommandExecution, "shell", `{}`)
-	badData := tool.evs[2]
+	badData := tool.Events()[2]
 	badData.Payload = json.RawMessage(`{"itemType":"command_execution","data":{"toolName":7}}`)
-	badPayload := base.evs[3] // seq 4, a delta: made an item failure whose payload does not decode
+	badPayload := base.Events()[3] // seq 4, a delta: made an item failure whose payload does not decode
 	badPayload.Type, badPayload.Payload = events.ItemFailed, json.RawMessage(`{"itemType":["not","a","type"]}`)
 	other, _ := completedRun(t, "acme", "")
 	cases := map[string]struct {
@@ -124,11 +124,11 @@ func TestApplyReportsPoison(t *testing.T) {
 		bad    int // index of the poison record
 		reason string
 	}{
-		"seq gap":            {off.records(t, 0, append(other.evs[:2], base.evs[4:]...)...), 2, "expected seq 4, got 5"},
+		"seq gap":            {off.records(t, 0, append(other.Events()[:2], base.Events()[4:]...)...), 2, "expected seq 4, got 5"},
 		"malformed payload":  {off.records(t, 0, badPayload), 0, "runtime.item.failed payload"},
-		"malformed itemData": {off.records(t, 1, tool.evs[0], tool.evs[1], badData), 2, "cannot unmarshal"},
-		"not an envelope":    {append(off.records(t, 1, other.evs[:1]...), rawRecord(off, 1, `{"runId":`)), 1, "decode event envelope"},
-		"new run at seq 2":   {off.records(t, 3, other.evs[1:]...), 0, "expected seq 1, got 2"},
+		"malformed itemData": {off.records(t, 1, tool.Events()[0], tool.Events()[1], badData), 2, "cannot unmarshal"},
+		"not an envelope":    {append(off.records(t, 1, other.Events()[:1]...), rawRecord(off, 1, `{"runId":`)), 1, "decode event envelope"},
+		"new run at seq 2":   {off.records(t, 3, other.Events()[1:]...), 0, "expected seq 1, got 2"},
 	}
 	for name, tc := range cases {
 		batch := runnerRecords(t, tc.recs)
@@ -148,7 +148,7 @@ func TestApplyReportsPoison(t *testing.T) {
 	// A database failure is not poison: it is retried.
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	if err := f.store.Apply(cctx, runnerRecords(t, off.records(t, 0, base.evs[3:]...))); err == nil {
+	if err := f.store.Apply(cctx, runnerRecords(t, off.records(t, 0, base.Events()[3:]...))); err == nil {
 		t.Fatal("Apply with a cancelled context succeeded")
 	} else if _, ok := runner.IsPoison(err); ok {
 		t.Fatalf("a cancelled context is poison: %v", err)

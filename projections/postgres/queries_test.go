@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/events/eventstest"
 	"github.com/xbot-runtime/xbot/projections/postgres"
 )
 
@@ -18,18 +19,18 @@ func TestQueriesNeverCrossTenants(t *testing.T) {
 	ctx := context.Background()
 	mine, myCmd := completedRun(t, "acme", "shared-session")
 	theirs, theirCmd := completedRun(t, "globex", "shared-session")
-	f.apply(t, offsets{}.records(t, 0, interleave(mine.evs, theirs.evs)...))
+	f.apply(t, offsets{}.records(t, 0, eventstest.Interleave(mine.Events(), theirs.Events())...))
 
-	_, err := f.store.GetRun(ctx, "acme", theirs.id())
+	_, err := f.store.GetRun(ctx, "acme", theirs.RunID())
 	wantNotFound(t, err)
 	_, err = f.store.GetCommand(ctx, "acme", theirCmd)
 	wantNotFound(t, err)
-	if evs, err := f.store.ListEvents(ctx, "acme", theirs.id(), 0, 0, 0); err != nil || len(evs) != 0 {
+	if evs, err := f.store.ListEvents(ctx, "acme", theirs.RunID(), 0, 0, 0); err != nil || len(evs) != 0 {
 		t.Fatalf("events of another tenant's run: %v, %v", evs, err)
 	}
 	runs, _, err := f.store.ListRuns(ctx, postgres.RunFilter{TenantID: "acme", PlatformSessionID: "shared-session"})
-	if err != nil || len(runs) != 1 || runs[0].RunID != mine.id() {
-		t.Fatalf("runs = %v, %v; want only %s", runs, err, mine.id())
+	if err != nil || len(runs) != 1 || runs[0].RunID != mine.RunID() {
+		t.Fatalf("runs = %v, %v; want only %s", runs, err, mine.RunID())
 	}
 	if _, err := f.store.GetCommand(ctx, "acme", myCmd); err != nil {
 		t.Fatal(err)
@@ -52,15 +53,15 @@ func TestListRunsPagesThroughEveryRunOnce(t *testing.T) {
 	var logs [][]events.Envelope
 	for i := range 23 {
 		l := newRun(t, "acme", fmt.Sprintf("s-%d", i%2))
-		l.now = clock + int64(i/3)*1000 // three runs share each created_at
+		l.At(clock + int64(i/3)*1000) // three runs share each created_at
 		l.accept(events.NewID("cmd"), "k")
 		if i%4 == 0 {
-			l.lifecycle(events.RunStarted, nil)
+			l.Started("")
 		}
-		logs = append(logs, l.evs)
+		logs = append(logs, l.Events())
 	}
 	other, _ := completedRun(t, "globex", "s-0")
-	f.apply(t, off.records(t, 0, interleave(append(logs, other.evs)...)...))
+	f.apply(t, off.records(t, 0, eventstest.Interleave(append(logs, other.Events())...)...))
 
 	all := listAll(t, f, postgres.RunFilter{TenantID: "acme", Limit: 4})
 	if len(all) != 23 {

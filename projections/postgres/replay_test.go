@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/events/eventstest"
 	"github.com/xbot-runtime/xbot/projections/postgres"
 )
 
@@ -21,12 +22,12 @@ func mixedBatch(tb testing.TB, off offsets, partition int32) []postgres.Record {
 	b := newRun(tb, "acme", "s-2")
 	b.accept(events.NewID("cmd"), "create-b")
 	cancel := events.NewID("cmd")
-	b.outcome(events.CommandApplied, cancel, events.CommandAppliedPayload{CommandType: "CancelRun", IdempotencyKey: "x"})
+	b.CommandApplied(cancel, events.CommandAppliedPayload{CommandType: "CancelRun", IdempotencyKey: "x"})
 	c := newRun(tb, "globex", "")
-	c.outcome(events.CommandRejected, events.NewID("cmd"), events.CommandRejectedPayload{CommandType: "CreateRun",
+	c.CommandRejected(events.NewID("cmd"), events.CommandRejectedPayload{CommandType: "CreateRun",
 		IdempotencyKey: "c", Code: "unknown_agent"})
 	c.accept(events.NewID("cmd"), "create-c")
-	return off.records(tb, partition, interleave(a.evs, b.evs, c.evs)...)
+	return off.records(tb, partition, eventstest.Interleave(a.Events(), b.Events(), c.Events())...)
 }
 
 func TestReapplyingABatchChangesNothing(t *testing.T) {
@@ -65,7 +66,7 @@ func TestGapFailsTheWholeBatch(t *testing.T) {
 	ctx := context.Background()
 	off := offsets{}
 	a, _ := completedRun(t, "acme", "")
-	f.apply(t, off.records(t, 0, a.evs[:3]...))
+	f.apply(t, off.records(t, 0, a.Events()[:3]...))
 	before := f.checksumTables(t)
 
 	b, _ := completedRun(t, "acme", "")
@@ -74,14 +75,14 @@ func TestGapFailsTheWholeBatch(t *testing.T) {
 		want events.SeqGapError
 	}{
 		"gap after the stored seq": {
-			recs: off.records(t, 0, slices.Concat(b.evs, a.evs[4:])...),
-			want: events.SeqGapError{RunID: a.id(), Expected: 4, Actual: 5}},
+			recs: off.records(t, 0, slices.Concat(b.Events(), a.Events()[4:])...),
+			want: events.SeqGapError{RunID: a.RunID(), Expected: 4, Actual: 5}},
 		"gap within the batch": {
-			recs: off.records(t, 0, a.evs[3], b.evs[0], b.evs[2]),
-			want: events.SeqGapError{RunID: b.id(), Expected: 2, Actual: 3}},
+			recs: off.records(t, 0, a.Events()[3], b.Events()[0], b.Events()[2]),
+			want: events.SeqGapError{RunID: b.RunID(), Expected: 2, Actual: 3}},
 		"new run not starting at 1": {
-			recs: off.records(t, 1, b.evs[1:]...),
-			want: events.SeqGapError{RunID: b.id(), Expected: 1, Actual: 2}},
+			recs: off.records(t, 1, b.Events()[1:]...),
+			want: events.SeqGapError{RunID: b.RunID(), Expected: 1, Actual: 2}},
 	}
 	for name, tc := range cases {
 		err := f.store.ApplyBatch(ctx, projector, topic, tc.recs)
@@ -100,7 +101,7 @@ func TestInvalidRecordFailsTheBatch(t *testing.T) {
 	f := newFixture(t)
 	off := offsets{}
 	a, _ := completedRun(t, "acme", "")
-	recs := off.records(t, 2, a.evs...)
+	recs := off.records(t, 2, a.Events()...)
 	recs[3].Value = []byte(`{"runId":`)
 	err := f.store.ApplyBatch(context.Background(), projector, topic, recs)
 	var re *postgres.RecordError
@@ -166,13 +167,13 @@ func TestNULCharactersAreProjected(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	l := newRun(t, "acme", "session\x00")
-	l.add(events.Draft{Type: events.RunAccepted, CommandID: events.NewID("cmd"), Payload: events.RunAcceptedPayload{
+	l.Add(events.Draft{Type: events.RunAccepted, CommandID: events.NewID("cmd"), Payload: events.RunAcceptedPayload{
 		AgentID: "assistant", Input: events.UserInput{Content: "a\x00b \\u0000"}, IdempotencyKey: "k",
 		Metadata: map[string]string{"k": "v\x00"}}})
-	l.lifecycle(events.RunCancelled, events.RunCancelledPayload{Reason: "stop\x00"})
-	recs := offsets{}.records(t, 0, l.evs...)
+	l.Cancelled("", "stop\x00")
+	recs := offsets{}.records(t, 0, l.Events()...)
 	f.apply(t, recs)
-	run, err := f.store.GetRun(ctx, "acme", l.id())
+	run, err := f.store.GetRun(ctx, "acme", l.RunID())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +181,7 @@ func TestNULCharactersAreProjected(t *testing.T) {
 		t.Fatalf("cancel reason %q, session %q", run.CancelReason, run.PlatformSessionID)
 	}
 	assertJSON(t, run.Input, `{"content":"a\ufffdb \\u0000"}`)
-	evs, err := f.store.ListEvents(ctx, "acme", l.id(), 0, 0, 0)
+	evs, err := f.store.ListEvents(ctx, "acme", l.RunID(), 0, 0, 0)
 	if err != nil || len(evs) != 2 || !bytes.Equal(evs[0].Envelope, recs[0].Value) ||
 		!strings.Contains(string(evs[0].Envelope), `a\u0000b`) {
 		t.Fatalf("envelopes not kept verbatim: %v %v", evs, err)
@@ -194,10 +195,10 @@ func TestUnknownEventTypesAreKept(t *testing.T) {
 	f := newFixture(t)
 	l := newRun(t, "acme", "")
 	l.accept(events.NewID("cmd"), "k")
-	future := l.evs[0]
+	future := l.Events()[0]
 	future.Seq, future.EventID, future.Type = 2, events.NewID("evt"), "runtime.future.happened"
-	f.apply(t, offsets{}.records(t, 0, l.evs[0], future))
-	run, err := f.store.GetRun(context.Background(), "acme", l.id())
+	f.apply(t, offsets{}.records(t, 0, l.Events()[0], future))
+	run, err := f.store.GetRun(context.Background(), "acme", l.RunID())
 	if err != nil || run.Status != "queued" || run.LastSeq != 2 {
 		t.Fatalf("run = %+v, %v", run, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/events/eventstest"
 	"github.com/xbot-runtime/xbot/projections/postgres"
 )
 
@@ -13,23 +14,23 @@ import (
 // (nil: none reported).
 func (l *runLog) modelCall(turn int, usage *events.Usage) {
 	item := events.NewID("itm")
-	l.add(events.Draft{Type: events.ItemStarted, ItemID: item,
+	l.Add(events.Draft{Type: events.ItemStarted, ItemID: item,
 		Payload: events.ItemStartedPayload{ItemType: events.ItemAssistantMessage}})
-	l.add(events.Draft{Type: events.ItemCompleted, ItemID: item, Payload: events.ItemCompletedPayload{
+	l.Add(events.Draft{Type: events.ItemCompleted, ItemID: item, Payload: events.ItemCompletedPayload{
 		ItemType: events.ItemAssistantMessage, Status: events.ItemStatusCompleted, Content: "ok",
-		Data: rawJSON(l.tb, events.AssistantData{Turn: turn, Usage: usage})}})
+		Data: eventstest.Raw(events.AssistantData{Turn: turn, Usage: usage})}})
 }
 
 func (l *runLog) compacted(usage *events.Usage) {
-	l.add(events.Draft{Type: events.ContextCompacted, Payload: events.ContextCompactedPayload{
-		ArtifactID: events.NewID("cmp"), CutoffEventSeq: l.state.LastSeq, TriggerReason: events.CompactBeforeModelRequest,
-		SourceRange: events.SeqRange{FromSeq: 1, ToSeq: l.state.LastSeq}, Summary: events.CompactionSummary{UserGoal: "g"},
+	l.Add(events.Draft{Type: events.ContextCompacted, Payload: events.ContextCompactedPayload{
+		ArtifactID: events.NewID("cmp"), CutoffEventSeq: l.State().LastSeq, TriggerReason: events.CompactBeforeModelRequest,
+		SourceRange: events.SeqRange{FromSeq: 1, ToSeq: l.State().LastSeq}, Summary: events.CompactionSummary{UserGoal: "g"},
 		TokenStats: events.TokenStats{BeforeTokens: 900, AfterTokens: 100}, Usage: usage}})
 }
 
 func (l *runLog) freeze(hash string) {
-	l.add(events.Draft{Type: events.CapabilitySnapshotFrozen, Payload: events.SnapshotFrozenPayload{
-		Hash: hash, Snapshot: rawJSON(l.tb, map[string]any{"pauseTtlMs": 60000, "tools": []string{"shell"}})}})
+	l.Add(events.Draft{Type: events.CapabilitySnapshotFrozen, Payload: events.SnapshotFrozenPayload{
+		Hash: hash, Snapshot: eventstest.Raw(map[string]any{"pauseTtlMs": 60000, "tools": []string{"shell"}})}})
 }
 
 func getRun(tb testing.TB, f *fixture, tenant, id string) postgres.Run {
@@ -48,7 +49,7 @@ func TestRunUsageTotals(t *testing.T) {
 	l := newRun(t, "acme", "s-1")
 	l.accept(events.NewID("cmd"), "k-usage")
 	l.freeze("sha256:abc")
-	l.lifecycle(events.RunStarted, events.RunStartedPayload{ExecutorID: "exec-1"})
+	l.Started("exec-1")
 	l.modelCall(0, &events.Usage{PromptTokens: 100, CompletionTokens: 20, TotalTokens: 120})
 	l.modelCall(1, nil) // a provider that reports no usage still made a call
 	l.compacted(&events.Usage{PromptTokens: 800, CompletionTokens: 60, TotalTokens: 860})
@@ -56,15 +57,15 @@ func TestRunUsageTotals(t *testing.T) {
 	l.modelCall(2, &events.Usage{PromptTokens: 50, CompletionTokens: 5, TotalTokens: 55})
 	item := l.startTool(events.ItemToolCall, "shell", `{}`)
 	l.completeTool(item, events.ItemToolCall, "shell", "done", nil) // not a model call
-	l.lifecycle(events.RunCompleted, events.RunCompletedPayload{Output: "ok"})
+	l.Completed("ok")
 
 	live, rebuilt := newFixture(t), newFixture(t)
-	recs := offsets{}.records(t, 3, l.evs...)
+	recs := offsets{}.records(t, 3, l.Events()...)
 	live.oneByOne(t, recs)
 	rebuilt.apply(t, recs)
 	want := postgres.Usage{ModelCalls: 3, PromptTokens: 950, CompletionTokens: 85, TotalTokens: 1035, Compactions: 2}
 	for name, f := range map[string]*fixture{"live": live, "rebuilt": rebuilt} {
-		r := getRun(t, f, "acme", l.id())
+		r := getRun(t, f, "acme", l.RunID())
 		if r.Usage != want || r.SnapshotHash != "sha256:abc" || r.Status != "completed" || r.QueuePosition != nil {
 			t.Fatalf("%s: run usage %+v hash %q status %s position %v", name, r.Usage, r.SnapshotHash, r.Status, r.QueuePosition)
 		}
@@ -88,32 +89,32 @@ func TestQueuePosition(t *testing.T) {
 	other.OwnerID = "u-2"
 	active := newRun(t, "acme", "s-1")
 	active.acceptKey(key)
-	active.lifecycle(events.RunStarted, events.RunStartedPayload{ExecutorID: "exec-1"})
+	active.Started("exec-1")
 	var queued [3]*runLog
 	for i := range queued {
 		queued[i] = newRun(t, "acme", "s-1")
-		queued[i].now = clock + int64(10-i)*1000 // created_at runs against the log order
+		queued[i].At(clock + int64(10-i)*1000) // created_at runs against the log order
 		queued[i].acceptKey(key)
 	}
 	alone := newRun(t, "acme", "s-2")
 	alone.acceptKey(other)
 	off := offsets{}
-	f.apply(t, off.records(t, 5, active.evs...))
+	f.apply(t, off.records(t, 5, active.Events()...))
 	for _, l := range append(queued[:], alone) {
-		f.apply(t, off.records(t, 5, l.evs...))
+		f.apply(t, off.records(t, 5, l.Events()...))
 	}
 	wantPositions(t, f, map[*runLog]int64{queued[0]: 1, queued[1]: 2, queued[2]: 3, alone: 0}, active)
 
 	// The active run pauses: still ahead. It ends and the first queued run
 	// starts: everyone moves up.
-	mark := len(active.evs)
-	active.lifecycle(events.RunPaused, events.RunPausedPayload{PauseReason: events.PauseAwaitingUserInput})
-	f.apply(t, off.records(t, 5, active.evs[mark:]...))
+	mark := len(active.Events())
+	active.Paused(events.PauseAwaitingUserInput)
+	f.apply(t, off.records(t, 5, active.Events()[mark:]...))
 	wantPositions(t, f, map[*runLog]int64{queued[0]: 1, queued[1]: 2, queued[2]: 3}, active)
-	mark, next := len(active.evs), len(queued[0].evs)
-	active.lifecycle(events.RunCancelled, events.RunCancelledPayload{Reason: "done"})
-	queued[0].lifecycle(events.RunStarted, events.RunStartedPayload{ExecutorID: "exec-1"})
-	f.apply(t, off.records(t, 5, append(active.evs[mark:], queued[0].evs[next:]...)...))
+	mark, next := len(active.Events()), len(queued[0].Events())
+	active.Cancelled("", "done")
+	queued[0].Started("exec-1")
+	f.apply(t, off.records(t, 5, append(active.Events()[mark:], queued[0].Events()[next:]...)...))
 	wantPositions(t, f, map[*runLog]int64{queued[1]: 1, queued[2]: 2}, queued[0])
 
 	// Listing shows the same positions.
@@ -125,7 +126,7 @@ func TestQueuePosition(t *testing.T) {
 	for _, r := range runs {
 		got[r.RunID] = *r.QueuePosition
 	}
-	if want := map[string]int64{queued[1].id(): 1, queued[2].id(): 2, alone.id(): 0}; !maps.Equal(got, want) {
+	if want := map[string]int64{queued[1].RunID(): 1, queued[2].RunID(): 2, alone.RunID(): 0}; !maps.Equal(got, want) {
 		t.Fatalf("listed positions %v, want %v", got, want)
 	}
 }
@@ -133,20 +134,20 @@ func TestQueuePosition(t *testing.T) {
 func wantPositions(tb testing.TB, f *fixture, want map[*runLog]int64, notQueued ...*runLog) {
 	tb.Helper()
 	for l, pos := range want {
-		r := getRun(tb, f, "acme", l.id())
+		r := getRun(tb, f, "acme", l.RunID())
 		if r.Status != "queued" || r.QueuePosition == nil || *r.QueuePosition != pos {
-			tb.Fatalf("run %s: status %s position %v, want queued at %d", l.id(), r.Status, r.QueuePosition, pos)
+			tb.Fatalf("run %s: status %s position %v, want queued at %d", l.RunID(), r.Status, r.QueuePosition, pos)
 		}
 	}
 	for _, l := range notQueued {
-		if r := getRun(tb, f, "acme", l.id()); r.QueuePosition != nil {
-			tb.Fatalf("%s run %s has queue position %d", r.Status, l.id(), *r.QueuePosition)
+		if r := getRun(tb, f, "acme", l.RunID()); r.QueuePosition != nil {
+			tb.Fatalf("%s run %s has queue position %d", r.Status, l.RunID(), *r.QueuePosition)
 		}
 	}
 }
 
 func (l *runLog) acceptKey(sk events.SandboxKey) {
-	l.add(events.Draft{Type: events.RunAccepted, CommandID: events.NewID("cmd"), Payload: events.RunAcceptedPayload{
+	l.Add(events.Draft{Type: events.RunAccepted, CommandID: events.NewID("cmd"), Payload: events.RunAcceptedPayload{
 		AgentID: "assistant", Input: events.UserInput{Content: "queue me"}, SandboxKey: sk,
-		IdempotencyKey: "k-" + l.id(), Actor: events.Actor{Type: "user", ID: "u-1"}}})
+		IdempotencyKey: "k-" + l.RunID(), Actor: events.Actor{Type: "user", ID: "u-1"}}})
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/events/eventstest"
 	"github.com/xbot-runtime/xbot/projections/postgres"
 )
 
@@ -15,16 +16,11 @@ import (
 // same name and a run without a session.
 func sessionRuns(tb testing.TB) (first, second, third, other, none *runLog) {
 	first, _ = completedRun(tb, "acme", "s-1")
-	second, _ = completedRun(tb, "acme", "s-1")
+	second, _ = completedRunAt(tb, "acme", "s-1", clock+1000)
 	third = newRun(tb, "acme", "s-1")
-	for i, l := range []*runLog{second, third} {
-		for j := range l.evs { // second's log one second later, third's two
-			l.evs[j].OccurredAt += int64(i+1) * 1000
-		}
-		l.now += int64(i+1) * 1000
-	}
+	third.At(clock + 2000)
 	third.accept(events.NewID("cmd"), "k3")
-	third.lifecycle(events.RunStarted, nil)
+	third.Started("")
 	other, _ = completedRun(tb, "globex", "s-1")
 	none, _ = completedRun(tb, "acme", "")
 	return first, second, third, other, none
@@ -36,9 +32,9 @@ func TestSessionsAggregateTheirRuns(t *testing.T) {
 	ctx := context.Background()
 	first, second, third, other, none := sessionRuns(t)
 	off := offsets{}
-	p0 := off.records(t, 0, interleave(first.evs, other.evs, none.evs)...)
-	p1 := off.records(t, 1, second.evs...)
-	p2 := off.records(t, 2, third.evs...)
+	p0 := off.records(t, 0, eventstest.Interleave(first.Events(), other.Events(), none.Events())...)
+	p1 := off.records(t, 1, second.Events()...)
+	p2 := off.records(t, 2, third.Events()...)
 	f.apply(t, p0)
 	f.apply(t, p1)
 	f.apply(t, p2)
@@ -46,9 +42,9 @@ func TestSessionsAggregateTheirRuns(t *testing.T) {
 	reversed.apply(t, p1)
 	reversed.apply(t, p0)
 
-	want := postgres.Session{TenantID: "acme", PlatformSessionID: "s-1", FirstRunID: first.id(), LastRunID: third.id(),
-		LastRunStatus: "running", RunCount: 3, FirstRunAt: time.UnixMilli(first.evs[0].OccurredAt).UTC(),
-		LastActivityAt: time.UnixMilli(third.evs[1].OccurredAt).UTC()}
+	want := postgres.Session{TenantID: "acme", PlatformSessionID: "s-1", FirstRunID: first.RunID(), LastRunID: third.RunID(),
+		LastRunStatus: "running", RunCount: 3, FirstRunAt: time.UnixMilli(first.Events()[0].OccurredAt).UTC(),
+		LastActivityAt: time.UnixMilli(third.Events()[1].OccurredAt).UTC()}
 	if got, err := f.store.GetSession(ctx, "acme", "s-1"); err != nil || got != want {
 		t.Fatalf("session =\n%+v, %v; want\n%+v", got, err, want)
 	}
@@ -56,13 +52,13 @@ func TestSessionsAggregateTheirRuns(t *testing.T) {
 		t.Fatalf("sessions depend on the order of partitions: %s / %s", l["sessions"], r["sessions"])
 	}
 	// The latest run ends: the session follows.
-	third.lifecycle(events.RunCompleted, events.RunCompletedPayload{})
-	f.apply(t, off.records(t, 2, third.evs[len(third.evs)-1]))
-	want.LastRunStatus, want.LastActivityAt = "completed", time.UnixMilli(third.evs[2].OccurredAt).UTC()
+	third.Completed("")
+	f.apply(t, off.records(t, 2, third.Last()))
+	want.LastRunStatus, want.LastActivityAt = "completed", time.UnixMilli(third.Events()[2].OccurredAt).UTC()
 	if got, err := f.store.GetSession(ctx, "acme", "s-1"); err != nil || got != want {
 		t.Fatalf("session after completion = %+v, %v", got, err)
 	}
-	if got, err := f.store.GetSession(ctx, "globex", "s-1"); err != nil || got.RunCount != 1 || got.FirstRunID != other.id() {
+	if got, err := f.store.GetSession(ctx, "globex", "s-1"); err != nil || got.RunCount != 1 || got.FirstRunID != other.RunID() {
 		t.Fatalf("globex session = %+v, %v", got, err)
 	}
 	_, err := f.store.GetSession(ctx, "acme", "")
@@ -83,7 +79,7 @@ func TestConcurrentPartitionsShareASession(t *testing.T) {
 		errs := make(chan error, partitions)
 		for p := range int32(partitions) {
 			l, _ := completedRun(t, "acme", "shared")
-			recs := off.records(t, p, l.evs...)
+			recs := off.records(t, p, l.Events()...)
 			wg.Go(func() { errs <- f.store.ApplyBatch(context.Background(), projector, topic, recs) })
 		}
 		wg.Wait()

@@ -4,18 +4,19 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"slices"
 	"testing"
-	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/events/eventstest"
 	"github.com/xbot-runtime/xbot/infra/devstack/chtest"
 	"github.com/xbot-runtime/xbot/infra/devstack/kafkatest"
 	"github.com/xbot-runtime/xbot/infra/devstack/pgtest"
 	"github.com/xbot-runtime/xbot/infra/kafka"
-	pginfra "github.com/xbot-runtime/xbot/infra/postgres"
 	"github.com/xbot-runtime/xbot/projections/postgres"
+	"github.com/xbot-runtime/xbot/projections/postgres/postgrestest"
 	"github.com/xbot-runtime/xbot/projections/runner"
 	"github.com/xbot-runtime/xbot/services/stack"
 )
@@ -33,35 +34,24 @@ func writeRuns(b *testing.B, n int) kafka.Config {
 		b.Fatal(err)
 	}
 	defer prod.Close()
-	now := time.Now().UnixMilli()
 	for written := 0; written < n; {
 		runID := events.NewID("run")
 		item := events.NewID("itm")
-		drafts := []events.Draft{
-			{Type: events.RunAccepted, CommandID: events.NewID("cmd"), Payload: events.RunAcceptedPayload{AgentID: "a",
-				Input: events.UserInput{Content: "hello"}, IdempotencyKey: runID, Actor: events.Actor{Type: "user", ID: "u"}}},
-			{Type: events.RunStarted},
-			{Type: events.ItemStarted, ItemID: item, Payload: events.ItemStartedPayload{ItemType: events.ItemAssistantMessage}},
-		}
-		for range 6 {
-			drafts = append(drafts, events.Draft{Type: events.ItemDelta, ItemID: item, Payload: events.ItemDeltaPayload{Delta: "a few words "}})
-		}
-		drafts = append(drafts,
-			events.Draft{Type: events.ItemCompleted, ItemID: item, Payload: events.ItemCompletedPayload{ItemType: events.ItemAssistantMessage,
-				Status: events.ItemStatusCompleted, Content: "a few words a few words a few words"}},
-			events.Draft{Type: events.RunCompleted, Payload: events.RunCompletedPayload{Output: "done"}})
-		id := events.Identity{RunID: runID, TenantID: "acme", PlatformSessionID: "s-" + runID[len(runID)-4:]}
-		for i, d := range drafts {
-			env, err := d.Seal(id, int64(i+1), events.NewID("evt"), now)
-			if err != nil {
-				b.Fatal(err)
-			}
+		l := eventstest.New(b, events.Identity{RunID: runID, TenantID: "acme", PlatformSessionID: "s-" + runID[len(runID)-4:]}).
+			Accepted(events.NewID("cmd"), events.RunAcceptedPayload{AgentID: "a",
+				Input: events.UserInput{Content: "hello"}, IdempotencyKey: runID, Actor: events.Actor{Type: "user", ID: "u"}}).
+			Started("").
+			ItemStarted(item, events.ItemAssistantMessage, nil).
+			Deltas(item, slices.Repeat([]string{"a few words "}, 6)...).
+			ItemCompleted(item, events.ItemAssistantMessage, events.ItemStatusCompleted, "a few words a few words a few words", nil).
+			Completed("done")
+		for _, env := range l.Events() {
 			raw, _ := json.Marshal(env)
 			if err := prod.Produce(context.Background(), kc.EventsTopic(), runID, raw); err != nil {
 				b.Fatal(err)
 			}
+			written++
 		}
-		written += len(drafts)
 	}
 	return kc
 }
@@ -85,16 +75,8 @@ func benchRebuild(b *testing.B, kc kafka.Config, p runner.Projector) {
 // Compare with projections/postgres BenchmarkCopyFromBaseline.
 func BenchmarkRunnerPostgres(b *testing.B) {
 	kc := writeRuns(b, b.N)
-	ctx := context.Background()
-	pool, err := pginfra.Connect(ctx, pgtest.NewDatabase(b))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer pool.Close()
-	if err := pginfra.Migrate(ctx, pool, "projection_postgres", postgres.Migrations); err != nil {
-		b.Fatal(err)
-	}
-	benchRebuild(b, kc, postgres.New(pool, zap.NewNop(), postgres.WithEventsTopic(kc.EventsTopic())))
+	store, _ := postgrestest.New(b, postgres.WithEventsTopic(kc.EventsTopic()))
+	benchRebuild(b, kc, store)
 }
 
 // BenchmarkRunnerClickHouse: the audit view fed by the runner. Compare with

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/events/eventstest"
 	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
 	"github.com/xbot-runtime/xbot/infra/devstack/kafkatest"
 	"github.com/xbot-runtime/xbot/infra/kafka"
@@ -89,19 +90,16 @@ func writeRun(t *testing.T, kc kafka.Config, runID string, last events.Type) {
 		t.Fatal(err)
 	}
 	defer prod.Close()
-	drafts := []events.Draft{
-		{Type: events.RunAccepted, CommandID: events.DerivedID("cmd", runID), Payload: events.RunAcceptedPayload{AgentID: "a",
-			IdempotencyKey: "k-" + runID, Actor: events.Actor{Type: "user", ID: "u"}}},
-		{Type: events.RunStarted},
-		{Type: last, Payload: map[events.Type]any{events.RunCompleted: events.RunCompletedPayload{Output: "ok"},
-			events.RunFailed: events.RunFailedPayload{ErrorCode: "internal"}}[last]},
+	l := eventstest.New(t, events.Identity{RunID: runID, TenantID: "acme"}).
+		Accepted(events.DerivedID("cmd", runID), events.RunAcceptedPayload{AgentID: "a",
+			IdempotencyKey: "k-" + runID, Actor: events.Actor{Type: "user", ID: "u"}}).
+		Started("")
+	if last == events.RunFailed {
+		l.Failed("internal", "")
+	} else {
+		l.Completed("ok")
 	}
-	id := events.Identity{RunID: runID, TenantID: "acme"}
-	for i, d := range drafts {
-		env, err := d.Seal(id, int64(i+1), events.NewID("evt"), time.Now().UnixMilli())
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, env := range l.Events() {
 		raw, _ := json.Marshal(env)
 		if err := prod.Produce(context.Background(), kc.EventsTopic(), runID, raw); err != nil {
 			t.Fatal(err)

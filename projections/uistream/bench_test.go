@@ -95,12 +95,12 @@ func benchFanOut(b *testing.B, clients int, pause time.Duration) {
 // deltaLog is a run that streams n deltas of one answer, then completes.
 func deltaLog(b *testing.B, n int) []events.Envelope {
 	l := started(b, runA, cmdA, "go")
-	l.itemStart(r1, events.ItemAssistantMessage, nil)
+	l.ItemStarted(r1, events.ItemAssistantMessage, nil)
 	for i := range n {
-		l.delta(r1, fmt.Sprintf("word %d ", i))
+		l.Deltas(r1, fmt.Sprintf("word %d ", i))
 	}
-	l.itemDone(r1, events.ItemAssistantMessage, events.ItemStatusCompleted, "", nil)
-	return l.lifecycle(events.RunCompleted, events.RunCompletedPayload{}).evs
+	l.ItemCompleted(r1, events.ItemAssistantMessage, events.ItemStatusCompleted, "", nil)
+	return l.Completed("").Events()
 }
 
 // readClient reads one SSE stream to [DONE] and returns, per event that

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/events/eventstest"
 )
 
 // The golden cases: one log per shape of reply, together covering every
@@ -31,10 +32,6 @@ var (
 	callMCP   = events.ToolCallRef{ID: "call_6", Name: "github.search", Arguments: `{"q":"xbot"}`}
 )
 
-func decision(d, scope string) events.ApprovalDecisionPayload {
-	return events.ApprovalDecisionPayload{Decision: d, Scope: scope, Actor: events.Actor{Type: "user", ID: "u"}}
-}
-
 func accepted(typ string) events.CommandAcceptedPayload {
 	return events.CommandAcceptedPayload{CommandType: typ, IdempotencyKey: "k-" + typ}
 }
@@ -49,8 +46,8 @@ func applied(typ string) events.CommandAppliedPayload {
 func approvalLog(t testing.TB, d string) *logBuilder {
 	b := started(t, runA, cmdA, "clean the build")
 	b.response(r1, 0, []string{"I will delete the build directory."}, callRm)
-	b.toolStart(tool1, r1, callRm, events.ItemCommandExecution).ask(tool1, callRm, "destructive-shell", "deletes files")
-	b.lifecycle(events.RunPaused, events.RunPausedPayload{PauseReason: events.PauseAwaitingApproval, ItemIDs: []string{tool1}})
+	b.ToolStarted(tool1, r1, events.ItemCommandExecution, callRm).Ask(tool1, callRm, "destructive-shell", "deletes files")
+	b.Paused(events.PauseAwaitingApproval, tool1)
 	return b.decide(cmdB, tool1, d, "item", "")
 }
 
@@ -58,159 +55,156 @@ var goldenCases = map[string]func(t testing.TB) []events.Envelope{
 	"text_only": func(t testing.TB) []events.Envelope {
 		b := started(t, runA, cmdA, "hello")
 		b.response(r1, 0, []string{"Hel", "lo!"})
-		return b.lifecycle(events.RunCompleted, events.RunCompletedPayload{Output: "Hello!"}).evs
+		return b.Completed("Hello!").Events()
 	},
 	"reasoning": func(t testing.TB) []events.Envelope {
 		b := started(t, runA, cmdA, "2+2?")
-		b.itemStart(think, events.ItemReasoning, nil).delta(think, "Adding ", "two and two.")
-		b.itemDone(think, events.ItemReasoning, events.ItemStatusCompleted, "Adding two and two.", nil)
+		b.ItemStarted(think, events.ItemReasoning, nil).Deltas(think, "Adding ", "two and two.")
+		b.ItemCompleted(think, events.ItemReasoning, events.ItemStatusCompleted, "Adding two and two.", nil)
 		b.response(r1, 0, []string{"4"})
-		return b.lifecycle(events.RunCompleted, events.RunCompletedPayload{Output: "4"}).evs
+		return b.Completed("4").Events()
 	},
 	"tools": func(t testing.TB) []events.Envelope {
 		b := started(t, runA, cmdA, "look around")
 		b.response(r1, 0, []string{"Let me look."}, callLs, callWrite, callBad)
-		b.toolStart(tool1, r1, callLs, events.ItemCommandExecution).delta(tool1, "README.md\n")
-		b.toolDone(tool1, callLs, events.ItemCommandExecution, events.ToolResultData{Output: "exit code 0\nREADME.md\n",
+		b.ToolStarted(tool1, r1, events.ItemCommandExecution, callLs).Deltas(tool1, "README.md\n")
+		b.ToolCompleted(tool1, events.ItemCommandExecution, callLs, events.ToolResultData{Output: "exit code 0\nREADME.md\n",
 			Exec: &events.ExecData{Command: "ls", Cwd: "/work", ExitCode: 0, Stdout: "README.md\n", DurationMs: 3}})
-		b.toolStart(tool2, r1, callWrite, events.ItemFileChange)
-		b.toolDone(tool2, callWrite, events.ItemFileChange, events.ToolResultData{Output: "wrote notes.md (4 bytes)",
+		b.ToolStarted(tool2, r1, events.ItemFileChange, callWrite)
+		b.ToolCompleted(tool2, events.ItemFileChange, callWrite, events.ToolResultData{Output: "wrote notes.md (4 bytes)",
 			FileChange: &events.FileChangeData{Path: "notes.md", Diff: "--- /dev/null\n+++ b/notes.md\n@@ -0,0 +1 @@\n+one\n", Created: true, Bytes: 4}})
-		b.toolStart(tool3, r1, callBad, events.ItemToolCall)
-		b.itemFail(tool3, events.ItemToolCall, events.ToolErrInvalidArguments, "arguments are not valid JSON")
+		b.ToolStarted(tool3, r1, events.ItemToolCall, callBad)
+		b.ItemFailed(tool3, events.ItemToolCall, events.ToolErrInvalidArguments, "arguments are not valid JSON")
 		b.response(r2, 1, nil) // a response with neither text nor calls gets no text part
 		b.response(r3, 2, []string{"Done."})
-		return b.lifecycle(events.RunCompleted, events.RunCompletedPayload{Output: "Done."}).evs
+		return b.Completed("Done.").Events()
 	},
 	"approval_allowed": func(t testing.TB) []events.Envelope {
 		b := approvalLog(t, "allow")
-		b.delta(tool1, "removed build\n")
-		b.toolDone(tool1, callRm, events.ItemCommandExecution, events.ToolResultData{Output: "exit code 0",
+		b.Deltas(tool1, "removed build\n")
+		b.ToolCompleted(tool1, events.ItemCommandExecution, callRm, events.ToolResultData{Output: "exit code 0",
 			Exec: &events.ExecData{Command: "rm -rf build", Cwd: "/work", Stdout: "removed build\n", DurationMs: 9}})
 		b.response(r2, 1, []string{"Deleted."})
-		return b.lifecycle(events.RunCompleted, events.RunCompletedPayload{Output: "Deleted."}).evs
+		return b.Completed("Deleted.").Events()
 	},
 	"approval_denied": func(t testing.TB) []events.Envelope {
 		b := approvalLog(t, "deny")
 		b.response(r2, 1, []string{"Understood, I left it."})
-		return b.lifecycle(events.RunCompleted, events.RunCompletedPayload{}).evs
+		return b.Completed("").Events()
 	},
 	"clarification": func(t testing.TB) []events.Envelope {
 		b := started(t, runA, cmdA, "deploy")
 		b.response(r1, 0, nil, callAsk)
-		b.toolStart(tool1, r1, callAsk, events.ItemClarificationRequest)
-		b.lifecycle(events.RunPaused, events.RunPausedPayload{PauseReason: events.PauseAwaitingUserInput, ItemIDs: []string{tool1}})
-		b.command(events.CommandAccepted, cmdB, accepted("AppendUserInput"))
-		b.toolDone(tool1, callAsk, events.ItemClarificationRequest, events.ToolResultData{Output: "main"})
-		b.command(events.CommandApplied, cmdB, applied("AppendUserInput"))
-		b.command(events.RunResumed, cmdB, events.RunResumedPayload{})
+		b.ToolStarted(tool1, r1, events.ItemClarificationRequest, callAsk)
+		b.Paused(events.PauseAwaitingUserInput, tool1)
+		b.CommandAccepted(cmdB, accepted("AppendUserInput"))
+		b.ToolCompleted(tool1, events.ItemClarificationRequest, callAsk, events.ToolResultData{Output: "main"})
+		b.CommandApplied(cmdB, applied("AppendUserInput"))
+		b.Resumed(cmdB)
 		b.response(r2, 1, []string{"Deploying main."})
-		return b.lifecycle(events.RunCompleted, events.RunCompletedPayload{}).evs
+		return b.Completed("").Events()
 	},
 	"steer": func(t testing.TB) []events.Envelope {
 		b := started(t, runA, cmdA, "build the site")
 		b.response(r1, 0, []string{"Building."}, callLs)
-		b.toolStart(tool1, r1, callLs, events.ItemCommandExecution)
-		b.command(events.CommandAccepted, cmdB, accepted("AppendUserInput"))
-		b.toolDone(tool1, callLs, events.ItemCommandExecution, events.ToolResultData{Output: "ok"})
-		b.add(events.Draft{Type: events.ItemStarted, ItemID: "itm_user", CommandID: cmdB, Payload: events.ItemStartedPayload{
-			ItemType: events.ItemUserMessage, Content: "use the dev branch", Data: raw(events.UserMessageData{Intent: "steer", CommandID: cmdB})}})
-		b.add(events.Draft{Type: events.ItemCompleted, ItemID: "itm_user", CommandID: cmdB, Payload: events.ItemCompletedPayload{
-			ItemType: events.ItemUserMessage, Status: events.ItemStatusCompleted, Content: "use the dev branch"}})
-		b.command(events.CommandApplied, cmdB, applied("AppendUserInput"))
+		b.ToolStarted(tool1, r1, events.ItemCommandExecution, callLs)
+		b.CommandAccepted(cmdB, accepted("AppendUserInput"))
+		b.ToolCompleted(tool1, events.ItemCommandExecution, callLs, events.ToolResultData{Output: "ok"})
+		b.Steer("itm_user", cmdB, "use the dev branch")
+		b.CommandApplied(cmdB, applied("AppendUserInput"))
 		b.response(r2, 1, []string{"Switching to dev."})
-		return b.lifecycle(events.RunCompleted, events.RunCompletedPayload{}).evs
+		return b.Completed("").Events()
 	},
 	"failed": func(t testing.TB) []events.Envelope {
 		b := started(t, runA, cmdA, "hi")
-		b.itemStart(r1, events.ItemAssistantMessage, nil).delta(r1, "Part")
-		b.itemFail(r1, events.ItemAssistantMessage, events.FailModelError, "server_error: upstream 500")
-		return b.lifecycle(events.RunFailed, events.RunFailedPayload{ErrorCode: events.FailModelError, Message: "server_error: upstream 500"}).evs
+		b.ItemStarted(r1, events.ItemAssistantMessage, nil).Deltas(r1, "Part")
+		b.ItemFailed(r1, events.ItemAssistantMessage, events.FailModelError, "server_error: upstream 500")
+		return b.Failed(events.FailModelError, "server_error: upstream 500").Events()
 	},
 	"cancelled_mid_stream": func(t testing.TB) []events.Envelope {
 		b := started(t, runA, cmdA, "write an essay")
-		b.itemStart(r1, events.ItemAssistantMessage, nil).delta(r1, "Once upon")
-		b.command(events.CommandAccepted, cmdB, accepted("CancelRun"))
-		b.itemDone(r1, events.ItemAssistantMessage, events.ItemStatusTruncated, "Once upon", nil)
-		b.command(events.CommandApplied, cmdB, applied("CancelRun"))
-		return b.command(events.RunCancelled, cmdB, events.RunCancelledPayload{Reason: "taking too long"}).evs
+		b.ItemStarted(r1, events.ItemAssistantMessage, nil).Deltas(r1, "Once upon")
+		b.CommandAccepted(cmdB, accepted("CancelRun"))
+		b.ItemCompleted(r1, events.ItemAssistantMessage, events.ItemStatusTruncated, "Once upon", nil)
+		b.CommandApplied(cmdB, applied("CancelRun"))
+		return b.Cancelled(cmdB, "taking too long").Events()
 	},
 	"cancelled_while_queued": func(t testing.TB) []events.Envelope {
 		b := newLog(t, runA).accept(cmdA, "k", "", "hi")
-		b.command(events.CommandAccepted, cmdB, accepted("CancelRun"))
-		b.command(events.CommandApplied, cmdB, applied("CancelRun"))
-		return b.command(events.RunCancelled, cmdB, events.RunCancelledPayload{}).evs
+		b.CommandAccepted(cmdB, accepted("CancelRun"))
+		b.CommandApplied(cmdB, applied("CancelRun"))
+		return b.Cancelled(cmdB, "").Events()
 	},
 	"cancelled_while_awaiting_approval": func(t testing.TB) []events.Envelope {
 		b := started(t, runA, cmdA, "clean")
 		b.response(r1, 0, nil, callRm)
-		b.toolStart(tool1, r1, callRm, events.ItemCommandExecution)
-		b.add(events.Draft{Type: events.ItemAwaitingApproval, ItemID: tool1, Payload: events.ItemAwaitingApprovalPayload{
+		b.ToolStarted(tool1, r1, events.ItemCommandExecution, callRm)
+		b.Add(events.Draft{Type: events.ItemAwaitingApproval, ItemID: tool1, Payload: events.ItemAwaitingApprovalPayload{
 			ItemType: events.ItemCommandExecution}}) // an older writer's request: no approvalId, rule or reason
-		b.lifecycle(events.RunPaused, events.RunPausedPayload{PauseReason: events.PauseAwaitingApproval, ItemIDs: []string{tool1}})
-		b.command(events.CommandAccepted, cmdB, accepted("CancelRun"))
-		b.itemFail(tool1, events.ItemCommandExecution, events.ToolErrCancelled, "the run was cancelled")
-		b.command(events.CommandApplied, cmdB, applied("CancelRun"))
-		return b.command(events.RunCancelled, cmdB, events.RunCancelledPayload{}).evs
+		b.Paused(events.PauseAwaitingApproval, tool1)
+		b.CommandAccepted(cmdB, accepted("CancelRun"))
+		b.ItemFailed(tool1, events.ItemCommandExecution, events.ToolErrCancelled, "the run was cancelled")
+		b.CommandApplied(cmdB, applied("CancelRun"))
+		return b.Cancelled(cmdB, "").Events()
 	},
 	"expired_while_asking": func(t testing.TB) []events.Envelope {
 		b := started(t, runA, cmdA, "deploy")
 		b.response(r1, 0, []string{"One question first."}, callAsk)
-		b.toolStart(tool1, r1, callAsk, events.ItemClarificationRequest)
-		b.lifecycle(events.RunPaused, events.RunPausedPayload{PauseReason: events.PauseAwaitingUserInput, ItemIDs: []string{tool1}})
-		b.itemFail(tool1, events.ItemClarificationRequest, events.ToolErrExpired, "nobody answered before the run's pause expired")
-		return b.lifecycle(events.RunExpired, events.RunExpiredPayload{PauseReason: events.PauseAwaitingUserInput,
-			PausedAt: 1_700_000_008_000, PauseTTLMs: 3600_000}).evs
+		b.ToolStarted(tool1, r1, events.ItemClarificationRequest, callAsk)
+		b.Paused(events.PauseAwaitingUserInput, tool1)
+		b.ItemFailed(tool1, events.ItemClarificationRequest, events.ToolErrExpired, "nobody answered before the run's pause expired")
+		return b.Add(events.Draft{Type: events.RunExpired, Payload: events.RunExpiredPayload{PauseReason: events.PauseAwaitingUserInput,
+			PausedAt: 1_700_000_008_000, PauseTTLMs: 3600_000}}).Events()
 	},
 	"crash_recovery": func(t testing.TB) []events.Envelope {
 		b := started(t, runA, cmdA, "make it")
 		b.response(r1, 0, []string{"Building."}, callLs)
-		b.toolStart(tool1, r1, callLs, events.ItemCommandExecution)
-		b.lifecycle(events.RunCheckpointRestored, events.CheckpointRestoredPayload{LastSeq: 7, ExecutorID: "ex-2", OpenItems: []string{tool1}})
-		b.itemFail(tool1, events.ItemCommandExecution, events.ToolErrRuntimeLost, "the executor running this item stopped")
-		b.itemStart(think, events.ItemReasoning, nil).delta(think, "Hmm")
-		b.itemDone(think, events.ItemReasoning, events.ItemStatusCompleted, "Hmm", nil)
-		b.itemStart(r2, events.ItemAssistantMessage, nil).delta(r2, "parti")
-		b.lifecycle(events.RunCheckpointRestored, events.CheckpointRestoredPayload{LastSeq: 14, ExecutorID: "ex-3", OpenItems: []string{r2}})
-		b.itemFail(r2, events.ItemAssistantMessage, events.FailRuntimeLost, "the executor running this item stopped")
+		b.ToolStarted(tool1, r1, events.ItemCommandExecution, callLs)
+		b.Add(events.Draft{Type: events.RunCheckpointRestored, Payload: events.CheckpointRestoredPayload{LastSeq: 7, ExecutorID: "ex-2", OpenItems: []string{tool1}}})
+		b.ItemFailed(tool1, events.ItemCommandExecution, events.ToolErrRuntimeLost, "the executor running this item stopped")
+		b.ItemStarted(think, events.ItemReasoning, nil).Deltas(think, "Hmm")
+		b.ItemCompleted(think, events.ItemReasoning, events.ItemStatusCompleted, "Hmm", nil)
+		b.ItemStarted(r2, events.ItemAssistantMessage, nil).Deltas(r2, "parti")
+		b.Add(events.Draft{Type: events.RunCheckpointRestored, Payload: events.CheckpointRestoredPayload{LastSeq: 14, ExecutorID: "ex-3", OpenItems: []string{r2}}})
+		b.ItemFailed(r2, events.ItemAssistantMessage, events.FailRuntimeLost, "the executor running this item stopped")
 		b.response(r3, 1, []string{"Recovered."})
-		return b.lifecycle(events.RunCompleted, events.RunCompletedPayload{}).evs
+		return b.Completed("").Events()
 	},
 	"follow_up_then_late_commands": func(t testing.TB) []events.Envelope {
 		followUp := "cmd_01J00000000000000000000FUP"
 		b := newLog(t, runA).accept(events.DerivedID("cmd", "follow_up", followUp), "follow_up:"+followUp, "run_01J0000000000000000000000P", "and then?")
-		b.lifecycle(events.RunStarted, events.RunStartedPayload{})
+		b.Started("")
 		b.response(r1, 0, []string{"Then this."})
-		b.lifecycle(events.RunCompleted, events.RunCompletedPayload{})
-		b.command(events.CommandApplied, cmdB, events.CommandAppliedPayload{CommandType: "AppendUserInput", IdempotencyKey: "k2",
+		b.Completed("")
+		b.CommandApplied(cmdB, events.CommandAppliedPayload{CommandType: "AppendUserInput", IdempotencyKey: "k2",
 			CreatedRunID: "run_01J000000000000000000000NX"})
-		b.command(events.CommandRejected, cmdC, events.CommandRejectedPayload{CommandType: "CancelRun", IdempotencyKey: "k3", Code: "invalid_state"})
-		b.command(events.CommandDuplicate, "cmd_01J0000000000000000000000D", events.CommandDuplicatePayload{CommandType: "AppendUserInput",
+		b.CommandRejected(cmdC, events.CommandRejectedPayload{CommandType: "CancelRun", IdempotencyKey: "k3", Code: "invalid_state"})
+		b.CommandDuplicate("cmd_01J0000000000000000000000D", events.CommandDuplicatePayload{CommandType: "AppendUserInput",
 			IdempotencyKey: "k2", OriginalCommandID: cmdB, OriginalOutcome: "applied"})
-		return b.command(events.CommandNoEffect, "cmd_01J0000000000000000000000E", events.CommandNoEffectPayload{CommandType: "CancelRun",
-			IdempotencyKey: "k4", Reason: "the run has ended"}).evs
+		return b.CommandNoEffect("cmd_01J0000000000000000000000E", events.CommandNoEffectPayload{CommandType: "CancelRun",
+			IdempotencyKey: "k4", Reason: "the run has ended"}).Events()
 	},
 	"governance_and_other_items": func(t testing.TB) []events.Envelope {
 		b := newLog(t, runA).accept(cmdA, "k", "", "plan it")
-		b.lifecycle(events.CapabilitySnapshotFrozen, events.SnapshotFrozenPayload{Hash: "sha256:abc", Snapshot: raw(map[string]any{"pauseTtlMs": 60000})})
-		b.lifecycle(events.RunStarted, events.RunStartedPayload{})
-		b.lifecycle(events.PermissionGrantApplied, events.PermissionGrantPayload{GrantID: "grt_1", Scope: "run", ToolName: "shell", RuleID: "r"})
-		b.itemStart("itm_plan", events.ItemPlan, nil).delta("itm_plan", "1. look")
-		b.itemDone("itm_plan", events.ItemPlan, events.ItemStatusCompleted, "1. look\n2. act", nil)
-		b.itemStart("itm_compact", events.ItemContextCompaction, nil)
-		b.itemDone("itm_compact", events.ItemContextCompaction, events.ItemStatusCompleted, "summary", nil)
-		b.lifecycle(events.ContextCompacted, events.ContextCompactedPayload{ArtifactID: "cmp_01J000000000000000000000C1",
+		b.Add(events.Draft{Type: events.CapabilitySnapshotFrozen, Payload: events.SnapshotFrozenPayload{Hash: "sha256:abc", Snapshot: eventstest.Raw(map[string]any{"pauseTtlMs": 60000})}})
+		b.Started("")
+		b.Add(events.Draft{Type: events.PermissionGrantApplied, Payload: events.PermissionGrantPayload{GrantID: "grt_1", Scope: "run", ToolName: "shell", RuleID: "r"}})
+		b.ItemStarted("itm_plan", events.ItemPlan, nil).Deltas("itm_plan", "1. look")
+		b.ItemCompleted("itm_plan", events.ItemPlan, events.ItemStatusCompleted, "1. look\n2. act", nil)
+		b.ItemStarted("itm_compact", events.ItemContextCompaction, nil)
+		b.ItemCompleted("itm_compact", events.ItemContextCompaction, events.ItemStatusCompleted, "summary", nil)
+		b.Add(events.Draft{Type: events.ContextCompacted, Payload: events.ContextCompactedPayload{ArtifactID: "cmp_01J000000000000000000000C1",
 			CutoffEventSeq: 7, TriggerReason: events.CompactBeforeModelRequest, SourceRange: events.SeqRange{FromSeq: 1, ToSeq: 7},
 			Summary: events.CompactionSummary{UserGoal: "plan it", ExecutedDecisions: []string{"made a plan"},
 				ModifiedFiles: []string{}, PendingTasks: []string{"act"}},
 			RetainedItemIDs: []string{"itm_plan"}, TokenStats: events.TokenStats{BeforeTokens: 9000, AfterTokens: 700},
-			Usage: &events.Usage{PromptTokens: 9000, CompletionTokens: 300, TotalTokens: 9300}})
+			Usage: &events.Usage{PromptTokens: 9000, CompletionTokens: 300, TotalTokens: 9300}}})
 		b.response(r1, 0, nil, callMCP)
-		b.toolStart(tool1, r1, callMCP, events.ItemMCPToolCall)
-		b.toolDone(tool1, callMCP, events.ItemMCPToolCall, events.ToolResultData{Output: `{"hits":1}`})
-		b.itemStart(think, events.ItemReasoning, nil).delta(think, "Stopping")
-		b.itemDone(think, events.ItemReasoning, events.ItemStatusTruncated, "Stopping", nil)
-		b.command(events.CommandRejected, cmdB, events.CommandRejectedPayload{CommandType: "RequestCompaction", IdempotencyKey: "k5", Code: "not_implemented"})
-		return b.lifecycle(events.RunFailed, events.RunFailedPayload{ErrorCode: events.FailBudgetExhausted}).evs
+		b.ToolStarted(tool1, r1, events.ItemMCPToolCall, callMCP)
+		b.ToolCompleted(tool1, events.ItemMCPToolCall, callMCP, events.ToolResultData{Output: `{"hits":1}`})
+		b.ItemStarted(think, events.ItemReasoning, nil).Deltas(think, "Stopping")
+		b.ItemCompleted(think, events.ItemReasoning, events.ItemStatusTruncated, "Stopping", nil)
+		b.CommandRejected(cmdB, events.CommandRejectedPayload{CommandType: "RequestCompaction", IdempotencyKey: "k5", Code: "not_implemented"})
+		return b.Failed(events.FailBudgetExhausted, "").Events()
 	},
 }

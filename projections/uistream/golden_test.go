@@ -3,20 +3,17 @@ package uistream_test
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/events/eventstest"
 	"github.com/xbot-runtime/xbot/projections/uistream"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // annotated renders a run's stream like WriteRun, with an SSE comment line
 // before each event's chunks naming the event. Comments are valid SSE that
@@ -75,19 +72,7 @@ func TestGoldenStreams(t *testing.T) {
 				t.Fatalf("event-by-event rendering differs from the whole run's:\n%s\n---\n%s", got, whole.Bytes())
 			}
 			checkChunks(t, whole.Bytes())
-			path := filepath.Join("testdata", name+".sse")
-			if *update {
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("stream differs from %s (run with -update to accept):\n%s", path, got)
-			}
+			eventstest.Golden(t, filepath.Join("testdata", name+".sse"), got)
 		})
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/events/eventstest"
 	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
 	"github.com/xbot-runtime/xbot/projections/uistream"
 )
@@ -138,7 +139,7 @@ func TestHubDeliverSkipsRecordsThatAreNotEvents(t *testing.T) {
 	evs := goldenCases["text_only"](t)
 	recs := []uistream.Record{{Value: []byte("not json")}}
 	for _, e := range evs[:3] {
-		recs = append(recs, uistream.Record{Value: raw(e)})
+		recs = append(recs, uistream.Record{Value: eventstest.Raw(e)})
 	}
 	h.Deliver(recs)
 	if got := drain(sub); len(got) != 3 {

@@ -22,7 +22,7 @@ const (
 func chat(t testing.TB, runID, reply string) []events.Envelope {
 	b := started(t, runID, "cmd_"+runID[4:], "hi")
 	b.response("itm_"+runID[4:], 0, strings.SplitAfter(reply, " "))
-	return b.lifecycle(events.RunCompleted, events.RunCompletedPayload{Output: reply}).evs
+	return b.Completed(reply).Events()
 }
 
 // inSession is a run's stream as a session stream shows it: ids prefixed

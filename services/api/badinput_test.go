@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/xbot-runtime/xbot/commands"
+	"github.com/xbot-runtime/xbot/projections/postgres/postgrestest"
 	"github.com/xbot-runtime/xbot/projections/uistream"
 	"github.com/xbot-runtime/xbot/services/api"
 	"github.com/xbot-runtime/xbot/services/stack"
@@ -174,7 +175,7 @@ func checkNo5xx(t *testing.T, srv *httptest.Server, r sweepReq) {
 // encoding errors are what bad input used to reach) with streams on.
 func newSweepServer(t *testing.T) *httptest.Server {
 	t.Helper()
-	store := newPostgresStore(t)
+	store, _ := postgrestest.New(t)
 	// A short wait cap: commands that pass validation are queued on the fake
 	// sender and answered pending.
 	cfg := api.Config{Tokens: map[string]string{tokenA: tenantA}, WaitDefault: time.Millisecond, WaitMax: 10 * time.Millisecond}

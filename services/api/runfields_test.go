@@ -9,12 +9,7 @@ import (
 
 // queuedRMLog accepts a run with newRMLog's sandbox key and leaves it queued.
 func queuedRMLog(t *testing.T, tenant string, createdAt int64) *rmLog {
-	l := &rmLog{t: t, now: createdAt,
-		ident: events.Identity{RunID: events.NewID("run"), TenantID: tenant, PlatformSessionID: "s-q"}}
-	l.add(events.Draft{Type: events.RunAccepted, CommandID: events.NewID("cmd"), Payload: events.RunAcceptedPayload{
-		AgentID: "coder", Input: events.UserInput{Content: "later"}, IdempotencyKey: "k-" + l.ident.RunID,
-		SandboxKey: events.SandboxKey{TenantID: tenant, WorkspaceID: "default", AgentID: "coder", OwnerID: "u"}}})
-	return l
+	return acceptedRMLog(t, tenant, "s-q", "later", createdAt)
 }
 
 // TestRunShowsUsageSnapshotAndQueuePosition: the active run of a sandbox

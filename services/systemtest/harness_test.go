@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -159,16 +158,4 @@ func (e *env) invariants(st *stack.Stack) map[string]events.RunState {
 		return nil
 	})
 	return fromKafka
-}
-
-// sandboxDir is a fresh compute directory the bwrap sandbox user can reach
-// when the tests run as root: t.TempDir's parent is private (0700), and the
-// sandbox user must pass through it.
-func sandboxDir(t *testing.T) string {
-	t.Helper()
-	dir := t.TempDir()
-	if err := os.Chmod(filepath.Dir(dir), 0o711); err != nil { // #nosec G302 -- search only
-		t.Fatal(err)
-	}
-	return dir
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/xbot-runtime/xbot/services/engine/compute"
 	"github.com/xbot-runtime/xbot/services/engine/compute/bwrap"
+	"github.com/xbot-runtime/xbot/services/engine/compute/computetest"
 	"github.com/xbot-runtime/xbot/services/engine/model"
 	"github.com/xbot-runtime/xbot/services/engine/policy"
 	"github.com/xbot-runtime/xbot/services/engine/profile"
@@ -41,7 +42,7 @@ func bwrapAgentEnv(t *testing.T, e *env, edit func(*stack.Options), agents ...pr
 		t.Fatal(err)
 	}
 	e.cat = cat
-	dir := sandboxDir(t)
+	dir := computetest.Dir(t)
 	comp, err := bwrap.New(bwrap.Config{Dir: dir, Logger: zap.NewNop()})
 	if errors.Is(err, compute.ErrUnavailable) {
 		if _, ci := os.LookupEnv("CI"); !ci {

@@ -13,6 +13,7 @@ import (
 	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
 	"github.com/xbot-runtime/xbot/services/engine/compute/bwrap"
 	"github.com/xbot-runtime/xbot/services/engine/compute/capacity"
+	"github.com/xbot-runtime/xbot/services/engine/compute/computetest"
 	"github.com/xbot-runtime/xbot/services/engine/model"
 	"github.com/xbot-runtime/xbot/services/engine/profile"
 	"github.com/xbot-runtime/xbot/services/stack"
@@ -29,7 +30,7 @@ import (
 func limitEnv(t *testing.T, dir string, cfg capacity.Config, agents ...profile.Profile) (*env, *stack.Stack, *bwrap.Provider) {
 	t.Helper()
 	if dir == "" {
-		dir = sandboxDir(t)
+		dir = computetest.Dir(t)
 	}
 	e := newEnv(t)
 	cat, err := profile.NewCatalog(agents...)
@@ -195,7 +196,7 @@ func TestResourcesWorkspaceQuota(t *testing.T) {
 // tenant's next run gets a sandbox.
 func TestResourcesTenantCap(t *testing.T) {
 	t.Parallel()
-	dir := sandboxDir(t)
+	dir := computetest.Dir(t)
 	hold := "touch held; while [ ! -f release ]; do sleep 0.05; done"
 	holder := profile.Profile{ID: "holder", Model: profile.ModelScripted, Tools: []string{"shell"},
 		Sandbox: profile.Sandbox{}, Script: []profile.Turn{{ToolCalls: shellCall(hold, 120)}, {Text: "done"}}}

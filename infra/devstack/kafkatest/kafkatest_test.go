@@ -8,14 +8,6 @@ import (
 
 func TestMain(m *testing.M) { kafkatest.Main(m) }
 
-func TestSharedIsOneCluster(t *testing.T) {
-	t.Parallel()
-	first, second := kafkatest.Shared(t), kafkatest.Shared(t)
-	if first != second {
-		t.Fatal("Shared returned two clusters")
-	}
-}
-
 func TestNewTopicsArePrefixedApart(t *testing.T) {
 	t.Parallel()
 	a, b := kafkatest.NewTopics(t, 2), kafkatest.NewTopics(t, 2)

@@ -7,39 +7,25 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/xbot-runtime/xbot/infra/devstack/internal/sharedsrv"
 	"github.com/xbot-runtime/xbot/infra/devstack/pgtest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
-func TestSharedIsOneServer(t *testing.T) {
-	t.Parallel()
-	first, second := pgtest.Shared(t), pgtest.Shared(t)
-	if first != second {
-		t.Fatal("Shared returned two servers")
-	}
-}
-
 func TestNewDatabaseIsolatedAndDropped(t *testing.T) {
 	t.Parallel()
-	var names []string
-	for range 2 {
-		t.Run("sub/with odd-name", func(t *testing.T) {
-			names = append(names, currentDatabase(t, pgtest.NewDatabase(t)))
-		})
-	}
-	if names[0] == names[1] {
-		t.Fatalf("two tests got database %s", names[0])
-	}
-	admin := pgtest.Shared(t).DSN("postgres")
-	for _, name := range names {
-		conn := connect(t, admin)
+	sharedsrv.CheckDatabases(t, func(t *testing.T) string {
+		return currentDatabase(t, pgtest.NewDatabase(t))
+	}, func(t *testing.T, name string) bool {
 		var n int
-		err := conn.QueryRow(context.Background(), "SELECT count(*) FROM pg_database WHERE datname = $1", name).Scan(&n)
-		if err != nil || n != 0 {
-			t.Errorf("database %s left after its test: count %d, err %v", name, n, err)
+		err := connect(t, pgtest.Shared(t).DSN("postgres")).QueryRow(context.Background(),
+			"SELECT count(*) FROM pg_database WHERE datname = $1", name).Scan(&n)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
+		return n != 0
+	})
 }
 
 func currentDatabase(t *testing.T, dsn string) string {

@@ -10,7 +10,7 @@ func TestAnalyzeDecidesTheNextStage(t *testing.T) {
 	t.Parallel()
 	const run = "run_01J000000000000000000000R1"
 	t.Run("fresh run asks the model", func(t *testing.T) {
-		pr := analyze(newLog(t, run, "hi", "").evs)
+		pr := analyze(newLog(t, run, "hi", "").Events())
 		if pr.last != nil || pr.turns != 0 || pr.final() || pr.startedAt == 0 {
 			t.Errorf("fresh run: %+v", pr)
 		}
@@ -18,7 +18,7 @@ func TestAnalyzeDecidesTheNextStage(t *testing.T) {
 	t.Run("calls without items are unstarted, in call order", func(t *testing.T) {
 		b := newLog(t, run, "hi", "").response(r1, "", 0, callLs, callCat, callBad)
 		b.toolOK(r1, callCat, "x")
-		pr := analyze(b.evs)
+		pr := analyze(b.Events())
 		if len(pr.unstarted) != 2 || pr.unstarted[0].ID != callLs.ID || pr.unstarted[1].ID != callBad.ID {
 			t.Errorf("unstarted = %+v, want call_1 and call_3", pr.unstarted)
 		}
@@ -28,26 +28,25 @@ func TestAnalyzeDecidesTheNextStage(t *testing.T) {
 	})
 	t.Run("a lost model call is not a turn", func(t *testing.T) {
 		b := newLog(t, run, "hi", "")
-		b.add(events.Draft{Type: events.ItemStarted, ItemID: r1, Payload: events.ItemStartedPayload{ItemType: events.ItemAssistantMessage}},
-			events.Draft{Type: events.ItemFailed, ItemID: r1, Payload: events.ItemFailedPayload{ItemType: events.ItemAssistantMessage, ErrorCode: "runtime_lost"}})
-		if pr := analyze(b.evs); pr.turns != 0 || pr.last != nil {
+		b.ItemStarted(r1, events.ItemAssistantMessage, nil).ItemFailed(r1, events.ItemAssistantMessage, events.FailRuntimeLost, "")
+		if pr := analyze(b.Events()); pr.turns != 0 || pr.last != nil {
 			t.Errorf("after a lost call: %+v", pr)
 		}
 	})
 	t.Run("an answer is final until input follows it", func(t *testing.T) {
 		b := newLog(t, run, "hi", "").response(r1, "done", 0)
-		if pr := analyze(b.evs); !pr.final() || pr.last.text != "done" {
+		if pr := analyze(b.Events()); !pr.final() || pr.last.text != "done" {
 			t.Errorf("answer not final: %+v", pr)
 		}
 		b.steer("itm_01J00000000000000000000S1A", "one more thing")
-		if pr := analyze(b.evs); pr.final() {
+		if pr := analyze(b.Events()); pr.final() {
 			t.Error("a steer after the answer must lead to another model call")
 		}
 	})
 	t.Run("results in means another model call", func(t *testing.T) {
 		b := newLog(t, run, "hi", "").response(r1, "", 0, callLs)
 		b.toolFail(r1, callLs, events.ToolErrRuntimeLost, "lost")
-		if pr := analyze(b.evs); pr.final() || len(pr.unstarted) != 0 {
+		if pr := analyze(b.Events()); pr.final() || len(pr.unstarted) != 0 {
 			t.Errorf("after results: %+v", pr)
 		}
 	})

@@ -2,96 +2,53 @@ package agentloop
 
 import (
 	"encoding/json"
-	"flag"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/events/eventstest"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
-
-// logBuilder writes a run's log the way the executor does: every event is
-// folded, so a case that breaks the state machine fails here, not in the
-// projector.
-type logBuilder struct {
-	t   *testing.T
-	id  events.Identity
-	st  events.RunState
-	evs []events.Envelope
-	n   int
-}
+// logBuilder is a run's log as the engine writes it (eventstest), with the
+// shapes the projection cases share.
+type logBuilder struct{ *eventstest.Log }
 
 func newLog(t *testing.T, runID, input, parent string) *logBuilder {
-	b := &logBuilder{t: t, id: events.Identity{RunID: runID, TenantID: "acme", PlatformSessionID: "sess-1"}}
-	b.add(events.Draft{Type: events.RunAccepted, CommandID: "cmd_0000000000000000000000000" + runID[len(runID)-1:],
-		Payload: events.RunAcceptedPayload{AgentID: "a", Input: events.UserInput{Content: input}, ParentRunID: parent,
-			IdempotencyKey: "k-" + runID, Actor: events.Actor{Type: "user", ID: "u"}}})
-	b.add(events.Draft{Type: events.RunStarted})
-	return b
-}
-
-func (b *logBuilder) add(ds ...events.Draft) *logBuilder {
-	b.t.Helper()
-	for _, d := range ds {
-		b.n++
-		env, err := d.Seal(b.id, b.st.LastSeq+1, events.DerivedID("evt", b.id.RunID, string(rune(b.n))), int64(1000*b.n))
-		if err != nil {
-			b.t.Fatal(err)
-		}
-		if b.st, err = events.Fold(b.st, env); err != nil {
-			b.t.Fatalf("%s: %v", d.Type, err)
-		}
-		b.evs = append(b.evs, env)
-	}
-	return b
-}
-
-func raw(v any) json.RawMessage {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err)
-	}
+	t.Helper()
+	b := &logBuilder{eventstest.New(t, events.Identity{RunID: runID, TenantID: "acme", PlatformSessionID: "sess-1"})}
+	b.Accepted("cmd_0000000000000000000000000"+runID[len(runID)-1:], events.RunAcceptedPayload{AgentID: "a",
+		Input: events.UserInput{Content: input}, ParentRunID: parent, IdempotencyKey: "k-" + runID, Actor: events.Actor{Type: "user", ID: "u"}})
+	b.Started("")
 	return b
 }
 
 // response adds a completed model response with text and calls.
 func (b *logBuilder) response(id, text string, turn int, calls ...events.ToolCallRef) *logBuilder {
-	b.add(events.Draft{Type: events.ItemStarted, ItemID: id, Payload: events.ItemStartedPayload{ItemType: events.ItemAssistantMessage}})
-	if text != "" {
-		b.add(events.Draft{Type: events.ItemDelta, ItemID: id, Payload: events.ItemDeltaPayload{Delta: text}})
-	}
-	return b.add(events.Draft{Type: events.ItemCompleted, ItemID: id, Payload: events.ItemCompletedPayload{
-		ItemType: events.ItemAssistantMessage, Status: events.ItemStatusCompleted, Content: text,
-		Data: raw(events.AssistantData{Turn: turn, ToolCalls: calls})}})
+	b.Response(id, events.AssistantData{Turn: turn, ToolCalls: calls}, text)
+	return b
 }
 
+// startTool opens the item of call c of response resp, named as the engine
+// names it.
 func (b *logBuilder) startTool(resp string, c events.ToolCallRef, t events.ItemType) string {
 	id := toolItemID(resp, c.ID)
-	b.add(events.Draft{Type: events.ItemStarted, ItemID: id, Payload: events.ItemStartedPayload{ItemType: t,
-		Data: raw(events.ToolCallData{ToolCallID: c.ID, ToolName: c.Name, Arguments: c.Arguments, ResponseItemID: resp})}})
+	b.ToolStarted(id, resp, t, c)
 	return id
 }
 
 func (b *logBuilder) toolOK(resp string, c events.ToolCallRef, out string) *logBuilder {
-	id := b.startTool(resp, c, events.ItemToolCall)
-	return b.add(events.Draft{Type: events.ItemCompleted, ItemID: id, Payload: events.ItemCompletedPayload{
-		ItemType: events.ItemToolCall, Status: events.ItemStatusCompleted, Content: out,
-		Data: raw(events.ToolResultData{ToolCallID: c.ID, ToolName: c.Name, Output: out})}})
+	b.ToolCompleted(b.startTool(resp, c, events.ItemToolCall), events.ItemToolCall, c, events.ToolResultData{Output: out})
+	return b
 }
 
 func (b *logBuilder) toolFail(resp string, c events.ToolCallRef, code, msg string) *logBuilder {
-	id := b.startTool(resp, c, events.ItemToolCall)
-	return b.add(events.Draft{Type: events.ItemFailed, ItemID: id, Payload: events.ItemFailedPayload{
-		ItemType: events.ItemToolCall, ErrorCode: code, Message: msg}})
+	b.ItemFailed(b.startTool(resp, c, events.ItemToolCall), events.ItemToolCall, code, msg)
+	return b
 }
 
 func (b *logBuilder) steer(id, text string) *logBuilder {
-	return b.add(
-		events.Draft{Type: events.ItemStarted, ItemID: id, Payload: events.ItemStartedPayload{ItemType: events.ItemUserMessage, Content: text}},
-		events.Draft{Type: events.ItemCompleted, ItemID: id, Payload: events.ItemCompletedPayload{
-			ItemType: events.ItemUserMessage, Status: events.ItemStatusCompleted, Content: text}})
+	b.Steer(id, "", text)
+	return b
 }
 
 var (
@@ -112,7 +69,7 @@ func TestProjectGolden(t *testing.T) {
 	t.Parallel()
 	cases := map[string]func(t *testing.T) (session [][]events.Envelope, run []events.Envelope){
 		"text_only": func(t *testing.T) ([][]events.Envelope, []events.Envelope) {
-			return nil, newLog(t, "run_01J000000000000000000000R1", "hello", "").response(r1, "Hi there.", 0).evs
+			return nil, newLog(t, "run_01J000000000000000000000R1", "hello", "").response(r1, "Hi there.", 0).Events()
 		},
 		"tool_calls": func(t *testing.T) ([][]events.Envelope, []events.Envelope) {
 			b := newLog(t, "run_01J000000000000000000000R1", "list and read", "")
@@ -120,7 +77,7 @@ func TestProjectGolden(t *testing.T) {
 			b.toolOK(r1, callLs, "exit code 0\nREADME.md\n")
 			b.toolOK(r1, callCat, "# Title\n")
 			b.toolFail(r1, callBad, events.ToolErrInvalidArguments, "arguments are not valid JSON: unexpected end at offset 11")
-			return nil, b.response(r2, "Done.", 1).evs
+			return nil, b.response(r2, "Done.", 1).Events()
 		},
 		// A steer that arrives while tools run is recorded before their
 		// results, yet the results must follow their call directly.
@@ -129,11 +86,9 @@ func TestProjectGolden(t *testing.T) {
 			b.response(r1, "", 0, callLs, callCat)
 			id := b.startTool(r1, callLs, events.ItemToolCall)
 			b.steer("itm_01J00000000000000000000S1A", "use the dev branch instead")
-			b.add(events.Draft{Type: events.ItemCompleted, ItemID: id, Payload: events.ItemCompletedPayload{
-				ItemType: events.ItemToolCall, Status: events.ItemStatusCompleted, Content: "ok",
-				Data: raw(events.ToolResultData{ToolCallID: callLs.ID, ToolName: "shell", Output: "ok"})}})
+			b.ToolCompleted(id, events.ItemToolCall, callLs, events.ToolResultData{Output: "ok"})
 			b.toolOK(r1, callCat, "text")
-			return nil, b.evs
+			return nil, b.Events()
 		},
 		// After a crash: the model call in flight failed runtime_lost (not
 		// remembered), a tool call is reported lost, one never started.
@@ -141,11 +96,10 @@ func TestProjectGolden(t *testing.T) {
 			b := newLog(t, "run_01J000000000000000000000R1", "make it", "")
 			b.response(r1, "Building.", 0, callLost, callLs)
 			b.toolFail(r1, callLost, events.ToolErrRuntimeLost, "the executor running this item stopped")
-			b.add(events.Draft{Type: events.ItemStarted, ItemID: r2, Payload: events.ItemStartedPayload{ItemType: events.ItemAssistantMessage}},
-				events.Draft{Type: events.ItemDelta, ItemID: r2, Payload: events.ItemDeltaPayload{Delta: "partial"}},
-				events.Draft{Type: events.RunCheckpointRestored, Payload: events.CheckpointRestoredPayload{LastSeq: 9}},
-				events.Draft{Type: events.ItemFailed, ItemID: r2, Payload: events.ItemFailedPayload{ItemType: events.ItemAssistantMessage, ErrorCode: events.FailRuntimeLost}})
-			return nil, b.evs
+			b.ItemStarted(r2, events.ItemAssistantMessage, nil).Deltas(r2, "partial").
+				Add(events.Draft{Type: events.RunCheckpointRestored, Payload: events.CheckpointRestoredPayload{LastSeq: 9}}).
+				ItemFailed(r2, events.ItemAssistantMessage, events.FailRuntimeLost, "")
+			return nil, b.Events()
 		},
 		// A cancel mid-stream leaves a truncated answer; the follow-up's
 		// history still has a result for every call.
@@ -153,23 +107,20 @@ func TestProjectGolden(t *testing.T) {
 			p := newLog(t, "run_01J000000000000000000000P1", "first question", "")
 			p.response(r1, "Working on it.", 0, callLs, callCat)
 			p.toolOK(r1, callLs, "a\nb\n")
-			p.add(events.Draft{Type: events.ItemStarted, ItemID: r3, Payload: events.ItemStartedPayload{ItemType: events.ItemAssistantMessage}},
-				events.Draft{Type: events.ItemCompleted, ItemID: r3, Payload: events.ItemCompletedPayload{
-					ItemType: events.ItemAssistantMessage, Status: events.ItemStatusTruncated, Content: "The files a"}},
-				events.Draft{Type: events.RunCancelled, Payload: events.RunCancelledPayload{Reason: "user"}})
+			p.ItemStarted(r3, events.ItemAssistantMessage, nil).
+				ItemCompleted(r3, events.ItemAssistantMessage, events.ItemStatusTruncated, "The files a", nil).
+				Cancelled("", "user")
 			f := newLog(t, "run_01J000000000000000000000F2", "and now?", "run_01J000000000000000000000P1")
-			return [][]events.Envelope{p.evs}, f.response(r2, "Now it is done.", 0).evs
+			return [][]events.Envelope{p.Events()}, f.response(r2, "Now it is done.", 0).Events()
 		},
 		"clarification": func(t *testing.T) ([][]events.Envelope, []events.Envelope) {
 			b := newLog(t, "run_01J000000000000000000000R1", "deploy", "")
 			b.response(r1, "", 0, callAsk)
 			id := b.startTool(r1, callAsk, events.ItemClarificationRequest)
-			b.add(events.Draft{Type: events.RunPaused, Payload: events.RunPausedPayload{PauseReason: events.PauseAwaitingUserInput, ItemIDs: []string{id}}},
-				events.Draft{Type: events.ItemCompleted, ItemID: id, Payload: events.ItemCompletedPayload{
-					ItemType: events.ItemClarificationRequest, Status: events.ItemStatusCompleted, Content: "main",
-					Data: raw(events.ToolResultData{ToolCallID: callAsk.ID, ToolName: "ask_user", Output: "main"})}},
-				events.Draft{Type: events.RunResumed})
-			return nil, b.evs
+			b.Paused(events.PauseAwaitingUserInput, id).
+				ToolCompleted(id, events.ItemClarificationRequest, callAsk, events.ToolResultData{Output: "main"}).
+				Resumed("")
+			return nil, b.Events()
 		},
 	}
 	checkGolden(t, cases)
@@ -187,20 +138,7 @@ func checkGolden(t *testing.T, cases map[string]func(t *testing.T) ([][]events.E
 			if err != nil {
 				t.Fatal(err)
 			}
-			got = append(got, '\n')
-			path := filepath.Join("testdata", "project."+name+".golden.json")
-			if *update {
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if string(got) != string(want) {
-				t.Errorf("projection differs from %s:\ngot:\n%s\nwant:\n%s", path, got, want)
-			}
+			eventstest.Golden(t, filepath.Join("testdata", "project."+name+".golden.json"), append(got, '\n'))
 			assertProviderValid(t, Project("", session, run))
 		})
 	}
@@ -208,13 +146,12 @@ func checkGolden(t *testing.T, cases map[string]func(t *testing.T) ([][]events.E
 
 // compacted appends a compaction of everything so far, keeping retained.
 func (b *logBuilder) compacted(goal string, retained ...string) *logBuilder {
-	cut := b.st.LastSeq
-	return b.add(events.Draft{Type: events.ContextCompacted, Payload: events.ContextCompactedPayload{
-		ArtifactID: "cmp_" + goal, CutoffEventSeq: cut, TriggerReason: events.CompactBeforeModelRequest,
-		SourceRange: events.SeqRange{FromSeq: 1, ToSeq: cut}, RetainedItemIDs: retained,
+	b.Compacted(events.ContextCompactedPayload{
+		ArtifactID: "cmp_" + goal, TriggerReason: events.CompactBeforeModelRequest, RetainedItemIDs: retained,
 		Summary: events.CompactionSummary{UserGoal: goal, ExecutedDecisions: []string{"listed the files"},
 			ModifiedFiles: []string{"main.go"}, PendingTasks: []string{"run the tests"}},
-		TokenStats: events.TokenStats{BeforeTokens: 900, AfterTokens: 100}}})
+		TokenStats: events.TokenStats{BeforeTokens: 900, AfterTokens: 100}})
+	return b
 }
 
 var (
@@ -244,7 +181,7 @@ func TestProjectCompactedGolden(t *testing.T) {
 			b.compacted("write main.go", s1)
 			b.response(r3, "Testing.", 2, callTest)
 			b.toolFail(r3, callTest, "exit_code", "exit code 1")
-			return nil, b.response(r4, "The tests fail.", 3).evs
+			return nil, b.response(r4, "The tests fail.", 3).Events()
 		},
 		// The latest artifact wins: the first summary and everything before
 		// the second cutoff are gone; the newest steer is retained.
@@ -259,7 +196,7 @@ func TestProjectCompactedGolden(t *testing.T) {
 			b.toolOK(r2, callTest, "ok")
 			b.compacted("second summary", s2)
 			b.response(r3, "", 2, callPush)
-			return nil, b.toolOK(r3, callPush, "pushed").evs
+			return nil, b.toolOK(r3, callPush, "pushed").Events()
 		},
 		// A follow-up compacted: the session's earlier runs are covered by
 		// the summary and dropped.
@@ -270,7 +207,7 @@ func TestProjectCompactedGolden(t *testing.T) {
 			f.response(r2, "", 0, callLs)
 			f.toolOK(r2, callLs, "a\nb\n")
 			f.compacted("answer the follow-up")
-			return [][]events.Envelope{p.evs}, f.response(r3, "Now it is done.", 1).evs
+			return [][]events.Envelope{p.Events()}, f.response(r3, "Now it is done.", 1).Events()
 		},
 		// Compacted while a call awaits approval: the call finishes after the
 		// cutoff, so its response is kept with every result.
@@ -279,17 +216,12 @@ func TestProjectCompactedGolden(t *testing.T) {
 			b.response(r1, "", 0, callTest, callPush)
 			b.toolOK(r1, callTest, "ok")
 			id := b.startTool(r1, callPush, events.ItemToolCall)
-			b.add(events.Draft{Type: events.ItemAwaitingApproval, ItemID: id, Payload: events.ItemAwaitingApprovalPayload{
-				ItemType: events.ItemToolCall, ToolName: "shell", ApprovalID: "apr_1", RuleID: "push"}},
-				events.Draft{Type: events.RunPaused, Payload: events.RunPausedPayload{PauseReason: events.PauseAwaitingApproval, ItemIDs: []string{id}}})
+			b.Ask(id, callPush, "push", "").Paused(events.PauseAwaitingApproval, id)
 			b.compacted("ship it")
-			b.add(events.Draft{Type: events.ApprovalDecisionSubmitted, ItemID: id, Payload: events.ApprovalDecisionPayload{
-				Decision: events.DecisionAllow, Scope: events.ScopeItem, Actor: events.Actor{Type: "user", ID: "u"}}},
-				events.Draft{Type: events.RunResumed},
-				events.Draft{Type: events.ItemCompleted, ItemID: id, Payload: events.ItemCompletedPayload{
-					ItemType: events.ItemToolCall, Status: events.ItemStatusCompleted, Content: "pushed",
-					Data: raw(events.ToolResultData{ToolCallID: callPush.ID, ToolName: "shell", Output: "pushed"})}})
-			return nil, b.response(r2, "Shipped.", 1).evs
+			b.Decide(eventstest.Decision{CommandID: "cmd_01J0000000000000000000000D", ItemID: id, Decision: events.DecisionAllow,
+				Scope: events.ScopeItem, Actor: events.Actor{Type: "user", ID: "u"}})
+			b.ToolCompleted(id, events.ItemToolCall, callPush, events.ToolResultData{Output: "pushed"})
+			return nil, b.response(r2, "Shipped.", 1).Events()
 		},
 	})
 }

@@ -156,14 +156,14 @@ func TestRenderSummary(t *testing.T) {
 func TestRetainedItemsKeepsTheLatestSteer(t *testing.T) {
 	t.Parallel()
 	b := newLog(t, "run_01J000000000000000000000R1", "build it", "")
-	if got := RetainedItems(b.evs); got == nil || len(got) != 0 {
+	if got := RetainedItems(b.Events()); got == nil || len(got) != 0 {
 		t.Errorf("no steer: %#v, want an empty list", got)
 	}
 	b.steer(s1, "first")
 	b.response(r1, "", 0, callLs)
 	b.steer(s2, "second")
 	b.toolOK(r1, callLs, "ok")
-	if got := RetainedItems(b.evs); !reflect.DeepEqual(got, []string{s2}) {
+	if got := RetainedItems(b.Events()); !reflect.DeepEqual(got, []string{s2}) {
 		t.Errorf("got %v, want [%s]", got, s2)
 	}
 }

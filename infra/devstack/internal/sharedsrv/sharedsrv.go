@@ -142,3 +142,24 @@ type wrapped[S Server] struct {
 }
 
 func (w wrapped[S]) Run() int { return w.h.Run(w.m) }
+
+// CheckDatabases is the test every harness's NewDatabase passes: two tests
+// (named with characters a database name cannot hold) get two databases,
+// and neither is left on the server after its test. current creates a
+// database for t, checks that a connection to it lands in it, and returns
+// its name; left reports whether a database of that name is on the server.
+func CheckDatabases(t *testing.T, current func(t *testing.T) string, left func(t *testing.T, name string) bool) {
+	t.Helper()
+	var names []string
+	for range 2 {
+		t.Run("sub/with odd-name", func(t *testing.T) { names = append(names, current(t)) })
+	}
+	if len(names) != 2 || names[0] == names[1] {
+		t.Fatalf("two tests got databases %v, want two", names)
+	}
+	for _, name := range names {
+		if left(t, name) {
+			t.Errorf("database %s left after its test", name)
+		}
+	}
+}

@@ -17,26 +17,23 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/xbot-runtime/xbot/contracttests"
+	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
 	"github.com/xbot-runtime/xbot/services/engine/compute"
 	"github.com/xbot-runtime/xbot/services/engine/compute/bwrap"
+	"github.com/xbot-runtime/xbot/services/engine/compute/computetest"
 )
+
+// TestContract runs the provider suite (not in parallel: see
+// contracttests.ComputeProvider).
+func TestContract(t *testing.T) {
+	contracttests.ComputeProvider(t, newProvider)
+}
 
 // newProvider skips when bwrap cannot run here, except on CI (CI set), where
 // that is a failure: CI must not silently skip the sandbox tests.
 func newProvider(t *testing.T) compute.Provider {
 	t.Helper()
-	return newProviderWith(t, bwrap.Config{Dir: reachableDir(t)})
-}
-
-// reachableDir is a fresh directory the sandbox user can reach: t.TempDir's
-// parent is private to this process's user (0700).
-func reachableDir(t *testing.T) string {
-	t.Helper()
-	dir := t.TempDir()
-	if err := os.Chmod(filepath.Dir(dir), 0o711); err != nil {
-		t.Fatal(err)
-	}
-	return dir
+	return newProviderWith(t, bwrap.Config{Dir: computetest.Dir(t)})
 }
 
 func newProviderWith(t *testing.T, cfg bwrap.Config) compute.Provider {
@@ -53,12 +50,6 @@ func newProviderWith(t *testing.T, cfg bwrap.Config) compute.Provider {
 		t.Fatal(err)
 	}
 	return p
-}
-
-// TestContract must not be parallel: the suite sets fake secrets with
-// t.Setenv.
-func TestContract(t *testing.T) {
-	contracttests.ComputeProvider(t, newProvider)
 }
 
 func TestUnavailable(t *testing.T) {
@@ -99,7 +90,7 @@ func TestSandboxView(t *testing.T) {
 
 func TestHostIsReadOnly(t *testing.T) {
 	t.Parallel()
-	dir := reachableDir(t)
+	dir := computetest.Dir(t)
 	p := newProviderWith(t, bwrap.Config{Dir: dir})
 	other := open(t, p, compute.Spec{Key: compute.Key{TenantID: "t", WorkspaceID: "w", AgentID: "a", OwnerID: "other"}})
 	if err := other.WriteFile(t.Context(), "f.txt", []byte("mine")); err != nil {
@@ -148,7 +139,7 @@ func TestReadOnlyPaths(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(extra, "tool"), []byte("v1"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p := newProviderWith(t, bwrap.Config{Dir: reachableDir(t), ReadOnlyPaths: []string{extra, "/nonexistent/xbot"}})
+	p := newProviderWith(t, bwrap.Config{Dir: computetest.Dir(t), ReadOnlyPaths: []string{extra, "/nonexistent/xbot"}})
 	sb := open(t, p, compute.Spec{})
 	if out := run(t, sb, "cat "+extra+"/tool", 0); out != "v1" {
 		t.Errorf("extra path reads %q", out)
@@ -234,14 +225,12 @@ func TestEscapedProcessIsKilled(t *testing.T) {
 	if took := time.Since(start); took > 2*time.Second {
 		t.Errorf("Exec took %v", took)
 	}
-	deadline := time.After(2 * time.Second)
-	for len(processesWith(marker)) > 0 {
-		select {
-		case <-deadline:
-			t.Fatalf("escaped process still running: %v", processesWith(marker))
-		case <-time.After(10 * time.Millisecond):
+	eventually.Succeeds(t, 2*time.Second, "the escaped process killed", func() error {
+		if left := computetest.Processes(marker); len(left) > 0 {
+			return fmt.Errorf("still running: %v", left)
 		}
-	}
+		return nil
+	})
 }
 
 // open opens a sandbox; zero key fields default to t/w/a/o, session s, run r.
@@ -295,22 +284,6 @@ func hostIPs(t *testing.T) []string {
 	return out
 }
 
-// processesWith lists the live processes whose command line contains marker.
-func processesWith(marker string) []string {
-	entries, _ := os.ReadDir("/proc")
-	var out []string
-	for _, e := range entries {
-		if _, err := strconv.Atoi(e.Name()); err != nil {
-			continue
-		}
-		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err == nil && bytes.Contains(cmdline, []byte(marker)) {
-			out = append(out, e.Name())
-		}
-	}
-	return out
-}
-
 // TestSeccomp: the filter is loaded, and a denied call (personality with
 // ADDR_NO_RANDOMIZE, which would switch off address randomisation) fails
 // with EPERM instead of killing the process.
@@ -346,7 +319,7 @@ func TestHostPathsHiddenOnAFilesystemOfItsOwn(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("mounting the tmpfs needs root")
 	}
-	dir := reachableDir(t)
+	dir := computetest.Dir(t)
 	if err := syscall.Mount("tmpfs", dir, "tmpfs", syscall.MS_NOSUID|syscall.MS_NODEV, "size=64m,mode=0700"); err != nil {
 		t.Fatalf("mount a tmpfs on %s: %v", dir, err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/xbot-runtime/xbot/services/engine/compute"
 	"github.com/xbot-runtime/xbot/services/engine/compute/bwrap"
+	"github.com/xbot-runtime/xbot/services/engine/compute/computetest"
 )
 
 // TestLimitConfig: a bad mechanism or default limit is a configuration
@@ -21,17 +22,17 @@ func TestLimitConfig(t *testing.T) {
 		"tiny memory":  {Limits: compute.Limits{MemoryBytes: 1 << 10}},
 		"negative cpu": {Limits: compute.Limits{CPUMillis: -1}},
 	} {
-		cfg.Dir, cfg.Logger = reachableDir(t), zaptest.NewLogger(t)
+		cfg.Dir, cfg.Logger = computetest.Dir(t), zaptest.NewLogger(t)
 		if err := cfg.Validate(); err == nil {
 			t.Errorf("%s: Validate accepted %+v", name, cfg)
 		}
 	}
-	_, err := bwrap.New(bwrap.Config{Dir: reachableDir(t), Logger: zaptest.NewLogger(t), LimitMechanism: "cgroup2",
+	_, err := bwrap.New(bwrap.Config{Dir: computetest.Dir(t), Logger: zaptest.NewLogger(t), LimitMechanism: "cgroup2",
 		CgroupParent: "/nonexistent/cgroup"})
 	if err == nil || errors.Is(err, compute.ErrUnavailable) || !strings.Contains(err.Error(), "cgroup2 is not usable here") {
 		t.Errorf("New asking for an unusable cgroup v2 = %v", err)
 	}
-	p := newProviderWith(t, bwrap.Config{Dir: reachableDir(t), LimitMechanism: "rlimit"})
+	p := newProviderWith(t, bwrap.Config{Dir: computetest.Dir(t), LimitMechanism: "rlimit"})
 	if m := p.(*bwrap.Provider).Mechanism(); m != "rlimit (configured)" {
 		t.Errorf("Mechanism() = %q", m)
 	}

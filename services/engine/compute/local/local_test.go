@@ -18,6 +18,7 @@ import (
 
 	"github.com/xbot-runtime/xbot/contracttests"
 	"github.com/xbot-runtime/xbot/services/engine/compute"
+	"github.com/xbot-runtime/xbot/services/engine/compute/computetest"
 	"github.com/xbot-runtime/xbot/services/engine/compute/local"
 )
 
@@ -30,8 +31,8 @@ func newProvider(t *testing.T) compute.Provider {
 	return p
 }
 
-// TestContract must not be parallel: the suite sets fake secrets with
-// t.Setenv.
+// TestContract runs the provider suite (not in parallel: see
+// contracttests.ComputeProvider).
 func TestContract(t *testing.T) {
 	contracttests.ComputeProvider(t, newProvider)
 }
@@ -116,8 +117,8 @@ func TestEscapedProcessDoesNotBlockExec(t *testing.T) {
 	sb := open(t, p, compute.Key{TenantID: "t", WorkspaceID: "w", AgentID: "a", OwnerID: "o"})
 	marker := "600." + strconv.FormatInt(time.Now().UnixNano(), 10)
 	t.Cleanup(func() {
-		for _, pid := range processesWith(marker) {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
+		for _, p := range computetest.Processes(marker) {
+			_ = syscall.Kill(p.PID, syscall.SIGKILL)
 		}
 	})
 	var out bytes.Buffer
@@ -127,7 +128,7 @@ func TestEscapedProcessDoesNotBlockExec(t *testing.T) {
 	if took := time.Since(start); err != nil || res.ExitCode != 0 || took > 2*time.Second || out.String() != "started\n" {
 		t.Fatalf("Exec = %+v, %v, %q after %v; want success within 2s", res, err, out.String(), took)
 	}
-	if len(processesWith(marker)) == 0 {
+	if len(computetest.Processes(marker)) == 0 {
 		t.Fatal("the escaped process is gone: the test proved nothing")
 	}
 }
@@ -144,21 +145,4 @@ func open(t *testing.T, p compute.Provider, key compute.Key) compute.Sandbox {
 		}
 	})
 	return sb
-}
-
-// processesWith lists the live processes whose command line contains marker.
-func processesWith(marker string) []int {
-	entries, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err == nil && bytes.Contains(cmdline, []byte(marker)) {
-			out = append(out, pid)
-		}
-	}
-	return out
 }
