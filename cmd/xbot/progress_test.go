@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xbot-runtime/xbot/infra/progress"
 	"github.com/xbot-runtime/xbot/projections/runner"
 )
 
@@ -25,7 +26,7 @@ func TestProgressLine(t *testing.T) {
 func TestProgressPrinterWithoutTerminalPrintsPlainLines(t *testing.T) {
 	t.Parallel()
 	var buf bytes.Buffer
-	p := &progressPrinter{w: &buf, what: "clickhouse", every: time.Hour}
+	p := &progressPrinter{p: progress.NewPlain(&buf, time.Hour), what: "clickhouse"}
 	p.report(runner.Progress{Done: 1, Total: 10, Elapsed: time.Second})
 	p.report(runner.Progress{Done: 2, Total: 10, Elapsed: time.Second}) // within "every": not printed
 	p.report(runner.Progress{Done: 10, Total: 10, Elapsed: time.Second, Finished: true})
