@@ -21,6 +21,7 @@ import (
 	pginfra "github.com/xbot-runtime/xbot/infra/postgres"
 	pgview "github.com/xbot-runtime/xbot/projections/postgres"
 	"github.com/xbot-runtime/xbot/projections/runner"
+	"github.com/xbot-runtime/xbot/services/api/client"
 	"github.com/xbot-runtime/xbot/services/stack"
 )
 
@@ -34,8 +35,8 @@ func TestChaosCommandsTopicReplayed(t *testing.T) {
 	ids := c.createRuns("dup", chaosN(50, 20))
 	c.untilTerminal(ids, 2*time.Minute, 50*time.Millisecond, nil)
 	for i, id := range ids[:len(ids)/4] { // cancels of completed runs: no_effect outcomes
-		if code, body := call(t, c.front, "POST", "/v1/runs/"+id+"/cancel?wait=0", token, map[string]any{}, "Idempotency-Key", fmt.Sprint("dup-cancel-", i)); code != 202 {
-			t.Fatalf("cancel: HTTP %d %v", code, body)
+		if _, err := apiOf(t, c.front).CancelRun(t.Context(), id, "", client.CommandOptions{IdempotencyKey: fmt.Sprint("dup-cancel-", i), Wait: client.WaitFor(0)}); err != nil {
+			t.Fatalf("cancel: %v", err)
 		}
 	}
 	eventually.Succeeds(t, 30*time.Second, "cancels recorded", func() error {
