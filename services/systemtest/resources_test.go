@@ -58,7 +58,7 @@ func toolItems(t *testing.T, st *stack.Stack, runID string) []client.Item {
 // toolItemsOf is toolItems through c.
 func toolItemsOf(t *testing.T, c *client.Client, runID string) []client.Item {
 	t.Helper()
-	all, err := c.AllItems(t.Context(), runID)
+	all, err := c.AllItems(t.Context(), runID, client.Page{})
 	if err != nil {
 		t.Fatalf("items of %s: %v", runID, err)
 	}

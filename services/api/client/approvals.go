@@ -81,7 +81,7 @@ func (c *Client) ListApprovals(ctx context.Context, q ApprovalQuery) (ApprovalPa
 // AllApprovals reads every approval q selects, page after page (q.Page is
 // where it starts).
 func (c *Client) AllApprovals(ctx context.Context, q ApprovalQuery) ([]Approval, error) {
-	return everyPage(ctx, func(ctx context.Context, p Page) ([]Approval, string, error) {
+	return everyPage(ctx, q.Page, func(ctx context.Context, p Page) ([]Approval, string, error) {
 		q.Cursor = p.Cursor
 		page, err := c.ListApprovals(ctx, q)
 		return page.Approvals, page.NextCursor, err

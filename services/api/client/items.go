@@ -54,9 +54,10 @@ func (c *Client) ListItems(ctx context.Context, runID string, p Page) (ItemPage,
 	return out, err
 }
 
-// AllItems reads every item of a run, page after page.
-func (c *Client) AllItems(ctx context.Context, runID string) ([]Item, error) {
-	return everyPage(ctx, func(ctx context.Context, p Page) ([]Item, string, error) {
+// AllItems reads every item of a run, page after page from p (whose Limit
+// is every page's size).
+func (c *Client) AllItems(ctx context.Context, runID string, p Page) ([]Item, error) {
+	return everyPage(ctx, p, func(ctx context.Context, p Page) ([]Item, string, error) {
 		page, err := c.ListItems(ctx, runID, p)
 		return page.Items, page.NextCursor, err
 	})

@@ -82,12 +82,12 @@ func TestAllItemsFollowsTheCursor(t *testing.T) {
 		"":   `{"items":[{"itemId":"a"},{"itemId":"b"}],"nextCursor":"c2"}`,
 		"c2": `{"items":[{"itemId":"c"}]}`,
 	})
-	its, err := c.AllItems(context.Background(), "run_1")
+	its, err := c.AllItems(context.Background(), "run_1", client.Page{})
 	if err != nil || len(its) != 3 || its[2].ItemID != "c" {
 		t.Fatalf("AllItems = %+v, %v", its, err)
 	}
 	loop := pagedAPI(t, map[string]string{"": `{"items":[],"nextCursor":"c"}`, "c": `{"items":[],"nextCursor":"c"}`})
-	if _, err := loop.AllItems(context.Background(), "run_1"); err == nil || !strings.Contains(err.Error(), "names itself") {
+	if _, err := loop.AllItems(context.Background(), "run_1", client.Page{}); err == nil || !strings.Contains(err.Error(), "names itself") {
 		t.Errorf("a page naming itself as the next: %v, want an error", err)
 	}
 }

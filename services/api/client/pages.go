@@ -33,12 +33,12 @@ func withQuery(path string, q url.Values) string {
 	return path + "?" + q.Encode()
 }
 
-// everyPage reads a cursor-paged list from its first page to its last
-// (the first without a next cursor) and returns every row; a page that
-// names itself as the next is an error, not an endless loop.
-func everyPage[T any](ctx context.Context, page func(context.Context, Page) ([]T, string, error)) ([]T, error) {
+// everyPage reads a cursor-paged list from page from to its last (the
+// first without a next cursor) and returns every row; a page that names
+// itself as the next is an error, not an endless loop.
+func everyPage[T any](ctx context.Context, from Page, page func(context.Context, Page) ([]T, string, error)) ([]T, error) {
 	var out []T
-	for p := (Page{}); ; {
+	for p := from; ; {
 		rows, next, err := page(ctx, p)
 		if err != nil {
 			return out, err

@@ -45,7 +45,7 @@ func (c *Client) ListRuns(ctx context.Context, q RunQuery) (RunPage, error) {
 // AllRuns reads every run q selects, page after page (q.Page is where it
 // starts).
 func (c *Client) AllRuns(ctx context.Context, q RunQuery) ([]Run, error) {
-	return everyPage(ctx, func(ctx context.Context, p Page) ([]Run, string, error) {
+	return everyPage(ctx, q.Page, func(ctx context.Context, p Page) ([]Run, string, error) {
 		q.Cursor = p.Cursor
 		page, err := c.ListRuns(ctx, q)
 		return page.Runs, page.NextCursor, err
