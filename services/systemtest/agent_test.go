@@ -271,13 +271,15 @@ func TestAgentSteerReachesTheNextModelRequest(t *testing.T) {
 	e.invariants(st)
 }
 
+// askerAgent asks the user a question, then answers.
+var askerAgent = profile.Profile{ID: "asker", Model: profile.ModelScripted, Tools: []string{"ask_user"}, Script: []profile.Turn{
+	{ToolCalls: call1("ask_user", `{"question":"Which colour?"}`)},
+	{Text: "Painting it."},
+}}
+
 func TestAgentAsksAndResumesOnClarification(t *testing.T) {
 	t.Parallel()
-	agent := profile.Profile{ID: "asker", Model: profile.ModelScripted, Tools: []string{"ask_user"}, Script: []profile.Turn{
-		{ToolCalls: call1("ask_user", `{"question":"Which colour?"}`)},
-		{Text: "Painting it."},
-	}}
-	e, st, reqs := agentEnv(t, agent)
+	e, st, reqs := agentEnv(t, askerAgent)
 	runID := create(t, st, "asker", "paint the door", "ask-1").RunID
 	run := waitStatus(t, st, runID, "paused", 10*time.Second)
 	if run.PauseReason != string(events.PauseAwaitingUserInput) {

@@ -18,8 +18,6 @@ import (
 	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
 	"github.com/xbot-runtime/xbot/infra/kafka"
-	pginfra "github.com/xbot-runtime/xbot/infra/postgres"
-	pgview "github.com/xbot-runtime/xbot/projections/postgres"
 	"github.com/xbot-runtime/xbot/projections/runner"
 	"github.com/xbot-runtime/xbot/services/api/client"
 	"github.com/xbot-runtime/xbot/services/stack"
@@ -150,12 +148,7 @@ func TestChaosProjectorRestartedMidStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	proj.Stop(ctx) // the projector leaves its group: a rebuild may start
-	pool, err := pginfra.Connect(ctx, c.dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	store := pgview.New(pool, zap.NewNop(), pgview.WithEventsTopic(c.kcfg.WithDefaults().EventsTopic()))
+	store := postgresView(ctx, t, c.dsn, c.kcfg)
 	t.Logf("live view taken; rebuilding")
 	rctx, rcancel := context.WithTimeout(context.Background(), 20*time.Second) // a clean rebuild of this log takes ~1 s
 	defer rcancel()

@@ -151,11 +151,7 @@ func attempts(reqs []model.Request) []int {
 
 func TestManualCompactionAppliesAtTheNextModelRequest(t *testing.T) {
 	t.Parallel()
-	agent := profile.Profile{ID: "asker", Model: profile.ModelScripted, Tools: []string{"ask_user"}, Script: []profile.Turn{
-		{ToolCalls: call1("ask_user", `{"question":"Which colour?"}`)},
-		{Text: "Painting it."},
-	}}
-	e, st, reqs := agentEnv(t, agent)
+	e, st, reqs := agentEnv(t, askerAgent)
 	runID := runUntil(t, st, "asker", "paint the door", "cmp-manual", "paused", 10*time.Second)
 	res, err := apiOf(t, st).CompactRun(t.Context(), runID, "keep it short", client.CommandOptions{IdempotencyKey: "cmp-manual-c"})
 	if err != nil || res.Outcome != client.OutcomeAccepted {

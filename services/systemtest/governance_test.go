@@ -290,8 +290,13 @@ func TestApprovalDecidedAfterAnExecutorRestart(t *testing.T) {
 			return nil
 		}
 		cmd, err := apiOf(t, front).GetCommand(t.Context(), res.CommandID)
-		outcome = cmd.Outcome
-		return fmt.Errorf("outcome %q (%v)", outcome, err)
+		if err != nil {
+			return err
+		}
+		if outcome = cmd.Outcome; outcome != client.OutcomeApplied {
+			return fmt.Errorf("outcome %q", outcome)
+		}
+		return nil
 	})
 	waitStatus(t, front, runID, "completed", 20*time.Second)
 	if got := lines(t, count); !slices.Equal(got, []string{"deploy"}) {

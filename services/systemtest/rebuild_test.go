@@ -91,12 +91,7 @@ func TestViewsRebuiltFromTheLogEqualTheLiveViews(t *testing.T) {
 	}
 	st.Stop(ctx) // the projectors leave their groups: a rebuild may start
 
-	pool, err := pginfra.Connect(ctx, e.dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	store := pgview.New(pool, zap.NewNop(), pgview.WithEventsTopic(e.kcfg.WithDefaults().EventsTopic()))
+	store := postgresView(ctx, t, e.dsn, e.kcfg)
 	for _, p := range []runner.Projector{store, ch} {
 		eventually.Succeeds(t, 30*time.Second, "rebuild of "+p.Name(), func() error {
 			return runner.Rebuild(ctx, runner.Config{Kafka: e.kcfg, Projector: p, Logger: zaptest.NewLogger(t)}, true, nil)
@@ -186,12 +181,7 @@ func TestPoisonRecordIsDeadLetteredAndOtherRunsFlow(t *testing.T) {
 		t.Fatal(err)
 	}
 	st.Stop(ctx)
-	pool, err := pginfra.Connect(ctx, e.dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	store := pgview.New(pool, zap.NewNop(), pgview.WithEventsTopic(e.kcfg.WithDefaults().EventsTopic()))
+	store := postgresView(ctx, t, e.dsn, e.kcfg)
 	if err := runner.Rebuild(ctx, runner.Config{Kafka: e.kcfg, Projector: store, Logger: zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel))}, true, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -202,4 +192,16 @@ func TestPoisonRecordIsDeadLetteredAndOtherRunsFlow(t *testing.T) {
 	if !maps.Equal(live, rebuilt) {
 		t.Errorf("rebuilt view differs:\nlive    %v\nrebuilt %v", live, rebuilt)
 	}
+}
+
+// postgresView is the Postgres projector over the database at dsn, reading
+// the events topic of kcfg, as a rebuild runs it; its pool closes when t ends.
+func postgresView(ctx context.Context, t testing.TB, dsn string, kcfg kafka.Config) *pgview.Store {
+	t.Helper()
+	pool, err := pginfra.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return pgview.New(pool, zap.NewNop(), pgview.WithEventsTopic(kcfg.WithDefaults().EventsTopic()))
 }

@@ -48,6 +48,19 @@ func limitEnv(t *testing.T, dir string, cfg capacity.Config, agents ...profile.P
 	return e, st, bw
 }
 
+// limitedRun runs agent to completion on a bwrap stack of its own and
+// returns the provider and the run's tool items, which must be n.
+func limitedRun(t *testing.T, agent profile.Profile, n int) (*bwrap.Provider, []client.Item) {
+	t.Helper()
+	_, st, bw := limitEnv(t, "", capacity.Config{}, agent)
+	runID := runUntil(t, st, agent.ID, "go", agent.ID+"-1", "completed", time.Minute)
+	its := toolItems(t, st, runID)
+	if len(its) != n {
+		t.Fatalf("tool items %+v, want %d", its, n)
+	}
+	return bw, its
+}
+
 // toolItems are the run's items other than messages, in order, as acme
 // reads them through the API.
 func toolItems(t *testing.T, st *stack.Stack, runID string) []client.Item {
@@ -150,12 +163,7 @@ func TestResourcesMemoryHogIsKilled(t *testing.T) {
 			{ToolCalls: shellCall("head -c 536870912 /dev/zero | tail > /dev/null", 60)},
 			{Text: "done"},
 		}}
-	_, st, bw := limitEnv(t, "", capacity.Config{}, agent)
-	runID := runUntil(t, st, "hog", "hog", "hog-1", "completed", time.Minute)
-	its := toolItems(t, st, runID)
-	if len(its) != 1 {
-		t.Fatalf("tool items %+v, want 1", its)
-	}
+	bw, its := limitedRun(t, agent, 1)
 	wantLimit(t, bw, its[0], "memory limit of 64 MiB reached", false)
 }
 
@@ -172,12 +180,7 @@ func TestResourcesWorkspaceQuota(t *testing.T) {
 			{ToolCalls: call1("write_file", `{"path":"note.txt","content":"hello"}`)},
 			{Text: "done"},
 		}}
-	_, st, bw := limitEnv(t, "", capacity.Config{}, agent)
-	runID := runUntil(t, st, "filler", "fill", "fill-1", "completed", time.Minute)
-	its := toolItems(t, st, runID)
-	if len(its) != 4 {
-		t.Fatalf("tool items %+v, want 4", its)
-	}
+	bw, its := limitedRun(t, agent, 4)
 	wantLimit(t, bw, its[0], "workspace limit of 4 MiB reached", true)
 	wantLimit(t, bw, its[1], "workspace limit of 4 MiB reached", true)
 	for _, it := range its[2:] {
