@@ -59,6 +59,16 @@ func TestRunsOfOneSandboxKeyRunOneAtATime(t *testing.T) {
 	b.ID = "other"
 	e, front, executor := crashEnv(t, a, b)
 	exes := []*stack.Stack{executor("exA", nil), executor("exB", nil)}
+	// The group settles first: a rebalance moving the first run's partition
+	// after it started would end its tool call as runtime_lost, and the key
+	// would be free before the test opens the gate.
+	eventually.Succeeds(t, 30*time.Second, "both executors own partitions", func() error {
+		a, b := exes[0].Executor.Partitions(), exes[1].Executor.Partitions()
+		if len(a) == 0 || len(b) == 0 || len(a)+len(b) != int(e.kcfg.Partitions) {
+			return fmt.Errorf("exA owns %v, exB %v", a, b)
+		}
+		return nil
+	})
 
 	var ids []string
 	for i := range 3 {
