@@ -1,7 +1,6 @@
 package contracttests
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/xbot-runtime/xbot/services/api/client"
 )
 
 // APITarget is a running xbot API that APIBoundary probes.
@@ -59,16 +60,23 @@ type answer struct {
 	body   string
 }
 
+// do sends a request through the typed client's raw layer (its bearer
+// token and JSON content type); a "Host" entry of hdr sets the request's
+// host.
 func (c apiProbe) do(t *testing.T, method, path, token string, body []byte, hdr map[string]string) answer {
 	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), method, c.BaseURL+path, bytes.NewReader(body))
+	api, err := client.New(client.Config{BaseURL: c.BaseURL, Token: token, HTTP: c.Client})
 	if err != nil {
 		t.Fatal(err)
 	}
+	var b any
 	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
+		b = body
 	}
-	req.Header.Set("Authorization", "Bearer "+token)
+	req, err := api.NewRequest(t.Context(), method, path, b)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for k, v := range hdr {
 		if strings.EqualFold(k, "Host") {
 			req.Host = v
@@ -76,9 +84,9 @@ func (c apiProbe) do(t *testing.T, method, path, token string, body []byte, hdr 
 		}
 		req.Header.Set(k, v)
 	}
-	resp, err := c.Client.Do(req)
+	resp, err := api.Do(req)
 	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
+		t.Fatal(err)
 	}
 	defer func() { _ = resp.Body.Close() }()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
@@ -86,9 +94,7 @@ func (c apiProbe) do(t *testing.T, method, path, token string, body []byte, hdr 
 		t.Fatalf("%s %s: read: %v", method, path, err)
 	}
 	a := answer{status: resp.StatusCode, body: string(data)}
-	var p struct {
-		Code string `json:"code"`
-	}
+	var p client.Problem
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/problem+json") && json.Unmarshal(data, &p) == nil {
 		a.code = p.Code
 	}

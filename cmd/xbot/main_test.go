@@ -6,10 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/jackc/pgx/v5/pgxpool"
-	"io"
 	"io/fs"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/xbot-runtime/xbot/commands"
 	"github.com/xbot-runtime/xbot/infra/devstack"
@@ -125,8 +124,8 @@ func TestDevRunsEverythingAndStopsCleanly(t *testing.T) {
 	if m2[3] != token {
 		t.Fatalf("token changed across a restart with --data-dir")
 	}
-	if code, run := get(t, api+"/v1/runs/"+runID, token); code != 200 || run["status"] != "completed" {
-		t.Fatalf("after restart: HTTP %d %v", code, run)
+	if run, err := apiAt(t, api, token).GetRun(context.Background(), runID); err != nil || run.Status != "completed" {
+		t.Fatalf("after restart: %+v %v", run, err)
 	}
 	createAndComplete(t, api, token)
 	dev2.stop(t)
@@ -150,9 +149,9 @@ func TestSplitModeProcesses(t *testing.T) {
 	proj := start(t, bin, env, "projector", "postgres")
 	api := start(t, bin, env, "api")
 	base := fmt.Sprintf("http://127.0.0.1:%d", aport)
-	eventually.Holds(t, 30*time.Second, "split stack healthy", func() bool {
-		code, _ := get(t, base+"/healthz", "")
-		return code == 200
+	health := apiAt(t, base, "")
+	eventually.Succeeds(t, 30*time.Second, "split stack healthy", func() error {
+		return health.Healthy(context.Background())
 	})
 	for range 4 {
 		createAndComplete(t, base, "split-token")
@@ -193,10 +192,7 @@ func countEvents(t *testing.T, dsn string) int {
 
 func createAndComplete(t *testing.T, api, token string) string {
 	t.Helper()
-	c, err := client.New(client.Config{BaseURL: api, Token: token})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := apiAt(t, api, token)
 	res, err := c.CreateRun(context.Background(), client.CreateRunRequest{AgentID: "demo",
 		Input: client.UserInput{Content: "from a process test"}}, client.CommandOptions{})
 	if err != nil {
@@ -213,21 +209,14 @@ func createAndComplete(t *testing.T, api, token string) string {
 	return runID
 }
 
-func get(t *testing.T, url, token string) (int, map[string]any) {
+// apiAt is a client of the API at base that sends token.
+func apiAt(t *testing.T, base, token string) *client.Client {
 	t.Helper()
-	c, err := client.New(client.Config{BaseURL: url, Token: token})
+	c, err := client.New(client.Config{BaseURL: base, Token: token})
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := c.Send(context.Background(), http.MethodGet, "", nil)
-	if err != nil {
-		return 0, nil
-	}
-	defer resp.Body.Close()
-	var out map[string]any
-	raw, _ := io.ReadAll(resp.Body)
-	_ = json.Unmarshal(raw, &out)
-	return resp.StatusCode, out
+	return c
 }
 
 // pidsUnder lists processes whose working directory is under dir (postgres

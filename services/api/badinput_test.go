@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -21,6 +20,7 @@ import (
 	"github.com/xbot-runtime/xbot/projections/postgres/postgrestest"
 	"github.com/xbot-runtime/xbot/projections/uistream"
 	"github.com/xbot-runtime/xbot/services/api"
+	"github.com/xbot-runtime/xbot/services/api/client"
 	"github.com/xbot-runtime/xbot/services/stack"
 )
 
@@ -142,14 +142,17 @@ func checkNo5xx(t *testing.T, srv *httptest.Server, r sweepReq) {
 		"{platformSessionId}", "sess-sweep").Replace(r.path)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, r.method, srv.URL+path+"?"+r.query.Encode(), bytes.NewReader(r.body))
+	api := sweepClient(t, srv)
+	req, err := api.NewRequest(ctx, r.method, path+"?"+r.query.Encode(), r.body)
 	if err != nil {
 		return // a value the client cannot even put on the wire
 	}
-	req.Header = r.header
-	req.Header.Set("Authorization", "Bearer "+tokenA)
-	req.Header.Set("Content-Type", "application/json")
-	res, err := srv.Client().Do(req)
+	for k, v := range r.header { // the probe's headers, but its own token and JSON content
+		if k != "Authorization" && k != "Content-Type" {
+			req.Header[k] = v
+		}
+	}
+	res, err := api.Do(req)
 	if err != nil {
 		return // refused by the client (header values) or the connection
 	}
@@ -196,9 +199,21 @@ func newSweepServer(t *testing.T) *httptest.Server {
 	return srv
 }
 
+// sweepClient is a client of the sweep's server with tenant A's token.
+func sweepClient(t *testing.T, srv *httptest.Server) *client.Client {
+	t.Helper()
+	c, err := client.New(client.Config{BaseURL: srv.URL, Token: tokenA, HTTP: srv.Client()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// fetchOpenAPI reads the served document as generic JSON: the sweep walks
+// whatever operations and schemas it holds.
 func fetchOpenAPI(t *testing.T, srv *httptest.Server) map[string]any {
 	t.Helper()
-	res, err := srv.Client().Get(srv.URL + "/openapi.json")
+	res, err := sweepClient(t, srv).Send(context.Background(), http.MethodGet, "/openapi.json", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,13 +9,15 @@ import (
 	"github.com/xbot-runtime/xbot/commands"
 	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/services/api"
+	"github.com/xbot-runtime/xbot/services/api/client"
 )
 
 func TestCreateRunSendsValidEnvelope(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	r := e.do(t, "POST", "/v1/runs", tokenA, createBody("hello")).want(t, http.StatusAccepted)
-	if r.str("outcome") != "accepted" || !events.ValidID("run", r.str("runId")) || !events.ValidID("cmd", r.str("commandId")) {
+	res := r.command(t)
+	if res.Outcome != client.OutcomeAccepted || !events.ValidID("run", res.RunID) || !events.ValidID("cmd", res.CommandID) {
 		t.Fatalf("unexpected answer: %s", r.raw)
 	}
 	sent := e.sender.envelopes()
@@ -30,11 +32,11 @@ func TestCreateRunSendsValidEnvelope(t *testing.T) {
 	cp := p.(*commands.CreateRunPayload)
 	wantKey := events.SandboxKey{TenantID: tenantA, WorkspaceID: "default", AgentID: "coder", OwnerID: tenantA}
 	switch {
-	case c.Type != commands.CreateRun, c.TenantID != tenantA, c.CommandID != r.str("commandId"):
+	case c.Type != commands.CreateRun, c.TenantID != tenantA, c.CommandID != res.CommandID:
 		t.Errorf("envelope type/tenant/id: %+v", c)
 	case c.IdempotencyKey != "auto-"+c.CommandID:
 		t.Errorf("generated idempotency key %q", c.IdempotencyKey)
-	case c.RunID != commands.RunIDFor(tenantA, c.IdempotencyKey, wantKey, api.DefaultPartitions) || c.RunID != r.str("runId"):
+	case c.RunID != commands.RunIDFor(tenantA, c.IdempotencyKey, wantKey, api.DefaultPartitions) || c.RunID != res.RunID:
 		t.Errorf("runId %s is not derived from tenant, key and sandbox key", c.RunID)
 	case !events.ValidID("sess", c.PlatformSessionID), c.Actor != events.Actor{Type: "user", ID: tenantA}:
 		t.Errorf("session/actor defaults: %+v", c)
@@ -47,8 +49,8 @@ func TestCreateRunActorAndSandboxKey(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	body := createBody("hi")
-	body["sandboxKey"] = map[string]any{"workspaceId": "ws-1"}
-	body["platformSessionId"] = "chat:42"
+	body.SandboxKey = &client.SandboxKeyRequest{WorkspaceID: "ws-1"}
+	body.PlatformSessionID = "chat:42"
 	e.do(t, "POST", "/v1/runs", tokenAlice, body, "X-Actor-Id", "alice").want(t, http.StatusAccepted)
 	c := e.sender.envelopes()[0]
 	p, _ := c.DecodePayload()
@@ -70,14 +72,14 @@ func TestCreateRunValidation(t *testing.T) {
 		location string
 		mention  string
 	}{
-		{name: "missing agentId", body: map[string]any{"input": map[string]any{"content": "hi"}}, location: "body.agentId"},
-		{name: "missing content", body: map[string]any{"agentId": "a", "input": map[string]any{}}, location: "body.input.content"},
-		{name: "bad agentId", body: map[string]any{"agentId": "a b", "input": map[string]any{"content": "hi"}}, location: "body.agentId"},
+		{name: "missing agentId", body: `{"input":{"content":"hi"}}`, location: "body.agentId"},
+		{name: "missing content", body: `{"agentId":"a","input":{}}`, location: "body.input.content"},
+		{name: "bad agentId", body: client.CreateRunRequest{AgentID: "a b", Input: client.UserInput{Content: "hi"}}, location: "body.agentId"},
 		{name: "empty content", body: createBody(""), location: "body.input.content"},
 		{name: "content too long", body: createBody(tooLong), location: "body.input.content"},
 		{name: "bad idempotency key", body: createBody("hi"), headers: []string{"Idempotency-Key", "has space"}, location: "header.Idempotency-Key"},
-		{name: "bad body idempotency key", body: map[string]any{"agentId": "a", "idempotencyKey": "a/b", "input": map[string]any{"content": "hi"}}, location: "body.idempotencyKey"},
-		{name: "bad parentRunId", body: map[string]any{"agentId": "a", "parentRunId": "nope", "input": map[string]any{"content": "hi"}}, location: "body.parentRunId"},
+		{name: "bad body idempotency key", body: `{"agentId":"a","idempotencyKey":"a/b","input":{"content":"hi"}}`, location: "body.idempotencyKey"},
+		{name: "bad parentRunId", body: client.CreateRunRequest{AgentID: "a", ParentRunID: "nope", Input: client.UserInput{Content: "hi"}}, location: "body.parentRunId"},
 		{name: "bad wait", path: "/v1/runs?wait=soon", body: createBody("hi"), location: "query.wait"},
 		{name: "negative wait", path: "/v1/runs?wait=-1s", body: createBody("hi"), location: "query.wait"},
 	}
@@ -114,28 +116,28 @@ func TestBodyTooLargeAndMalformed(t *testing.T) {
 func TestSameIdempotencyKeyLandsOnSameRun(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	first := e.do(t, "POST", "/v1/runs", tokenA, createBody("hi"), "Idempotency-Key", "req-1").want(t, http.StatusAccepted)
-	second := e.do(t, "POST", "/v1/runs", tokenA, createBody("hi"), "Idempotency-Key", "req-1").want(t, http.StatusAccepted)
+	first := e.do(t, "POST", "/v1/runs", tokenA, createBody("hi"), "Idempotency-Key", "req-1").want(t, http.StatusAccepted).command(t)
+	second := e.do(t, "POST", "/v1/runs", tokenA, createBody("hi"), "Idempotency-Key", "req-1").want(t, http.StatusAccepted).command(t)
 	sent := e.sender.envelopes()
 	key := events.SandboxKey{TenantID: tenantA, WorkspaceID: "default", AgentID: "coder", OwnerID: tenantA}
-	if first.str("runId") != commands.RunIDFor(tenantA, "req-1", key, api.DefaultPartitions) || second.str("runId") != first.str("runId") {
-		t.Fatalf("runIds %s, %s", first.str("runId"), second.str("runId"))
+	if first.RunID != commands.RunIDFor(tenantA, "req-1", key, api.DefaultPartitions) || second.RunID != first.RunID {
+		t.Fatalf("runIds %s, %s", first.RunID, second.RunID)
 	}
-	if first.str("outcome") != "accepted" || second.str("outcome") != "duplicate" {
-		t.Fatalf("outcomes %s, %s", first.str("outcome"), second.str("outcome"))
+	if first.Outcome != client.OutcomeAccepted || second.Outcome != client.OutcomeDuplicate {
+		t.Fatalf("outcomes %s, %s", first.Outcome, second.Outcome)
 	}
 	// A duplicate names the original command and this request's own command.
-	if second.str("commandId") != first.str("commandId") || second.str("originalCommandId") != first.str("commandId") ||
-		second.str("duplicateCommandId") != sent[1].CommandID || sent[1].CommandID == sent[0].CommandID ||
-		second.str("originalOutcome") != "accepted" {
-		t.Fatalf("duplicate answer %s (sent %s, %s)", second.raw, sent[0].CommandID, sent[1].CommandID)
+	if second.CommandID != first.CommandID || second.OriginalCommandID != first.CommandID ||
+		second.DuplicateCommandID != sent[1].CommandID || sent[1].CommandID == sent[0].CommandID ||
+		second.OriginalOutcome != client.OutcomeAccepted {
+		t.Fatalf("duplicate answer %+v (sent %s, %s)", second, sent[0].CommandID, sent[1].CommandID)
 	}
-	// The key may come in the body too; another tenant's key is another run.
-	body := createBody("hi")
-	body["idempotencyKey"] = "req-1"
-	third := e.do(t, "POST", "/v1/runs", tokenB, body).want(t, http.StatusAccepted)
-	if third.str("runId") == first.str("runId") || third.str("outcome") != "accepted" {
-		t.Fatalf("other tenant's create: %s", third.raw)
+	// The key may come in the body too (a field the client does not send);
+	// another tenant's key is another run.
+	third := e.do(t, "POST", "/v1/runs", tokenB, `{"agentId":"coder","input":{"content":"hi"},"idempotencyKey":"req-1"}`).
+		want(t, http.StatusAccepted).command(t)
+	if third.RunID == first.RunID || third.Outcome != client.OutcomeAccepted {
+		t.Fatalf("other tenant's create: %+v", third)
 	}
 }
 
@@ -144,16 +146,16 @@ func TestWaitRunsOutAsPending(t *testing.T) {
 	e := newEnv(t)
 	e.sender.stall() // no outcome ever arrives
 	start := time.Now()
-	r := e.do(t, "POST", "/v1/runs?wait=50ms", tokenA, createBody("hi")).want(t, http.StatusAccepted)
-	if r.str("outcome") != "pending" || r.str("commandId") == "" || r.str("runId") == "" {
-		t.Fatalf("answer %s", r.raw)
+	r := e.do(t, "POST", "/v1/runs?wait=50ms", tokenA, createBody("hi")).want(t, http.StatusAccepted).command(t)
+	if r.Outcome != client.OutcomePending || r.CommandID == "" || r.RunID == "" {
+		t.Fatalf("answer %+v", r)
 	}
 	if time.Since(start) > 3*time.Second {
 		t.Fatalf("wait=50ms took %s", time.Since(start))
 	}
-	r = e.do(t, "POST", "/v1/runs?wait=0", tokenA, createBody("hi")).want(t, http.StatusAccepted)
-	if r.str("outcome") != "pending" || e.store.waitCalls() != 1 {
-		t.Fatalf("wait=0 answer %s after %d waits", r.raw, e.store.waitCalls())
+	r = e.do(t, "POST", "/v1/runs?wait=0", tokenA, createBody("hi")).want(t, http.StatusAccepted).command(t)
+	if r.Outcome != client.OutcomePending || e.store.waitCalls() != 1 {
+		t.Fatalf("wait=0 answer %+v after %d waits", r, e.store.waitCalls())
 	}
 }
 
@@ -180,12 +182,12 @@ func TestCancelAndAppendInput(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	run := seedRun(e, tenantA, "running")
-	r := e.do(t, "POST", "/v1/runs/"+run.RunID+"/cancel", tokenA, nil).want(t, http.StatusAccepted)
-	if r.str("runId") != run.RunID || r.str("outcome") != "accepted" {
-		t.Fatalf("cancel answer %s", r.raw)
+	r := e.do(t, "POST", "/v1/runs/"+run.RunID+"/cancel", tokenA, nil).want(t, http.StatusAccepted).command(t)
+	if r.RunID != run.RunID || r.Outcome != client.OutcomeAccepted {
+		t.Fatalf("cancel answer %+v", r)
 	}
-	e.do(t, "POST", "/v1/runs/"+run.RunID+"/cancel", tokenA, map[string]any{"reason": "enough"}).want(t, http.StatusAccepted)
-	e.do(t, "POST", "/v1/runs/"+run.RunID+"/inputs", tokenA, map[string]any{"intent": "steer", "content": "faster"}).want(t, http.StatusAccepted)
+	e.do(t, "POST", "/v1/runs/"+run.RunID+"/cancel", tokenA, `{"reason":"enough"}`).want(t, http.StatusAccepted)
+	e.do(t, "POST", "/v1/runs/"+run.RunID+"/inputs", tokenA, client.AppendInputRequest{Intent: "steer", Content: "faster"}).want(t, http.StatusAccepted)
 	sent := e.sender.envelopes()
 	if len(sent) != 3 || sent[0].Type != commands.CancelRun || sent[2].Type != commands.AppendUserInput {
 		t.Fatalf("sent %+v", sent)
@@ -195,7 +197,7 @@ func TestCancelAndAppendInput(t *testing.T) {
 			t.Errorf("envelope %+v not for run %s in its session", c, run.RunID)
 		}
 	}
-	e.do(t, "POST", "/v1/runs/"+run.RunID+"/inputs", tokenA, map[string]any{"intent": "shout", "content": "x"}).
+	e.do(t, "POST", "/v1/runs/"+run.RunID+"/inputs", tokenA, client.AppendInputRequest{Intent: "shout", Content: "x"}).
 		wantCode(t, http.StatusUnprocessableEntity, "validation_failed").wantLocation(t, "body.intent")
 }
 
@@ -211,7 +213,7 @@ func TestOtherTenantsRunIsNotFound(t *testing.T) {
 	} {
 		var body any
 		if strings.HasSuffix(c.path, "/inputs") {
-			body = map[string]any{"intent": "steer", "content": "x"}
+			body = client.AppendInputRequest{Intent: "steer", Content: "x"}
 		}
 		e.do(t, c.method, c.path, tokenB, body).wantCode(t, http.StatusNotFound, "run_not_found")
 	}

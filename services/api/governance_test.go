@@ -12,6 +12,7 @@ import (
 	"github.com/xbot-runtime/xbot/commands"
 	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/services/api"
+	"github.com/xbot-runtime/xbot/services/api/client"
 	"github.com/xbot-runtime/xbot/services/engine/policy"
 )
 
@@ -51,10 +52,10 @@ func TestCreateRunIsPlacedOnItsSandboxKeysPartition(t *testing.T) {
 		before := calls.Load()
 		for _, ws := range []string{"ws-1", "ws-2", "ws-3", "ws-4"} {
 			body := createBody("hi")
-			body["sandboxKey"] = map[string]any{"workspaceId": ws}
+			body.SandboxKey = &client.SandboxKeyRequest{WorkspaceID: ws}
 			r := e.do(t, "POST", "/v1/runs", tokenA, body, "Idempotency-Key", "k-"+ws).want(t, http.StatusAccepted)
 			sk := sandboxKeyOf(t, e.sender.envelopes()[len(e.sender.envelopes())-1])
-			id := r.str("runId")
+			id := r.command(t).RunID
 			if id != commands.RunIDFor(tenantA, "k-"+ws, sk, tc.want) || !commands.Routed(id, sk, tc.want) {
 				t.Fatalf("%s: runId %s is not RunIDFor(%s, k-%s, %+v, %d)", name, id, tenantA, ws, sk, tc.want)
 			}
@@ -71,7 +72,7 @@ func TestCreateRunInheritsSessionGrants(t *testing.T) {
 	grant := events.PermissionGrant{GrantID: events.NewID("grt"), Scope: events.ScopePlatformSession, ToolName: "shell",
 		RuleID: "network", RunID: "run_prev", ItemID: "itm_prev", Actor: events.Actor{Type: "user", ID: "alice"}}
 	e.store.setGrants(tenantA, "chat-1", grant)
-	grantsOf := func(body map[string]any, token string) []events.PermissionGrant {
+	grantsOf := func(body any, token string) []events.PermissionGrant {
 		t.Helper()
 		e.do(t, "POST", "/v1/runs", token, body).want(t, http.StatusAccepted)
 		sent := e.sender.envelopes()
@@ -82,7 +83,7 @@ func TestCreateRunInheritsSessionGrants(t *testing.T) {
 		return p.(*commands.CreateRunPayload).SessionGrants
 	}
 	inSession := createBody("again")
-	inSession["platformSessionId"] = "chat-1"
+	inSession.PlatformSessionID = "chat-1"
 	if got := grantsOf(inSession, tokenA); !slices.Equal(got, []events.PermissionGrant{grant}) {
 		t.Fatalf("grants %+v, want the session's", got)
 	}
@@ -93,8 +94,8 @@ func TestCreateRunInheritsSessionGrants(t *testing.T) {
 		t.Fatalf("a run in a new session got %+v", got)
 	}
 	// Clients cannot hand themselves grants.
-	forged := createBody("forged")
-	forged["sessionGrants"] = []any{map[string]any{"grantId": "grt_x", "scope": "platform_session", "toolName": "shell"}}
+	forged := `{"agentId":"coder","input":{"content":"forged"},` +
+		`"sessionGrants":[{"grantId":"grt_x","scope":"platform_session","toolName":"shell"}]}`
 	e.do(t, "POST", "/v1/runs", tokenA, forged).wantCode(t, http.StatusUnprocessableEntity, "validation_failed").
 		wantLocation(t, "body.sessionGrants")
 }
@@ -116,12 +117,12 @@ func TestFollowUpCreatedRunIDComesFromTheReadModel(t *testing.T) {
 			row.CreatedRunID = "run_recorded"
 		}
 	}
-	followUp := map[string]any{"intent": "follow_up", "content": "and then?"}
-	for _, want := range []string{"applied", "duplicate"} {
+	followUp := client.AppendInputRequest{Intent: "follow_up", Content: "and then?"}
+	for _, want := range []string{client.OutcomeApplied, client.OutcomeDuplicate} {
 		r := e.do(t, "POST", "/v1/runs/"+run.RunID+"/inputs", tokenA, followUp, "Idempotency-Key", "f-1").
-			want(t, http.StatusAccepted)
-		if r.str("outcome") != want || r.str("createdRunId") != "run_recorded" {
-			t.Fatalf("%s follow-up answered %s", want, r.raw)
+			want(t, http.StatusAccepted).command(t)
+		if r.Outcome != want || r.CreatedRunID != "run_recorded" {
+			t.Fatalf("%s follow-up answered %+v", want, r)
 		}
 	}
 }
@@ -139,18 +140,18 @@ func TestSubmitApprovalDecisionAndRequestCompaction(t *testing.T) {
 	}
 	path := "/v1/runs/" + run.RunID + "/approval-decisions"
 	item := events.NewID("itm")
-	r := e.do(t, "POST", path, tokenA, map[string]any{"itemId": item, "decision": "allow", "scope": "platform_session",
-		"reason": "trusted"}).want(t, http.StatusAccepted)
-	if r.str("outcome") != "accepted" || r.str("runId") != run.RunID {
-		t.Fatalf("decision answered %s", r.raw)
+	r := e.do(t, "POST", path, tokenA, client.ApprovalDecisionRequest{ItemID: item, Decision: "allow", Scope: "platform_session",
+		Reason: "trusted"}).want(t, http.StatusAccepted).command(t)
+	if r.Outcome != client.OutcomeAccepted || r.RunID != run.RunID {
+		t.Fatalf("decision answered %+v", r)
 	}
-	r = e.do(t, "POST", path, tokenA, map[string]any{"itemId": decided, "decision": "deny", "scope": "item"}).
-		want(t, http.StatusAccepted)
-	if r.str("outcome") != "rejected" || r.str("code") != "approval_not_pending" {
-		t.Fatalf("decision on a decided item answered %s", r.raw)
+	r = e.do(t, "POST", path, tokenA, client.ApprovalDecisionRequest{ItemID: decided, Decision: "deny", Scope: "item"}).
+		want(t, http.StatusAccepted).command(t)
+	if r.Outcome != client.OutcomeRejected || r.Code != "approval_not_pending" {
+		t.Fatalf("decision on a decided item answered %+v", r)
 	}
 	e.do(t, "POST", "/v1/runs/"+run.RunID+"/compact", tokenA, nil).want(t, http.StatusAccepted)
-	e.do(t, "POST", "/v1/runs/"+run.RunID+"/compact", tokenA, map[string]any{"reason": "too long"}).want(t, http.StatusAccepted)
+	e.do(t, "POST", "/v1/runs/"+run.RunID+"/compact", tokenA, `{"reason":"too long"}`).want(t, http.StatusAccepted)
 	sent := e.sender.envelopes()
 	want := []any{&commands.SubmitApprovalDecisionPayload{ItemID: item, Decision: "allow", Scope: "platform_session",
 		Reason: "trusted"}, &commands.SubmitApprovalDecisionPayload{ItemID: decided, Decision: "deny", Scope: "item"},
@@ -164,15 +165,15 @@ func TestSubmitApprovalDecisionAndRequestCompaction(t *testing.T) {
 	if sent[0].Actor.ID != tenantA {
 		t.Fatalf("decision actor %+v", sent[0].Actor)
 	}
-	for field, body := range map[string]map[string]any{
-		"body.decision": {"itemId": item, "decision": "maybe", "scope": "item"},
-		"body.scope":    {"itemId": item, "decision": "allow", "scope": "forever"},
-		"body.itemId":   {"itemId": "not-an-item", "decision": "allow", "scope": "item"},
+	for field, body := range map[string]client.ApprovalDecisionRequest{
+		"body.decision": {ItemID: item, Decision: "maybe", Scope: "item"},
+		"body.scope":    {ItemID: item, Decision: "allow", Scope: "forever"},
+		"body.itemId":   {ItemID: "not-an-item", Decision: "allow", Scope: "item"},
 	} {
 		e.do(t, "POST", path, tokenA, body).wantCode(t, http.StatusUnprocessableEntity, "validation_failed").
 			wantLocation(t, field)
 	}
-	e.do(t, "POST", path, tokenB, map[string]any{"itemId": item, "decision": "allow", "scope": "item"}).
+	e.do(t, "POST", path, tokenB, client.ApprovalDecisionRequest{ItemID: item, Decision: "allow", Scope: "item"}).
 		wantCode(t, http.StatusNotFound, "run_not_found")
 	e.do(t, "POST", "/v1/runs/"+run.RunID+"/compact", tokenB, nil).wantCode(t, http.StatusNotFound, "run_not_found")
 }
@@ -207,17 +208,15 @@ func TestGovernanceOperationsAreDocumented(t *testing.T) {
 // one the API shows, with the rules it stands for.
 func TestBuiltinPolicyIsReadableByItsHash(t *testing.T) {
 	t.Parallel()
-	r := newEnv(t).do(t, "GET", "/v1/system/policy/builtins", tokenA, nil)
-	body := r.body
-	if r.status != 200 {
-		t.Fatalf("HTTP %d %v", r.status, body)
+	builtins, err := newEnv(t).apiAs(t, tokenA).BuiltinPolicy(context.Background())
+	if err != nil {
+		t.Fatal(err)
 	}
-	rules, _ := body["rules"].([]any)
-	if body["hash"] != policy.BuiltinsHash() || len(rules) != len(policy.DefaultRules()) {
-		t.Fatalf("hash %v with %d rules, want %s with %d", body["hash"], len(rules), policy.BuiltinsHash(), len(policy.DefaultRules()))
+	if builtins.Hash != policy.BuiltinsHash() || len(builtins.Rules) != len(policy.DefaultRules()) {
+		t.Fatalf("hash %s with %d rules, want %s with %d", builtins.Hash, len(builtins.Rules), policy.BuiltinsHash(), len(policy.DefaultRules()))
 	}
-	if first := rules[0].(map[string]any); first["id"] != policy.DefaultRules()[0].ID || first["pattern"] == "" {
-		t.Errorf("first rule %v", first)
+	if first := builtins.Rules[0]; first.ID != policy.DefaultRules()[0].ID || first.Pattern == "" {
+		t.Errorf("first rule %+v", first)
 	}
 }
 
@@ -229,7 +228,7 @@ func TestCreateRunInASessionWhoseGrantsCannotBeRead(t *testing.T) {
 	e := newEnv(t)
 	e.store.failGrants(errors.New("connection refused"))
 	body := createBody("again")
-	body["platformSessionId"] = "chat-1"
+	body.PlatformSessionID = "chat-1"
 	e.do(t, "POST", "/v1/runs", tokenA, body).wantCode(t, http.StatusServiceUnavailable, "unavailable")
 	if n := len(e.sender.envelopes()); n != 0 {
 		t.Fatalf("%d commands sent", n)

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/xbot-runtime/xbot/services/api"
+	"github.com/xbot-runtime/xbot/services/api/client"
 )
 
 const (
@@ -63,30 +64,39 @@ func newEnv(t *testing.T, opts ...option) *env {
 	return &env{srv: srv, store: store, sender: sender, logs: logs}
 }
 
+// response is an answer of the API under test, read whole.
 type response struct {
 	status int
 	header http.Header
-	body   map[string]any
 	raw    []byte
 }
 
-// do sends a request; every error response must be a problem with a code.
-func (e *env) do(t *testing.T, method, path, token string, body any, headers ...string) response {
+// problem is an error answer as the tests read it: the client's Problem and
+// the validation details.
+type problem struct {
+	client.Problem
+	Errors []struct {
+		Location string `json:"location"`
+		Message  string `json:"message"`
+	} `json:"errors"`
+}
+
+// apiAs is a client of the API under test that sends token.
+func (e *env) apiAs(t *testing.T, token string) *client.Client {
 	t.Helper()
-	req, err := http.NewRequestWithContext(context.Background(), method, e.srv.URL+path, bodyReader(t, body))
+	c, err := client.New(client.Config{BaseURL: e.srv.URL, Token: token, HTTP: e.srv.Client()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
-	}
-	res, err := e.srv.Client().Do(req)
+	return c
+}
+
+// do sends a request through the client's raw layer (body as
+// client.NewRequest takes it; headers are name, value pairs); a JSON answer
+// must be an object and every error answer a problem with a code.
+func (e *env) do(t *testing.T, method, path, token string, body any, headers ...string) response {
+	t.Helper()
+	res, err := e.apiAs(t, token).Send(context.Background(), method, path, body, headers...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,10 +105,9 @@ func (e *env) do(t *testing.T, method, path, token string, body any, headers ...
 	if r.raw, err = io.ReadAll(res.Body); err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(res.Header.Get("Content-Type"), "json") {
-		if err := json.Unmarshal(r.raw, &r.body); err != nil {
-			t.Fatalf("%s %s: body is not a JSON object: %v\n%s", method, path, err, r.raw)
-		}
+	if obj := bytes.TrimSpace(r.raw); strings.Contains(res.Header.Get("Content-Type"), "json") &&
+		(!json.Valid(obj) || len(obj) == 0 || obj[0] != '{') {
+		t.Fatalf("%s %s: body is not a JSON object:\n%s", method, path, r.raw)
 	}
 	if r.status >= 400 {
 		checkProblem(t, method+" "+path, r)
@@ -106,20 +115,19 @@ func (e *env) do(t *testing.T, method, path, token string, body any, headers ...
 	return r
 }
 
-// bodyReader sends a string as is and anything else as JSON.
-func bodyReader(t *testing.T, body any) io.Reader {
+// decode reads an answer's body as a T.
+func decode[T any](t *testing.T, r response) T {
 	t.Helper()
-	switch b := body.(type) {
-	case nil:
-		return nil
-	case string:
-		return strings.NewReader(b)
+	var out T
+	if err := json.Unmarshal(r.raw, &out); err != nil {
+		t.Fatalf("answer %s is not a %T: %v", r.raw, out, err)
 	}
-	raw, err := json.Marshal(body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return bytes.NewReader(raw)
+	return out
+}
+
+func (r response) problem(t *testing.T) problem {
+	t.Helper()
+	return decode[problem](t, r)
 }
 
 func checkProblem(t *testing.T, what string, r response) {
@@ -127,11 +135,12 @@ func checkProblem(t *testing.T, what string, r response) {
 	if ct := r.header.Get("Content-Type"); !strings.HasPrefix(ct, "application/problem+json") {
 		t.Errorf("%s: status %d content-type %q, want application/problem+json", what, r.status, ct)
 	}
-	if code, _ := r.body["code"].(string); code == "" {
+	p := r.problem(t)
+	if p.Code == "" {
 		t.Errorf("%s: problem without code: %s", what, r.raw)
 	}
-	if st, _ := r.body["status"].(float64); int(st) != r.status {
-		t.Errorf("%s: problem status %v, response status %d", what, r.body["status"], r.status)
+	if p.Status != r.status {
+		t.Errorf("%s: problem status %d, response status %d", what, p.Status, r.status)
 	}
 }
 
@@ -146,8 +155,8 @@ func (r response) want(t *testing.T, status int) response {
 func (r response) wantCode(t *testing.T, status int, code string) response {
 	t.Helper()
 	r.want(t, status)
-	if r.body["code"] != code {
-		t.Fatalf("code %v, want %s: %s", r.body["code"], code, r.raw)
+	if got := r.problem(t).Code; got != code {
+		t.Fatalf("code %q, want %s: %s", got, code, r.raw)
 	}
 	return r
 }
@@ -155,20 +164,20 @@ func (r response) wantCode(t *testing.T, status int, code string) response {
 // wantLocation fails unless an error detail is at loc.
 func (r response) wantLocation(t *testing.T, loc string) {
 	t.Helper()
-	errs, _ := r.body["errors"].([]any)
-	for _, e := range errs {
-		if d, _ := e.(map[string]any); d["location"] == loc {
+	for _, d := range r.problem(t).Errors {
+		if d.Location == loc {
 			return
 		}
 	}
 	t.Fatalf("no error detail at %s: %s", loc, r.raw)
 }
 
-func (r response) str(key string) string {
-	s, _ := r.body[key].(string)
-	return s
+// command is a command endpoint's answer.
+func (r response) command(t *testing.T) client.CommandResult {
+	t.Helper()
+	return decode[client.CommandResult](t, r)
 }
 
-func createBody(content string) map[string]any {
-	return map[string]any{"agentId": "coder", "input": map[string]any{"content": content}}
+func createBody(content string) client.CreateRunRequest {
+	return client.CreateRunRequest{AgentID: "coder", Input: client.UserInput{Content: content}}
 }

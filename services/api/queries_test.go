@@ -1,6 +1,8 @@
 package api_test
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -8,6 +10,7 @@ import (
 	"time"
 
 	"github.com/xbot-runtime/xbot/services/api"
+	"github.com/xbot-runtime/xbot/services/api/client"
 )
 
 func TestGetRun(t *testing.T) {
@@ -15,12 +18,11 @@ func TestGetRun(t *testing.T) {
 	e := newEnv(t)
 	run := seedRun(e, tenantA, "paused")
 	r := e.do(t, "GET", "/v1/runs/"+run.RunID, tokenA, nil).want(t, http.StatusOK)
-	input, _ := r.body["input"].(map[string]any)
-	key, _ := r.body["sandboxKey"].(map[string]any)
-	if r.str("status") != "paused" || r.str("runId") != run.RunID || input["content"] != "hi" || key["workspaceId"] != "default" {
+	got := decode[client.Run](t, r)
+	if got.Status != "paused" || got.RunID != run.RunID || got.Input.Content != "hi" || got.SandboxKey.WorkspaceID != "default" {
 		t.Fatalf("run %s", r.raw)
 	}
-	if r.body["createdAt"] != float64(1_700_000_000_000) || r.body["updatedAt"] != float64(1_700_000_001_000) {
+	if got.CreatedAt != 1_700_000_000_000 || got.UpdatedAt != 1_700_000_001_000 {
 		t.Fatalf("times are not Unix ms: %s", r.raw)
 	}
 	e.do(t, "GET", "/v1/runs/run_nope", tokenA, nil).wantCode(t, http.StatusNotFound, "run_not_found")
@@ -36,17 +38,20 @@ func TestListRunEventsPages(t *testing.T) {
 			Type: "runtime.item.delta", Envelope: []byte(env)})
 	}
 	r := e.do(t, "GET", "/v1/runs/"+run.RunID+"/events?after_seq=1&limit=2", tokenA, nil).want(t, http.StatusOK)
-	evs, _ := r.body["events"].([]any)
-	if len(evs) != 2 || r.body["nextAfterSeq"] != float64(3) {
-		t.Fatalf("page %s", r.raw)
+	// The envelopes as sent, byte for byte: a field no reader knows yet is kept.
+	var raw struct {
+		Events       []json.RawMessage `json:"events"`
+		NextAfterSeq int64             `json:"nextAfterSeq"`
 	}
-	first, _ := evs[0].(map[string]any)
-	if first["seq"] != float64(2) || first["eventId"] != "evt_2" || first["futureField"] != float64(1) {
-		t.Fatalf("event is not the stored envelope: %v", first)
+	if err := json.Unmarshal(r.raw, &raw); err != nil || len(raw.Events) != 2 || raw.NextAfterSeq != 3 {
+		t.Fatalf("page %s (%v)", r.raw, err)
 	}
-	r = e.do(t, "GET", "/v1/runs/"+run.RunID+"/events?after_seq=5", tokenA, nil).want(t, http.StatusOK)
-	if evs, ok := r.body["events"].([]any); !ok || len(evs) != 0 || r.body["nextAfterSeq"] != float64(5) {
-		t.Fatalf("empty page %s", r.raw)
+	if want := fmt.Sprintf(`{"eventId":"evt_2","runId":%q,"seq":2,"schemaVersion":"v1","type":"runtime.item.delta","payload":{"delta":"x"},"futureField":1}`, run.RunID); string(raw.Events[0]) != want {
+		t.Fatalf("event is not the stored envelope: %s", raw.Events[0])
+	}
+	page := decode[client.EventPage](t, e.do(t, "GET", "/v1/runs/"+run.RunID+"/events?after_seq=5", tokenA, nil).want(t, http.StatusOK))
+	if page.Events == nil || len(page.Events) != 0 || page.NextAfterSeq != 5 {
+		t.Fatalf("empty page %+v", page)
 	}
 	for _, q := range []string{"limit=0", "limit=1001", "after_seq=-1", "limit=x"} {
 		e.do(t, "GET", "/v1/runs/"+run.RunID+"/events?"+q, tokenA, nil).wantCode(t, http.StatusUnprocessableEntity, "validation_failed")
@@ -65,26 +70,22 @@ func TestListRunEventsPagesByBytes(t *testing.T) {
 			seq, run.RunID, seq, strings.Repeat("x", 100))
 		e.store.addEvent(api.EventRecord{RunID: run.RunID, Seq: seq, TenantID: tenantA, Type: "runtime.item.delta", Envelope: []byte(env)})
 	}
-	var seqs []float64
-	for after, pages := float64(0), 0; ; pages++ {
-		r := e.do(t, "GET", fmt.Sprintf("/v1/runs/%s/events?after_seq=%d&limit=1000", run.RunID, int(after)), tokenA, nil).want(t, http.StatusOK)
-		evs, _ := r.body["events"].([]any)
-		if len(evs) == 0 {
-			if len(seqs) != 6 || pages < 3 {
-				t.Fatalf("read seqs %v in %d pages, want 1..6 in at least 3", seqs, pages)
-			}
-			return
+	var seqs []int64
+	pages := 0
+	err := e.apiAs(t, tokenA).EventPages(context.Background(), run.RunID, 0, 1000, func(p client.EventPage) error {
+		pages++
+		if len(p.Events) > 2 {
+			return fmt.Errorf("a page of %d events of about 200 bytes under a 400-byte cap", len(p.Events))
 		}
-		if len(evs) > 2 {
-			t.Fatalf("a page of %d events of about 200 bytes under a 400-byte cap: %s", len(evs), r.raw)
-		}
-		for _, ev := range evs {
-			seqs = append(seqs, ev.(map[string]any)["seq"].(float64))
-			if seqs[len(seqs)-1] != float64(len(seqs)) {
-				t.Fatalf("seqs %v have a gap", seqs)
+		for _, ev := range p.Events {
+			if seqs = append(seqs, ev.Seq); ev.Seq != int64(len(seqs)) {
+				return fmt.Errorf("seqs %v have a gap", seqs)
 			}
 		}
-		after = r.body["nextAfterSeq"].(float64)
+		return nil
+	})
+	if err != nil || len(seqs) != 6 || pages < 3 {
+		t.Fatalf("read seqs %v in %d pages (%v), want 1..6 in at least 3", seqs, pages, err)
 	}
 }
 
@@ -93,10 +94,10 @@ func TestListRuns(t *testing.T) {
 	e := newEnv(t)
 	seedRun(e, tenantA, "running")
 	seedRun(e, tenantB, "running")
-	r := e.do(t, "GET", "/v1/runs?status=running&platformSessionId=s1&cursor=c1&limit=10", tokenA, nil).want(t, http.StatusOK)
-	runs, _ := r.body["runs"].([]any)
-	if len(runs) != 1 || r.str("nextCursor") != "next-page" {
-		t.Fatalf("list %s", r.raw)
+	page, err := e.apiAs(t, tokenA).ListRuns(context.Background(), client.RunQuery{Status: "running", PlatformSessionID: "s1",
+		Page: client.Page{Cursor: "c1", Limit: 10}})
+	if err != nil || len(page.Runs) != 1 || page.NextCursor != "next-page" {
+		t.Fatalf("list %+v %v", page, err)
 	}
 	want := api.RunFilter{TenantID: tenantA, PlatformSessionID: "s1", Status: "running", After: "c1", Limit: 10}
 	if e.store.lastFilter() != want {
@@ -113,9 +114,9 @@ func TestGetCommand(t *testing.T) {
 	e := newEnv(t)
 	e.store.put(api.CommandRecord{CommandID: "cmd_1", RunID: "run_1", TenantID: tenantA, Type: "CancelRun",
 		Outcome: "applied", FirstOutcome: "accepted", Seq: 7, UpdatedAt: time.UnixMilli(1_700_000_000_000)})
-	r := e.do(t, "GET", "/v1/commands/cmd_1", tokenA, nil).want(t, http.StatusOK)
-	if r.str("outcome") != "applied" || r.str("firstOutcome") != "accepted" || r.body["updatedAt"] != float64(1_700_000_000_000) {
-		t.Fatalf("command %s", r.raw)
+	cmd, err := e.apiAs(t, tokenA).GetCommand(context.Background(), "cmd_1")
+	if err != nil || cmd.Outcome != client.OutcomeApplied || cmd.FirstOutcome != client.OutcomeAccepted || cmd.UpdatedAt != 1_700_000_000_000 {
+		t.Fatalf("command %+v %v", cmd, err)
 	}
 	e.do(t, "GET", "/v1/commands/cmd_1", tokenB, nil).wantCode(t, http.StatusNotFound, "command_not_found")
 	e.do(t, "GET", "/v1/commands/cmd_2", tokenA, nil).wantCode(t, http.StatusNotFound, "command_not_found")

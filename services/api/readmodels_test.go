@@ -1,49 +1,84 @@
 package api_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
-	"net/url"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/services/api/client"
 )
 
 const rmEpoch = int64(1_700_000_000_000)
 
-// pages follows nextCursor from path and returns every element of the list
-// field key, failing on a page larger than limit.
-func (e *readModelEnv) pages(t *testing.T, path, token, key string, limit int) ([]map[string]any, []response) {
+// pages reads a cursor-paged list from its first page to its last with
+// pages of limit, failing on an error or a page larger than limit; it
+// returns every row and every page.
+func pages[P, R any](t *testing.T, limit int, list func(client.Page) (P, error), rows func(P) ([]R, string)) ([]R, []P) {
 	t.Helper()
-	var all []map[string]any
-	var resps []response
-	cursor := ""
-	sep := "?"
-	if strings.Contains(path, "?") {
-		sep = "&"
+	var all []R
+	var got []P
+	p := client.Page{Limit: limit}
+	for range 100 {
+		page, err := list(p)
+		if err != nil {
+			t.Fatalf("page %d: %v", len(got), err)
+		}
+		got = append(got, page)
+		rs, next := rows(page)
+		if len(rs) > limit {
+			t.Fatalf("page %d has %d rows, over its limit %d", len(got)-1, len(rs), limit)
+		}
+		if all = append(all, rs...); next == "" {
+			return all, got
+		}
+		p.Cursor = next
 	}
-	for page := 0; page < 100; page++ {
-		q := path + sep + "limit=" + rmItoa(limit)
-		if cursor != "" {
-			q += "&cursor=" + url.QueryEscape(cursor)
-		}
-		r := e.do(t, "GET", q, token, nil).want(t, http.StatusOK)
-		resps = append(resps, r)
-		list, ok := r.body[key].([]any)
-		if !ok || len(list) > limit {
-			t.Fatalf("page %d of %s: %s", page, path, r.raw)
-		}
-		for _, v := range list {
-			all = append(all, v.(map[string]any))
-		}
-		if cursor = r.str("nextCursor"); cursor == "" {
-			return all, resps
-		}
-	}
-	t.Fatalf("%s: more than 100 pages", path)
+	t.Fatal("more than 100 pages")
 	return nil, nil
+}
+
+// items reads every item of a run as token, in pages of limit.
+func (e *readModelEnv) items(t *testing.T, token, runID string, limit int) []client.Item {
+	t.Helper()
+	api := e.apiAs(t, token)
+	all, _ := pages(t, limit, func(p client.Page) (client.ItemPage, error) { return api.ListItems(context.Background(), runID, p) },
+		func(p client.ItemPage) ([]client.Item, string) { return p.Items, p.NextCursor })
+	return all
+}
+
+// approvals reads every approval q selects as token, in pages of limit.
+func (e *readModelEnv) approvals(t *testing.T, token string, q client.ApprovalQuery, limit int) []client.Approval {
+	t.Helper()
+	api := e.apiAs(t, token)
+	all, _ := pages(t, limit, func(p client.Page) (client.ApprovalPage, error) {
+		q.Page = p
+		return api.ListApprovals(context.Background(), q)
+	}, func(p client.ApprovalPage) ([]client.Approval, string) { return p.Approvals, p.NextCursor })
+	return all
+}
+
+// runs reads every run q selects as token, in pages of limit.
+func (e *readModelEnv) runs(t *testing.T, token string, q client.RunQuery, limit int) []client.Run {
+	t.Helper()
+	api := e.apiAs(t, token)
+	all, _ := pages(t, limit, func(p client.Page) (client.RunPage, error) {
+		q.Page = p
+		return api.ListRuns(context.Background(), q)
+	}, func(p client.RunPage) ([]client.Run, string) { return p.Runs, p.NextCursor })
+	return all
+}
+
+// sessionRuns reads every run of a session in status ("": any) as token,
+// in pages of limit, and the pages.
+func (e *readModelEnv) sessionRuns(t *testing.T, token, session, status string, limit int) ([]client.Run, []client.SessionRunPage) {
+	t.Helper()
+	api := e.apiAs(t, token)
+	return pages(t, limit, func(p client.Page) (client.SessionRunPage, error) {
+		return api.ListSessionRuns(context.Background(), session, client.RunQuery{Status: status, Page: p})
+	}, func(p client.SessionRunPage) ([]client.Run, string) { return p.Runs, p.NextCursor })
 }
 
 func rmItoa(n int) string {
@@ -63,27 +98,27 @@ func TestListRunItems(t *testing.T) {
 	open := l.awaitApproval(`{"command":"deploy"}`)
 	e.project(t, l)
 
-	items, _ := e.pages(t, "/v1/runs/"+l.id()+"/items", tokenA, "items", 2)
+	items := e.items(t, tokenA, l.id(), 2)
 	var ids []string
 	for _, it := range items {
-		ids = append(ids, it["itemId"].(string))
+		ids = append(ids, it.ItemID)
 	}
 	if !slices.Equal(ids, []string{shell, file, bad, open}) {
 		t.Fatalf("items %v, want shell, file, bad, open in log order", ids)
 	}
 	sh := items[0]
-	if sh["type"] != "command_execution" || sh["status"] != "completed" || sh["toolName"] != "shell" ||
-		sh["exitCode"] != 2.0 || sh["output"] != "exit code 2\n" || sh["input"] != `{"command":"make"}` ||
-		sh["startedSeq"] != 3.0 || sh["updatedSeq"] != 4.0 || sh["startedAt"] != float64(rmEpoch+20) ||
-		sh["completedAt"] != float64(rmEpoch+30) || sh["durationMs"] != 10.0 {
-		t.Fatalf("shell item %v", sh)
+	if sh.Type != "command_execution" || sh.Status != "completed" || sh.ToolName != "shell" ||
+		!equalPtr(sh.ExitCode, 2) || !equalPtr(sh.Output, "exit code 2\n") || sh.Input != `{"command":"make"}` ||
+		sh.StartedSeq != 3 || sh.UpdatedSeq != 4 || sh.StartedAt != rmEpoch+20 ||
+		!equalPtr(sh.CompletedAt, rmEpoch+30) || !equalPtr(sh.DurationMs, 10) {
+		t.Fatalf("shell item %+v", sh)
 	}
-	if f := items[2]; f["status"] != "failed" || f["errorCode"] != "unknown_tool" || f["errorMessage"] != "no such tool" ||
-		f["output"] != nil {
-		t.Fatalf("failed item %v", f)
+	if f := items[2]; f.Status != "failed" || f.ErrorCode != "unknown_tool" || f.ErrorMessage != "no such tool" ||
+		f.Output != nil {
+		t.Fatalf("failed item %+v", f)
 	}
-	if o := items[3]; o["status"] != "awaiting_approval" || o["completedAt"] != nil || o["durationMs"] != nil {
-		t.Fatalf("open item %v", o)
+	if o := items[3]; o.Status != "awaiting_approval" || o.CompletedAt != nil || o.DurationMs != nil {
+		t.Fatalf("open item %+v", o)
 	}
 
 	e.do(t, "GET", "/v1/runs/"+l.id()+"/items", tokenB, nil).wantCode(t, http.StatusNotFound, "run_not_found")
@@ -111,34 +146,35 @@ func TestListApprovals(t *testing.T) {
 	theirs := other.awaitApproval(`{}`)
 	e.project(t, append(logs, other)...)
 
-	all, _ := e.pages(t, "/v1/approvals?status=pending", tokenA, "approvals", 2)
+	all := e.approvals(t, tokenA, client.ApprovalQuery{Status: client.ApprovalPending}, 2)
 	var ids []string
 	for _, a := range all {
-		ids = append(ids, a["itemId"].(string))
+		ids = append(ids, a.ItemID)
 	}
 	if want := []string{pending[4], pending[3], pending[2], pending[1]}; !slices.Equal(ids, want) {
 		t.Fatalf("pending approvals %v, want %v (newest first)", ids, want)
 	}
-	if a := all[0]; a["status"] != "pending" || a["toolName"] != "shell" || a["decision"] != nil || a["actor"] != nil ||
-		a["input"].(map[string]any)["n"] != 4.0 || a["requestedAt"] != float64(rmEpoch+4000+30) {
-		t.Fatalf("pending approval %v", a)
+	var input struct{ N int }
+	if a := all[0]; a.Status != client.ApprovalPending || a.ToolName != "shell" || a.Decision != "" || a.Actor != nil ||
+		json.Unmarshal(a.Input, &input) != nil || input.N != 4 || a.RequestedAt != rmEpoch+4000+30 {
+		t.Fatalf("pending approval %+v", a)
 	}
-	resolved, _ := e.pages(t, "/v1/approvals?status=resolved", tokenA, "approvals", 10)
-	if len(resolved) != 1 || resolved[0]["itemId"] != pending[0] || resolved[0]["decision"] != "allow" ||
-		resolved[0]["scope"] != "run" || resolved[0]["actor"].(map[string]any)["id"] != "alice" ||
-		resolved[0]["resolvedSeq"] == nil || resolved[0]["resolvedAt"] == nil || resolved[0]["commandId"] == nil {
-		t.Fatalf("resolved approvals %v", resolved)
+	resolved := e.approvals(t, tokenA, client.ApprovalQuery{Status: client.ApprovalResolved}, 10)
+	if len(resolved) != 1 || resolved[0].ItemID != pending[0] || resolved[0].Decision != "allow" ||
+		resolved[0].Scope != "run" || resolved[0].Actor == nil || resolved[0].Actor.ID != "alice" ||
+		resolved[0].ResolvedSeq == nil || resolved[0].ResolvedAt == nil || resolved[0].CommandID == "" {
+		t.Fatalf("resolved approvals %+v", resolved)
 	}
-	byRun, _ := e.pages(t, "/v1/approvals?runId="+logs[2].id(), tokenA, "approvals", 10)
-	if len(byRun) != 1 || byRun[0]["itemId"] != pending[2] {
-		t.Fatalf("approvals of one run %v", byRun)
+	byRun := e.approvals(t, tokenA, client.ApprovalQuery{RunID: logs[2].id()}, 10)
+	if len(byRun) != 1 || byRun[0].ItemID != pending[2] {
+		t.Fatalf("approvals of one run %+v", byRun)
 	}
-	mine, _ := e.pages(t, "/v1/approvals", tokenB, "approvals", 10)
-	if len(mine) != 1 || mine[0]["itemId"] != theirs {
-		t.Fatalf("tenant B sees %v", mine)
+	mine := e.approvals(t, tokenB, client.ApprovalQuery{}, 10)
+	if len(mine) != 1 || mine[0].ItemID != theirs {
+		t.Fatalf("tenant B sees %+v", mine)
 	}
-	if leak, _ := e.pages(t, "/v1/approvals?runId="+other.id(), tokenA, "approvals", 10); len(leak) != 0 {
-		t.Fatalf("tenant A sees tenant B's approvals: %v", leak)
+	if leak := e.approvals(t, tokenA, client.ApprovalQuery{RunID: other.id()}, 10); len(leak) != 0 {
+		t.Fatalf("tenant A sees tenant B's approvals: %+v", leak)
 	}
 	for _, q := range []string{"status=open", "limit=0", "limit=201"} {
 		e.do(t, "GET", "/v1/approvals?"+q, tokenA, nil).wantCode(t, http.StatusUnprocessableEntity, "validation_failed")
@@ -163,27 +199,26 @@ func TestListSessionRuns(t *testing.T) {
 	theirs := newRMLog(t, tenantB, "chat-7", rmEpoch)
 	e.project(t, append(logs, elsewhere, theirs)...)
 
-	runs, resps := e.pages(t, "/v1/sessions/chat-7/runs", tokenA, "runs", 2)
+	runs, resps := e.sessionRuns(t, tokenA, "chat-7", "", 2)
 	var ids []string
 	for _, r := range runs {
-		ids = append(ids, r["runId"].(string))
+		ids = append(ids, r.RunID)
 	}
 	if want := []string{logs[4].id(), logs[3].id(), logs[2].id(), logs[1].id(), logs[0].id()}; !slices.Equal(ids, want) {
 		t.Fatalf("session runs %v, want %v (newest first)", ids, want)
 	}
-	s := resps[0].body["session"].(map[string]any)
-	if s["platformSessionId"] != "chat-7" || s["runCount"] != 5.0 || s["firstRunId"] != logs[0].id() ||
-		s["lastRunId"] != logs[4].id() || s["lastRunStatus"] != "running" || s["firstRunAt"] != float64(rmEpoch) ||
-		s["lastActivityAt"] != float64(rmEpoch+4000+10) {
-		t.Fatalf("session %v", s)
+	want := client.Session{PlatformSessionID: "chat-7", RunCount: 5, FirstRunID: logs[0].id(), LastRunID: logs[4].id(),
+		LastRunStatus: "running", FirstRunAt: rmEpoch, LastActivityAt: rmEpoch + 4000 + 10}
+	if s := resps[0].Session; s != want {
+		t.Fatalf("session %+v, want %+v", s, want)
 	}
-	running, _ := e.pages(t, "/v1/sessions/chat-7/runs?status=running", tokenA, "runs", 10)
-	if len(running) != 1 || running[0]["runId"] != logs[4].id() {
-		t.Fatalf("running runs of the session %v", running)
+	running, _ := e.sessionRuns(t, tokenA, "chat-7", "running", 10)
+	if len(running) != 1 || running[0].RunID != logs[4].id() {
+		t.Fatalf("running runs of the session %+v", running)
 	}
-	mine, _ := e.pages(t, "/v1/sessions/chat-7/runs", tokenB, "runs", 10)
-	if len(mine) != 1 || mine[0]["runId"] != theirs.id() {
-		t.Fatalf("tenant B's session %v", mine)
+	mine, _ := e.sessionRuns(t, tokenB, "chat-7", "", 10)
+	if len(mine) != 1 || mine[0].RunID != theirs.id() {
+		t.Fatalf("tenant B's session %+v", mine)
 	}
 	e.do(t, "GET", "/v1/sessions/chat-9/runs", tokenA, nil).wantCode(t, http.StatusNotFound, "not_found")
 	e.do(t, "GET", "/v1/sessions/chat-8/runs", tokenB, nil).wantCode(t, http.StatusNotFound, "not_found")
@@ -200,9 +235,9 @@ func TestReadModelEndpointsAreDocumented(t *testing.T) {
 	r := e.do(t, "GET", "/openapi.json", "", nil).want(t, http.StatusOK)
 	var doc struct {
 		Paths map[string]map[string]struct {
-			OperationID string                `json:"operationId"`
-			Security    []map[string][]string `json:"security"`
-			Responses   map[string]any        `json:"responses"`
+			OperationID string                     `json:"operationId"`
+			Security    []map[string][]string      `json:"security"`
+			Responses   map[string]json.RawMessage `json:"responses"`
 		} `json:"paths"`
 	}
 	if err := json.Unmarshal(r.raw, &doc); err != nil {
@@ -216,3 +251,6 @@ func TestReadModelEndpointsAreDocumented(t *testing.T) {
 		}
 	}
 }
+
+// equalPtr reports whether p points at want.
+func equalPtr[T comparable](p *T, want T) bool { return p != nil && *p == want }

@@ -1,10 +1,13 @@
 package api_test
 
 import (
+	"bytes"
+	"context"
 	"net/http"
 	"testing"
 
 	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/services/api/client"
 )
 
 // queuedRMLog accepts a run with newRMLog's sandbox key and leaves it queued.
@@ -20,7 +23,7 @@ func TestRunShowsUsageSnapshotAndQueuePosition(t *testing.T) {
 	e := newReadModelEnv(t)
 	active := newRMLog(t, tenantA, "s-q", rmEpoch)
 	active.add(events.Draft{Type: events.CapabilitySnapshotFrozen, Payload: events.SnapshotFrozenPayload{
-		Hash: "sha256:feed", Snapshot: active.raw(map[string]any{"pauseTtlMs": 1000})}})
+		Hash: "sha256:feed", Snapshot: active.raw(events.SnapshotGovernance{PauseTTLMs: 1000})}})
 	item := events.NewID("itm")
 	active.add(events.Draft{Type: events.ItemStarted, ItemID: item,
 		Payload: events.ItemStartedPayload{ItemType: events.ItemAssistantMessage}})
@@ -36,28 +39,28 @@ func TestRunShowsUsageSnapshotAndQueuePosition(t *testing.T) {
 	e.project(t, second) // accepted after first, though created earlier
 
 	r := e.do(t, "GET", "/v1/runs/"+active.id(), tokenA, nil).want(t, http.StatusOK)
-	usage, _ := r.body["usage"].(map[string]any)
-	want := map[string]float64{"modelCalls": 1, "promptTokens": 50, "completionTokens": 7, "totalTokens": 57, "compactions": 1}
-	for k, v := range want {
-		if usage[k] != v {
-			t.Fatalf("usage %v, want %v", usage, want)
-		}
+	run := decode[client.Run](t, r)
+	if want := (client.Usage{ModelCalls: 1, PromptTokens: 50, CompletionTokens: 7, TotalTokens: 57, Compactions: 1}); run.Usage != want {
+		t.Fatalf("usage %+v, want %+v", run.Usage, want)
 	}
-	if _, ok := r.body["queuePosition"]; ok || r.str("snapshotHash") != "sha256:feed" || r.str("status") != "running" {
+	// The active run has no queue position: the field is absent, not null.
+	if bytes.Contains(r.raw, []byte(`"queuePosition"`)) || run.SnapshotHash != "sha256:feed" || run.Status != "running" {
 		t.Fatalf("active run %s", r.raw)
 	}
-	for l, pos := range map[*rmLog]float64{first: 1, second: 2} {
-		r := e.do(t, "GET", "/v1/runs/"+l.id(), tokenA, nil).want(t, http.StatusOK)
-		if r.body["queuePosition"] != pos || r.str("snapshotHash") != "" || r.body["usage"].(map[string]any)["modelCalls"] != 0.0 {
-			t.Fatalf("queued run %s, want position %v", r.raw, pos)
+	api := e.apiAs(t, tokenA)
+	for l, pos := range map[*rmLog]int64{first: 1, second: 2} {
+		run, err := api.GetRun(context.Background(), l.id())
+		if err != nil || !equalPtr(run.QueuePosition, pos) || run.SnapshotHash != "" || run.Usage != (client.Usage{}) {
+			t.Fatalf("queued run %+v (%v), want position %d", run, err, pos)
 		}
 	}
-	list, _ := e.pages(t, "/v1/runs?status=queued", tokenA, "runs", 10)
-	listed := map[any]any{}
-	for _, r := range list {
-		listed[r["runId"]] = r["queuePosition"]
+	listed := map[string]int64{}
+	for _, r := range e.runs(t, tokenA, client.RunQuery{Status: "queued"}, 10) {
+		if r.QueuePosition != nil {
+			listed[r.RunID] = *r.QueuePosition
+		}
 	}
-	if len(listed) != 2 || listed[first.id()] != 1.0 || listed[second.id()] != 2.0 {
+	if len(listed) != 2 || listed[first.id()] != 1 || listed[second.id()] != 2 {
 		t.Fatalf("queued runs listed with positions %v", listed)
 	}
 }

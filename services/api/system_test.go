@@ -42,15 +42,20 @@ func TestHealthz(t *testing.T) {
 	ok := api.HealthCheck{Name: "postgres", Check: func(context.Context) error { return nil }}
 	down := api.HealthCheck{Name: "kafka", Check: func(context.Context) error { return errors.New("dial tcp: connection refused") }}
 
+	// The answer, healthy or a problem, with each check's result; status is
+	// "ok" when healthy and the HTTP status in a problem.
+	type health struct {
+		Status any               `json:"status"`
+		Detail string            `json:"detail"`
+		Checks map[string]string `json:"checks"`
+	}
 	r := newEnv(t, withHealth(ok)).do(t, "GET", "/healthz", "", nil).want(t, http.StatusOK)
-	checks, _ := r.body["checks"].(map[string]any)
-	if r.str("status") != "ok" || checks["postgres"] != "ok" {
+	if h := decode[health](t, r); h.Status != "ok" || h.Checks["postgres"] != "ok" {
 		t.Fatalf("healthy answer %s", r.raw)
 	}
 
 	r = newEnv(t, withHealth(ok, down)).do(t, "GET", "/healthz", "", nil).wantCode(t, http.StatusServiceUnavailable, "unavailable")
-	checks, _ = r.body["checks"].(map[string]any)
-	if checks["postgres"] != "ok" || checks["kafka"] != "dial tcp: connection refused" || !strings.Contains(r.str("detail"), "kafka") {
+	if h := decode[health](t, r); h.Checks["postgres"] != "ok" || h.Checks["kafka"] != "dial tcp: connection refused" || !strings.Contains(h.Detail, "kafka") {
 		t.Fatalf("unhealthy answer %s", r.raw)
 	}
 }
@@ -67,23 +72,27 @@ func TestOpenAPIDocument(t *testing.T) {
 	e := newEnv(t)
 	r := e.do(t, "GET", "/openapi.json", "", nil).want(t, http.StatusOK)
 	var doc struct {
-		OpenAPI    string                               `json:"openapi"`
-		Paths      map[string]map[string]map[string]any `json:"paths"`
+		OpenAPI string `json:"openapi"`
+		Paths   map[string]map[string]struct {
+			OperationID string `json:"operationId"`
+		} `json:"paths"`
 		Components struct {
-			SecuritySchemes map[string]map[string]any `json:"securitySchemes"`
+			SecuritySchemes map[string]struct {
+				Scheme string `json:"scheme"`
+			} `json:"securitySchemes"`
 		} `json:"components"`
 	}
 	if err := json.Unmarshal(r.raw, &doc); err != nil {
 		t.Fatalf("openapi.json: %v", err)
 	}
-	if !strings.HasPrefix(doc.OpenAPI, "3.1.") || doc.Components.SecuritySchemes["bearer"]["scheme"] != "bearer" {
+	if !strings.HasPrefix(doc.OpenAPI, "3.1.") || doc.Components.SecuritySchemes["bearer"].Scheme != "bearer" {
 		t.Fatalf("openapi %q, security schemes %v", doc.OpenAPI, doc.Components.SecuritySchemes)
 	}
 	ids := map[string]bool{}
 	for _, ops := range doc.Paths {
 		for _, op := range ops {
-			if id, ok := op["operationId"].(string); ok {
-				ids[id] = true
+			if op.OperationID != "" {
+				ids[op.OperationID] = true
 			}
 		}
 	}
@@ -93,7 +102,7 @@ func TestOpenAPIDocument(t *testing.T) {
 		}
 	}
 	r = e.do(t, "GET", "/openapi-3.0.json", "", nil).want(t, http.StatusOK)
-	if v := r.str("openapi"); !strings.HasPrefix(v, "3.0.") {
+	if v := decode[struct{ OpenAPI string }](t, r).OpenAPI; !strings.HasPrefix(v, "3.0.") {
 		t.Errorf("openapi-3.0.json version %q", v)
 	}
 	e.do(t, "GET", "/docs", "", nil).want(t, http.StatusOK)

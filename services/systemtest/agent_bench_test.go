@@ -14,7 +14,6 @@ import (
 	"github.com/xbot-runtime/xbot/commands"
 	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/infra/devstack/kafkatest"
-	"github.com/xbot-runtime/xbot/infra/devstack/pgtest"
 	"github.com/xbot-runtime/xbot/infra/kafka"
 	"github.com/xbot-runtime/xbot/services/engine/model"
 	"github.com/xbot-runtime/xbot/services/engine/profile"
@@ -44,30 +43,11 @@ func noopRegistry(b *testing.B) *tools.Registry {
 // tool, then answer, through the whole stack (API → Kafka → executor with a
 // zero-latency scripted model → Kafka → Postgres): agent turns/s and events/s.
 func BenchmarkAgentTurns(b *testing.B) {
-	cl := kafkatest.NewCluster(b, 12)
 	const toolTurns = 5
 	turn := profile.Turn{ToolCalls: []profile.ScriptedCall{{Name: "noop", Arguments: "{}"}}}
 	script := append(slices.Repeat([]profile.Turn{turn}, toolTurns), profile.Turn{Text: "done"})
-	cat, _ := profile.NewCatalog(profile.Profile{ID: "fast", Model: profile.ModelScripted, Tools: []string{"noop"}, Script: script})
-	ctx := context.Background()
-	st, err := stack.Start(ctx, stack.Options{Kafka: kafka.Config{Brokers: cl.Addrs()}, PGDSN: pgtest.NewDatabase(b),
-		APIAddr: "127.0.0.1:0", Tokens: map[string]string{token: actingTenant}, Profiles: cat, Logger: zap.NewNop(),
-		WaitDefault: time.Second, WaitMax: time.Second, Tools: noopRegistry(b)})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer st.Stop(ctx)
-	waitHealthy(b, st)
-	b.ResetTimer()
-	start := time.Now()
-	createMany(b, st, b.N)
-	waitCompleted(b, st, b.N)
-	elapsed := time.Since(start)
-	b.StopTimer()
-	var evs int64
-	if err := st.Pool.QueryRow(ctx, `SELECT count(*) FROM run_events`).Scan(&evs); err != nil {
-		b.Fatal(err)
-	}
+	st := benchStack(b, noopRegistry(b), profile.Profile{ID: "fast", Model: profile.ModelScripted, Tools: []string{"noop"}, Script: script})
+	elapsed, evs := measureRuns(b, st)
 	b.ReportMetric(float64(b.N*(toolTurns+1))/elapsed.Seconds(), "turns/s")
 	b.ReportMetric(float64(evs)/elapsed.Seconds(), "events/s")
 }

@@ -3,7 +3,6 @@ package systemtest_test
 import (
 	"context"
 	"fmt"
-	"go.uber.org/zap"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,7 +13,6 @@ import (
 	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
 	"github.com/xbot-runtime/xbot/infra/kafka"
-	"github.com/xbot-runtime/xbot/services/engine/compute/local"
 	"github.com/xbot-runtime/xbot/services/engine/profile"
 	"github.com/xbot-runtime/xbot/services/stack"
 )
@@ -23,16 +21,8 @@ import (
 // separately so they can be killed.
 func crashEnv(t *testing.T, agents ...profile.Profile) (*env, *stack.Stack, func(name string, hooks *kafka.Hooks) *stack.Stack) {
 	t.Helper()
-	e := newEnv(t)
-	cat, err := profile.NewCatalog(agents...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.cat = cat
-	comp, err := local.New(local.Config{Dir: t.TempDir(), Logger: zap.NewNop()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := newEnv(t).withAgents(agents...)
+	comp := localCompute(t, t.TempDir())
 	front := e.start("front", nil, stack.API, stack.ProjectorPostgres)
 	executor := func(name string, hooks *kafka.Hooks) *stack.Stack {
 		return e.startWith(name, func(o *stack.Options) {
@@ -62,7 +52,7 @@ func TestAgentKilledDuringModelStream(t *testing.T) {
 			victim.Load().Executor.Kill()
 		}
 	}}))
-	runID := create(t, front, "streamer", "go", "kill-stream-1")["runId"].(string)
+	runID := create(t, front, "streamer", "go", "kill-stream-1").RunID
 	eventually.Succeeds(t, 10*time.Second, "executor A died", func() error {
 		if commits.Load() < killAt {
 			return context.DeadlineExceeded
@@ -72,13 +62,13 @@ func TestAgentKilledDuringModelStream(t *testing.T) {
 	executor("exB", nil)
 	waitStatus(t, front, runID, "completed", 20*time.Second)
 	e.invariants(front)
-	counts := typeCounts(t, listEvents(t, front, runID))
+	counts := typeCounts(listEvents(t, front, runID))
 	if counts[events.RunCheckpointRestored] != 1 || counts[events.ItemFailed] != 1 || counts[events.RunStarted] != 1 {
 		t.Errorf("takeover not recorded as one restore closing the lost stream: %v", counts)
 	}
-	failed := itemEvents(t, front, runID, "runtime.item.failed")
-	if len(failed) == 0 || failed[0]["errorCode"] != "runtime_lost" || failed[0]["itemType"] != "assistant_message" {
-		t.Errorf("lost item %v, want the assistant_message failed runtime_lost", failed)
+	failed := payloads[events.ItemFailedPayload](t, front, runID)
+	if len(failed) == 0 || failed[0].ErrorCode != events.ToolErrRuntimeLost || failed[0].ItemType != events.ItemAssistantMessage {
+		t.Errorf("lost item %+v, want the assistant_message failed runtime_lost", failed)
 	}
 	if runs := readLines(t, count); runs != 1 {
 		t.Errorf("the tool ran %d times, want once", runs)
@@ -99,7 +89,7 @@ func TestAgentKilledDuringToolCall(t *testing.T) {
 	}}
 	e, front, executor := crashEnv(t, agent)
 	exA := executor("exA", nil)
-	runID := create(t, front, "builder", "build", "kill-tool-1")["runId"].(string)
+	runID := create(t, front, "builder", "build", "kill-tool-1").RunID
 	eventually.Succeeds(t, 10*time.Second, "the tool is running", func() error {
 		if readLines(t, count) == 0 {
 			return context.DeadlineExceeded
@@ -110,8 +100,7 @@ func TestAgentKilledDuringToolCall(t *testing.T) {
 	executor("exB", nil)
 	waitStatus(t, front, runID, "completed", 20*time.Second)
 	e.invariants(front)
-	assertSequence(t, front, runID,
-		"runtime.run.accepted", "runtime.capability.snapshot_frozen", "runtime.run.started",
+	assertLog(t, front, runID,
 		"runtime.item.started:assistant_message", "runtime.item.completed:assistant_message",
 		"runtime.item.started:command_execution",
 		"runtime.run.checkpoint_restored", "runtime.item.failed:command_execution",

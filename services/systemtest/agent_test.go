@@ -1,10 +1,8 @@
 package systemtest_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"go.uber.org/zap"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,10 +12,12 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/xbot-runtime/xbot/commands"
 	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
-	"github.com/xbot-runtime/xbot/infra/kafka"
+	"github.com/xbot-runtime/xbot/services/api/client"
 	"github.com/xbot-runtime/xbot/services/engine/compute/local"
 	"github.com/xbot-runtime/xbot/services/engine/model"
 	"github.com/xbot-runtime/xbot/services/engine/model/scripted"
@@ -51,19 +51,38 @@ func (r *requests) of(agent string) []model.Request {
 // agentEnv is an env whose stack runs the given agents with tools.
 func agentEnv(t *testing.T, agents ...profile.Profile) (*env, *stack.Stack, *requests) {
 	t.Helper()
-	e := newEnv(t)
-	cat, err := profile.NewCatalog(agents...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.cat = cat
-	comp, err := local.New(local.Config{Dir: t.TempDir(), Logger: zap.NewNop()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	return agentEnvIn(t, t.TempDir(), agents...)
+}
+
+// agentEnvIn is agentEnv with the local sandboxes below dir.
+func agentEnvIn(t *testing.T, dir string, agents ...profile.Profile) (*env, *stack.Stack, *requests) {
+	t.Helper()
+	e := newEnv(t).withAgents(agents...)
+	comp := localCompute(t, dir)
 	reqs := &requests{got: map[string][]model.Request{}}
 	st := e.startWith("all", func(o *stack.Options) { o.Compute, o.Models = comp, reqs.resolver })
 	return e, st, reqs
+}
+
+// withAgents makes agents the env's profile catalog.
+func (e *env) withAgents(agents ...profile.Profile) *env {
+	e.t.Helper()
+	cat, err := profile.NewCatalog(agents...)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.cat = cat
+	return e
+}
+
+// localCompute is the local sandbox provider with its sandboxes below dir.
+func localCompute(t *testing.T, dir string) *local.Provider {
+	t.Helper()
+	comp, err := local.New(local.Config{Dir: dir, Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return comp
 }
 
 var allTools = []string{"shell", "read_file", "write_file", "list_files", "ask_user"}
@@ -72,6 +91,9 @@ func call1(name, args string) []profile.ScriptedCall {
 	return []profile.ScriptedCall{{Name: name, Arguments: args}}
 }
 
+// runStart is how the log of every run that starts begins.
+var runStart = []string{"runtime.run.accepted", "runtime.capability.snapshot_frozen", "runtime.run.started"}
+
 // sequence is a run's log as "type" or "type:itemType" lines; consecutive
 // deltas of one item, whose count depends on timing, are one "delta+" line.
 func sequence(t *testing.T, st *stack.Stack, runID string) []string {
@@ -79,44 +101,44 @@ func sequence(t *testing.T, st *stack.Stack, runID string) []string {
 	var out []string
 	lastDelta := ""
 	for _, ev := range listEvents(t, st, runID) {
-		typ := ev["type"].(string)
-		p, _ := ev["payload"].(map[string]any)
-		item, _ := ev["itemId"].(string)
-		if typ == "runtime.item.delta" {
-			if lastDelta == item {
-				continue
+		if ev.Type == events.ItemDelta {
+			if lastDelta != ev.ItemID {
+				out = append(out, "delta+")
 			}
-			lastDelta = item
-			out = append(out, "delta+")
+			lastDelta = ev.ItemID
 			continue
 		}
 		lastDelta = ""
-		if it, ok := p["itemType"].(string); ok {
-			typ += ":" + it
+		line := string(ev.Type)
+		var item struct {
+			ItemType events.ItemType `json:"itemType"`
 		}
-		out = append(out, typ)
+		if err := json.Unmarshal(ev.Payload, &item); err == nil && item.ItemType != "" {
+			line += ":" + string(item.ItemType)
+		}
+		out = append(out, line)
 	}
 	return out
 }
 
-func assertSequence(t *testing.T, st *stack.Stack, runID string, want ...string) {
+// assertLog fails unless the run's log, as sequence gives it, is runStart
+// followed by want.
+func assertLog(t *testing.T, st *stack.Stack, runID string, want ...string) {
 	t.Helper()
-	got := sequence(t, st, runID)
-	if !slices.Equal(got, want) {
+	want = append(slices.Clone(runStart), want...)
+	if got := sequence(t, st, runID); !slices.Equal(got, want) {
 		t.Errorf("event sequence of %s:\n got: %s\nwant: %s", runID, strings.Join(got, "\n      "), strings.Join(want, "\n      "))
 	}
 }
 
-// itemPayloads returns the payloads of the item events of one type, in order.
-func itemEvents(t *testing.T, st *stack.Stack, runID, typ string) []map[string]any {
+// completedOutput is the output the run's runtime.run.completed records.
+func completedOutput(t *testing.T, st *stack.Stack, runID string) string {
 	t.Helper()
-	var out []map[string]any
-	for _, ev := range listEvents(t, st, runID) {
-		if ev["type"] == typ {
-			out = append(out, ev["payload"].(map[string]any))
-		}
+	done := payloads[events.RunCompletedPayload](t, st, runID)
+	if len(done) != 1 {
+		t.Fatalf("run %s has %d runtime.run.completed events, want 1", runID, len(done))
 	}
-	return out
+	return done[0].Output
 }
 
 func TestAgentRunsToolsOverSeveralTurns(t *testing.T) {
@@ -131,13 +153,11 @@ func TestAgentRunsToolsOverSeveralTurns(t *testing.T) {
 			{Text: "All done."},
 		}}
 	e, st, reqs := agentEnv(t, agent)
-	runID := create(t, st, "worker", "write notes", "tools-1")["runId"].(string)
-	run := waitStatus(t, st, runID, "completed", 10*time.Second)
-	if run["output"] != nil && run["output"] != "All done." {
-		t.Errorf("output %v", run["output"])
+	runID := runUntil(t, st, "worker", "write notes", "tools-1", "completed", 10*time.Second)
+	if out := completedOutput(t, st, runID); out != "" && out != "All done." {
+		t.Errorf("output %q", out)
 	}
-	assertSequence(t, st, runID,
-		"runtime.run.accepted", "runtime.capability.snapshot_frozen", "runtime.run.started",
+	assertLog(t, st, runID,
 		"runtime.item.started:assistant_message", "delta+", "runtime.item.completed:assistant_message",
 		"runtime.item.started:command_execution", "delta+", "runtime.item.completed:command_execution",
 		"runtime.item.started:file_change", "runtime.item.completed:file_change",
@@ -145,14 +165,14 @@ func TestAgentRunsToolsOverSeveralTurns(t *testing.T) {
 		"runtime.item.started:tool_call", "runtime.item.completed:tool_call",
 		"runtime.item.started:assistant_message", "delta+", "runtime.item.completed:assistant_message",
 		"runtime.run.completed")
-	done := itemEvents(t, st, runID, "runtime.item.completed")
-	exec := done[1]["data"].(map[string]any)["exec"].(map[string]any)
-	if exec["exitCode"] != 3.0 || !strings.Contains(exec["stdout"].(string), "hi from shell") || !strings.Contains(exec["stderr"].(string), "oops") {
-		t.Errorf("command_execution data %v", exec)
+	done := payloads[events.ItemCompletedPayload](t, st, runID)
+	exec := dataOf[events.ToolResultData](t, done[1].Data).Exec
+	if exec == nil || exec.ExitCode != 3 || !strings.Contains(exec.Stdout, "hi from shell") || !strings.Contains(exec.Stderr, "oops") {
+		t.Errorf("command_execution data %+v", exec)
 	}
-	change := done[2]["data"].(map[string]any)["fileChange"].(map[string]any)
-	if !strings.Contains(change["diff"].(string), "+one\n+two\n") {
-		t.Errorf("file_change diff %q", change["diff"])
+	change := dataOf[events.ToolResultData](t, done[2].Data).FileChange
+	if change == nil || !strings.Contains(change.Diff, "+one\n+two\n") {
+		t.Errorf("file_change %+v", change)
 	}
 	// The model saw every result: turn 2's request holds the file's content.
 	got := reqs.of("worker")
@@ -182,10 +202,8 @@ func TestAgentMalformedToolCallsGoBackToTheModel(t *testing.T) {
 			{Text: "Sorry, my mistake."},
 		}}
 	e, st, reqs := agentEnv(t, agent)
-	runID := create(t, st, "clumsy", "go", "bad-args-1")["runId"].(string)
-	waitStatus(t, st, runID, "completed", 10*time.Second)
-	assertSequence(t, st, runID,
-		"runtime.run.accepted", "runtime.capability.snapshot_frozen", "runtime.run.started",
+	runID := runUntil(t, st, "clumsy", "go", "bad-args-1", "completed", 10*time.Second)
+	assertLog(t, st, runID,
 		"runtime.item.started:assistant_message", "runtime.item.completed:assistant_message",
 		"runtime.item.started:command_execution", "runtime.item.failed:command_execution",
 		"runtime.item.started:command_execution", "runtime.item.failed:command_execution",
@@ -194,8 +212,8 @@ func TestAgentMalformedToolCallsGoBackToTheModel(t *testing.T) {
 		"runtime.item.started:assistant_message", "delta+", "runtime.item.completed:assistant_message",
 		"runtime.run.completed")
 	var codes []string
-	for _, p := range itemEvents(t, st, runID, "runtime.item.failed") {
-		codes = append(codes, p["errorCode"].(string))
+	for _, p := range payloads[events.ItemFailedPayload](t, st, runID) {
+		codes = append(codes, p.ErrorCode)
 	}
 	if want := []string{"invalid_arguments", "invalid_arguments", "unknown_tool", "unknown_tool"}; !slices.Equal(codes, want) {
 		t.Errorf("error codes %v, want %v", codes, want)
@@ -221,21 +239,18 @@ func TestAgentSteerReachesTheNextModelRequest(t *testing.T) {
 		{Text: "Switched as you asked."},
 	}}
 	e, st, reqs := agentEnv(t, agent)
-	runID := create(t, st, "steerable", "build the site", "steer-1")["runId"].(string)
+	runID := create(t, st, "steerable", "build the site", "steer-1").RunID
 	waitItem(t, st, runID, "command_execution")
 	for i, text := range []string{"use the dev branch", "and skip the tests"} {
-		code, body := call(t, st, "POST", "/v1/runs/"+runID+"/inputs", token,
-			map[string]any{"intent": "steer", "content": text}, "Idempotency-Key", "steer-1-"+strconv.Itoa(i))
-		if code != 202 || body["outcome"] != "accepted" {
-			t.Fatalf("steer: HTTP %d %v", code, body)
+		if res := input(t, st, runID, "steer", text, "steer-1-"+strconv.Itoa(i)); res.Outcome != client.OutcomeAccepted {
+			t.Fatalf("steer: %+v", res)
 		}
 	}
 	if err := os.WriteFile(gate, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	waitStatus(t, st, runID, "completed", 10*time.Second)
-	assertSequence(t, st, runID,
-		"runtime.run.accepted", "runtime.capability.snapshot_frozen", "runtime.run.started",
+	assertLog(t, st, runID,
 		"runtime.item.started:assistant_message", "delta+", "runtime.item.completed:assistant_message",
 		"runtime.item.started:command_execution",
 		"runtime.command.accepted", "runtime.command.accepted",
@@ -256,32 +271,29 @@ func TestAgentSteerReachesTheNextModelRequest(t *testing.T) {
 	e.invariants(st)
 }
 
+// askerAgent asks the user a question, then answers.
+var askerAgent = profile.Profile{ID: "asker", Model: profile.ModelScripted, Tools: []string{"ask_user"}, Script: []profile.Turn{
+	{ToolCalls: call1("ask_user", `{"question":"Which colour?"}`)},
+	{Text: "Painting it."},
+}}
+
 func TestAgentAsksAndResumesOnClarification(t *testing.T) {
 	t.Parallel()
-	agent := profile.Profile{ID: "asker", Model: profile.ModelScripted, Tools: []string{"ask_user"}, Script: []profile.Turn{
-		{ToolCalls: call1("ask_user", `{"question":"Which colour?"}`)},
-		{Text: "Painting it."},
-	}}
-	e, st, reqs := agentEnv(t, agent)
-	runID := create(t, st, "asker", "paint the door", "ask-1")["runId"].(string)
+	e, st, reqs := agentEnv(t, askerAgent)
+	runID := create(t, st, "asker", "paint the door", "ask-1").RunID
 	run := waitStatus(t, st, runID, "paused", 10*time.Second)
-	if run["pauseReason"] != "awaiting_user_input" {
-		t.Errorf("pauseReason %v", run["pauseReason"])
+	if run.PauseReason != string(events.PauseAwaitingUserInput) {
+		t.Errorf("pauseReason %q", run.PauseReason)
 	}
 	// A steer is not valid while the run waits for an answer.
-	code, body := call(t, st, "POST", "/v1/runs/"+runID+"/inputs", token,
-		map[string]any{"intent": "steer", "content": "blue"}, "Idempotency-Key", "ask-1-steer")
-	if code != 202 || body["outcome"] != "rejected" || body["code"] != "invalid_state" {
-		t.Fatalf("steer on a paused run: HTTP %d %v", code, body)
+	if res := input(t, st, runID, "steer", "blue", "ask-1-steer"); res.Outcome != client.OutcomeRejected || res.Code != "invalid_state" {
+		t.Fatalf("steer on a paused run: %+v", res)
 	}
-	code, body = call(t, st, "POST", "/v1/runs/"+runID+"/inputs", token,
-		map[string]any{"intent": "clarification", "content": "blue"}, "Idempotency-Key", "ask-1-answer")
-	if code != 202 || body["outcome"] != "accepted" {
-		t.Fatalf("clarification: HTTP %d %v", code, body)
+	if res := input(t, st, runID, "clarification", "blue", "ask-1-answer"); res.Outcome != client.OutcomeAccepted {
+		t.Fatalf("clarification: %+v", res)
 	}
 	waitStatus(t, st, runID, "completed", 10*time.Second)
-	assertSequence(t, st, runID,
-		"runtime.run.accepted", "runtime.capability.snapshot_frozen", "runtime.run.started",
+	assertLog(t, st, runID,
 		"runtime.item.started:assistant_message", "runtime.item.completed:assistant_message",
 		"runtime.item.started:clarification_request", "runtime.run.paused",
 		"runtime.command.rejected",
@@ -300,35 +312,28 @@ func TestAgentFollowUpStartsTheSessionsNextRun(t *testing.T) {
 	t.Parallel()
 	agent := profile.Profile{ID: "chat", Model: profile.ModelScripted, Script: []profile.Turn{{Text: "You said: {{input}}"}}}
 	e, st, reqs := agentEnv(t, agent)
-	code, body := call(t, st, "POST", "/v1/runs", token, map[string]any{"agentId": "chat", "input": map[string]any{"content": "first"},
-		"platformSessionId": "sess-42"}, "Idempotency-Key", "follow-1")
-	if code != 202 {
-		t.Fatalf("create: HTTP %d %v", code, body)
-	}
-	first := body["runId"].(string)
+	first := createRun(t, apiOf(t, st), client.CreateRunRequest{AgentID: "chat", Input: client.UserInput{Content: "first"},
+		PlatformSessionID: "sess-42"}, "follow-1").RunID
 	waitStatus(t, st, first, "completed", 10*time.Second)
 	var next string
 	for _, key := range []string{"follow-1-next", "follow-1-next"} { // the retry is a duplicate naming the same run
-		code, body = call(t, st, "POST", "/v1/runs/"+first+"/inputs", token,
-			map[string]any{"intent": "follow_up", "content": "second"}, "Idempotency-Key", key)
-		if code != 202 || body["createdRunId"] == nil {
-			t.Fatalf("follow-up: HTTP %d %v", code, body)
+		res := input(t, st, first, "follow_up", "second", key)
+		if res.CreatedRunID == "" {
+			t.Fatalf("follow-up: %+v", res)
 		}
-		if next != "" && body["createdRunId"] != next {
-			t.Fatalf("retried follow-up names run %v, first named %s", body["createdRunId"], next)
+		if next != "" && res.CreatedRunID != next {
+			t.Fatalf("retried follow-up names run %s, first named %s", res.CreatedRunID, next)
 		}
-		next = body["createdRunId"].(string)
+		next = res.CreatedRunID
 	}
 	run := waitStatus(t, st, next, "completed", 10*time.Second)
-	if run["parentRunId"] != first || run["platformSessionId"] != "sess-42" || run["agentId"] != "chat" {
-		t.Errorf("next run %v", run)
+	if run.ParentRunID != first || run.PlatformSessionID != "sess-42" || run.AgentID != "chat" {
+		t.Errorf("next run %+v", run)
 	}
-	assertSequence(t, st, first,
-		"runtime.run.accepted", "runtime.capability.snapshot_frozen", "runtime.run.started",
+	assertLog(t, st, first,
 		"runtime.item.started:assistant_message", "delta+", "runtime.item.completed:assistant_message",
 		"runtime.run.completed", "runtime.command.applied", "runtime.command.duplicate")
-	assertSequence(t, st, next,
-		"runtime.run.accepted", "runtime.capability.snapshot_frozen", "runtime.run.started",
+	assertLog(t, st, next,
 		"runtime.item.started:assistant_message", "delta+", "runtime.item.completed:assistant_message",
 		"runtime.run.completed")
 	got := reqs.of("chat")
@@ -356,7 +361,7 @@ func TestAgentCancelKillsTheRunningToolWithin2s(t *testing.T) {
 		{Text: "never reached"},
 	}}
 	e, st, _ := agentEnv(t, agent)
-	runID := create(t, st, "sleeper", "sleep", "cancel-tool-1")["runId"].(string)
+	runID := create(t, st, "sleeper", "sleep", "cancel-tool-1").RunID
 	var pids []int
 	eventually.Succeeds(t, 10*time.Second, "the tool's processes started", func() error {
 		pids = pids[:0]
@@ -374,10 +379,8 @@ func TestAgentCancelKillsTheRunningToolWithin2s(t *testing.T) {
 		return nil
 	})
 	start := time.Now()
-	code, body := call(t, st, "POST", "/v1/runs/"+runID+"/cancel", token, map[string]any{"reason": "taking too long"},
-		"Idempotency-Key", "cancel-tool-1-c")
-	if code != 202 || body["outcome"] != "accepted" {
-		t.Fatalf("cancel: HTTP %d %v", code, body)
+	if res := cancelRun(t, st, runID, "taking too long", "cancel-tool-1-c"); res.Outcome != client.OutcomeAccepted {
+		t.Fatalf("cancel: %+v", res)
 	}
 	eventually.Succeeds(t, 2*time.Second, "the tool's process group is gone", func() error {
 		for _, pid := range pids {
@@ -388,17 +391,16 @@ func TestAgentCancelKillsTheRunningToolWithin2s(t *testing.T) {
 		return nil
 	})
 	run := waitStatus(t, st, runID, "cancelled", 10*time.Second)
-	if run["cancelReason"] != nil && run["cancelReason"] != "taking too long" {
-		t.Errorf("cancel reason %v", run["cancelReason"])
+	if run.CancelReason != "" && run.CancelReason != "taking too long" {
+		t.Errorf("cancel reason %q", run.CancelReason)
 	}
-	assertSequence(t, st, runID,
-		"runtime.run.accepted", "runtime.capability.snapshot_frozen", "runtime.run.started",
+	assertLog(t, st, runID,
 		"runtime.item.started:assistant_message", "runtime.item.completed:assistant_message",
 		"runtime.item.started:command_execution", "runtime.command.accepted",
 		"runtime.item.failed:command_execution", "runtime.command.applied", "runtime.run.cancelled")
-	failed := itemEvents(t, st, runID, "runtime.item.failed")
-	if failed[0]["errorCode"] != "cancelled" {
-		t.Errorf("tool item failed with %v, want cancelled", failed[0]["errorCode"])
+	failed := payloads[events.ItemFailedPayload](t, st, runID)
+	if failed[0].ErrorCode != events.ToolErrCancelled {
+		t.Errorf("tool item failed with %q, want cancelled", failed[0].ErrorCode)
 	}
 	e.invariants(st)
 }
@@ -409,13 +411,12 @@ func TestAgentBudgetExhaustion(t *testing.T) {
 		Limits: profile.Limits{MaxTurns: 2},
 		Script: []profile.Turn{{ToolCalls: call1("shell", `{"command":"true"}`)}}} // the last turn repeats forever
 	e, st, _ := agentEnv(t, agent)
-	runID := create(t, st, "looper", "loop", "budget-1")["runId"].(string)
+	runID := create(t, st, "looper", "loop", "budget-1").RunID
 	run := waitStatus(t, st, runID, "failed", 10*time.Second)
-	if run["errorCode"] != "budget_exhausted" {
-		t.Errorf("errorCode %v, want budget_exhausted", run["errorCode"])
+	if run.ErrorCode != events.FailBudgetExhausted {
+		t.Errorf("errorCode %q, want budget_exhausted", run.ErrorCode)
 	}
-	assertSequence(t, st, runID,
-		"runtime.run.accepted", "runtime.capability.snapshot_frozen", "runtime.run.started",
+	assertLog(t, st, runID,
 		"runtime.item.started:assistant_message", "runtime.item.completed:assistant_message",
 		"runtime.item.started:command_execution", "runtime.item.completed:command_execution",
 		"runtime.item.started:assistant_message", "runtime.item.completed:assistant_message",
@@ -438,22 +439,24 @@ func TestAgentRunsToolCallsConcurrently(t *testing.T) {
 			{Text: "Both ran."},
 		}}
 	e, st, _ := agentEnv(t, agent)
-	runID := create(t, st, "pair", "go", "pair-1")["runId"].(string)
-	waitStatus(t, st, runID, "completed", 15*time.Second)
-	for _, p := range itemEvents(t, st, runID, "runtime.item.completed") {
-		if ex, ok := p["data"].(map[string]any)["exec"].(map[string]any); ok && ex["exitCode"] != 0.0 {
-			t.Errorf("a call timed out waiting for the other (exit %v): they did not run concurrently", ex["exitCode"])
+	runID := runUntil(t, st, "pair", "go", "pair-1", "completed", 15*time.Second)
+	for _, p := range payloads[events.ItemCompletedPayload](t, st, runID) {
+		if p.ItemType != events.ItemCommandExecution {
+			continue
+		}
+		if ex := dataOf[events.ToolResultData](t, p.Data).Exec; ex == nil || ex.ExitCode != 0 {
+			t.Errorf("a call timed out waiting for the other (exec %+v): they did not run concurrently", ex)
 		}
 	}
 	e.invariants(st)
 }
 
 // waitItem waits until the run has started an item of type t.
-func waitItem(t *testing.T, st *stack.Stack, runID, typ string) {
+func waitItem(t *testing.T, st *stack.Stack, runID string, typ events.ItemType) {
 	t.Helper()
-	eventually.Succeeds(t, 10*time.Second, "an item "+typ, func() error {
-		for _, p := range itemEvents(t, st, runID, "runtime.item.started") {
-			if p["itemType"] == typ {
+	eventually.Succeeds(t, 10*time.Second, "an item "+string(typ), func() error {
+		for _, p := range payloads[events.ItemStartedPayload](t, st, runID) {
+			if p.ItemType == typ {
 				return nil
 			}
 		}
@@ -484,16 +487,15 @@ func TestAgentCancelDuringStreamKeepsTheTruncatedText(t *testing.T) {
 			ToolCalls: call1("shell", `{"command":"true"}`)},
 	}}
 	e, st, _ := agentEnv(t, agent)
-	runID := create(t, st, "talker", "talk", "cancel-stream-1")["runId"].(string)
+	runID := create(t, st, "talker", "talk", "cancel-stream-1").RunID
 	eventually.Succeeds(t, 10*time.Second, "streaming", func() error {
-		if len(itemEvents(t, st, runID, "runtime.item.delta")) == 0 {
+		if len(eventsOf(t, st, runID, events.ItemDelta)) == 0 {
 			return fmt.Errorf("no delta yet")
 		}
 		return nil
 	})
-	code, body := call(t, st, "POST", "/v1/runs/"+runID+"/cancel", token, nil, "Idempotency-Key", "cancel-stream-1-c")
-	if code != 202 || body["outcome"] != "accepted" {
-		t.Fatalf("cancel: HTTP %d %v", code, body)
+	if res := cancelRun(t, st, runID, "", "cancel-stream-1-c"); res.Outcome != client.OutcomeAccepted {
+		t.Fatalf("cancel: %+v", res)
 	}
 	waitStatus(t, st, runID, "cancelled", 10*time.Second)
 	// The stream stops at the loop's next safe point after the cancel is
@@ -503,20 +505,20 @@ func TestAgentCancelDuringStreamKeepsTheTruncatedText(t *testing.T) {
 	if i := slices.Index(got, "runtime.command.accepted"); i >= 0 && i+1 < len(got) && got[i+1] == "delta+" {
 		got = slices.Delete(got, i+1, i+2)
 	}
-	want := []string{"runtime.run.accepted", "runtime.capability.snapshot_frozen", "runtime.run.started",
+	want := append(slices.Clone(runStart),
 		"runtime.item.started:assistant_message", "delta+", "runtime.command.accepted",
-		"runtime.item.completed:assistant_message", "runtime.command.applied", "runtime.run.cancelled"}
+		"runtime.item.completed:assistant_message", "runtime.command.applied", "runtime.run.cancelled")
 	if !slices.Equal(got, want) {
 		t.Errorf("event sequence of %s:\n got: %s\nwant: %s", runID, strings.Join(got, "\n      "), strings.Join(want, "\n      "))
 	}
-	done := itemEvents(t, st, runID, "runtime.item.completed")[0]
-	text := done["content"].(string)
+	done := payloads[events.ItemCompletedPayload](t, st, runID)[0]
+	text := done.Content
 	var streamed strings.Builder
-	for _, d := range itemEvents(t, st, runID, "runtime.item.delta") {
-		streamed.WriteString(d["delta"].(string))
+	for _, d := range payloads[events.ItemDeltaPayload](t, st, runID) {
+		streamed.WriteString(d.Delta)
 	}
-	if done["status"] != "truncated" || text == "" || text != streamed.String() || len(text) >= talkerRepeat*len("a long answer streaming slowly ") {
-		t.Errorf("closed as %v with %d bytes (streamed %d): want truncated with exactly what was streamed", done["status"], len(text), streamed.Len())
+	if done.Status != events.ItemStatusTruncated || text == "" || text != streamed.String() || len(text) >= talkerRepeat*len("a long answer streaming slowly ") {
+		t.Errorf("closed as %q with %d bytes (streamed %d): want truncated with exactly what was streamed", done.Status, len(text), streamed.Len())
 	}
 	e.invariants(st)
 }
@@ -531,16 +533,15 @@ func TestAgentToolCallBudgetAndWallTime(t *testing.T) {
 		Limits: profile.Limits{MaxWallTime: 700 * time.Millisecond},
 		Script: []profile.Turn{{ToolCalls: call1("shell", `{"command":"sleep 30"}`)}}}
 	e, st, _ := agentEnv(t, calls, slow)
-	a := create(t, st, "caller", "go", "budget-calls-1")["runId"].(string)
-	b := create(t, st, "slowpoke", "go", "budget-wall-1")["runId"].(string)
+	a := create(t, st, "caller", "go", "budget-calls-1").RunID
+	b := create(t, st, "slowpoke", "go", "budget-wall-1").RunID
 	for _, id := range []string{a, b} {
-		if run := waitStatus(t, st, id, "failed", 15*time.Second); run["errorCode"] != "budget_exhausted" {
-			t.Errorf("run %s failed with %v, want budget_exhausted", id, run["errorCode"])
+		if run := waitStatus(t, st, id, "failed", 15*time.Second); run.ErrorCode != events.FailBudgetExhausted {
+			t.Errorf("run %s failed with %q, want budget_exhausted", id, run.ErrorCode)
 		}
 	}
 	// Two calls, then the first of the next two, then the limit of 3.
-	assertSequence(t, st, a,
-		"runtime.run.accepted", "runtime.capability.snapshot_frozen", "runtime.run.started",
+	assertLog(t, st, a,
 		"runtime.item.started:assistant_message", "runtime.item.completed:assistant_message",
 		"runtime.item.started:command_execution", "runtime.item.completed:command_execution",
 		"runtime.item.started:command_execution", "runtime.item.completed:command_execution",
@@ -548,8 +549,7 @@ func TestAgentToolCallBudgetAndWallTime(t *testing.T) {
 		"runtime.item.started:command_execution", "runtime.item.completed:command_execution",
 		"runtime.run.failed")
 	// The sleeping tool is stopped by the wall-time budget.
-	assertSequence(t, st, b,
-		"runtime.run.accepted", "runtime.capability.snapshot_frozen", "runtime.run.started",
+	assertLog(t, st, b,
 		"runtime.item.started:assistant_message", "runtime.item.completed:assistant_message",
 		"runtime.item.started:command_execution", "runtime.item.failed:command_execution",
 		"runtime.run.failed")
@@ -564,8 +564,7 @@ func TestForeignParentHistoryIsNeverLoaded(t *testing.T) {
 	t.Parallel()
 	agent := profile.Profile{ID: "chat", Model: profile.ModelScripted, Script: []profile.Turn{{Text: "You said: {{input}}"}}}
 	e, st, reqs := agentEnv(t, agent)
-	parent := create(t, st, "chat", "acme secret", "foreign-parent")["runId"].(string)
-	waitStatus(t, st, parent, "completed", 10*time.Second)
+	parent := runUntil(t, st, "chat", "acme secret", "foreign-parent", "completed", 10*time.Second)
 	sk := events.SandboxKey{TenantID: "other", WorkspaceID: "w", AgentID: "chat", OwnerID: "mallory"}
 	child := commands.RunIDFor("other", "steal", sk, int(e.kcfg.Partitions))
 	c, err := commands.New(commands.CreateRun, commands.Header{RunID: child, TenantID: "other", IdempotencyKey: "steal",
@@ -575,23 +574,8 @@ func TestForeignParentHistoryIsNeverLoaded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, _ := json.Marshal(c)
-	prod, err := kafka.NewProducer(e.kcfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer prod.Close()
-	if err := prod.ProduceWithHeaders(context.Background(), e.kcfg.WithDefaults().CommandsTopic(), child, raw, st.CommandKeys().Sign(child, raw)); err != nil {
-		t.Fatal(err)
-	}
-	var run map[string]any
-	eventually.Succeeds(t, 10*time.Second, "the child failed", func() error {
-		_, run = call(t, st, "GET", "/v1/runs/"+child, "tok-other", nil)
-		if run["status"] != "failed" {
-			return fmt.Errorf("status %v", run["status"])
-		}
-		return nil
-	})
+	e.produceSigned(st, c, 1)
+	waitStatusOf(t, apiClient(t, st, otherToken, nil), child, "failed", 10*time.Second)
 	for _, r := range reqs.of("chat") {
 		for _, m := range r.Messages {
 			if m.Content == "what did they say?" {

@@ -14,7 +14,9 @@ import (
 	"github.com/xbot-runtime/xbot/infra/devstack/kafkatest"
 	"github.com/xbot-runtime/xbot/infra/devstack/pgtest"
 	"github.com/xbot-runtime/xbot/infra/kafka"
+	"github.com/xbot-runtime/xbot/services/api/client"
 	"github.com/xbot-runtime/xbot/services/engine/profile"
+	"github.com/xbot-runtime/xbot/services/engine/tools"
 	"github.com/xbot-runtime/xbot/services/stack"
 )
 
@@ -26,19 +28,40 @@ const benchClients = 32
 // the whole path API → Kafka → executor → Kafka → projector → Postgres, with
 // the scripted engine (one 3-delta turn, no delay).
 func BenchmarkEndToEnd(b *testing.B) {
-	cl := kafkatest.NewCluster(b, 12)
 	fast := profile.Profile{ID: "fast", Model: profile.ModelScripted,
 		Script: []profile.Turn{{Text: "a quick scripted answer!", ChunkChars: 8}}}
-	cat, _ := profile.NewCatalog(fast)
-	ctx := context.Background()
-	st, err := stack.Start(ctx, stack.Options{Kafka: kafka.Config{Brokers: cl.Addrs()}, PGDSN: pgtest.NewDatabase(b),
-		APIAddr: "127.0.0.1:0", Tokens: map[string]string{token: actingTenant}, Profiles: cat, Logger: zap.NewNop(),
-		WaitDefault: time.Second, WaitMax: time.Second})
+	elapsed, evs := measureRuns(b, benchStack(b, nil, fast))
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "runs/s")
+	b.ReportMetric(float64(evs)/elapsed.Seconds(), "events/s")
+}
+
+// benchStack starts, on a cluster of its own, a healthy stack whose catalog
+// holds agent (with the tools of reg; nil: the built-in ones); it stops when
+// b ends.
+func benchStack(b *testing.B, reg *tools.Registry, agent profile.Profile) *stack.Stack {
+	cl := kafkatest.NewCluster(b, 12)
+	cat, err := profile.NewCatalog(agent)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer st.Stop(ctx)
-	waitHealthy(b, st)
+	ctx := context.Background()
+	st, err := stack.Start(ctx, stack.Options{Kafka: kafka.Config{Brokers: cl.Addrs()}, PGDSN: pgtest.NewDatabase(b),
+		APIAddr: "127.0.0.1:0", Tokens: map[string]string{token: actingTenant}, Profiles: cat, Logger: zap.NewNop(),
+		WaitDefault: time.Second, WaitMax: time.Second, Tools: reg})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Stop(ctx) })
+	eventually.Holds(b, 30*time.Second, "stack healthy", func() bool {
+		return st.Healthy(ctx) == nil && len(st.Executor.Partitions()) > 0
+	})
+	return st
+}
+
+// measureRuns creates b.N runs of agent "fast" through the API and waits
+// until every one is completed in the Postgres read model; it returns the
+// time that took and the events the runs wrote.
+func measureRuns(b *testing.B, st *stack.Stack) (time.Duration, int64) {
 	b.ResetTimer()
 	start := time.Now()
 	createMany(b, st, b.N)
@@ -46,37 +69,28 @@ func BenchmarkEndToEnd(b *testing.B) {
 	elapsed := time.Since(start)
 	b.StopTimer()
 	var evs int64
-	if err := st.Pool.QueryRow(ctx, `SELECT count(*) FROM run_events`).Scan(&evs); err != nil {
+	if err := st.Pool.QueryRow(context.Background(), `SELECT count(*) FROM run_events`).Scan(&evs); err != nil {
 		b.Fatal(err)
 	}
-	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "runs/s")
-	b.ReportMetric(float64(evs)/elapsed.Seconds(), "events/s")
-}
-
-func waitHealthy(b *testing.B, st *stack.Stack) {
-	eventually.Holds(b, 30*time.Second, "stack healthy", func() bool {
-		return st.Healthy(context.Background()) == nil && len(st.Executor.Partitions()) > 0
-	})
+	return elapsed, evs
 }
 
 func createMany(b *testing.B, st *stack.Stack, n int) {
 	var wg sync.WaitGroup
 	next := make(chan int)
+	api := apiOf(b, st)
 	for range benchClients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for i := range next {
-				code, body := call(&testing.T{}, st, "POST", "/v1/runs?wait=0", token,
-					// A sandbox key per run: runs of one key run one at a time.
-					map[string]any{"agentId": "fast", "input": map[string]any{"content": "go"},
-						"sandboxKey": map[string]any{"ownerId": fmt.Sprintf("bench-%d", i)}},
-					"Idempotency-Key", fmt.Sprintf("bench-%d-%d", b.N, i))
-				if code != 202 {
-					b.Errorf("create: HTTP %d %v", code, body)
+				// A sandbox key per run: runs of one key run one at a time.
+				_, err := api.CreateRun(context.Background(), client.CreateRunRequest{AgentID: "fast", Input: client.UserInput{Content: "go"},
+					SandboxKey: &client.SandboxKeyRequest{OwnerID: fmt.Sprintf("bench-%d", i)}},
+					client.CommandOptions{IdempotencyKey: fmt.Sprintf("bench-%d-%d", b.N, i), Wait: client.WaitFor(0)})
+				if err != nil {
+					b.Errorf("create: %v", err)
 				}
 			}
-		}()
+		})
 	}
 	for i := range n {
 		next <- i

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xbot-runtime/xbot/services/api/client"
 	"github.com/xbot-runtime/xbot/services/stack"
 )
 
@@ -27,23 +28,22 @@ func TestChaosApprovalsUnderExecutorChurn(t *testing.T) {
 	startOne()
 	startOne()
 	ids := c.createRunsOf("approver", "appr", chaosN(60, 20))
-	sent := map[string]bool{}
+	sent, api := map[string]bool{}, apiOf(t, c.front)
 	decisions, duplicates, refused := 0, 0, 0
 	c.untilTerminal(ids, 4*time.Minute, chaosDuration(300*time.Millisecond, 200*time.Millisecond), func() {
-		_, body := call(t, c.front, "GET", "/v1/approvals?status=pending&limit=100", token, nil)
-		items, _ := body["approvals"].([]any)
-		for _, a := range items {
-			ap := a.(map[string]any)
-			run, item := ap["runId"].(string), ap["itemId"].(string)
-			if sent[item] {
+		pending, err := api.ListApprovals(t.Context(), client.ApprovalQuery{Status: client.ApprovalPending, Page: client.Page{Limit: 100}})
+		if err != nil {
+			t.Logf("pending approvals: %v", err) // the next tick reads them again
+		}
+		for _, ap := range pending.Approvals {
+			if sent[ap.ItemID] {
 				continue // decided; the view has not caught up yet, or the command waits for a new owner
 			}
-			sent[item] = true
-			decision := map[string]any{"itemId": item, "decision": "allow", "scope": "item"}
-			for i, key := range []string{item + "-a", item + "-a", item + "-b"} {
-				code, res := call(t, c.front, "POST", "/v1/runs/"+run+"/approval-decisions?wait=0", token, decision, "Idempotency-Key", key)
-				if code != 202 {
-					t.Errorf("decision %d for %s: HTTP %d %v", i, item, code, res)
+			sent[ap.ItemID] = true
+			decision := client.ApprovalDecisionRequest{ItemID: ap.ItemID, Decision: "allow", Scope: "item"}
+			for i, key := range []string{ap.ItemID + "-a", ap.ItemID + "-a", ap.ItemID + "-b"} {
+				if _, err := api.DecideApproval(t.Context(), ap.RunID, decision, client.CommandOptions{IdempotencyKey: key, Wait: client.WaitFor(0)}); err != nil {
+					t.Errorf("decision %d for %s: %v", i, ap.ItemID, err)
 				}
 			}
 			decisions++

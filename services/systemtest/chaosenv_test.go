@@ -18,6 +18,7 @@ import (
 	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
 	"github.com/xbot-runtime/xbot/infra/kafka"
+	"github.com/xbot-runtime/xbot/services/api/client"
 	"github.com/xbot-runtime/xbot/services/engine/compute/local"
 	"github.com/xbot-runtime/xbot/services/engine/policy"
 	"github.com/xbot-runtime/xbot/services/engine/profile"
@@ -95,14 +96,15 @@ func (c *chaos) createRuns(prefix string, n int) []string {
 func (c *chaos) createRunsOf(agent, prefix string, n int) []string {
 	c.t.Helper()
 	ids := make([]string, n)
+	api := apiOf(c.t, c.front)
 	for i := range n {
-		code, body := call(c.t, c.front, "POST", "/v1/runs?wait=0", token, map[string]any{"agentId": agent,
-			"input": map[string]any{"content": "go"}, "sandboxKey": map[string]any{"ownerId": fmt.Sprintf("%s-%d", prefix, i)}},
-			"Idempotency-Key", fmt.Sprintf("%s-%d", prefix, i))
-		if code != 202 || body["runId"] == nil {
-			c.t.Fatalf("create %d: HTTP %d %v", i, code, body)
+		res, err := api.CreateRun(c.t.Context(), client.CreateRunRequest{AgentID: agent, Input: client.UserInput{Content: "go"},
+			SandboxKey: &client.SandboxKeyRequest{OwnerID: fmt.Sprintf("%s-%d", prefix, i)}},
+			client.CommandOptions{IdempotencyKey: fmt.Sprintf("%s-%d", prefix, i), Wait: client.WaitFor(0)})
+		if err != nil || res.RunID == "" {
+			c.t.Fatalf("create %d: %+v %v", i, res, err)
 		}
-		ids[i] = body["runId"].(string)
+		ids[i] = res.RunID
 	}
 	return ids
 }
@@ -123,24 +125,22 @@ func (c *chaos) terminal(ctx context.Context, ids []string) (int, error) {
 	return n, nil
 }
 
-// untilTerminal calls tick every interval until every run of ids is terminal.
+// untilTerminal waits until every run of ids is terminal, polling every
+// interval and calling tick (when not nil) before each poll but the first.
 func (c *chaos) untilTerminal(ids []string, within, every time.Duration, tick func()) {
 	c.t.Helper()
-	deadline := time.After(within)
-	for {
+	first := true
+	eventually.SucceedsEvery(c.t, within, every, "every run terminal", func() error {
+		if !first && tick != nil {
+			tick()
+		}
+		first = false
 		n, err := c.terminal(context.Background(), ids)
-		if err == nil && n == len(ids) {
-			return
+		if err == nil && n != len(ids) {
+			err = fmt.Errorf("%d of %d runs terminal", n, len(ids))
 		}
-		select {
-		case <-deadline:
-			c.t.Fatalf("%d of %d runs terminal after %s (%v)", n, len(ids), within, err)
-		case <-time.After(every):
-			if tick != nil {
-				tick()
-			}
-		}
-	}
+		return err
+	})
 }
 
 // check runs the end-of-scenario checks: the Postgres projector has caught

@@ -18,9 +18,8 @@ import (
 	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
 	"github.com/xbot-runtime/xbot/infra/kafka"
-	pginfra "github.com/xbot-runtime/xbot/infra/postgres"
-	pgview "github.com/xbot-runtime/xbot/projections/postgres"
 	"github.com/xbot-runtime/xbot/projections/runner"
+	"github.com/xbot-runtime/xbot/services/api/client"
 	"github.com/xbot-runtime/xbot/services/stack"
 )
 
@@ -34,8 +33,8 @@ func TestChaosCommandsTopicReplayed(t *testing.T) {
 	ids := c.createRuns("dup", chaosN(50, 20))
 	c.untilTerminal(ids, 2*time.Minute, 50*time.Millisecond, nil)
 	for i, id := range ids[:len(ids)/4] { // cancels of completed runs: no_effect outcomes
-		if code, body := call(t, c.front, "POST", "/v1/runs/"+id+"/cancel?wait=0", token, map[string]any{}, "Idempotency-Key", fmt.Sprint("dup-cancel-", i)); code != 202 {
-			t.Fatalf("cancel: HTTP %d %v", code, body)
+		if _, err := apiOf(t, c.front).CancelRun(t.Context(), id, "", client.CommandOptions{IdempotencyKey: fmt.Sprint("dup-cancel-", i), Wait: client.WaitFor(0)}); err != nil {
+			t.Fatalf("cancel: %v", err)
 		}
 	}
 	eventually.Succeeds(t, 30*time.Second, "cancels recorded", func() error {
@@ -149,12 +148,7 @@ func TestChaosProjectorRestartedMidStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	proj.Stop(ctx) // the projector leaves its group: a rebuild may start
-	pool, err := pginfra.Connect(ctx, c.dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	store := pgview.New(pool, zap.NewNop(), pgview.WithEventsTopic(c.kcfg.WithDefaults().EventsTopic()))
+	store := postgresView(ctx, t, c.dsn, c.kcfg)
 	t.Logf("live view taken; rebuilding")
 	rctx, rcancel := context.WithTimeout(context.Background(), 20*time.Second) // a clean rebuild of this log takes ~1 s
 	defer rcancel()

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/services/api/client"
 	"github.com/xbot-runtime/xbot/services/engine/agentloop"
 	"github.com/xbot-runtime/xbot/services/engine/model"
 	"github.com/xbot-runtime/xbot/services/engine/profile"
@@ -16,9 +18,9 @@ import (
 // Compaction triggers and large-output offload, end to end.
 
 // compactions returns the run's compaction artifacts.
-func compactions(t *testing.T, st *stack.Stack, runID string) []map[string]any {
+func compactions(t *testing.T, st *stack.Stack, runID string) []events.ContextCompactedPayload {
 	t.Helper()
-	return itemEvents(t, st, runID, "runtime.context.compacted")
+	return payloads[events.ContextCompactedPayload](t, st, runID)
 }
 
 // turnsOf drops the compaction calls from a model's requests.
@@ -42,15 +44,13 @@ func hasMessage(msgs []model.Message, part string) bool {
 	return false
 }
 
-func checkArtifact(t *testing.T, art map[string]any, trigger string) {
+func checkArtifact(t *testing.T, art events.ContextCompactedPayload, trigger string) {
 	t.Helper()
-	stats := art["tokenStats"].(map[string]any)
-	if art["triggerReason"] != trigger || art["cutoffEventSeq"].(float64) < 1 ||
-		stats["afterTokens"].(float64) >= stats["beforeTokens"].(float64) {
-		t.Errorf("artifact %v, want trigger %s and fewer tokens after", art, trigger)
+	if art.TriggerReason != trigger || art.CutoffEventSeq < 1 || art.TokenStats.AfterTokens >= art.TokenStats.BeforeTokens {
+		t.Errorf("artifact %+v, want trigger %s and fewer tokens after", art, trigger)
 	}
-	if !strings.HasPrefix(art["artifactId"].(string), "cmp_") || art["summary"] == nil {
-		t.Errorf("artifact %v lacks its id or summary", art)
+	if !strings.HasPrefix(art.ArtifactID, "cmp_") || art.Summary.UserGoal == "" && art.Summary.Notes == "" {
+		t.Errorf("artifact %+v lacks its id or summary", art)
 	}
 }
 
@@ -60,19 +60,10 @@ func TestCompactionBeforeAModelRequestOverTheThreshold(t *testing.T) {
 	agent := profile.Profile{ID: "chat", Model: profile.ModelScripted, Script: []profile.Turn{{Text: long}},
 		Context: profile.Context{Window: 400, CompactAt: 0.5}}
 	e, st, reqs := agentEnv(t, agent)
-	code, body := call(t, st, "POST", "/v1/runs", token, map[string]any{"agentId": "chat", "input": map[string]any{"content": "first"},
-		"platformSessionId": "sess-compact"}, "Idempotency-Key", "cmp-before")
-	if code != 202 {
-		t.Fatalf("create: HTTP %d %v", code, body)
-	}
-	first := body["runId"].(string)
+	first := createRun(t, apiOf(t, st), client.CreateRunRequest{AgentID: "chat", Input: client.UserInput{Content: "first"},
+		PlatformSessionID: "sess-compact"}, "cmp-before").RunID
 	waitStatus(t, st, first, "completed", 10*time.Second)
-	code, body = call(t, st, "POST", "/v1/runs/"+first+"/inputs", token,
-		map[string]any{"intent": "follow_up", "content": "second"}, "Idempotency-Key", "cmp-before-next")
-	if code != 202 {
-		t.Fatalf("follow-up: HTTP %d %v", code, body)
-	}
-	next := body["createdRunId"].(string)
+	next := input(t, st, first, "follow_up", "second", "cmp-before-next").CreatedRunID
 	waitStatus(t, st, next, "completed", 10*time.Second)
 	if n := len(compactions(t, st, first)); n != 0 {
 		t.Errorf("the first run compacted %d times; its context was small", n)
@@ -105,8 +96,7 @@ func TestCompactionAfterALargeToolResult(t *testing.T) {
 			{Text: "Counted."},
 		}}
 	e, st, reqs := agentEnv(t, agent)
-	runID := create(t, st, "lister", "count", "cmp-post")["runId"].(string)
-	waitStatus(t, st, runID, "completed", 10*time.Second)
+	runID := runUntil(t, st, "lister", "count", "cmp-post", "completed", 10*time.Second)
 	arts := compactions(t, st, runID)
 	if len(arts) != 1 {
 		t.Fatalf("%d compactions, want 1", len(arts))
@@ -125,14 +115,13 @@ func TestContextOverflowIsRecoveredByCompactingAndRetryingOnce(t *testing.T) {
 		{Error: "context_overflow", ErrorAttempts: 1, Text: "Recovered."},
 	}}
 	e, st, reqs := agentEnv(t, agent)
-	runID := create(t, st, "big", "summarise the repo", "cmp-overflow")["runId"].(string)
-	run := waitStatus(t, st, runID, "completed", 10*time.Second)
-	if run["output"] != nil && run["output"] != "Recovered." {
-		t.Errorf("output %v", run["output"])
+	runID := runUntil(t, st, "big", "summarise the repo", "cmp-overflow", "completed", 10*time.Second)
+	if out := completedOutput(t, st, runID); out != "" && out != "Recovered." {
+		t.Errorf("output %q", out)
 	}
 	arts := compactions(t, st, runID)
-	if len(arts) != 1 || arts[0]["triggerReason"] != "context_overflow_recovery" {
-		t.Fatalf("compactions %v, want one context_overflow_recovery", arts)
+	if len(arts) != 1 || arts[0].TriggerReason != events.CompactOverflowRecovery {
+		t.Fatalf("compactions %+v, want one context_overflow_recovery", arts)
 	}
 	turns, summarising := turnsOf(reqs.of("big"))
 	if len(turns) != 2 || turns[0].Attempt != 0 || turns[1].Attempt != 1 || len(summarising) != 1 {
@@ -144,10 +133,10 @@ func TestContextOverflowIsRecoveredByCompactingAndRetryingOnce(t *testing.T) {
 	// A model that overflows again after the compaction fails the run: one retry only.
 	stubborn := profile.Profile{ID: "stubborn", Model: profile.ModelScripted, Script: []profile.Turn{{Error: "context_overflow"}}}
 	e2, st2, _ := agentEnv(t, stubborn)
-	runID = create(t, st2, "stubborn", "go", "cmp-overflow-2")["runId"].(string)
+	runID = create(t, st2, "stubborn", "go", "cmp-overflow-2").RunID
 	failed := waitStatus(t, st2, runID, "failed", 10*time.Second)
-	if failed["errorCode"] != "model_error" || len(compactions(t, st2, runID)) != 1 {
-		t.Errorf("run %v, want failed model_error after one compaction", failed)
+	if failed.ErrorCode != events.FailModelError || len(compactions(t, st2, runID)) != 1 {
+		t.Errorf("run %+v, want failed model_error after one compaction", failed)
 	}
 	e2.invariants(st2)
 }
@@ -162,36 +151,28 @@ func attempts(reqs []model.Request) []int {
 
 func TestManualCompactionAppliesAtTheNextModelRequest(t *testing.T) {
 	t.Parallel()
-	agent := profile.Profile{ID: "asker", Model: profile.ModelScripted, Tools: []string{"ask_user"}, Script: []profile.Turn{
-		{ToolCalls: call1("ask_user", `{"question":"Which colour?"}`)},
-		{Text: "Painting it."},
-	}}
-	e, st, reqs := agentEnv(t, agent)
-	runID := create(t, st, "asker", "paint the door", "cmp-manual")["runId"].(string)
-	waitStatus(t, st, runID, "paused", 10*time.Second)
-	code, body := call(t, st, "POST", "/v1/runs/"+runID+"/compact", token, map[string]any{"reason": "keep it short"},
-		"Idempotency-Key", "cmp-manual-c")
-	if code != 202 || body["outcome"] != "accepted" {
-		t.Fatalf("compaction: HTTP %d %v", code, body)
+	e, st, reqs := agentEnv(t, askerAgent)
+	runID := runUntil(t, st, "asker", "paint the door", "cmp-manual", "paused", 10*time.Second)
+	res, err := apiOf(t, st).CompactRun(t.Context(), runID, "keep it short", client.CommandOptions{IdempotencyKey: "cmp-manual-c"})
+	if err != nil || res.Outcome != client.OutcomeAccepted {
+		t.Fatalf("compaction: %+v %v", res, err)
 	}
-	code, body = call(t, st, "POST", "/v1/runs/"+runID+"/inputs", token,
-		map[string]any{"intent": "clarification", "content": "blue"}, "Idempotency-Key", "cmp-manual-a")
-	if code != 202 || body["outcome"] != "accepted" {
-		t.Fatalf("clarification: HTTP %d %v", code, body)
+	if res := input(t, st, runID, "clarification", "blue", "cmp-manual-a"); res.Outcome != client.OutcomeAccepted {
+		t.Fatalf("clarification: %+v", res)
 	}
 	waitStatus(t, st, runID, "completed", 10*time.Second)
 	arts := compactions(t, st, runID)
-	if len(arts) != 1 || arts[0]["triggerReason"] != "manual_compact" {
-		t.Fatalf("compactions %v, want one manual_compact", arts)
+	if len(arts) != 1 || arts[0].TriggerReason != events.CompactManual {
+		t.Fatalf("compactions %+v, want one manual_compact", arts)
 	}
 	var compacted, applied string
 	for _, ev := range listEvents(t, st, runID) {
-		switch ev["type"] {
-		case "runtime.context.compacted":
-			compacted, _ = ev["commandId"].(string)
-		case "runtime.command.applied":
-			if ev["payload"].(map[string]any)["commandType"] == "RequestCompaction" {
-				applied, _ = ev["commandId"].(string)
+		switch ev.Type {
+		case events.ContextCompacted:
+			compacted = ev.CommandID
+		case events.CommandApplied:
+			if payloadOf[events.CommandAppliedPayload](t, ev).CommandType == "RequestCompaction" {
+				applied = ev.CommandID
 			}
 		}
 	}
@@ -213,33 +194,32 @@ func TestLargeToolOutputIsOffloadedAndReadInParts(t *testing.T) {
 		{Text: "Read it."},
 	}}
 	e, st, reqs := agentEnv(t, agent)
-	runID := create(t, st, "reader", "count far", "offload-1")["runId"].(string)
-	waitStatus(t, st, runID, "completed", 20*time.Second)
-	done := itemEvents(t, st, runID, "runtime.item.completed")
-	var shell, part map[string]any
-	for _, p := range done {
-		switch p["itemType"] {
-		case "command_execution":
-			shell = p
-		case "tool_call":
-			part = p
+	runID := runUntil(t, st, "reader", "count far", "offload-1", "completed", 20*time.Second)
+	done := payloads[events.ItemCompletedPayload](t, st, runID)
+	var shell, part *events.ItemCompletedPayload
+	for i, p := range done {
+		switch p.ItemType {
+		case events.ItemCommandExecution:
+			shell = &done[i]
+		case events.ItemToolCall:
+			part = &done[i]
 		}
 	}
 	if shell == nil || part == nil {
-		t.Fatalf("completed items %v", done)
+		t.Fatalf("completed items %+v", done)
 	}
-	ref, _ := shell["data"].(map[string]any)["outputRef"].(map[string]any)
+	ref := dataOf[events.ToolResultData](t, shell.Data).OutputRef
 	full := 0
 	for i := 1; i <= 20000; i++ {
 		full += len(fmt.Sprint(i)) + 1
 	}
-	if ref == nil || int(ref["bytes"].(float64)) < full || !strings.Contains(ref["path"].(string), "/output/") {
-		t.Fatalf("outputRef %v, want the %d bytes stored in the run's output directory", ref, full)
+	if ref == nil || ref.Bytes < int64(full) || !strings.Contains(ref.Path, "/output/") {
+		t.Fatalf("outputRef %+v, want the %d bytes stored in the run's output directory", ref, full)
 	}
-	if n := len(shell["content"].(string)); n > profile.DefaultOffloadBytes {
+	if n := len(shell.Content); n > profile.DefaultOffloadBytes {
 		t.Errorf("the model's preview is %d bytes, over the %d offload threshold", n, profile.DefaultOffloadBytes)
 	}
-	text := part["content"].(string)
+	text := part.Content
 	if !strings.HasPrefix(text, "bytes 0-") || !strings.Contains(text, "1\n2\n3\n") {
 		t.Errorf("read_file_part returned %q", text)
 	}

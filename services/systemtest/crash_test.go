@@ -32,8 +32,7 @@ func TestExecutorKilledMidRunAnotherTakesOver(t *testing.T) {
 		}
 	}}
 	victim.Store(e.start("exA", hooks, stack.Executor))
-	res := create(t, front, "slow", "x", "crash-1")
-	runID := res["runId"].(string)
+	runID := create(t, front, "slow", "x", "crash-1").RunID
 	eventually.Succeeds(t, 10*time.Second, "executor A died", func() error {
 		if commits.Load() < killAt {
 			return context.DeadlineExceeded
@@ -44,7 +43,7 @@ func TestExecutorKilledMidRunAnotherTakesOver(t *testing.T) {
 	waitStatus(t, front, runID, "completed", 20*time.Second)
 	states := e.invariants(front)
 	st := states[runID]
-	counts := typeCounts(t, listEvents(t, front, runID))
+	counts := typeCounts(listEvents(t, front, runID))
 	if counts[events.RunAccepted] != 1 || counts[events.RunStarted] != 1 || counts[events.RunCompleted] != 1 {
 		t.Fatalf("lifecycle events repeated: %v", counts)
 	}
@@ -77,21 +76,11 @@ func TestSameCommandDeliveredTwiceHasOneEffect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, _ := json.Marshal(c)
-	prod, err := kafka.NewProducer(e.kcfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer prod.Close()
-	for range 2 {
-		if err := prod.ProduceWithHeaders(context.Background(), e.kcfg.CommandsTopic(), runID, raw, st.CommandKeys().Sign(runID, raw)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	e.produceSigned(st, c, 2)
 	waitStatus(t, st, runID, "completed", 5*time.Second)
 	var counts map[events.Type]int
 	eventually.Succeeds(t, 5*time.Second, "duplicate recorded", func() error {
-		counts = typeCounts(t, listEvents(t, st, runID))
+		counts = typeCounts(listEvents(t, st, runID))
 		if counts[events.CommandDuplicate] != 1 {
 			return context.DeadlineExceeded
 		}
@@ -103,11 +92,23 @@ func TestSameCommandDeliveredTwiceHasOneEffect(t *testing.T) {
 	e.invariants(st)
 }
 
-func typeCounts(t *testing.T, evs []map[string]any) map[events.Type]int {
-	t.Helper()
-	out := map[events.Type]int{}
-	for _, ev := range evs {
-		out[events.Type(ev["type"].(string))]++
+// produceSigned produces command c to the commands topic n times, signed
+// with st's keys as the API signs it, past the API's checks.
+func (e *env) produceSigned(st *stack.Stack, c commands.Envelope, n int) {
+	e.t.Helper()
+	raw, err := json.Marshal(c)
+	if err != nil {
+		e.t.Fatal(err)
 	}
-	return out
+	prod, err := kafka.NewProducer(e.kcfg)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer prod.Close()
+	topic := e.kcfg.WithDefaults().CommandsTopic()
+	for range n {
+		if err := prod.ProduceWithHeaders(context.Background(), topic, c.RunID, raw, st.CommandKeys().Sign(c.RunID, raw)); err != nil {
+			e.t.Fatal(err)
+		}
+	}
 }

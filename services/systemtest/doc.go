@@ -4,5 +4,7 @@
 // governance, tenant isolation and principals, sandbox isolation and
 // resource limits, output limits, forged commands, crash takeover (-run
 // Killed), the chaos suite (build tag chaos) and the end-to-end benchmarks.
-// It has no code of its own outside its tests.
+// The suites reach the API through its typed client (services/api/client);
+// the tests about HTTP itself go through one raw helper. It has no code of
+// its own outside its tests.
 package systemtest

@@ -11,46 +11,34 @@ import (
 
 	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
-	"github.com/xbot-runtime/xbot/services/stack"
+	"github.com/xbot-runtime/xbot/services/api/client"
 )
-
-func create(t *testing.T, st *stack.Stack, agent, content, key string) map[string]any {
-	t.Helper()
-	code, body := call(t, st, "POST", "/v1/runs", token, map[string]any{"agentId": agent, "input": map[string]any{"content": content}},
-		"Idempotency-Key", key)
-	if code != 202 || body["runId"] == nil {
-		t.Fatalf("create: HTTP %d %v", code, body)
-	}
-	return body
-}
 
 func TestRunCompletesThroughTheAPI(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	st := e.start("all", nil)
 	res := create(t, st, "demo", "hello", "hello-1")
-	if res["outcome"] != "accepted" {
-		t.Fatalf("outcome %v", res["outcome"])
+	if res.Outcome != client.OutcomeAccepted {
+		t.Fatalf("outcome %s", res.Outcome)
 	}
-	runID := res["runId"].(string)
+	runID := res.RunID
 	run := waitStatus(t, st, runID, "completed", 5*time.Second)
-	if run["agentId"] != "demo" || run["tenantId"] != tenant {
-		t.Fatalf("run %v", run)
+	if run.AgentID != "demo" || run.TenantID != tenant {
+		t.Fatalf("run %+v", run)
 	}
 	evs := listEvents(t, st, runID)
 	for i, ev := range evs {
-		if int(ev["seq"].(float64)) != i+1 {
-			t.Fatalf("event %d has seq %v", i, ev["seq"])
+		if ev.Seq != int64(i+1) {
+			t.Fatalf("event %d has seq %d", i, ev.Seq)
 		}
 	}
-	if evs[0]["type"] != string(events.RunAccepted) || evs[len(evs)-1]["type"] != string(events.RunCompleted) {
-		t.Fatalf("log runs from %v to %v", evs[0]["type"], evs[len(evs)-1]["type"])
+	if evs[0].Type != events.RunAccepted || evs[len(evs)-1].Type != events.RunCompleted {
+		t.Fatalf("log runs from %s to %s", evs[0].Type, evs[len(evs)-1].Type)
 	}
 	var text strings.Builder
-	for _, ev := range evs {
-		if ev["type"] == string(events.ItemDelta) {
-			text.WriteString(ev["payload"].(map[string]any)["delta"].(string))
-		}
+	for _, d := range payloads[events.ItemDeltaPayload](t, st, runID) {
+		text.WriteString(d.Delta)
 	}
 	if text.String() != "Hello from xbot! You said: hello" {
 		t.Fatalf("streamed text %q", text.String())
@@ -93,32 +81,33 @@ func TestAPIErrorsAndIdempotency(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	st := e.start("all", nil)
-	code, body := call(t, st, "POST", "/v1/runs", token, `{"agentId":"demo","input":{}}`)
-	if code != 422 || !strings.Contains(fmt.Sprint(body), "input.content") || body["code"] != "validation_failed" {
-		t.Fatalf("malformed body: HTTP %d %v", code, body)
+	ctx, api := t.Context(), apiOf(t, st)
+	// A body the typed client cannot send: input without content.
+	if ans := send(t, nil, st, "POST", "/v1/runs", token, `{"agentId":"demo","input":{}}`); ans.status != 422 ||
+		!strings.Contains(ans.body, "input.content") || ans.code() != "validation_failed" {
+		t.Fatalf("malformed body: HTTP %d %s", ans.status, ans.body)
 	}
-	if code, body = call(t, st, "POST", "/v1/runs", "", map[string]any{"agentId": "demo"}); code != 401 || body["code"] != "unauthorized" {
-		t.Fatalf("no token: HTTP %d %v", code, body)
+	if _, err := apiClient(t, st, "", nil).CreateRun(ctx, client.CreateRunRequest{AgentID: "demo"}, client.CommandOptions{}); !isProblem(err, 401, "unauthorized") {
+		t.Fatalf("no token: %v", err)
 	}
-	if code, body = call(t, st, "GET", "/v1/runs/run_01J8XK8A1B2C3D4E5F6G7H8J9K", token, nil); code != 404 || body["code"] != "run_not_found" {
-		t.Fatalf("unknown run: HTTP %d %v", code, body)
+	if _, err := api.GetRun(ctx, "run_01J8XK8A1B2C3D4E5F6G7H8J9K"); !isProblem(err, 404, "run_not_found") {
+		t.Fatalf("unknown run: %v", err)
 	}
 	first := create(t, st, "demo", "once", "same-key")
 	second := create(t, st, "demo", "once", "same-key")
-	if second["outcome"] != "duplicate" || second["runId"] != first["runId"] || second["commandId"] != first["commandId"] {
-		t.Fatalf("retry: first %v, second %v", first, second)
+	if second.Outcome != client.OutcomeDuplicate || second.RunID != first.RunID || second.CommandID != first.CommandID {
+		t.Fatalf("retry: first %+v, second %+v", first, second)
 	}
-	waitStatus(t, st, first["runId"].(string), "completed", 5*time.Second)
-	if code, body = call(t, st, "GET", "/v1/runs/"+first["runId"].(string), "tok-other", nil); code != 404 {
-		t.Fatalf("another tenant's run: HTTP %d %v", code, body)
+	waitStatus(t, st, first.RunID, "completed", 5*time.Second)
+	if _, err := apiClient(t, st, otherToken, nil).GetRun(ctx, first.RunID); !isProblem(err, 404, "run_not_found") {
+		t.Fatalf("another tenant's run: %v", err)
 	}
-	code, body = call(t, st, "GET", "/v1/runs?status=completed", token, nil)
-	if runs, _ := body["runs"].([]any); code != 200 || len(runs) != 1 {
-		t.Fatalf("one run expected (the retry must not fork): HTTP %d %v", code, body)
+	if page, err := api.ListRuns(ctx, client.RunQuery{Status: "completed"}); err != nil || len(page.Runs) != 1 {
+		t.Fatalf("one run expected (the retry must not fork): %+v %v", page, err)
 	}
 	bad := create(t, st, "no-such-agent", "x", "bad-agent")
-	if bad["outcome"] != "rejected" || bad["code"] != "unknown_agent" {
-		t.Fatalf("unknown agent: %v", bad)
+	if bad.Outcome != client.OutcomeRejected || bad.Code != "unknown_agent" {
+		t.Fatalf("unknown agent: %+v", bad)
 	}
 	states := e.invariants(st)
 	if n := len(states); n != 2 {
@@ -130,40 +119,39 @@ func TestCancelRunningAndCompletedRuns(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	st := e.start("all", nil)
-	runID := create(t, st, "slow", "x", "slow-1")["runId"].(string)
+	runID := create(t, st, "slow", "x", "slow-1").RunID
 	waitStatus(t, st, runID, "running", 5*time.Second)
-	code, body := call(t, st, "POST", "/v1/runs/"+runID+"/inputs", token, map[string]any{"intent": "steer", "content": "shorter"})
-	if code != 202 || body["outcome"] != "accepted" {
-		t.Fatalf("steer while running: HTTP %d %v", code, body)
+	steer := input(t, st, runID, "steer", "shorter", "")
+	if steer.Outcome != client.OutcomeAccepted {
+		t.Fatalf("steer while running: %+v", steer)
 	}
-	steerID := body["commandId"].(string)
-	code, body = call(t, st, "POST", "/v1/runs/"+runID+"/cancel", token, map[string]any{"reason": "changed my mind"}, "Idempotency-Key", "cancel-1")
-	if code != 202 || body["outcome"] != "accepted" {
-		t.Fatalf("cancel running: HTTP %d %v", code, body)
+	if res := cancelRun(t, st, runID, "changed my mind", "cancel-1"); res.Outcome != client.OutcomeAccepted {
+		t.Fatalf("cancel running: %+v", res)
 	}
 	run := waitStatus(t, st, runID, "cancelled", 5*time.Second)
-	if run["cancelReason"] != "changed my mind" {
-		t.Fatalf("cancel reason: %v", run)
+	if run.CancelReason != "changed my mind" {
+		t.Fatalf("cancel reason: %+v", run)
 	}
 	// The steer was either applied before the cancel or closed by it; it
 	// never stays pending on a finished run.
 	eventually.Succeeds(t, 5*time.Second, "the steer closed", func() error {
-		_, cmd := call(t, st, "GET", "/v1/commands/"+steerID, token, nil)
-		if o := cmd["outcome"]; o != "applied" && o != "no_effect" {
-			return fmt.Errorf("steer outcome %v", o)
+		cmd, err := apiOf(t, st).GetCommand(t.Context(), steer.CommandID)
+		if err != nil {
+			return err
+		}
+		if o := cmd.Outcome; o != client.OutcomeApplied && o != client.OutcomeNoEffect {
+			return fmt.Errorf("steer outcome %s", o)
 		}
 		return nil
 	})
-	done := create(t, st, "demo", "y", "demo-1")["runId"].(string)
+	done := create(t, st, "demo", "y", "demo-1").RunID
 	waitStatus(t, st, done, "completed", 5*time.Second)
-	code, body = call(t, st, "POST", "/v1/runs/"+done+"/cancel", token, nil, "Idempotency-Key", "cancel-2")
-	if code != 202 || body["outcome"] != "no_effect" {
-		t.Fatalf("cancel completed: HTTP %d %v", code, body)
+	if res := cancelRun(t, st, done, "", "cancel-2"); res.Outcome != client.OutcomeNoEffect {
+		t.Fatalf("cancel completed: %+v", res)
 	}
 	waitStatus(t, st, done, "completed", time.Second)
-	code, body = call(t, st, "POST", "/v1/runs/"+done+"/inputs", token, map[string]any{"intent": "steer", "content": "faster"})
-	if code != 202 || body["outcome"] != "rejected" || body["code"] != "invalid_state" {
-		t.Fatalf("steer on a completed run: HTTP %d %v", code, body)
+	if res := input(t, st, done, "steer", "faster", ""); res.Outcome != client.OutcomeRejected || res.Code != "invalid_state" {
+		t.Fatalf("steer on a completed run: %+v", res)
 	}
 	e.invariants(st)
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
 	"github.com/xbot-runtime/xbot/infra/kafka"
 	"github.com/xbot-runtime/xbot/infra/kafka/partition"
+	"github.com/xbot-runtime/xbot/services/api/client"
 	"github.com/xbot-runtime/xbot/services/executor"
 	"github.com/xbot-runtime/xbot/services/stack"
 )
@@ -143,8 +144,7 @@ func TestForgedCommandRecordsChangeNothing(t *testing.T) {
 	e := newEnv(t)
 	chcfg := chtest.NewDatabase(t)
 	st := e.startWith("all", func(o *stack.Options) { o.ClickHouse = &chcfg })
-	genuine := create(t, st, "demo", "hello", "forged-genuine")["runId"].(string)
-	waitStatus(t, st, genuine, "completed", 15*time.Second)
+	genuine := runUntil(t, st, "demo", "hello", "forged-genuine", "completed", 15*time.Second)
 	before, audit := len(listEvents(t, st, genuine)), auditRows(t, st, chcfg, genuine)
 
 	mallory := newAttacker(t, e)
@@ -165,8 +165,7 @@ func TestForgedCommandRecordsChangeNothing(t *testing.T) {
 		commands.HeaderMAC: base64.RawURLEncoding.EncodeToString(make([]byte, 32))})
 	mallory.produce(home, genuine, []byte("\x00not a command"), nil)
 
-	after := create(t, st, "demo", "still admitted", "forged-after")["runId"].(string)
-	waitStatus(t, st, after, "completed", 15*time.Second)
+	runUntil(t, st, "demo", "still admitted", "forged-after", "completed", 15*time.Second)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	eventually.Succeeds(t, 20*time.Second, "every forged record dead-lettered", func() error {
@@ -179,11 +178,11 @@ func TestForgedCommandRecordsChangeNothing(t *testing.T) {
 	if got := len(listEvents(t, st, genuine)); got != before {
 		t.Errorf("the real run has %d events after the forgeries, want %d", got, before)
 	}
-	if code, body := call(t, st, "GET", "/v1/runs/"+forgedRun, token, nil); code != 404 {
-		t.Errorf("the forged CreateRun made run %s: HTTP %d %v", forgedRun, code, body)
+	if run, err := apiOf(t, st).GetRun(t.Context(), forgedRun); !isProblem(err, 404, "run_not_found") {
+		t.Errorf("the forged CreateRun made run %s: %+v %v", forgedRun, run, err)
 	}
-	if code, _ := call(t, st, "POST", "/v1/runs/"+genuine+"/cancel", "tok-other", map[string]any{}); code != 404 {
-		t.Errorf("another tenant's cancel of the run: HTTP %d, want 404", code)
+	if _, err := apiClient(t, st, otherToken, nil).CancelRun(t.Context(), genuine, "", client.CommandOptions{}); !isProblem(err, 404, "run_not_found") {
+		t.Errorf("another tenant's cancel of the run: %v, want 404 run_not_found", err)
 	}
 	e.invariants(st) // also: every event on its run's partition
 	if err := contracttests.CommandsAccounted(ctx, e.kcfg); err != nil {
@@ -201,28 +200,23 @@ func TestIdempotencyKeyReusedForAnotherBodyIs422(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	st := e.start("all", nil)
-	first := create(t, st, "demo", "the first body", "reused-key")
-	runID := first["runId"].(string)
-	if again := create(t, st, "demo", "the first body", "reused-key"); again["outcome"] != "duplicate" || again["runId"] != runID {
-		t.Fatalf("retry with the same body: %v", again)
+	runID := create(t, st, "demo", "the first body", "reused-key").RunID
+	if again := create(t, st, "demo", "the first body", "reused-key"); again.Outcome != client.OutcomeDuplicate || again.RunID != runID {
+		t.Fatalf("retry with the same body: %+v", again)
 	}
-	code, body := call(t, st, "POST", "/v1/runs", token, map[string]any{"agentId": "demo",
-		"input": map[string]any{"content": "another body"}}, "Idempotency-Key", "reused-key")
-	if code != 422 || body["code"] != string(events.CodeIdempotencyKeyReused) {
-		t.Fatalf("same key, another body: HTTP %d %v, want 422 %s", code, body, events.CodeIdempotencyKeyReused)
+	api, reused := apiOf(t, st), string(events.CodeIdempotencyKeyReused)
+	if _, err := api.CreateRun(t.Context(), client.CreateRunRequest{AgentID: "demo", Input: client.UserInput{Content: "another body"}},
+		client.CommandOptions{IdempotencyKey: "reused-key"}); !isProblem(err, 422, reused) {
+		t.Fatalf("same key, another body: %v, want 422 %s", err, reused)
 	}
-	run := waitStatus(t, st, runID, "completed", 15*time.Second)
-	if in, _ := run["input"].(map[string]any); in["content"] != "the first body" {
-		t.Errorf("the run's input is %v, want the first body", run["input"])
+	if run := waitStatus(t, st, runID, "completed", 15*time.Second); run.Input.Content != "the first body" {
+		t.Errorf("the run's input is %+v, want the first body", run.Input)
 	}
-	cancelWith := func(reason string) (int, map[string]any) {
-		return call(t, st, "POST", "/v1/runs/"+runID+"/cancel", token, map[string]any{"reason": reason}, "Idempotency-Key", "reused-cancel")
+	if res := cancelRun(t, st, runID, "done", "reused-cancel"); res.Outcome != client.OutcomeNoEffect {
+		t.Fatalf("cancel: %+v", res)
 	}
-	if code, body := cancelWith("done"); code != 202 || body["outcome"] != "no_effect" {
-		t.Fatalf("cancel: HTTP %d %v", code, body)
-	}
-	if code, body := cancelWith("another reason"); code != 422 || body["code"] != string(events.CodeIdempotencyKeyReused) {
-		t.Errorf("cancel under a used key with another reason: HTTP %d %v, want 422", code, body)
+	if _, err := api.CancelRun(t.Context(), runID, "another reason", client.CommandOptions{IdempotencyKey: "reused-cancel"}); !isProblem(err, 422, reused) {
+		t.Errorf("cancel under a used key with another reason: %v, want 422 %s", err, reused)
 	}
 	e.invariants(st)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
+	"github.com/xbot-runtime/xbot/services/api/client"
 	"github.com/xbot-runtime/xbot/services/engine/model"
 	"github.com/xbot-runtime/xbot/services/engine/policy"
 	"github.com/xbot-runtime/xbot/services/engine/profile"
@@ -35,15 +36,17 @@ func deployer(id, count string, commands ...string) profile.Profile {
 		Policy: policy.Config{Rules: []policy.Rule{deployRule}}, Script: turns}
 }
 
-// decide submits an approval decision through the API.
-func decide(t *testing.T, st *stack.Stack, runID, itemID, decision, scope, key string) map[string]any {
+// decide submits an approval decision through the API as acme; an error
+// answer fails the test.
+func decide(t *testing.T, st *stack.Stack, runID, itemID, decision, scope, key string) client.CommandResult {
 	t.Helper()
-	code, body := call(t, st, "POST", "/v1/runs/"+runID+"/approval-decisions", token,
-		map[string]any{"itemId": itemID, "decision": decision, "scope": scope, "reason": "checked by test"}, "Idempotency-Key", key)
-	if code != 202 {
-		t.Fatalf("decision: HTTP %d %v", code, body)
+	res, err := apiOf(t, st).DecideApproval(t.Context(), runID,
+		client.ApprovalDecisionRequest{ItemID: itemID, Decision: decision, Scope: scope, Reason: "checked by test"},
+		client.CommandOptions{IdempotencyKey: key})
+	if err != nil {
+		t.Fatalf("decision: %v", err)
 	}
-	return body
+	return res
 }
 
 // pendingApprovals lists the items of runID awaiting approval, via the API.
@@ -51,20 +54,18 @@ func pendingApprovals(t *testing.T, st *stack.Stack, runID string, want int) []s
 	t.Helper()
 	var ids []string
 	eventually.Succeeds(t, 10*time.Second, fmt.Sprintf("%d approvals pending", want), func() error {
-		code, body := call(t, st, "GET", "/v1/approvals?status=pending&runId="+runID, token, nil)
-		if code != 200 {
-			return fmt.Errorf("HTTP %d %v", code, body)
+		pending, err := apiOf(t, st).AllApprovals(t.Context(), client.ApprovalQuery{Status: client.ApprovalPending, RunID: runID})
+		if err != nil {
+			return err
 		}
 		ids = nil
-		items, _ := body["approvals"].([]any)
-		for _, a := range items {
-			m := a.(map[string]any)
-			if m["runId"] == runID {
-				ids = append(ids, m["itemId"].(string))
+		for _, a := range pending {
+			if a.RunID == runID {
+				ids = append(ids, a.ItemID)
 			}
 		}
 		if len(ids) != want {
-			return fmt.Errorf("%d pending: %v", len(ids), body)
+			return fmt.Errorf("%d pending: %+v", len(ids), pending)
 		}
 		return nil
 	})
@@ -85,12 +86,6 @@ func lines(t *testing.T, path string) []string {
 	return strings.Fields(string(raw))
 }
 
-// countType counts the run's events of one type.
-func countType(t *testing.T, st *stack.Stack, runID, typ string) int {
-	t.Helper()
-	return typeCounts(t, listEvents(t, st, runID))[events.Type(typ)]
-}
-
 func lastToolResult(msgs []model.Message) string {
 	for i := len(msgs) - 1; i >= 0; i-- {
 		if msgs[i].Role == model.RoleTool {
@@ -107,17 +102,15 @@ func TestPolicyDenyIsReportedToTheModelWithoutAPause(t *testing.T) {
 		{Text: "I will not do that then."},
 	}}
 	e, st, reqs := agentEnv(t, agent)
-	runID := create(t, st, "reckless", "clean up", "deny-1")["runId"].(string)
-	waitStatus(t, st, runID, "completed", 10*time.Second)
-	assertSequence(t, st, runID,
-		"runtime.run.accepted", "runtime.capability.snapshot_frozen", "runtime.run.started",
+	runID := runUntil(t, st, "reckless", "clean up", "deny-1", "completed", 10*time.Second)
+	assertLog(t, st, runID,
 		"runtime.item.started:assistant_message", "runtime.item.completed:assistant_message",
 		"runtime.item.started:command_execution", "runtime.item.failed:command_execution",
 		"runtime.item.started:assistant_message", "delta+", "runtime.item.completed:assistant_message",
 		"runtime.run.completed")
-	failed := itemEvents(t, st, runID, "runtime.item.failed")
-	if failed[0]["errorCode"] != "blocked_by_policy" || failed[0]["ruleId"] != "default.rm-root" {
-		t.Errorf("item failed %v, want blocked_by_policy", failed[0])
+	failed := payloads[events.ItemFailedPayload](t, st, runID)
+	if failed[0].ErrorCode != events.ToolErrBlockedByPolicy || failed[0].RuleID != "default.rm-root" {
+		t.Errorf("item failed %+v, want blocked_by_policy", failed[0])
 	}
 	if got := lastToolResult(reqs.of("reckless")[1].Messages); !strings.Contains(got, "blocked_by_policy") {
 		t.Errorf("the model got %q, want a blocked_by_policy result", got)
@@ -130,23 +123,21 @@ func TestApprovalAllowRunsTheToolAndDenyTellsTheModel(t *testing.T) {
 	count := filepath.Join(t.TempDir(), "count")
 	e, st, reqs := agentEnv(t, deployer("ops", count, "deploy"))
 	for _, tc := range []struct{ decision, key string }{{"allow", "appr-allow"}, {"deny", "appr-deny"}} {
-		runID := create(t, st, "ops", "ship it", tc.key)["runId"].(string)
+		runID := create(t, st, "ops", "ship it", tc.key).RunID
 		run := waitStatus(t, st, runID, "paused", 10*time.Second)
-		if run["pauseReason"] != "awaiting_approval" {
-			t.Fatalf("pauseReason %v", run["pauseReason"])
+		if run.PauseReason != string(events.PauseAwaitingApproval) {
+			t.Fatalf("pauseReason %q", run.PauseReason)
 		}
 		items := pendingApprovals(t, st, runID, 1)
 		if got := lines(t, count); tc.decision == "allow" && len(got) != 0 {
 			t.Fatalf("the tool ran before approval: %v", got)
 		}
-		res := decide(t, st, runID, items[0], tc.decision, "item", tc.key+"-d")
-		if res["outcome"] != "applied" {
-			t.Fatalf("decision outcome %v", res)
+		if res := decide(t, st, runID, items[0], tc.decision, "item", tc.key+"-d"); res.Outcome != client.OutcomeApplied {
+			t.Fatalf("decision outcome %+v", res)
 		}
 		waitStatus(t, st, runID, "completed", 10*time.Second)
 		final := "runtime.item.completed:command_execution"
-		head := []string{"runtime.run.accepted", "runtime.capability.snapshot_frozen", "runtime.run.started",
-			"runtime.item.started:assistant_message", "delta+", "runtime.item.completed:assistant_message",
+		head := []string{"runtime.item.started:assistant_message", "delta+", "runtime.item.completed:assistant_message",
 			"runtime.item.started:command_execution", "runtime.item.awaiting_approval:command_execution", "runtime.run.paused",
 			"runtime.approval.decision_submitted"}
 		var mid []string
@@ -155,7 +146,7 @@ func TestApprovalAllowRunsTheToolAndDenyTellsTheModel(t *testing.T) {
 		} else {
 			mid = []string{"runtime.command.applied", "runtime.run.resumed", final}
 		}
-		assertSequence(t, st, runID, append(append(head, mid...),
+		assertLog(t, st, runID, append(append(head, mid...),
 			"runtime.item.started:assistant_message", "delta+", "runtime.item.completed:assistant_message",
 			"runtime.run.completed")...)
 	}
@@ -181,30 +172,29 @@ func TestTwoApprovalsInOneResponseAreDecidedOneAtATime(t *testing.T) {
 			{Text: "Both done."},
 		}}
 	e, st, _ := agentEnv(t, agent)
-	runID := create(t, st, "twin", "ship both", "twin-1")["runId"].(string)
-	waitStatus(t, st, runID, "paused", 10*time.Second)
+	runID := runUntil(t, st, "twin", "ship both", "twin-1", "paused", 10*time.Second)
 	items := pendingApprovals(t, st, runID, 2)
 
-	if res := decide(t, st, runID, items[0], "allow", "item", "twin-d1"); res["outcome"] != "applied" {
-		t.Fatalf("first decision %v", res)
+	if res := decide(t, st, runID, items[0], "allow", "item", "twin-d1"); res.Outcome != client.OutcomeApplied {
+		t.Fatalf("first decision %+v", res)
 	}
 	// The same decision again: a duplicate; another key for the same item:
 	// rejected. Neither runs anything.
-	if res := decide(t, st, runID, items[0], "allow", "item", "twin-d1"); res["outcome"] != "duplicate" {
-		t.Fatalf("repeated decision %v, want duplicate", res)
+	if res := decide(t, st, runID, items[0], "allow", "item", "twin-d1"); res.Outcome != client.OutcomeDuplicate {
+		t.Fatalf("repeated decision %+v, want duplicate", res)
 	}
-	if res := decide(t, st, runID, items[0], "allow", "item", "twin-d1-again"); res["outcome"] != "rejected" || res["code"] != "approval_not_pending" {
-		t.Fatalf("second decision for a decided item %v, want rejected approval_not_pending", res)
+	if res := decide(t, st, runID, items[0], "allow", "item", "twin-d1-again"); res.Outcome != client.OutcomeRejected || res.Code != "approval_not_pending" {
+		t.Fatalf("second decision for a decided item %+v, want rejected approval_not_pending", res)
 	}
 	pendingApprovals(t, st, runID, 1)
-	if run := waitStatus(t, st, runID, "paused", 5*time.Second); run["pauseReason"] != "awaiting_approval" {
-		t.Fatalf("run %v, want still paused after one of two decisions", run)
+	if run := waitStatus(t, st, runID, "paused", 5*time.Second); run.PauseReason != string(events.PauseAwaitingApproval) {
+		t.Fatalf("run %+v, want still paused after one of two decisions", run)
 	}
 	if got := lines(t, count); len(got) != 0 {
 		t.Fatalf("tools ran before the run resumed: %v", got)
 	}
-	if res := decide(t, st, runID, items[1], "allow", "item", "twin-d2"); res["outcome"] != "applied" {
-		t.Fatalf("second decision %v", res)
+	if res := decide(t, st, runID, items[1], "allow", "item", "twin-d2"); res.Outcome != client.OutcomeApplied {
+		t.Fatalf("second decision %+v", res)
 	}
 	waitStatus(t, st, runID, "completed", 10*time.Second)
 	got := lines(t, count)
@@ -222,8 +212,7 @@ func TestRunScopedGrantSkipsTheNextApproval(t *testing.T) {
 	t.Parallel()
 	count := filepath.Join(t.TempDir(), "count")
 	e, st, _ := agentEnv(t, deployer("ops", count, "deploy-1", "deploy-2"))
-	runID := create(t, st, "ops", "ship twice", "grant-run")["runId"].(string)
-	waitStatus(t, st, runID, "paused", 10*time.Second)
+	runID := runUntil(t, st, "ops", "ship twice", "grant-run", "paused", 10*time.Second)
 	items := pendingApprovals(t, st, runID, 1)
 	decide(t, st, runID, items[0], "allow", "run", "grant-run-d")
 	waitStatus(t, st, runID, "completed", 10*time.Second)
@@ -233,14 +222,14 @@ func TestRunScopedGrantSkipsTheNextApproval(t *testing.T) {
 	if n := countType(t, st, runID, "runtime.run.paused"); n != 1 {
 		t.Errorf("%d pauses, want one: the grant covers the second call", n)
 	}
-	grants := itemEvents(t, st, runID, "runtime.permission_grant.applied")
-	if len(grants) != 1 || grants[0]["scope"] != "run" || grants[0]["ruleId"] != "deploy" || grants[0]["toolName"] != "shell" {
-		t.Fatalf("grants %v", grants)
+	grants := payloads[events.PermissionGrantPayload](t, st, runID)
+	if len(grants) != 1 || grants[0].Scope != events.ScopeRun || grants[0].RuleID != "deploy" || grants[0].ToolName != "shell" {
+		t.Fatalf("grants %+v", grants)
 	}
-	started := itemEvents(t, st, runID, "runtime.item.started")
-	last := started[len(started)-2]["data"].(map[string]any) // the second shell call, before the final answer
-	if last["grantId"] != grants[0]["grantId"] {
-		t.Errorf("second call started with %v, want the grant %v recorded", last, grants[0]["grantId"])
+	started := payloads[events.ItemStartedPayload](t, st, runID)
+	last := dataOf[events.ToolCallData](t, started[len(started)-2].Data) // the second shell call, before the final answer
+	if last.GrantID == "" || last.GrantID != grants[0].GrantID {
+		t.Errorf("second call started with %+v, want the grant %s recorded", last, grants[0].GrantID)
 	}
 	e.invariants(st)
 }
@@ -249,38 +238,29 @@ func TestSessionGrantIsHonouredByLaterRunsOfTheSession(t *testing.T) {
 	t.Parallel()
 	count := filepath.Join(t.TempDir(), "count")
 	e, st, _ := agentEnv(t, deployer("ops", count, "deploy"))
-	code, body := call(t, st, "POST", "/v1/runs", token, map[string]any{"agentId": "ops", "input": map[string]any{"content": "ship"},
-		"platformSessionId": "sess-grant"}, "Idempotency-Key", "grant-sess")
-	if code != 202 {
-		t.Fatalf("create: HTTP %d %v", code, body)
+	ship := func(content, key string) string {
+		return createRun(t, apiOf(t, st), client.CreateRunRequest{AgentID: "ops", Input: client.UserInput{Content: content},
+			PlatformSessionID: "sess-grant"}, key).RunID
 	}
-	first := body["runId"].(string)
+	first := ship("ship", "grant-sess")
 	waitStatus(t, st, first, "paused", 10*time.Second)
 	items := pendingApprovals(t, st, first, 1)
 	decide(t, st, first, items[0], "allow", "platform_session", "grant-sess-d")
 	waitStatus(t, st, first, "completed", 10*time.Second)
-	code, body = call(t, st, "POST", "/v1/runs/"+first+"/inputs", token,
-		map[string]any{"intent": "follow_up", "content": "ship again"}, "Idempotency-Key", "grant-sess-next")
-	if code != 202 || body["createdRunId"] == nil {
-		t.Fatalf("follow-up: HTTP %d %v", code, body)
+	next := input(t, st, first, "follow_up", "ship again", "grant-sess-next").CreatedRunID
+	if next == "" {
+		t.Fatal("the follow-up names no run")
 	}
-	next := body["createdRunId"].(string)
 	waitStatus(t, st, next, "completed", 10*time.Second)
 	if n := countType(t, st, next, "runtime.run.paused"); n != 0 {
 		t.Errorf("the follow-up paused %d times; the session grant should cover it", n)
 	}
-	snap := itemEvents(t, st, next, "runtime.capability.snapshot_frozen")[0]["snapshot"].(map[string]any)
-	grants, _ := snap["grants"].([]any)
-	if len(grants) != 1 || grants[0].(map[string]any)["scope"] != "platform_session" {
-		t.Errorf("the follow-up's snapshot grants %v, want the session grant", snap["grants"])
+	snap := dataOf[events.SnapshotGovernance](t, payloads[events.SnapshotFrozenPayload](t, st, next)[0].Snapshot)
+	if len(snap.Grants) != 1 || snap.Grants[0].Scope != events.ScopePlatformSession {
+		t.Errorf("the follow-up's snapshot grants %+v, want the session grant", snap.Grants)
 	}
 	// A new run of the session (not a follow-up) gets the grant from the read model.
-	code, body = call(t, st, "POST", "/v1/runs", token, map[string]any{"agentId": "ops", "input": map[string]any{"content": "ship once more"},
-		"platformSessionId": "sess-grant"}, "Idempotency-Key", "grant-sess-new")
-	if code != 202 {
-		t.Fatalf("create in the session: HTTP %d %v", code, body)
-	}
-	third := body["runId"].(string)
+	third := ship("ship once more", "grant-sess-new")
 	waitStatus(t, st, third, "completed", 10*time.Second)
 	if n := countType(t, st, third, "runtime.run.paused"); n != 0 {
 		t.Errorf("a new run of the session paused %d times; the session grant should cover it", n)
@@ -296,7 +276,7 @@ func TestApprovalDecidedAfterAnExecutorRestart(t *testing.T) {
 	count := filepath.Join(t.TempDir(), "count")
 	e, front, executor := crashEnv(t, deployer("ops", count, "deploy"))
 	exA := executor("exA", nil)
-	runID := create(t, front, "ops", "ship", "restart-1")["runId"].(string)
+	runID := create(t, front, "ops", "ship", "restart-1").RunID
 	waitStatus(t, front, runID, "paused", 10*time.Second)
 	items := pendingApprovals(t, front, runID, 1)
 	exA.Executor.Kill()
@@ -304,20 +284,26 @@ func TestApprovalDecidedAfterAnExecutorRestart(t *testing.T) {
 	// The new owner may take the partition over after the API stopped
 	// waiting for the outcome: then the command's outcome is read later.
 	res := decide(t, front, runID, items[0], "allow", "item", "restart-1-d")
-	cmdID, _ := res["commandId"].(string)
+	outcome := res.Outcome
 	eventually.Succeeds(t, 30*time.Second, "the decision after the restart applied", func() error {
-		if res["outcome"] == "applied" {
+		if outcome == client.OutcomeApplied {
 			return nil
 		}
-		_, res = call(t, front, "GET", "/v1/commands/"+cmdID, token, nil)
-		return fmt.Errorf("outcome %v", res)
+		cmd, err := apiOf(t, front).GetCommand(t.Context(), res.CommandID)
+		if err != nil {
+			return err
+		}
+		if outcome = cmd.Outcome; outcome != client.OutcomeApplied {
+			return fmt.Errorf("outcome %q", outcome)
+		}
+		return nil
 	})
 	waitStatus(t, front, runID, "completed", 20*time.Second)
 	if got := lines(t, count); !slices.Equal(got, []string{"deploy"}) {
 		t.Errorf("tool ran %v, want once", got)
 	}
-	for _, p := range itemEvents(t, front, runID, "runtime.item.failed") {
-		t.Errorf("an item failed after the restart: %v", p)
+	for _, p := range payloads[events.ItemFailedPayload](t, front, runID) {
+		t.Errorf("an item failed after the restart: %+v", p)
 	}
 	e.invariants(front)
 }
@@ -328,28 +314,23 @@ func TestPausedRunExpiresAfterItsTTL(t *testing.T) {
 	agent := deployer("ops", count, "deploy")
 	agent.PauseTTL = 500 * time.Millisecond
 	e, st, _ := agentEnv(t, agent)
-	runID := create(t, st, "ops", "ship", "ttl-1")["runId"].(string)
-	run := waitStatus(t, st, runID, "expired", 10*time.Second)
-	if run["status"] != "expired" {
-		t.Fatalf("run %v", run)
-	}
-	failed := itemEvents(t, st, runID, "runtime.item.failed")
-	if len(failed) != 1 || failed[0]["errorCode"] != "expired" {
-		t.Errorf("items failed %v, want the approval closed as expired", failed)
+	runID := create(t, st, "ops", "ship", "ttl-1").RunID
+	waitStatus(t, st, runID, "expired", 10*time.Second)
+	failed := payloads[events.ItemFailedPayload](t, st, runID)
+	if len(failed) != 1 || failed[0].ErrorCode != events.ToolErrExpired {
+		t.Errorf("items failed %+v, want the approval closed as expired", failed)
 	}
 	pendingApprovals(t, st, runID, 0)
 	if got := lines(t, count); len(got) != 0 {
 		t.Errorf("the tool ran %v", got)
 	}
 	// A decision after the expiry changes nothing.
-	var item string
-	for _, ev := range listEvents(t, st, runID) {
-		if ev["type"] == "runtime.item.awaiting_approval" {
-			item = ev["itemId"].(string)
-		}
+	awaiting := eventsOf(t, st, runID, events.ItemAwaitingApproval)
+	if len(awaiting) != 1 {
+		t.Fatalf("%d items awaited approval, want 1", len(awaiting))
 	}
-	if res := decide(t, st, runID, item, "allow", "item", "ttl-1-late"); res["outcome"] != "rejected" {
-		t.Errorf("late decision %v, want rejected", res)
+	if res := decide(t, st, runID, awaiting[0].ItemID, "allow", "item", "ttl-1-late"); res.Outcome != client.OutcomeRejected {
+		t.Errorf("late decision %+v, want rejected", res)
 	}
 	e.invariants(st)
 }
@@ -363,8 +344,8 @@ func TestProfileEditedMidRunAffectsOnlyLaterRuns(t *testing.T) {
 			{Text: "Done."},
 		}}
 	e, st, reqs := agentEnv(t, v1)
-	first := create(t, st, "writer", "write", "snap-1")["runId"].(string)
-	waitItem(t, st, first, "command_execution")
+	first := create(t, st, "writer", "write", "snap-1").RunID
+	waitItem(t, st, first, events.ItemCommandExecution)
 
 	v2 := v1
 	v2.SystemPrompt = "You are version two."
@@ -377,22 +358,21 @@ func TestProfileEditedMidRunAffectsOnlyLaterRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitStatus(t, st, first, "completed", 10*time.Second)
-	second := create(t, st, "writer", "write again", "snap-2")["runId"].(string)
-	waitStatus(t, st, second, "completed", 10*time.Second)
+	second := runUntil(t, st, "writer", "write again", "snap-2", "completed", 10*time.Second)
 
 	hash := func(runID string) string {
-		frozen := itemEvents(t, st, runID, "runtime.capability.snapshot_frozen")
+		frozen := payloads[events.SnapshotFrozenPayload](t, st, runID)
 		if len(frozen) != 1 {
 			t.Fatalf("run %s has %d snapshots, want exactly one", runID, len(frozen))
 		}
-		return frozen[0]["hash"].(string)
+		return frozen[0].Hash
 	}
 	h1, h2 := hash(first), hash(second)
 	if h1 == h2 {
 		t.Errorf("both runs have snapshot %s; the second should have the edited profile's", h1)
 	}
-	if _, run := call(t, st, "GET", "/v1/runs/"+first, token, nil); run["snapshotHash"] != nil && run["snapshotHash"] != h1 {
-		t.Errorf("read model snapshotHash %v, want %s", run["snapshotHash"], h1)
+	if run := getRun(t, st, first); run.SnapshotHash != "" && run.SnapshotHash != h1 {
+		t.Errorf("read model snapshotHash %q, want %s", run.SnapshotHash, h1)
 	}
 	var prompts []string
 	for _, r := range reqs.of("writer") {
@@ -412,23 +392,23 @@ func TestRunUsageIsTotalledInTheReadModel(t *testing.T) {
 		{Text: "Counted to one."},
 	}}
 	e, st, _ := agentEnv(t, agent)
-	runID := create(t, st, "counter", "count", "usage-1")["runId"].(string)
-	waitStatus(t, st, runID, "completed", 10*time.Second)
-	var prompt, completion, total float64
-	calls := 0
-	for _, p := range itemEvents(t, st, runID, "runtime.item.completed") {
-		if p["itemType"] != "assistant_message" {
+	runID := runUntil(t, st, "counter", "count", "usage-1", "completed", 10*time.Second)
+	var want client.Usage
+	for _, p := range payloads[events.ItemCompletedPayload](t, st, runID) {
+		if p.ItemType != events.ItemAssistantMessage {
 			continue
 		}
-		u := p["data"].(map[string]any)["usage"].(map[string]any)
-		prompt, completion, total = prompt+u["promptTokens"].(float64), completion+u["completionTokens"].(float64), total+u["totalTokens"].(float64)
-		calls++
+		u := dataOf[events.AssistantData](t, p.Data).Usage
+		if u == nil {
+			t.Fatalf("assistant message %+v without usage", p)
+		}
+		want.ModelCalls++
+		want.PromptTokens += int64(u.PromptTokens)
+		want.CompletionTokens += int64(u.CompletionTokens)
+		want.TotalTokens += int64(u.TotalTokens)
 	}
-	_, run := call(t, st, "GET", "/v1/runs/"+runID, token, nil)
-	u, _ := run["usage"].(map[string]any)
-	if u == nil || u["modelCalls"] != float64(calls) || u["promptTokens"] != prompt || u["completionTokens"] != completion ||
-		u["totalTokens"] != total || total == 0 {
-		t.Errorf("usage %v, want %d calls, %v prompt, %v completion, %v total tokens (from the events)", u, calls, prompt, completion, total)
+	if got := getRun(t, st, runID).Usage; got != want || want.TotalTokens == 0 {
+		t.Errorf("usage %+v, want %+v (from the events)", got, want)
 	}
 	e.invariants(st)
 }
@@ -442,8 +422,7 @@ func TestPauseExpiresOnTheNextOwner(t *testing.T) {
 	agent.PauseTTL = 3 * time.Second
 	e, front, executor := crashEnv(t, agent)
 	exA := executor("exA", nil)
-	runID := create(t, front, "ops", "ship", "ttl-restart")["runId"].(string)
-	waitStatus(t, front, runID, "paused", 10*time.Second)
+	runID := runUntil(t, front, "ops", "ship", "ttl-restart", "paused", 10*time.Second)
 	exA.Executor.Kill()
 	executor("exB", nil)
 	waitStatus(t, front, runID, "expired", 20*time.Second)

@@ -2,10 +2,7 @@ package systemtest_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"strings"
 	"testing"
@@ -22,7 +19,6 @@ import (
 	"github.com/xbot-runtime/xbot/infra/devstack/kafkatest"
 	"github.com/xbot-runtime/xbot/infra/devstack/pgtest"
 	"github.com/xbot-runtime/xbot/infra/kafka"
-	"github.com/xbot-runtime/xbot/services/api/client"
 	"github.com/xbot-runtime/xbot/services/engine/profile"
 	"github.com/xbot-runtime/xbot/services/stack"
 )
@@ -78,66 +74,6 @@ func (e *env) startWith(name string, edit func(*stack.Options)) *stack.Stack {
 	}
 	e.t.Cleanup(func() { st.Stop(context.Background()) })
 	return st
-}
-
-// call sends a JSON request and decodes the JSON answer.
-func call(t *testing.T, st *stack.Stack, method, path, tok string, body any, hdr ...string) (int, map[string]any) {
-	t.Helper()
-	resp, err := apiClient(t, st, tok, nil).Send(context.Background(), method, path, body, hdr...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var out map[string]any
-	raw, _ := io.ReadAll(resp.Body)
-	_ = json.Unmarshal(raw, &out)
-	return resp.StatusCode, out
-}
-
-// apiClient is a client of st's API that sends tok, over hc (nil: the
-// default HTTP client).
-func apiClient(t testing.TB, st *stack.Stack, tok string, hc *http.Client) *client.Client {
-	t.Helper()
-	c, err := client.New(client.Config{BaseURL: "http://" + st.Addr(), Token: tok, HTTP: hc})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
-func waitStatus(t *testing.T, st *stack.Stack, runID, want string, within time.Duration) map[string]any {
-	t.Helper()
-	var run map[string]any
-	eventually.Succeeds(t, within, "run "+runID+" "+want, func() error {
-		code, body := call(t, st, "GET", "/v1/runs/"+runID, token, nil)
-		run = body
-		if code != 200 || body["status"] != want {
-			return fmt.Errorf("HTTP %d status %v", code, body["status"])
-		}
-		return nil
-	})
-	return run
-}
-
-// listEvents reads every event of a run through the API.
-func listEvents(t *testing.T, st *stack.Stack, runID string) []map[string]any {
-	t.Helper()
-	var out []map[string]any
-	after := 0.0
-	for {
-		code, body := call(t, st, "GET", fmt.Sprintf("/v1/runs/%s/events?after_seq=%d&limit=7", runID, int(after)), token, nil)
-		if code != 200 {
-			t.Fatalf("events: HTTP %d %v", code, body)
-		}
-		page, _ := body["events"].([]any)
-		for _, e := range page {
-			out = append(out, e.(map[string]any))
-		}
-		if len(page) == 0 {
-			return out
-		}
-		after = body["nextAfterSeq"].(float64)
-	}
 }
 
 // invariants checks the log invariant on Kafka and on Postgres and that both

@@ -14,6 +14,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/services/engine/compute"
 	"github.com/xbot-runtime/xbot/services/engine/compute/bwrap"
 	"github.com/xbot-runtime/xbot/services/engine/compute/computetest"
@@ -37,11 +38,7 @@ var noPolicy = policy.Config{NoDefaults: true}
 // Without bwrap it skips, except on CI.
 func bwrapAgentEnv(t *testing.T, e *env, edit func(*stack.Options), agents ...profile.Profile) (*stack.Stack, string) {
 	t.Helper()
-	cat, err := profile.NewCatalog(agents...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.cat = cat
+	e.withAgents(agents...)
 	dir := computetest.Dir(t)
 	comp, err := bwrap.New(bwrap.Config{Dir: dir, Logger: zap.NewNop()})
 	if errors.Is(err, compute.ErrUnavailable) {
@@ -64,12 +61,13 @@ func bwrapAgentEnv(t *testing.T, e *env, edit func(*stack.Options), agents ...pr
 // the command printed.
 func shellOutput(t *testing.T, st *stack.Stack, agent, key string) string {
 	t.Helper()
-	runID := create(t, st, agent, "probe", key)["runId"].(string)
-	waitStatus(t, st, runID, "completed", 60*time.Second)
-	for _, p := range itemEvents(t, st, runID, "runtime.item.completed") {
-		data, _ := p["data"].(map[string]any)
-		if exec, ok := data["exec"].(map[string]any); ok {
-			return fmt.Sprint(exec["stdout"]) + fmt.Sprint(exec["stderr"])
+	runID := runUntil(t, st, agent, "probe", key, "completed", 60*time.Second)
+	for _, p := range payloads[events.ItemCompletedPayload](t, st, runID) {
+		if p.ItemType != events.ItemCommandExecution {
+			continue
+		}
+		if exec := dataOf[events.ToolResultData](t, p.Data).Exec; exec != nil {
+			return exec.Stdout + exec.Stderr
 		}
 	}
 	t.Fatalf("run %s has no command_execution", runID)

@@ -1,10 +1,8 @@
 package systemtest_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"sort"
@@ -13,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
 	"github.com/xbot-runtime/xbot/services/api/client"
 	"github.com/xbot-runtime/xbot/services/engine/profile"
@@ -71,52 +70,6 @@ func sweepCases(a tenantA) map[string]sweepCase {
 	cases["GET /v1/runs/{runId}/stream"] = sweepCase{path: "/v1/runs/" + a.done + "/stream", status: 404, code: "run_not_found"}
 	cases["GET /v1/sessions/{platformSessionId}/stream"] = sweepCase{path: "/v1/sessions/" + a.session + "/stream", status: 404, code: "not_found"}
 	return cases
-}
-
-// answer is an HTTP answer; the body of an SSE stream is not read.
-type answer struct {
-	status int
-	hdr    http.Header
-	body   string
-}
-
-func (a answer) code() string {
-	var p struct{ Code string }
-	_ = json.Unmarshal([]byte(a.body), &p)
-	return p.Code
-}
-
-func send(t *testing.T, client *http.Client, st *stack.Stack, method, path, tok, body string) answer {
-	t.Helper()
-	ans, err := do(client, st, method, path, tok, body)
-	if err != nil {
-		t.Errorf("%s %s: %v", method, path, err)
-	}
-	return ans
-}
-
-// do sends a request; an SSE stream's body is not read.
-func do(hc *http.Client, st *stack.Stack, method, path, tok, body string) (answer, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	c, err := client.New(client.Config{BaseURL: "http://" + st.Addr(), Token: tok, HTTP: hc})
-	if err != nil {
-		return answer{}, err
-	}
-	var b any
-	if body != "" {
-		b = body
-	}
-	resp, err := c.Send(ctx, method, path, b)
-	if err != nil {
-		return answer{}, err
-	}
-	defer resp.Body.Close()
-	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		return answer{status: resp.StatusCode, hdr: resp.Header}, nil
-	}
-	raw, err := io.ReadAll(resp.Body)
-	return answer{status: resp.StatusCode, hdr: resp.Header, body: string(raw)}, err
 }
 
 // specOp is what the sweep reads of an OpenAPI operation.
@@ -234,29 +187,28 @@ func readOnlyProbe(t *testing.T, st *stack.Stack, method, path, body string, own
 // name A's sandbox owner or join A's session; act_as can join.
 func checkPrincipalBinding(t *testing.T, st *stack.Stack, a tenantA) {
 	t.Helper()
-	join := map[string]any{"agentId": "chat", "input": map[string]any{"content": "hi"}, "platformSessionId": a.session}
-	owner := map[string]any{"agentId": "chat", "input": map[string]any{"content": "hi"}, "sandboxKey": map[string]any{"ownerId": tenant}}
-	for what, probe := range map[string]func() (int, map[string]any){
-		"forged actor": func() (int, map[string]any) {
-			return call(t, st, "POST", "/v1/runs?wait=0", bobToken, createBodyOf("x"), "X-Actor-Id", tenant)
+	ctx, bob, now := t.Context(), apiClient(t, st, bobToken, nil), client.CommandOptions{Wait: client.WaitFor(0)}
+	hi := client.UserInput{Content: "hi"}
+	join := client.CreateRunRequest{AgentID: "chat", Input: hi, PlatformSessionID: a.session}
+	owner := client.CreateRunRequest{AgentID: "chat", Input: hi, SandboxKey: &client.SandboxKeyRequest{OwnerID: tenant}}
+	for what, probe := range map[string]func() error{
+		"forged actor": func() error { // a header the typed client does not send
+			return send(t, nil, st, "POST", "/v1/runs?wait=0", bobToken, client.CreateRunRequest{AgentID: "chat", Input: hi}, "X-Actor-Id", tenant).err()
 		},
-		"foreign owner": func() (int, map[string]any) { return call(t, st, "POST", "/v1/runs?wait=0", bobToken, owner) },
-		"join session":  func() (int, map[string]any) { return call(t, st, "POST", "/v1/runs?wait=0", bobToken, join) },
-		"follow-up": func() (int, map[string]any) {
-			return call(t, st, "POST", "/v1/runs/"+a.done+"/inputs?wait=0", bobToken, map[string]any{"intent": "follow_up", "content": "x"})
+		"foreign owner": func() error { _, err := bob.CreateRun(ctx, owner, now); return err },
+		"join session":  func() error { _, err := bob.CreateRun(ctx, join, now); return err },
+		"follow-up": func() error {
+			_, err := bob.AppendInput(ctx, a.done, client.AppendInputRequest{Intent: "follow_up", Content: "x"}, now)
+			return err
 		},
 	} {
-		if code, ans := probe(); code != 403 || ans["code"] != "forbidden_scope" {
-			t.Errorf("%s: HTTP %d %v, want 403 forbidden_scope", what, code, ans)
+		if err := probe(); !isProblem(err, 403, "forbidden_scope") {
+			t.Errorf("%s: %v, want 403 forbidden_scope", what, err)
 		}
 	}
-	if code, ans := call(t, st, "POST", "/v1/runs?wait=0", adminToken, join); code != 202 {
-		t.Errorf("act_as joining: HTTP %d %v, want 202", code, ans)
+	if _, err := apiClient(t, st, adminToken, nil).CreateRun(ctx, join, now); err != nil {
+		t.Errorf("act_as joining: %v, want accepted", err)
 	}
-}
-
-func createBodyOf(content string) map[string]any {
-	return map[string]any{"agentId": "chat", "input": map[string]any{"content": content}}
 }
 
 func noSecrets(t *testing.T, who, body string, a tenantA) {
@@ -356,23 +308,18 @@ func isolationAgents() []profile.Profile {
 func seedTenantA(t *testing.T, st *stack.Stack) tenantA {
 	t.Helper()
 	a := tenantA{session: "sess-acme-iso-k3"}
-	code, body := call(t, st, "POST", "/v1/runs", token, map[string]any{"agentId": "chat",
-		"input": map[string]any{"content": "acme secret plan zx81"}, "platformSessionId": a.session}, "Idempotency-Key", "iso-done")
-	if code != 202 {
-		t.Fatalf("create: HTTP %d %v", code, body)
-	}
-	a.done = body["runId"].(string)
-	a.paused = create(t, st, "asker", "paint the acme door", "iso-paused")["runId"].(string)
+	a.done = createRun(t, apiOf(t, st), client.CreateRunRequest{AgentID: "chat", Input: client.UserInput{Content: "acme secret plan zx81"},
+		PlatformSessionID: a.session}, "iso-done").RunID
+	a.paused = create(t, st, "asker", "paint the acme door", "iso-paused").RunID
 	waitStatus(t, st, a.done, "completed", 10*time.Second)
-	code, body = call(t, st, "POST", "/v1/runs/"+a.done+"/inputs", token,
-		map[string]any{"intent": "follow_up", "content": "acme follow-up qq42"}, "Idempotency-Key", "iso-next")
-	if code != 202 || body["createdRunId"] == nil {
-		t.Fatalf("follow-up: HTTP %d %v", code, body)
+	next := input(t, st, a.done, "follow_up", "acme follow-up qq42", "iso-next")
+	if next.CreatedRunID == "" {
+		t.Fatalf("follow-up: %+v", next)
 	}
-	a.next, a.commandID = body["createdRunId"].(string), body["commandId"].(string)
+	a.next, a.commandID = next.CreatedRunID, next.CommandID
 	waitStatus(t, st, a.next, "completed", 10*time.Second)
-	if run := waitStatus(t, st, a.paused, "paused", 10*time.Second); run["pauseReason"] != "awaiting_user_input" {
-		t.Fatalf("paused run %v", run)
+	if run := waitStatus(t, st, a.paused, "paused", 10*time.Second); run.PauseReason != string(events.PauseAwaitingUserInput) {
+		t.Fatalf("paused run %+v", run)
 	}
 	a.secrets = []string{a.done, a.paused, a.next, a.session, a.commandID, "zx81", "qq42", "acme-q7", "acme door", `"acme"`}
 	return a

@@ -2,21 +2,26 @@ package systemtest_test
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
-	"net/http/httptest"
-	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"go.uber.org/zap"
-
-	"github.com/xbot-runtime/xbot/services/engine/compute/local"
 	"github.com/xbot-runtime/xbot/services/engine/profile"
 	"github.com/xbot-runtime/xbot/services/stack"
 )
+
+// chatRequest is what the tests read of an OpenAI chat completion request.
+type chatRequest struct {
+	Model    string            `json:"model"`
+	Stream   bool              `json:"stream"`
+	Tools    []json.RawMessage `json:"tools"`
+	Messages []struct {
+		Role    string `json:"role"`
+		Content string `json:"content"`
+	} `json:"messages"`
+}
 
 // TestDemoAgentOnAConfiguredModel runs the built-in demo agent against an
 // OpenAI-compatible server that replays recorded OpenAI streams: first a
@@ -25,52 +30,27 @@ import (
 // sandbox, and the provider sees our tools, key and model.
 func TestDemoAgentOnAConfiguredModel(t *testing.T) {
 	t.Parallel()
-	replies := []string{"openai-parallel-tool-calls.sse", "openai-text.sse"}
 	var (
 		mu   sync.Mutex
-		seen []map[string]any
+		seen []chatRequest
 		auth []string
 	)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		var req map[string]any
+	srv := replayServer(t, func(r *http.Request, body []byte) {
+		var req chatRequest
 		_ = json.Unmarshal(body, &req)
 		mu.Lock()
-		n := len(seen)
+		defer mu.Unlock()
 		seen, auth = append(seen, req), append(auth, r.Header.Get("Authorization"))
-		mu.Unlock()
-		stream, err := os.ReadFile("../engine/model/openai/testdata/" + replies[min(n, len(replies)-1)])
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		w.Header().Set("Content-Type", "text/event-stream")
-		_, _ = w.Write(stream)
-	}))
-	defer srv.Close()
+	}, "openai-parallel-tool-calls.sse", "openai-text.sse")
 
-	e := newEnv(t)
 	demo := profile.DemoLLM()
 	demo.Limits.ToolConcurrency = 1 // a deterministic event order for the assertion below
-	cat, err := profile.NewCatalog(demo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.cat = cat
-	comp, err := local.New(local.Config{Dir: t.TempDir(), Logger: zap.NewNop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := e.startWith("all", func(o *stack.Options) {
-		o.Compute, o.LLM = comp, stack.LLM{BaseURL: srv.URL + "/v1", APIKey: "sk-test-not-a-real-key", Model: "gpt-test"}
-	})
-	runID := create(t, st, "demo", "What is the weather in SF and NYC?", "llm-1")["runId"].(string)
-	run := waitStatus(t, st, runID, "completed", 15*time.Second)
-	if out, _ := run["output"].(string); out != "" && !strings.HasPrefix(out, "I'm unable to provide real-time weather") {
+	st := llmEnv(t, stack.LLM{BaseURL: srv.URL + "/v1", APIKey: "sk-test-not-a-real-key", Model: "gpt-test"}, nil, demo)
+	runID := runUntil(t, st, "demo", "What is the weather in SF and NYC?", "llm-1", "completed", 15*time.Second)
+	if out := completedOutput(t, st, runID); out != "" && !strings.HasPrefix(out, "I'm unable to provide real-time weather") {
 		t.Errorf("output %q", out)
 	}
-	assertSequence(t, st, runID,
-		"runtime.run.accepted", "runtime.capability.snapshot_frozen", "runtime.run.started",
+	assertLog(t, st, runID,
 		"runtime.item.started:assistant_message", "runtime.item.completed:assistant_message",
 		"runtime.item.started:tool_call", "runtime.item.failed:tool_call",
 		"runtime.item.started:tool_call", "runtime.item.failed:tool_call",
@@ -81,20 +61,18 @@ func TestDemoAgentOnAConfiguredModel(t *testing.T) {
 	if len(seen) != 2 {
 		t.Fatalf("%d model requests, want 2", len(seen))
 	}
-	if seen[0]["model"] != "gpt-test" || auth[0] != "Bearer sk-test-not-a-real-key" || seen[0]["stream"] != true {
-		t.Errorf("first request model %v auth %q stream %v", seen[0]["model"], auth[0], seen[0]["stream"])
+	if seen[0].Model != "gpt-test" || auth[0] != "Bearer sk-test-not-a-real-key" || !seen[0].Stream {
+		t.Errorf("first request model %q auth %q stream %v", seen[0].Model, auth[0], seen[0].Stream)
 	}
-	tools, _ := seen[0]["tools"].([]any)
-	if len(tools) != len(profile.DemoTools)+1 { // + read_file_part, added to every profile with tools
+	if tools := seen[0].Tools; len(tools) != len(profile.DemoTools)+1 { // + read_file_part, added to every profile with tools
 		t.Errorf("the model was offered %d tools, want the %d built-ins and read_file_part", len(tools), len(profile.DemoTools))
 	}
-	msgs, _ := seen[1]["messages"].([]any)
 	var toolResults int
-	for _, m := range msgs {
-		if m.(map[string]any)["role"] == "tool" {
+	for _, m := range seen[1].Messages {
+		if m.Role == "tool" {
 			toolResults++
-			if !strings.Contains(m.(map[string]any)["content"].(string), "unknown_tool") {
-				t.Errorf("tool result %v, want an unknown_tool error", m)
+			if !strings.Contains(m.Content, "unknown_tool") {
+				t.Errorf("tool result %+v, want an unknown_tool error", m)
 			}
 		}
 	}
@@ -104,7 +82,7 @@ func TestDemoAgentOnAConfiguredModel(t *testing.T) {
 	// The key never reaches the log.
 	for _, ev := range listEvents(t, st, runID) {
 		if raw, _ := json.Marshal(ev); strings.Contains(string(raw), "sk-test-not-a-real-key") {
-			t.Fatalf("the API key is in event %v", ev["type"])
+			t.Fatalf("the API key is in event %s", ev.Type)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/services/engine/profile"
 )
 
@@ -22,17 +23,19 @@ func TestHugeToolOutputAddsABoundedLogToTheRun(t *testing.T) {
 	}}
 	e, st, dir := outputEnv(t, agent)
 	mem := sampleMemory()
-	runID := create(t, st, "flood", "flood the log", "flood-1")["runId"].(string)
-	waitStatus(t, st, runID, "completed", 120*time.Second)
+	runID := runUntil(t, st, "flood", "flood the log", "flood-1", "completed", 120*time.Second)
 	heap, rss := mem.end()
-	evs, _ := allRawEvents(t, st, runID, 1000)
+	evs, _ := allSizedEvents(t, st, runID, 1000)
 	var shellID string
-	var completed map[string]any
+	var completed *events.ItemCompletedPayload
 	total := 0
 	for _, ev := range evs {
 		total += ev.Bytes
-		if ev.Type == "runtime.item.completed" && ev.Body["payload"].(map[string]any)["itemType"] == "command_execution" {
-			shellID, completed = ev.ItemID, ev.Body["payload"].(map[string]any)
+		if ev.Type != events.ItemCompleted {
+			continue
+		}
+		if p := payloadOf[events.ItemCompletedPayload](t, ev.Event); p.ItemType == events.ItemCommandExecution {
+			shellID, completed = ev.ItemID, &p
 		}
 	}
 	if completed == nil {
@@ -40,13 +43,13 @@ func TestHugeToolOutputAddsABoundedLogToTheRun(t *testing.T) {
 	}
 	deltas, deltaBytes, marker := 0, 0, 0
 	for _, ev := range evs {
-		if ev.ItemID != shellID || ev.Type != "runtime.item.delta" {
+		if ev.ItemID != shellID || ev.Type != events.ItemDelta {
 			continue
 		}
 		deltas++
-		p := ev.Body["payload"].(map[string]any)
-		deltaBytes += len(p["delta"].(string))
-		if p["truncated"] == true {
+		p := payloadOf[events.ItemDeltaPayload](t, ev.Event)
+		deltaBytes += len(p.Delta)
+		if p.Truncated {
 			marker++
 		}
 	}
@@ -61,15 +64,15 @@ func TestHugeToolOutputAddsABoundedLogToTheRun(t *testing.T) {
 	if total > 1<<20 {
 		t.Errorf("the run's log is %d bytes, want under 1 MiB", total)
 	}
-	ref, _ := completed["data"].(map[string]any)["outputRef"].(map[string]any)
+	ref := dataOf[events.ToolResultData](t, completed.Data).OutputRef
 	if ref == nil {
-		t.Fatalf("the item has no outputRef: %v", completed["data"])
+		t.Fatalf("the item has no outputRef: %s", completed.Data)
 	}
-	t.Logf("offloaded: %v bytes at %v", ref["bytes"], ref["path"])
-	file := findFile(t, dir, ref["path"].(string))
+	t.Logf("offloaded: %d bytes at %s", ref.Bytes, ref.Path)
+	file := findFile(t, dir, ref.Path)
 	sum := sha256.Sum256(file)
-	if len(file) != int(ref["bytes"].(float64)) || hex.EncodeToString(sum[:]) != ref["sha256"] {
-		t.Errorf("offloaded file: %d bytes sha256 %x, the ref says %v", len(file), sum, ref)
+	if int64(len(file)) != ref.Bytes || hex.EncodeToString(sum[:]) != ref.SHA256 {
+		t.Errorf("offloaded file: %d bytes sha256 %x, the ref says %+v", len(file), sum, ref)
 	}
 	e.invariants(st)
 }
@@ -83,13 +86,14 @@ func TestRunPastItsEventBytesBudgetEndsBudgetExhausted(t *testing.T) {
 			{ToolCalls: big}, {ToolCalls: big}, {ToolCalls: big}, {Text: "Done."},
 		}}
 	e, st, _ := outputEnv(t, agent)
-	runID := create(t, st, "chatty", "talk a lot", "chatty-1")["runId"].(string)
-	waitStatus(t, st, runID, "failed", 30*time.Second)
-	evs, _ := allRawEvents(t, st, runID, 1000)
+	runID := runUntil(t, st, "chatty", "talk a lot", "chatty-1", "failed", 30*time.Second)
+	evs, _ := allSizedEvents(t, st, runID, 1000)
 	last := evs[len(evs)-1]
-	p := last.Body["payload"].(map[string]any)
-	if last.Type != "runtime.run.failed" || p["errorCode"] != "budget_exhausted" || !strings.Contains(p["message"].(string), "event bytes") {
-		t.Fatalf("last event %s %v, want runtime.run.failed budget_exhausted naming the event bytes", last.Type, p)
+	if last.Type != events.RunFailed {
+		t.Fatalf("last event %s, want runtime.run.failed", last.Type)
+	}
+	if p := payloadOf[events.RunFailedPayload](t, last.Event); p.ErrorCode != events.FailBudgetExhausted || !strings.Contains(p.Message, "event bytes") {
+		t.Fatalf("last event %s %+v, want runtime.run.failed budget_exhausted naming the event bytes", last.Type, p)
 	}
 	total := 0
 	for _, ev := range evs {
@@ -111,14 +115,13 @@ func TestEventPagesAreCutByBytes(t *testing.T) {
 			{Text: "Done."},
 		}}
 	e, st, _ := outputEnv(t, agent)
-	runID := create(t, st, "pager", "page me", "pager-1")["runId"].(string)
-	waitStatus(t, st, runID, "completed", 60*time.Second)
-	page, bytes, next := rawPage(t, st, runID, 0, 1000)
+	runID := runUntil(t, st, "pager", "page me", "pager-1", "completed", 60*time.Second)
+	page, bytes, next := eventPage(t, st, runID, 0, 1000)
 	if len(page) == 0 || bytes > 1<<20 && len(page) > 1 {
-		t.Errorf("first page: %d events, %d bytes; want at most 1 MiB (or one event)", len(page), bytes)
+		t.Fatalf("first page: %d events, %d bytes; want at most 1 MiB (or one event)", len(page), bytes)
 	}
-	evs, pages := allRawEvents(t, st, runID, 1000)
-	if evs[len(evs)-1].Type != "runtime.run.completed" || pages < 3 {
+	evs, pages := allSizedEvents(t, st, runID, 1000)
+	if evs[len(evs)-1].Type != events.RunCompleted || pages < 3 {
 		t.Errorf("read %d events in %d pages, ending %s; want the whole log in at least 3 pages", len(evs), pages, evs[len(evs)-1].Type)
 	}
 	if next != page[len(page)-1].Seq {
@@ -138,18 +141,16 @@ func TestTrickledToolOutputAddsABoundedNumberOfDeltas(t *testing.T) {
 			{Text: "Done."},
 		}}
 	e, st, _ := outputEnv(t, agent)
-	runID := create(t, st, "trickle", "drip", "trickle-1")["runId"].(string)
-	waitStatus(t, st, runID, "completed", 60*time.Second)
-	evs, _ := allRawEvents(t, st, runID, 1000)
+	runID := runUntil(t, st, "trickle", "drip", "trickle-1", "completed", 60*time.Second)
+	evs, _ := allSizedEvents(t, st, runID, 1000)
 	shellID := ""
 	deltas, logged, markers := 0, 0, 0
 	for _, ev := range evs {
-		p := ev.Body["payload"].(map[string]any)
 		switch {
-		case ev.Type == "runtime.item.started" && p["itemType"] == "command_execution":
+		case ev.Type == events.ItemStarted && payloadOf[events.ItemStartedPayload](t, ev.Event).ItemType == events.ItemCommandExecution:
 			shellID = ev.ItemID
-		case ev.Type != "runtime.item.delta" || ev.ItemID != shellID:
-		case p["truncated"] == true:
+		case ev.Type != events.ItemDelta || ev.ItemID != shellID:
+		case payloadOf[events.ItemDeltaPayload](t, ev.Event).Truncated:
 			markers++
 		default:
 			deltas++

@@ -13,11 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/zap"
-
 	"github.com/xbot-runtime/xbot/infra/kafka"
-	"github.com/xbot-runtime/xbot/services/engine/compute/local"
-	"github.com/xbot-runtime/xbot/services/engine/model"
+	"github.com/xbot-runtime/xbot/services/api/client"
 	"github.com/xbot-runtime/xbot/services/engine/profile"
 	"github.com/xbot-runtime/xbot/services/stack"
 )
@@ -27,74 +24,68 @@ import (
 // outputEnv is agentEnv that also returns the local sandboxes' directory.
 func outputEnv(t *testing.T, agents ...profile.Profile) (*env, *stack.Stack, string) {
 	t.Helper()
-	e := newEnv(t)
-	cat, err := profile.NewCatalog(agents...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.cat = cat
 	dir := t.TempDir()
-	comp, err := local.New(local.Config{Dir: dir, Logger: zap.NewNop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	reqs := &requests{got: map[string][]model.Request{}}
-	st := e.startWith("all", func(o *stack.Options) { o.Compute, o.Models = comp, reqs.resolver })
+	e, st, _ := agentEnvIn(t, dir, agents...)
 	return e, st, dir
 }
 
-// rawEvent is one event as the API returned it, with its size on the wire.
-type rawEvent struct {
-	Seq    int64
-	Type   string
-	ItemID string
-	Bytes  int
-	Body   map[string]any
+// sizedEvent is an event as the API returned it, with its size as JSON.
+type sizedEvent struct {
+	client.Event
+	Bytes int
 }
 
-// rawPage reads one page of a run's events; it returns the events, the
+// eventPage reads one page of a run's events; it returns the events, the
 // page's envelope bytes and nextAfterSeq.
-func rawPage(t *testing.T, st *stack.Stack, runID string, after int64, limit int) ([]rawEvent, int, int64) {
+func eventPage(t *testing.T, st *stack.Stack, runID string, after int64, limit int) ([]sizedEvent, int, int64) {
 	t.Helper()
-	code, body := call(t, st, "GET", fmt.Sprintf("/v1/runs/%s/events?after_seq=%d&limit=%d", runID, after, limit), token, nil)
-	if code != 200 {
-		t.Fatalf("events: HTTP %d %v", code, body)
+	page, err := apiOf(t, st).ListEvents(t.Context(), runID, after, limit)
+	if err != nil {
+		t.Fatalf("events: %v", err)
 	}
-	list, _ := body["events"].([]any)
-	out := make([]rawEvent, 0, len(list))
+	evs, total := sized(t, page.Events)
+	return evs, total, page.NextAfterSeq
+}
+
+// sized gives each event its size as JSON and returns the sum too.
+func sized(t *testing.T, page []client.Event) ([]sizedEvent, int) {
+	t.Helper()
+	out := make([]sizedEvent, 0, len(page))
 	total := 0
-	for _, v := range list {
-		m := v.(map[string]any)
-		raw, _ := json.Marshal(m)
-		item, _ := m["itemId"].(string)
-		out = append(out, rawEvent{Seq: int64(m["seq"].(float64)), Type: m["type"].(string), ItemID: item, Bytes: len(raw), Body: m})
+	for _, ev := range page {
+		raw, err := json.Marshal(ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, sizedEvent{Event: ev, Bytes: len(raw)})
 		total += len(raw)
 	}
-	return out, total, int64(body["nextAfterSeq"].(float64))
+	return out, total
 }
 
-// allRawEvents pages through a run's whole log with pages of limit events
-// and checks that the seqs have no gap.
-func allRawEvents(t *testing.T, st *stack.Stack, runID string, limit int) (evs []rawEvent, pages int) {
+// allSizedEvents pages through a run's whole log with pages of limit events
+// and checks that the seqs have no gap and that each page's nextAfterSeq is
+// its last seq.
+func allSizedEvents(t *testing.T, st *stack.Stack, runID string, limit int) (evs []sizedEvent, pages int) {
 	t.Helper()
-	after := int64(0)
-	for {
-		page, _, next := rawPage(t, st, runID, after, limit)
-		if len(page) == 0 {
-			return evs, pages
-		}
+	err := apiOf(t, st).EventPages(t.Context(), runID, 0, limit, func(p client.EventPage) error {
 		pages++
-		for _, ev := range page {
+		for _, ev := range p.Events {
 			if ev.Seq != int64(len(evs))+1 {
-				t.Fatalf("page after %d: seq %d, want %d (a gap)", after, ev.Seq, len(evs)+1)
+				return fmt.Errorf("page %d: seq %d, want %d (a gap)", pages, ev.Seq, len(evs)+1)
 			}
-			evs = append(evs, ev)
+			page, _ := sized(t, []client.Event{ev})
+			evs = append(evs, page...)
 		}
-		if next != page[len(page)-1].Seq {
-			t.Fatalf("nextAfterSeq %d, last seq of the page %d", next, page[len(page)-1].Seq)
+		if last := p.Events[len(p.Events)-1].Seq; p.NextAfterSeq != last {
+			return fmt.Errorf("page %d: nextAfterSeq %d, last seq of the page %d", pages, p.NextAfterSeq, last)
 		}
-		after = next
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
+	return evs, pages
 }
 
 // memPeak samples the process's heap while a test runs.

@@ -9,15 +9,15 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
 	"github.com/xbot-runtime/xbot/services/api"
-	"github.com/xbot-runtime/xbot/services/engine/profile"
+	"github.com/xbot-runtime/xbot/services/api/client"
 	"github.com/xbot-runtime/xbot/services/stack"
 )
 
@@ -44,57 +44,50 @@ func testTokens() map[string]string {
 // actingTenant is token's principal: actor acme, allowed to act for others.
 const actingTenant = tenant + "/" + tenant + "/full+act_as"
 
-// payloadActor is the actor id in the payload of the run's first event of typ.
-func payloadActor(t *testing.T, st *stack.Stack, runID, typ string) string {
+// acceptedActor is the actor id the run's runtime.run.accepted records.
+func acceptedActor(t *testing.T, st *stack.Stack, runID string) string {
 	t.Helper()
-	evs := itemEvents(t, st, runID, typ)
+	evs := payloads[events.RunAcceptedPayload](t, st, runID)
 	if len(evs) == 0 {
-		t.Fatalf("run %s has no %s", runID, typ)
+		t.Fatalf("run %s has no runtime.run.accepted", runID)
 	}
-	a, _ := evs[0]["actor"].(map[string]any)
-	id, _ := a["id"].(string)
-	return id
+	return evs[0].Actor.ID
 }
 
-func createAs(t *testing.T, st *stack.Stack, tok string, body map[string]any, hdr ...string) (int, map[string]any) {
-	t.Helper()
-	return call(t, st, "POST", "/v1/runs", tok, body, hdr...)
+// shipIn is the CreateRun of agent ops, in session ("": none).
+func shipIn(session string) client.CreateRunRequest {
+	return client.CreateRunRequest{AgentID: "ops", Input: client.UserInput{Content: "ship"}, PlatformSessionID: session}
 }
 
 func TestActorComesFromTheTokenNeverFromAHeader(t *testing.T) {
 	t.Parallel()
 	count := filepath.Join(t.TempDir(), "count")
 	_, st, _ := agentEnv(t, deployer("ops", count, "deploy"))
-	body := map[string]any{"agentId": "ops", "input": map[string]any{"content": "ship"}}
-	code, ans := createAs(t, st, bobToken, body, "Idempotency-Key", "actor-1", "X-Actor-Id", "ciso.alice")
-	if code != 403 || ans["code"] != "forbidden_scope" {
-		t.Fatalf("create with a forged X-Actor-Id: HTTP %d %v, want 403 forbidden_scope", code, ans)
+	// The typed client sends no X-Actor-Id: the forged header goes raw.
+	if ans := send(t, nil, st, "POST", "/v1/runs", bobToken, shipIn(""), "Idempotency-Key", "actor-1", "X-Actor-Id", "ciso.alice"); ans.status != 403 || ans.code() != "forbidden_scope" {
+		t.Fatalf("create with a forged X-Actor-Id: HTTP %d %s, want 403 forbidden_scope", ans.status, ans.body)
 	}
-	code, ans = createAs(t, st, bobToken, body, "Idempotency-Key", "actor-1")
-	if code != 202 {
-		t.Fatalf("create: HTTP %d %v", code, ans)
-	}
-	runID := ans["runId"].(string)
+	bob := apiClient(t, st, bobToken, nil)
+	runID := createRun(t, bob, shipIn(""), "actor-1").RunID
 	waitStatus(t, st, runID, "paused", 10*time.Second)
-	if got := payloadActor(t, st, runID, "runtime.run.accepted"); got != "bob" {
+	if got := acceptedActor(t, st, runID); got != "bob" {
 		t.Errorf("run accepted for actor %q, want bob", got)
 	}
-	_, run := call(t, st, "GET", "/v1/runs/"+runID, token, nil)
-	if owner := run["sandboxKey"].(map[string]any)["ownerId"]; owner != "bob" {
-		t.Errorf("sandbox owner %v, want bob", owner)
+	if owner := getRun(t, st, runID).SandboxKey.OwnerID; owner != "bob" {
+		t.Errorf("sandbox owner %q, want bob", owner)
 	}
 	item := pendingApprovals(t, st, runID, 1)[0]
-	decision := map[string]any{"itemId": item, "decision": "allow", "scope": "item"}
-	path := "/v1/runs/" + runID + "/approval-decisions"
-	if code, ans := call(t, st, "POST", path, bobToken, decision, "X-Actor-Id", "ciso.alice"); code != 403 || ans["code"] != "forbidden_scope" {
-		t.Fatalf("decision as ciso.alice by bob's token: HTTP %d %v, want 403", code, ans)
+	decision := client.ApprovalDecisionRequest{ItemID: item, Decision: "allow", Scope: "item"}
+	if ans := send(t, nil, st, "POST", "/v1/runs/"+runID+"/approval-decisions", bobToken, decision, "X-Actor-Id", "ciso.alice"); ans.status != 403 || ans.code() != "forbidden_scope" {
+		t.Fatalf("decision as ciso.alice by bob's token: HTTP %d %s, want 403", ans.status, ans.body)
 	}
-	if code, ans := call(t, st, "POST", path, bobToken, decision, "Idempotency-Key", "actor-1-d"); code != 202 {
-		t.Fatalf("decision: HTTP %d %v", code, ans)
+	if _, err := bob.DecideApproval(t.Context(), runID, decision, client.CommandOptions{IdempotencyKey: "actor-1-d"}); err != nil {
+		t.Fatalf("decision: %v", err)
 	}
 	waitStatus(t, st, runID, "completed", 10*time.Second)
-	if got := payloadActor(t, st, runID, "runtime.approval.decision_submitted"); got != "bob" {
-		t.Errorf("decision recorded for %q, want bob (the token's principal)", got)
+	decided := payloads[events.ApprovalDecisionPayload](t, st, runID)
+	if len(decided) == 0 || decided[0].Actor.ID != "bob" {
+		t.Errorf("decisions recorded %+v, want bob's (the token's principal)", decided)
 	}
 }
 
@@ -102,8 +95,7 @@ func TestReadOnlyTokensReadAndStreamButEveryCommandIs403(t *testing.T) {
 	t.Parallel()
 	e, st, _ := agentEnv(t, isolationAgents()...)
 	startStreams(t, e, st)
-	runID := create(t, st, "chat", "hello", "ro-1")["runId"].(string)
-	waitStatus(t, st, runID, "completed", 10*time.Second)
+	runID := runUntil(t, st, "chat", "hello", "ro-1", "completed", 10*time.Second)
 	ops := readSpec(t, st)
 	for _, tok := range []string{readerToken, demoToken} {
 		commands := 0
@@ -114,7 +106,7 @@ func TestReadOnlyTokensReadAndStreamButEveryCommandIs403(t *testing.T) {
 			}
 			commands++
 			path = strings.ReplaceAll(path, "{runId}", runID)
-			ans := send(t, http.DefaultClient, st, method, path+"?wait=0", tok, `{}`)
+			ans := send(t, nil, st, method, path+"?wait=0", tok, `{}`)
 			if ans.status != 403 || ans.code() != "forbidden_scope" {
 				t.Errorf("%s with %s: HTTP %d %s, want 403 forbidden_scope", name, tok, ans.status, ans.body)
 			}
@@ -123,11 +115,11 @@ func TestReadOnlyTokensReadAndStreamButEveryCommandIs403(t *testing.T) {
 			t.Errorf("only %d command routes in the document", commands)
 		}
 		for _, path := range []string{"/v1/runs/" + runID, "/v1/runs/" + runID + "/events", "/v1/runs/" + runID + "/items", "/v1/runs"} {
-			if ans := send(t, http.DefaultClient, st, "GET", path, tok, ""); ans.status != 200 {
+			if ans := send(t, nil, st, "GET", path, tok, nil); ans.status != 200 {
 				t.Errorf("GET %s with %s: HTTP %d %s", path, tok, ans.status, ans.body)
 			}
 		}
-		if ans := send(t, http.DefaultClient, st, "GET", "/v1/runs/"+runID+"/stream", tok, ""); ans.status != 200 ||
+		if ans := send(t, nil, st, "GET", "/v1/runs/"+runID+"/stream", tok, nil); ans.status != 200 ||
 			!strings.HasPrefix(ans.hdr.Get("Content-Type"), "text/event-stream") {
 			t.Errorf("stream with %s: HTTP %d %s", tok, ans.status, ans.body)
 		}
@@ -138,63 +130,47 @@ func TestOwnerAndSessionBelongToTheirPrincipal(t *testing.T) {
 	t.Parallel()
 	count := filepath.Join(t.TempDir(), "count")
 	_, st, _ := agentEnv(t, deployer("ops", count, "deploy"))
-	ship := func(session string) map[string]any {
-		b := map[string]any{"agentId": "ops", "input": map[string]any{"content": "ship"}}
-		if session != "" {
-			b["platformSessionId"] = session
-		}
-		return b
-	}
-	other := ship("")
-	other["sandboxKey"] = map[string]any{"ownerId": "alice"}
-	if code, ans := createAs(t, st, bobToken, other); code != 403 || ans["code"] != "forbidden_scope" {
-		t.Fatalf("bob naming alice's sandbox: HTTP %d %v, want 403", code, ans)
+	ctx, alice, bob := t.Context(), apiClient(t, st, aliceToken, nil), apiClient(t, st, bobToken, nil)
+	alicesSandbox := shipIn("")
+	alicesSandbox.SandboxKey = &client.SandboxKeyRequest{OwnerID: "alice"}
+	if _, err := bob.CreateRun(ctx, alicesSandbox, client.CommandOptions{}); !isProblem(err, 403, "forbidden_scope") {
+		t.Fatalf("bob naming alice's sandbox: %v, want 403 forbidden_scope", err)
 	}
 	// Alice's session holds a platform_session grant.
-	code, ans := createAs(t, st, aliceToken, ship("sess-alice"), "Idempotency-Key", "own-1")
-	if code != 202 {
-		t.Fatalf("create: HTTP %d %v", code, ans)
-	}
-	first := ans["runId"].(string)
+	first := createRun(t, alice, shipIn("sess-alice"), "own-1").RunID
 	waitStatus(t, st, first, "paused", 10*time.Second)
 	item := pendingApprovals(t, st, first, 1)[0]
-	code, ans = call(t, st, "POST", "/v1/runs/"+first+"/approval-decisions", aliceToken,
-		map[string]any{"itemId": item, "decision": "allow", "scope": "platform_session"}, "Idempotency-Key", "own-1-d")
-	if code != 202 {
-		t.Fatalf("decision: HTTP %d %v", code, ans)
+	if _, err := alice.DecideApproval(ctx, first, client.ApprovalDecisionRequest{ItemID: item, Decision: "allow", Scope: "platform_session"},
+		client.CommandOptions{IdempotencyKey: "own-1-d"}); err != nil {
+		t.Fatalf("decision: %v", err)
 	}
 	waitStatus(t, st, first, "completed", 10*time.Second)
-	if code, ans := createAs(t, st, bobToken, ship("sess-alice"), "Idempotency-Key", "own-2"); code != 403 || ans["code"] != "forbidden_scope" {
-		t.Fatalf("bob joining alice's session: HTTP %d %v, want 403", code, ans)
+	if _, err := bob.CreateRun(ctx, shipIn("sess-alice"), client.CommandOptions{IdempotencyKey: "own-2"}); !isProblem(err, 403, "forbidden_scope") {
+		t.Fatalf("bob joining alice's session: %v, want 403 forbidden_scope", err)
 	}
-	followUp := map[string]any{"intent": "follow_up", "content": "ship again"}
-	if code, ans := call(t, st, "POST", "/v1/runs/"+first+"/inputs", bobToken, followUp); code != 403 || ans["code"] != "forbidden_scope" {
-		t.Fatalf("bob following up alice's run: HTTP %d %v, want 403", code, ans)
+	followUp := client.AppendInputRequest{Intent: "follow_up", Content: "ship again"}
+	if _, err := bob.AppendInput(ctx, first, followUp, client.CommandOptions{}); !isProblem(err, 403, "forbidden_scope") {
+		t.Fatalf("bob following up alice's run: %v, want 403 forbidden_scope", err)
 	}
-	if code, ans := call(t, st, "POST", "/v1/runs/"+first+"/cancel", bobToken, map[string]any{}); code != 403 || ans["code"] != "forbidden_scope" {
-		t.Fatalf("bob cancelling alice's run: HTTP %d %v, want 403", code, ans)
+	if _, err := bob.CancelRun(ctx, first, "", client.CommandOptions{}); !isProblem(err, 403, "forbidden_scope") {
+		t.Fatalf("bob cancelling alice's run: %v, want 403 forbidden_scope", err)
 	}
-	if _, runs := call(t, st, "GET", "/v1/runs?platformSessionId=sess-alice", token, nil); len(runs["runs"].([]any)) != 1 {
-		t.Fatalf("alice's session has runs %v, want only hers", runs["runs"])
+	if runs, err := apiOf(t, st).AllRuns(ctx, client.RunQuery{PlatformSessionID: "sess-alice"}); err != nil || len(runs) != 1 {
+		t.Fatalf("alice's session has runs %+v (%v), want only hers", runs, err)
 	}
 	// With act_as the admin joins, inherits the grant, and is recorded as itself.
-	admin := ship("sess-alice")
-	admin["sandboxKey"] = map[string]any{"ownerId": "alice"}
-	code, ans = createAs(t, st, adminToken, admin, "Idempotency-Key", "own-3")
-	if code != 202 {
-		t.Fatalf("admin joining: HTTP %d %v", code, ans)
-	}
-	joined := ans["runId"].(string)
+	admin := shipIn("sess-alice")
+	admin.SandboxKey = &client.SandboxKeyRequest{OwnerID: "alice"}
+	joined := createRun(t, apiClient(t, st, adminToken, nil), admin, "own-3").RunID
 	waitStatus(t, st, joined, "completed", 10*time.Second)
-	if n := countType(t, st, joined, "runtime.run.paused"); n != 0 {
+	if n := countType(t, st, joined, events.RunPaused); n != 0 {
 		t.Errorf("the admin's run paused %d times; the session grant should cover it", n)
 	}
-	if got := payloadActor(t, st, joined, "runtime.run.accepted"); got != "ops-admin" {
+	if got := acceptedActor(t, st, joined); got != "ops-admin" {
 		t.Errorf("admin's run accepted for %q, want ops-admin", got)
 	}
-	_, run := call(t, st, "GET", "/v1/runs/"+joined, token, nil)
-	if owner := run["sandboxKey"].(map[string]any)["ownerId"]; owner != "alice" {
-		t.Errorf("sandbox owner %v, want alice", owner)
+	if owner := getRun(t, st, joined).SandboxKey.OwnerID; owner != "alice" {
+		t.Errorf("sandbox owner %q, want alice", owner)
 	}
 }
 
@@ -205,17 +181,26 @@ func TestTwoFirstCreatesInASessionHaveOneOwner(t *testing.T) {
 	_, st, _ := agentEnv(t, isolationAgents()...)
 	for round := range 5 {
 		session := fmt.Sprintf("sess-race-%d", round)
-		codes := make([]int, 2)
+		errs := make([]error, 2)
 		var wg sync.WaitGroup
 		for i, tok := range []string{aliceToken, bobToken} {
 			wg.Go(func() {
-				codes[i], _ = createAs(t, st, tok, map[string]any{"agentId": "chat", "input": map[string]any{"content": "hi"},
-					"platformSessionId": session}, "Idempotency-Key", session)
+				_, errs[i] = apiClient(t, st, tok, nil).CreateRun(t.Context(), client.CreateRunRequest{AgentID: "chat",
+					Input: client.UserInput{Content: "hi"}, PlatformSessionID: session}, client.CommandOptions{IdempotencyKey: session})
 			})
 		}
 		wg.Wait()
-		if slices.Sort(codes); !slices.Equal(codes, []int{202, 403}) {
-			t.Errorf("%s: answers %v, want one 202 and one 403", session, codes)
+		accepted, refused := 0, 0
+		for _, err := range errs {
+			switch {
+			case err == nil:
+				accepted++
+			case isProblem(err, 403, "forbidden_scope"):
+				refused++
+			}
+		}
+		if accepted != 1 || refused != 1 {
+			t.Errorf("%s: answers %v, want one accepted and one 403 forbidden_scope", session, errs)
 		}
 	}
 }
@@ -226,26 +211,21 @@ func TestTwoFirstCreatesInASessionHaveOneOwner(t *testing.T) {
 // connection is closed by the server.
 func TestStreamCapsAndIdleTimeout(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	e.cat, _ = profile.NewCatalog(isolationAgents()...)
+	e := newEnv(t).withAgents(isolationAgents()...)
 	st := e.startWith("caps", func(o *stack.Options) {
 		o.APILimits = api.Limits{MaxStreamsPerPrincipal: 2, MaxStreams: 3, IdleTimeout: 300 * time.Millisecond}
 	})
 	startStreams(t, e, st)
 	for _, tok := range []string{aliceToken, bobToken} {
-		if code, ans := createAs(t, st, tok, map[string]any{"agentId": "chat", "input": map[string]any{"content": "hi"},
-			"platformSessionId": "sess-cap-" + tok}); code != 202 {
-			t.Fatalf("create: HTTP %d %v", code, ans)
-		}
+		createRun(t, apiClient(t, st, tok, nil), client.CreateRunRequest{AgentID: "chat", Input: client.UserInput{Content: "hi"},
+			PlatformSessionID: "sess-cap-" + tok}, "")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	open := func(tok string) *http.Response {
 		eventually.Succeeds(t, 10*time.Second, "session visible", func() error {
-			if code, _ := call(t, st, "GET", "/v1/sessions/sess-cap-"+tok+"/runs", tok, nil); code != 200 {
-				return fmt.Errorf("HTTP %d", code)
-			}
-			return nil
+			_, err := apiClient(t, st, tok, nil).ListSessionRuns(ctx, "sess-cap-"+tok, client.RunQuery{})
+			return err
 		})
 		// One connection per stream, so a held stream never shares one.
 		hc := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}

@@ -18,7 +18,6 @@ import (
 	pginfra "github.com/xbot-runtime/xbot/infra/postgres"
 	pgview "github.com/xbot-runtime/xbot/projections/postgres"
 	"github.com/xbot-runtime/xbot/projections/runner"
-	"github.com/xbot-runtime/xbot/services/engine/compute/local"
 	"github.com/xbot-runtime/xbot/services/engine/profile"
 	"github.com/xbot-runtime/xbot/services/stack"
 )
@@ -39,30 +38,20 @@ func TestViewsRebuiltFromTheLogEqualTheLiveViews(t *testing.T) {
 			}},
 		{ID: "chat", Model: profile.ModelScripted, Script: []profile.Turn{{Text: "You said: {{input}}"}}},
 	}
-	e := newEnv(t)
-	cat, err := profile.NewCatalog(agents...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.cat = cat
-	comp, err := local.New(local.Config{Dir: t.TempDir(), Logger: zap.NewNop()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := newEnv(t).withAgents(agents...)
+	comp := localCompute(t, t.TempDir())
 	chcfg := chtest.NewDatabase(t)
 	st := e.startWith("all", func(o *stack.Options) { o.Compute, o.ClickHouse = comp, &chcfg })
 
 	// The workload: tool calls, a question answered, a follow-up, a cancel,
 	// a rejection and a duplicate.
-	w := create(t, st, "worker", "build", "rb-w")["runId"].(string)
-	waitStatus(t, st, w, "paused", 15*time.Second)
-	call(t, st, "POST", "/v1/runs/"+w+"/inputs", token, map[string]any{"intent": "clarification", "content": "yes"}, "Idempotency-Key", "rb-w-a")
-	c := create(t, st, "chat", "hello", "rb-c")["runId"].(string)
+	w := runUntil(t, st, "worker", "build", "rb-w", "paused", 15*time.Second)
+	input(t, st, w, "clarification", "yes", "rb-w-a")
+	c := create(t, st, "chat", "hello", "rb-c").RunID
 	create(t, st, "chat", "hello", "rb-c") // duplicate
 	waitStatus(t, st, c, "completed", 15*time.Second)
-	_, body := call(t, st, "POST", "/v1/runs/"+c+"/inputs", token, map[string]any{"intent": "follow_up", "content": "again"}, "Idempotency-Key", "rb-c-f")
-	next := body["createdRunId"].(string)
-	call(t, st, "POST", "/v1/runs/"+c+"/inputs", token, map[string]any{"intent": "steer", "content": "late"}, "Idempotency-Key", "rb-c-s") // rejected
+	next := input(t, st, c, "follow_up", "again", "rb-c-f").CreatedRunID
+	input(t, st, c, "steer", "late", "rb-c-s") // rejected
 	for _, id := range []string{w, next} {
 		waitStatus(t, st, id, "completed", 15*time.Second)
 	}
@@ -78,14 +67,13 @@ func TestViewsRebuiltFromTheLogEqualTheLiveViews(t *testing.T) {
 		})
 	}
 	// The lag every view reports through the API is zero now.
-	code, lags := call(t, st, "GET", "/v1/system/projectors", token, nil)
-	if ps, _ := lags["projectors"].([]any); code != 200 || len(ps) != 3 {
-		t.Fatalf("projector lag: HTTP %d %v", code, lags)
-	} else {
-		for _, p := range ps {
-			if p := p.(map[string]any); p["lag"] != 0.0 {
-				t.Errorf("projector %v lags %v after catching up", p["name"], p["lag"])
-			}
+	lags, err := apiOf(t, st).Projectors(ctx)
+	if err != nil || len(lags) != 3 {
+		t.Fatalf("projector lag: %+v %v", lags, err)
+	}
+	for _, p := range lags {
+		if p.Lag != 0 {
+			t.Errorf("projector %s lags %d after catching up", p.Name, p.Lag)
 		}
 	}
 	livePG, err := st.Store.Checksums(ctx)
@@ -103,12 +91,7 @@ func TestViewsRebuiltFromTheLogEqualTheLiveViews(t *testing.T) {
 	}
 	st.Stop(ctx) // the projectors leave their groups: a rebuild may start
 
-	pool, err := pginfra.Connect(ctx, e.dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	store := pgview.New(pool, zap.NewNop(), pgview.WithEventsTopic(e.kcfg.WithDefaults().EventsTopic()))
+	store := postgresView(ctx, t, e.dsn, e.kcfg)
 	for _, p := range []runner.Projector{store, ch} {
 		eventually.Succeeds(t, 30*time.Second, "rebuild of "+p.Name(), func() error {
 			return runner.Rebuild(ctx, runner.Config{Kafka: e.kcfg, Projector: p, Logger: zaptest.NewLogger(t)}, true, nil)
@@ -179,8 +162,7 @@ func TestPoisonRecordIsDeadLetteredAndOtherRunsFlow(t *testing.T) {
 		t.Errorf("dead letter key %q headers %v", dead[0].Key, h)
 	}
 	// The projector keeps serving other runs.
-	runID := create(t, st, "demo", "still there?", "poison-after")["runId"].(string)
-	waitStatus(t, st, runID, "completed", 10*time.Second)
+	runUntil(t, st, "demo", "still there?", "poison-after", "completed", 10*time.Second)
 
 	// A rebuild from the beginning dead-letters the same record again and
 	// ends with the same view.
@@ -199,12 +181,7 @@ func TestPoisonRecordIsDeadLetteredAndOtherRunsFlow(t *testing.T) {
 		t.Fatal(err)
 	}
 	st.Stop(ctx)
-	pool, err := pginfra.Connect(ctx, e.dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	store := pgview.New(pool, zap.NewNop(), pgview.WithEventsTopic(e.kcfg.WithDefaults().EventsTopic()))
+	store := postgresView(ctx, t, e.dsn, e.kcfg)
 	if err := runner.Rebuild(ctx, runner.Config{Kafka: e.kcfg, Projector: store, Logger: zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel))}, true, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -215,4 +192,16 @@ func TestPoisonRecordIsDeadLetteredAndOtherRunsFlow(t *testing.T) {
 	if !maps.Equal(live, rebuilt) {
 		t.Errorf("rebuilt view differs:\nlive    %v\nrebuilt %v", live, rebuilt)
 	}
+}
+
+// postgresView is the Postgres projector over the database at dsn, reading
+// the events topic of kcfg, as a rebuild runs it; its pool closes when t ends.
+func postgresView(ctx context.Context, t testing.TB, dsn string, kcfg kafka.Config) *pgview.Store {
+	t.Helper()
+	pool, err := pginfra.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return pgview.New(pool, zap.NewNop(), pgview.WithEventsTopic(kcfg.WithDefaults().EventsTopic()))
 }

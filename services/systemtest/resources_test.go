@@ -10,7 +10,9 @@ import (
 
 	"go.uber.org/zap/zaptest"
 
+	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
+	"github.com/xbot-runtime/xbot/services/api/client"
 	"github.com/xbot-runtime/xbot/services/engine/compute/bwrap"
 	"github.com/xbot-runtime/xbot/services/engine/compute/capacity"
 	"github.com/xbot-runtime/xbot/services/engine/compute/computetest"
@@ -32,12 +34,7 @@ func limitEnv(t *testing.T, dir string, cfg capacity.Config, agents ...profile.P
 	if dir == "" {
 		dir = computetest.Dir(t)
 	}
-	e := newEnv(t)
-	cat, err := profile.NewCatalog(agents...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.cat = cat
+	e := newEnv(t).withAgents(agents...)
 	bw, err := bwrap.New(bwrap.Config{Dir: dir, Logger: zaptest.NewLogger(t)})
 	if err != nil {
 		t.Fatalf("bwrap (required by these tests): %v", err)
@@ -52,26 +49,36 @@ func limitEnv(t *testing.T, dir string, cfg capacity.Config, agents ...profile.P
 	return e, st, bw
 }
 
-// items returns the run's items through the API.
-func items(t *testing.T, st *stack.Stack, runID string) []map[string]any {
+// limitedRun runs agent to completion on a bwrap stack of its own and
+// returns the provider and the run's tool items, which must be n.
+func limitedRun(t *testing.T, agent profile.Profile, n int) (*bwrap.Provider, []client.Item) {
 	t.Helper()
-	code, body := call(t, st, "GET", "/v1/runs/"+runID+"/items?limit=100", token, nil)
-	if code != 200 {
-		t.Fatalf("items: HTTP %d %v", code, body)
+	_, st, bw := limitEnv(t, "", capacity.Config{}, agent)
+	runID := runUntil(t, st, agent.ID, "go", agent.ID+"-1", "completed", time.Minute)
+	its := toolItems(t, st, runID)
+	if len(its) != n {
+		t.Fatalf("tool items %+v, want %d", its, n)
 	}
-	var out []map[string]any
-	for _, it := range body["items"].([]any) {
-		out = append(out, it.(map[string]any))
-	}
-	return out
+	return bw, its
 }
 
-// toolItems are the run's items other than messages, in order.
-func toolItems(t *testing.T, st *stack.Stack, runID string) []map[string]any {
+// toolItems are the run's items other than messages, in order, as acme
+// reads them through the API.
+func toolItems(t *testing.T, st *stack.Stack, runID string) []client.Item {
 	t.Helper()
-	var out []map[string]any
-	for _, it := range items(t, st, runID) {
-		if typ := it["type"]; typ != "assistant_message" && typ != "user_message" {
+	return toolItemsOf(t, apiOf(t, st), runID)
+}
+
+// toolItemsOf is toolItems through c.
+func toolItemsOf(t *testing.T, c *client.Client, runID string) []client.Item {
+	t.Helper()
+	all, err := c.AllItems(t.Context(), runID, client.Page{})
+	if err != nil {
+		t.Fatalf("items of %s: %v", runID, err)
+	}
+	var out []client.Item
+	for _, it := range all {
+		if typ := events.ItemType(it.Type); typ != events.ItemAssistantMessage && typ != events.ItemUserMessage {
 			out = append(out, it)
 		}
 	}
@@ -80,19 +87,26 @@ func toolItems(t *testing.T, st *stack.Stack, runID string) []map[string]any {
 
 // wantLimit checks that item failed with limit_exceeded naming want, or —
 // with rlimits only, when strict is false — that it ended at all.
-func wantLimit(t *testing.T, bw *bwrap.Provider, it map[string]any, want string, strict bool) {
+func wantLimit(t *testing.T, bw *bwrap.Provider, it client.Item, want string, strict bool) {
 	t.Helper()
 	cgroups := strings.HasPrefix(bw.Mechanism(), "cgroup")
 	if !strict && !cgroups {
-		if it["status"] != "completed" && it["status"] != "failed" {
-			t.Errorf("item %v, want it ended", it)
+		if it.Status != "completed" && it.Status != "failed" {
+			t.Errorf("item %+v, want it ended", it)
 		}
 		return
 	}
-	msg, _ := it["errorMessage"].(string)
-	if it["status"] != "failed" || it["errorCode"] != "limit_exceeded" || !strings.Contains(msg, want) {
-		t.Errorf("item %v %v %q, want failed with limit_exceeded naming %q", it["status"], it["errorCode"], msg, want)
+	if it.Status != "failed" || it.ErrorCode != events.ToolErrLimitExceeded || !strings.Contains(it.ErrorMessage, want) {
+		t.Errorf("item %s %s %q, want failed with limit_exceeded naming %q", it.Status, it.ErrorCode, it.ErrorMessage, want)
 	}
+}
+
+// outputOf is a closed item's output ("" when it has none).
+func outputOf(it client.Item) string {
+	if it.Output == nil {
+		return ""
+	}
+	return *it.Output
 }
 
 func shellCall(cmd string, timeoutSeconds int) []profile.ScriptedCall {
@@ -128,17 +142,16 @@ func TestResourcesForkBombIsContained(t *testing.T) {
 	_, st, bw := limitEnv(t, "", capacity.Config{}, agent)
 	before := vmHWM(t)
 	start := time.Now()
-	runID := create(t, st, "bomber", "bomb", "bomb-1")["runId"].(string)
-	waitStatus(t, st, runID, "completed", time.Minute)
+	runID := runUntil(t, st, "bomber", "bomb", "bomb-1", "completed", time.Minute)
 	t.Logf("fork bomb run completed in %v (tool timeout 5s); executor peak RSS %s before, %s after; limits: %s",
 		time.Since(start), before, vmHWM(t), bw.Mechanism())
 	its := toolItems(t, st, runID)
 	if len(its) != 2 {
-		t.Fatalf("tool items %v, want 2", its)
+		t.Fatalf("tool items %+v, want 2", its)
 	}
 	wantLimit(t, bw, its[0], "process limit of 64 reached", false)
-	if its[1]["status"] != "completed" || !strings.Contains(fmt.Sprint(its[1]["output"]), "alive") {
-		t.Errorf("the call after the fork bomb: %v", its[1])
+	if its[1].Status != "completed" || !strings.Contains(outputOf(its[1]), "alive") {
+		t.Errorf("the call after the fork bomb: %+v", its[1])
 	}
 }
 
@@ -151,13 +164,7 @@ func TestResourcesMemoryHogIsKilled(t *testing.T) {
 			{ToolCalls: shellCall("head -c 536870912 /dev/zero | tail > /dev/null", 60)},
 			{Text: "done"},
 		}}
-	_, st, bw := limitEnv(t, "", capacity.Config{}, agent)
-	runID := create(t, st, "hog", "hog", "hog-1")["runId"].(string)
-	waitStatus(t, st, runID, "completed", time.Minute)
-	its := toolItems(t, st, runID)
-	if len(its) != 1 {
-		t.Fatalf("tool items %v, want 1", its)
-	}
+	bw, its := limitedRun(t, agent, 1)
 	wantLimit(t, bw, its[0], "memory limit of 64 MiB reached", false)
 }
 
@@ -174,18 +181,12 @@ func TestResourcesWorkspaceQuota(t *testing.T) {
 			{ToolCalls: call1("write_file", `{"path":"note.txt","content":"hello"}`)},
 			{Text: "done"},
 		}}
-	_, st, bw := limitEnv(t, "", capacity.Config{}, agent)
-	runID := create(t, st, "filler", "fill", "fill-1")["runId"].(string)
-	waitStatus(t, st, runID, "completed", time.Minute)
-	its := toolItems(t, st, runID)
-	if len(its) != 4 {
-		t.Fatalf("tool items %v, want 4", its)
-	}
+	bw, its := limitedRun(t, agent, 4)
 	wantLimit(t, bw, its[0], "workspace limit of 4 MiB reached", true)
 	wantLimit(t, bw, its[1], "workspace limit of 4 MiB reached", true)
 	for _, it := range its[2:] {
-		if it["status"] != "completed" {
-			t.Errorf("item after cleaning up: %v", it)
+		if it.Status != "completed" {
+			t.Errorf("item after cleaning up: %+v", it)
 		}
 	}
 }
@@ -203,7 +204,7 @@ func TestResourcesTenantCap(t *testing.T) {
 	quick := profile.Profile{ID: "quick", Model: profile.ModelScripted, Tools: []string{"shell"},
 		Script: []profile.Turn{{ToolCalls: shellCall("echo quick", 10)}, {Text: "done"}}}
 	_, st, _ := limitEnv(t, dir, capacity.Config{PerTenant: 1, Wait: 300 * time.Millisecond}, holder, quick)
-	holdRun := create(t, st, "holder", "hold", "cap-hold")["runId"].(string)
+	holdRun := create(t, st, "holder", "hold", "cap-hold").RunID
 	var workspace string // the holder's, on the host: <dir>/<tenant>/<workspace>/<agent>/<owner>/workspace
 	eventually.Succeeds(t, 30*time.Second, "the holder's command runs", func() error {
 		found, _ := filepath.Glob(filepath.Join(dir, "*", "*", "*", "*", "workspace", "held"))
@@ -213,22 +214,19 @@ func TestResourcesTenantCap(t *testing.T) {
 		workspace = filepath.Dir(found[0])
 		return nil
 	})
-	second := create(t, st, "quick", "second", "cap-second")["runId"].(string)
-	waitStatus(t, st, second, "completed", 30*time.Second)
+	second := runUntil(t, st, "quick", "second", "cap-second", "completed", 30*time.Second)
 	its := toolItems(t, st, second)
-	msg, _ := its[0]["errorMessage"].(string)
-	if len(its) != 1 || its[0]["status"] != "failed" || !strings.Contains(msg, "all 1 sandboxes this tenant may run at once are in use") {
-		t.Errorf("the second run's tool call: %v, want it refused naming the tenant cap", its)
+	if len(its) != 1 || its[0].Status != "failed" || !strings.Contains(its[0].ErrorMessage, "all 1 sandboxes this tenant may run at once are in use") {
+		t.Errorf("the second run's tool call: %+v, want it refused naming the tenant cap", its)
 	}
 	otherTenantRuns(t, st)
 	if err := os.WriteFile(filepath.Join(workspace, "release"), nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	waitStatus(t, st, holdRun, "completed", 30*time.Second)
-	third := create(t, st, "quick", "third", "cap-third")["runId"].(string)
-	waitStatus(t, st, third, "completed", 30*time.Second)
-	if its := toolItems(t, st, third); len(its) != 1 || its[0]["status"] != "completed" {
-		t.Errorf("the tenant's run after the slot freed: %v", its)
+	third := runUntil(t, st, "quick", "third", "cap-third", "completed", 30*time.Second)
+	if its := toolItems(t, st, third); len(its) != 1 || its[0].Status != "completed" {
+		t.Errorf("the tenant's run after the slot freed: %+v", its)
 	}
 }
 
@@ -236,21 +234,10 @@ func TestResourcesTenantCap(t *testing.T) {
 // completes its tool call.
 func otherTenantRuns(t *testing.T, st *stack.Stack) {
 	t.Helper()
-	code, body := call(t, st, "POST", "/v1/runs", "tok-other", map[string]any{"agentId": "quick",
-		"input": map[string]any{"content": "other"}}, "Idempotency-Key", "cap-other")
-	if code != 202 {
-		t.Fatalf("other tenant's create: HTTP %d %v", code, body)
+	c := apiClient(t, st, otherToken, nil)
+	other := createRun(t, c, client.CreateRunRequest{AgentID: "quick", Input: client.UserInput{Content: "other"}}, "cap-other").RunID
+	waitStatusOf(t, c, other, "completed", 30*time.Second)
+	if its := toolItemsOf(t, c, other); len(its) != 1 || its[0].Status != "completed" || !strings.Contains(outputOf(its[0]), "quick") {
+		t.Errorf("the other tenant's tool call: %+v, want it completed, printing quick", its)
 	}
-	other := body["runId"].(string)
-	eventually.Succeeds(t, 30*time.Second, "the other tenant's run completes", func() error {
-		code, run := call(t, st, "GET", "/v1/runs/"+other, "tok-other", nil)
-		if code != 200 || run["status"] != "completed" {
-			return fmt.Errorf("HTTP %d status %v", code, run["status"])
-		}
-		code, page := call(t, st, "GET", "/v1/runs/"+other+"/items", "tok-other", nil)
-		if list, _ := page["items"].([]any); code != 200 || !strings.Contains(fmt.Sprint(list), "quick") {
-			return fmt.Errorf("HTTP %d items %v: the tool call did not run", code, list)
-		}
-		return nil
-	})
 }

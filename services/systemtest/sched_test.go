@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
 	"github.com/xbot-runtime/xbot/infra/kafka/partition"
 	"github.com/xbot-runtime/xbot/services/engine/profile"
@@ -26,12 +27,11 @@ func spanOf(t *testing.T, st *stack.Stack, runID string) span {
 	t.Helper()
 	s := span{run: runID}
 	for _, ev := range listEvents(t, st, runID) {
-		at := int64(ev["occurredAt"].(float64))
-		switch ev["type"] {
-		case "runtime.run.started":
-			s.start = at
-		case "runtime.run.completed", "runtime.run.failed", "runtime.run.cancelled", "runtime.run.expired":
-			s.end = at
+		switch ev.Type {
+		case events.RunStarted:
+			s.start = ev.OccurredAt
+		case events.RunCompleted, events.RunFailed, events.RunCancelled, events.RunExpired:
+			s.end = ev.OccurredAt
 		}
 	}
 	if s.start == 0 || s.end == 0 {
@@ -59,12 +59,22 @@ func TestRunsOfOneSandboxKeyRunOneAtATime(t *testing.T) {
 	b.ID = "other"
 	e, front, executor := crashEnv(t, a, b)
 	exes := []*stack.Stack{executor("exA", nil), executor("exB", nil)}
+	// The group settles first: a rebalance moving the first run's partition
+	// after it started would end its tool call as runtime_lost, and the key
+	// would be free before the test opens the gate.
+	eventually.Succeeds(t, 30*time.Second, "both executors own partitions", func() error {
+		a, b := exes[0].Executor.Partitions(), exes[1].Executor.Partitions()
+		if len(a) == 0 || len(b) == 0 || len(a)+len(b) != int(e.kcfg.Partitions) {
+			return fmt.Errorf("exA owns %v, exB %v", a, b)
+		}
+		return nil
+	})
 
 	var ids []string
 	for i := range 3 {
-		ids = append(ids, create(t, front, "serial", fmt.Sprintf("job %d", i), fmt.Sprintf("serial-%d", i))["runId"].(string))
+		ids = append(ids, create(t, front, "serial", fmt.Sprintf("job %d", i), fmt.Sprintf("serial-%d", i)).RunID)
 	}
-	other := create(t, front, "other", "job", "other-0")["runId"].(string)
+	other := create(t, front, "other", "job", "other-0").RunID
 	part := partition.For(ids[0], int(e.kcfg.Partitions))
 	for _, id := range ids[1:] {
 		if p := partition.For(id, int(e.kcfg.Partitions)); p != part {
@@ -74,10 +84,14 @@ func TestRunsOfOneSandboxKeyRunOneAtATime(t *testing.T) {
 
 	// While the first runs, the last waits with two runs ahead of it.
 	waitStatus(t, front, ids[0], "running", 20*time.Second)
+	api := apiOf(t, front)
 	eventually.Succeeds(t, 10*time.Second, "the third run's queue position", func() error {
-		_, run := call(t, front, "GET", "/v1/runs/"+ids[2], token, nil)
-		if run["status"] != "queued" || run["queuePosition"] != 2.0 {
-			return fmt.Errorf("run %v", run)
+		run, err := api.GetRun(t.Context(), ids[2])
+		if err != nil {
+			return err
+		}
+		if run.Status != "queued" || run.QueuePosition == nil || *run.QueuePosition != 2 {
+			return fmt.Errorf("run %+v", run)
 		}
 		return nil
 	})
@@ -85,10 +99,11 @@ func TestRunsOfOneSandboxKeyRunOneAtATime(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually.Succeeds(t, 20*time.Second, "the second run started", func() error {
-		if _, run := call(t, front, "GET", "/v1/runs/"+ids[1], token, nil); run["status"] == "queued" {
-			return fmt.Errorf("run %v", run)
+		run, err := api.GetRun(t.Context(), ids[1])
+		if err == nil && run.Status == "queued" {
+			err = fmt.Errorf("run %+v", run)
 		}
-		return nil
+		return err
 	})
 	for _, ex := range exes {
 		if slices.Contains(ex.Executor.Partitions(), part) {

@@ -4,11 +4,13 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,7 +18,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
-	"github.com/xbot-runtime/xbot/services/engine/compute/local"
+	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/services/engine/profile"
 	"github.com/xbot-runtime/xbot/services/stack"
 )
@@ -46,14 +48,28 @@ func (a *authLog) of(path string) []string {
 // textServer answers every chat completion with a recorded text stream.
 func textServer(t *testing.T, auth *authLog) *httptest.Server {
 	t.Helper()
-	stream, err := os.ReadFile("../engine/model/openai/testdata/openai-text.sse")
-	if err != nil {
-		t.Fatal(err)
+	return replayServer(t, func(r *http.Request, _ []byte) { auth.record(r) }, "openai-text.sse")
+}
+
+// replayServer is an OpenAI-compatible server that answers the nth chat
+// completion with the nth recorded stream of replies (the last one again
+// after that), handing each request and its body to seen first.
+func replayServer(t *testing.T, seen func(*http.Request, []byte), replies ...string) *httptest.Server {
+	t.Helper()
+	streams := make([][]byte, len(replies))
+	for i, name := range replies {
+		raw, err := os.ReadFile("../engine/model/openai/testdata/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		streams[i] = raw
 	}
+	var n atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		auth.record(r)
+		body, _ := io.ReadAll(r.Body)
+		seen(r, body)
 		w.Header().Set("Content-Type", "text/event-stream")
-		_, _ = w.Write(stream)
+		_, _ = w.Write(streams[min(int(n.Add(1))-1, len(streams)-1)])
 	}))
 	t.Cleanup(srv.Close)
 	return srv
@@ -63,16 +79,8 @@ func textServer(t *testing.T, auth *authLog) *httptest.Server {
 // the global provider, logging to core.
 func llmEnv(t *testing.T, llm stack.LLM, core zapcore.Core, agents ...profile.Profile) *stack.Stack {
 	t.Helper()
-	e := newEnv(t)
-	cat, err := profile.NewCatalog(agents...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.cat = cat
-	comp, err := local.New(local.Config{Dir: t.TempDir(), Logger: zap.NewNop()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := newEnv(t).withAgents(agents...)
+	comp := localCompute(t, t.TempDir())
 	return e.startWith("all", func(o *stack.Options) {
 		o.Compute, o.LLM = comp, llm
 		if core != nil {
@@ -97,8 +105,7 @@ func TestProfileWithOwnBaseURLNeverGetsTheGlobalKey(t *testing.T) {
 		profile.Profile{ID: "elsewhere-keyed", BaseURL: other.URL + "/keyed/v1", APIKeyEnv: keyVar},
 	)
 	for _, agent := range []string{"same-origin", "elsewhere", "elsewhere-keyed"} {
-		runID := create(t, st, agent, "hello", "key-"+agent)["runId"].(string)
-		waitStatus(t, st, runID, "completed", 15*time.Second)
+		runUntil(t, st, agent, "hello", "key-"+agent, "completed", 15*time.Second)
 	}
 	want := map[string]string{
 		"/other/v1/chat/completions": "Bearer " + globalKey, // llm_base_url's origin: the global key
@@ -131,10 +138,9 @@ func TestProviderErrorTextNeverReachesTheTenant(t *testing.T) {
 	core, logs := observer.New(zap.WarnLevel)
 	st := llmEnv(t, stack.LLM{BaseURL: srv.URL + "/v1", APIKey: key, Model: "gpt-test"}, core,
 		profile.Profile{ID: "careless"})
-	runID := create(t, st, "careless", "hello", "provider-error-1")["runId"].(string)
-	run := waitStatus(t, st, runID, "failed", 15*time.Second)
-	if run["errorCode"] != "model_error" {
-		t.Errorf("errorCode %v, want model_error", run["errorCode"])
+	runID := create(t, st, "careless", "hello", "provider-error-1").RunID
+	if run := waitStatus(t, st, runID, "failed", 15*time.Second); run.ErrorCode != events.FailModelError {
+		t.Errorf("errorCode %q, want model_error", run.ErrorCode)
 	}
 	raw, err := json.Marshal(listEvents(t, st, runID))
 	if err != nil {
@@ -145,9 +151,9 @@ func TestProviderErrorTextNeverReachesTheTenant(t *testing.T) {
 			t.Errorf("the run's events carry %q:\n%s", leak, raw)
 		}
 	}
-	failed := itemEvents(t, st, runID, "runtime.run.failed")
-	if len(failed) != 1 || failed[0]["message"] != "model provider returned HTTP 401 (authentication)" {
-		t.Errorf("run.failed %v, want the summary", failed)
+	failed := payloads[events.RunFailedPayload](t, st, runID)
+	if len(failed) != 1 || failed[0].Message != "model provider returned HTTP 401 (authentication)" {
+		t.Errorf("run.failed %+v, want the summary", failed)
 	}
 	entries := logs.FilterMessage("model call failed").FilterField(zap.String("run_id", runID)).All()
 	if len(entries) == 0 {
@@ -175,11 +181,10 @@ func TestPolicyDeniesCredentialPathSpellings(t *testing.T) {
 	turns = append(turns, profile.Turn{Text: "I could not read it."})
 	agent := profile.Profile{ID: "snoop", Model: profile.ModelScripted, Tools: allTools, Script: turns}
 	e, st, reqs := agentEnv(t, agent)
-	runID := create(t, st, "snoop", "read the key", "spellings-1")["runId"].(string)
-	waitStatus(t, st, runID, "completed", 15*time.Second)
+	runID := runUntil(t, st, "snoop", "read the key", "spellings-1", "completed", 15*time.Second)
 	var denied int
-	for _, f := range itemEvents(t, st, runID, "runtime.item.failed") {
-		if f["errorCode"] == "blocked_by_policy" && f["ruleId"] == "default.credentials.read-file" {
+	for _, f := range payloads[events.ItemFailedPayload](t, st, runID) {
+		if f.ErrorCode == events.ToolErrBlockedByPolicy && f.RuleID == "default.credentials.read-file" {
 			denied++
 		}
 	}

@@ -12,8 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/projections/uistream"
 	"github.com/xbot-runtime/xbot/projections/uistream/nodecheck"
+	"github.com/xbot-runtime/xbot/services/api/client"
 	"github.com/xbot-runtime/xbot/services/engine/policy"
 	"github.com/xbot-runtime/xbot/services/engine/profile"
 	"github.com/xbot-runtime/xbot/services/stack"
@@ -74,7 +76,7 @@ func TestUIStreamOfARunWithTools(t *testing.T) {
 		Script: []profile.Turn{first, {ToolCalls: call1("read_file", `{"path":"notes.md"}`)}, slow("All done, the notes are written.")}}
 	e, st, _ := agentEnv(t, agent)
 	startStreams(t, e, st)
-	runID := create(t, st, "writer", "write notes", "ui-tools-1")["runId"].(string)
+	runID := create(t, st, "writer", "write notes", "ui-tools-1").RunID
 
 	live := readLive(t, st, runID)
 	waitStatus(t, st, runID, "completed", 10*time.Second)
@@ -130,7 +132,7 @@ func readLive(t *testing.T, st *stack.Stack, runID string) string {
 	defer resp.Body.Close()
 	br := bufio.NewReader(resp.Body)
 	first := readUntil(t, br, `"type":"start"`)
-	if _, run := call(t, st, "GET", "/v1/runs/"+runID, token, nil); run["status"] == "completed" {
+	if getRun(t, st, runID).Status == "completed" {
 		t.Fatal("the run completed before its stream began: nothing was live")
 	}
 	rest, err := io.ReadAll(br)
@@ -168,12 +170,8 @@ func TestUIStreamOfASessionFollowsItsNextRun(t *testing.T) {
 	agent := profile.Profile{ID: "chat", Model: profile.ModelScripted, Script: []profile.Turn{{Text: "You said: {{input}}"}}}
 	e, st, _ := agentEnv(t, agent)
 	startStreams(t, e, st)
-	code, body := call(t, st, "POST", "/v1/runs", token, map[string]any{"agentId": "chat", "input": map[string]any{"content": "first"},
-		"platformSessionId": "sess-ui"}, "Idempotency-Key", "ui-session-1")
-	if code != 202 {
-		t.Fatalf("create: HTTP %d %v", code, body)
-	}
-	first := body["runId"].(string)
+	first := createRun(t, apiOf(t, st), client.CreateRunRequest{AgentID: "chat", Input: client.UserInput{Content: "first"},
+		PlatformSessionID: "sess-ui"}, "ui-session-1").RunID
 	waitStatus(t, st, first, "completed", 10*time.Second)
 
 	// Every reply has ended: the stream shows nothing old and waits.
@@ -184,12 +182,8 @@ func TestUIStreamOfASessionFollowsItsNextRun(t *testing.T) {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("session stream: HTTP %d", resp.StatusCode)
 	}
-	code, body = call(t, st, "POST", "/v1/runs/"+first+"/inputs", token,
-		map[string]any{"intent": "follow_up", "content": "second"}, "Idempotency-Key", "ui-session-2")
-	if code != 202 {
-		t.Fatalf("follow-up: HTTP %d %v", code, body)
-	}
-	next, followUp := body["createdRunId"].(string), body["commandId"].(string)
+	res := input(t, st, first, "follow_up", "second", "ui-session-2")
+	next, followUp := res.CreatedRunID, res.CommandID
 
 	got := readUntil(t, resp.Body, `"type":"finish"`)
 	waitStatus(t, st, next, "completed", 10*time.Second)
@@ -281,13 +275,12 @@ func TestUIStreamOfAnApprovalFlow(t *testing.T) {
 		}}
 	e, st, _ := agentEnv(t, agent)
 	startStreams(t, e, st)
-	runID := create(t, st, "ops", "ship", "ui-approval-1")["runId"].(string)
-	waitStatus(t, st, runID, "paused", 10*time.Second)
+	runID := runUntil(t, st, "ops", "ship", "ui-approval-1", "paused", 10*time.Second)
 	items := pendingApprovals(t, st, runID, 2)
 	var allowed, denied string
-	for _, ev := range listEvents(t, st, runID) {
-		if ev["type"] == "runtime.item.started" && strings.Contains(fmt.Sprint(ev["payload"]), "deploy-a") {
-			allowed = ev["itemId"].(string)
+	for _, ev := range eventsOf(t, st, runID, events.ItemStarted) {
+		if strings.Contains(dataOf[events.ToolCallData](t, payloadOf[events.ItemStartedPayload](t, ev).Data).Arguments, "deploy-a") {
+			allowed = ev.ItemID
 		}
 	}
 	denied = items[0]

@@ -18,9 +18,7 @@ var errNotYet = errors.New("condition does not hold")
 // (FailNow) naming what and fn's last error. It calls fn at least once.
 func Succeeds(tb testing.TB, within time.Duration, what string, fn func() error) {
 	tb.Helper()
-	if err := Wait(within, fn); err != nil {
-		tb.Fatalf("%s: not within %s: %v", what, within, err)
-	}
+	SucceedsEvery(tb, within, Interval, what, fn)
 }
 
 // Holds calls cond until it returns true. If within passes first, it fails
@@ -40,6 +38,21 @@ func Holds(tb testing.TB, within time.Duration, what string, cond func() bool) {
 // once. Wait is Succeeds for callers that must not fail a test from the
 // current goroutine.
 func Wait(within time.Duration, fn func() error) error {
+	return WaitEvery(within, Interval, fn)
+}
+
+// SucceedsEvery is Succeeds polling every interval instead of Interval, for
+// a condition that is costly to check or a poll that also drives the test
+// (one fault injected per poll).
+func SucceedsEvery(tb testing.TB, within, every time.Duration, what string, fn func() error) {
+	tb.Helper()
+	if err := WaitEvery(within, every, fn); err != nil {
+		tb.Fatalf("%s: not within %s: %v", what, within, err)
+	}
+}
+
+// WaitEvery is Wait polling every interval instead of Interval.
+func WaitEvery(within, every time.Duration, fn func() error) error {
 	deadline := time.Now().Add(within)
 	for {
 		err := fn()
@@ -49,6 +62,6 @@ func Wait(within time.Duration, fn func() error) error {
 		if !time.Now().Before(deadline) {
 			return err
 		}
-		<-time.After(Interval)
+		<-time.After(every)
 	}
 }

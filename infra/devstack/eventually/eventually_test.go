@@ -66,6 +66,11 @@ func TestSucceedsAndHoldsReportWhatTheyWaitedFor(t *testing.T) {
 		t.Errorf("Holds failed with %q", r.failed)
 	}
 	r = &recorder{TB: t}
+	eventually.SucceedsEvery(r, 0, time.Hour, "the slow view", func() error { return errors.New("1 of 3 runs") })
+	if !strings.Contains(r.failed, "the slow view") || !strings.Contains(r.failed, "1 of 3 runs") {
+		t.Errorf("SucceedsEvery failed with %q", r.failed)
+	}
+	r = &recorder{TB: t}
 	eventually.Holds(r, time.Second, "ok", func() bool { return true })
 	if r.failed != "" {
 		t.Errorf("Holds of a true condition failed: %q", r.failed)

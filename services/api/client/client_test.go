@@ -56,6 +56,13 @@ func TestCommandRequests(t *testing.T) {
 		{"steer", func(c *client.Client) (client.CommandResult, error) {
 			return c.AppendInput(ctx, "run_1", client.AppendInputRequest{Intent: "steer", Content: "left"}, client.CommandOptions{IdempotencyKey: "s"})
 		}, seen{"POST", "/v1/runs/run_1/inputs", "Bearer tok", "s", `{"intent":"steer","content":"left"}`}},
+		{"approval decision", func(c *client.Client) (client.CommandResult, error) {
+			return c.DecideApproval(ctx, "run_1", client.ApprovalDecisionRequest{ItemID: "itm_1", Decision: "allow", Scope: "run"},
+				client.CommandOptions{IdempotencyKey: "d"})
+		}, seen{"POST", "/v1/runs/run_1/approval-decisions", "Bearer tok", "d", `{"itemId":"itm_1","decision":"allow","scope":"run"}`}},
+		{"compact with reason", func(c *client.Client) (client.CommandResult, error) {
+			return c.CompactRun(ctx, "run_1", "too long", client.CommandOptions{Wait: client.WaitFor(time.Second)})
+		}, seen{"POST", "/v1/runs/run_1/compact?wait=1s", "Bearer tok", "", `{"reason":"too long"}`}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -9,6 +9,11 @@
 // (accepted, rejected, duplicate, no_effect, applied, or pending when the
 // wait ran out): its Outcome says which.
 //
+// Lists page as the API does: ListEvents and EventPages by seq
+// (nextAfterSeq), the other lists by cursor (Page, NextCursor); the All…
+// methods read every page. Events come back as the log's own envelopes
+// (events.Envelope); DecodePayload reads a payload as its registered type.
+//
 // NewRequest and Do are the raw layer under the typed methods, for callers
 // that test the API's answers themselves (status codes, headers, streams).
 package client

@@ -47,13 +47,18 @@ func (c *Client) CreateRun(ctx context.Context, req CreateRunRequest, opts Comma
 
 // CancelRun queues a CancelRun command (POST /v1/runs/{runId}/cancel).
 func (c *Client) CancelRun(ctx context.Context, runID, reason string, opts CommandOptions) (CommandResult, error) {
-	var body any
-	if reason != "" {
-		body = struct {
-			Reason string `json:"reason"`
-		}{reason}
+	return c.command(ctx, "/v1/runs/"+url.PathEscape(runID)+"/cancel", reasonBody(reason), opts)
+}
+
+// reasonBody is the body of a command that takes only a reason: none when
+// reason is empty, so the server's default applies.
+func reasonBody(reason string) any {
+	if reason == "" {
+		return nil
 	}
-	return c.command(ctx, "/v1/runs/"+url.PathEscape(runID)+"/cancel", body, opts)
+	return struct {
+		Reason string `json:"reason"`
+	}{reason}
 }
 
 // AppendInput queues an AppendUserInput command (POST
@@ -84,16 +89,11 @@ func (c *Client) ListEvents(ctx context.Context, runID string, afterSeq int64, l
 // AllEvents reads a run's whole log, page after page.
 func (c *Client) AllEvents(ctx context.Context, runID string) ([]Event, error) {
 	var out []Event
-	for after := int64(0); ; {
-		p, err := c.ListEvents(ctx, runID, after, 0)
-		if err != nil {
-			return out, err
-		}
-		if len(p.Events) == 0 {
-			return out, nil
-		}
-		out, after = append(out, p.Events...), p.NextAfterSeq
-	}
+	err := c.EventPages(ctx, runID, 0, 0, func(p EventPage) error {
+		out = append(out, p.Events...)
+		return nil
+	})
+	return out, err
 }
 
 // GetCommand reads a command's outcome (GET /v1/commands/{commandId}).
