@@ -74,12 +74,9 @@ func StartClickHouse(ctx context.Context, cfg ClickHouseConfig) (*ClickHouse, er
 		// it; with a fixed port, a taken one is the likelier cause.
 		attempts = autoPortAttempts
 	}
-	var ch *ClickHouse
-	for range attempts {
-		if ch, err = s.launchOnPorts(ctx, cfg.TCPPort, cfg.HTTPPort); !errors.Is(err, errClickHouseExited) {
-			break
-		}
-	}
+	ch, err := launchRetrying(attempts, errClickHouseExited, func() (*ClickHouse, error) {
+		return s.launchOnPorts(ctx, cfg.TCPPort, cfg.HTTPPort)
+	})
 	if err != nil {
 		_ = s.out.Close() // the start error is what matters
 		return nil, err
@@ -211,19 +208,9 @@ func (c *ClickHouse) Stop(ctx context.Context) error {
 
 func (c *ClickHouse) stop(ctx context.Context) error {
 	defer func() { _ = c.out.Close() }() // the child holds its own descriptor
-	err := c.proc.cmd.Process.Signal(syscall.SIGTERM)
-	_ = err // os.ErrProcessDone: it already exited; leftovers are handled below
-	timer := time.NewTimer(stopTimeout)
-	defer timer.Stop()
-	select {
-	case <-c.proc.exited:
-		err = awaitServerGone(c.proc.cmd.Process.Pid, c.dir, serverGoneTimeout/2)
-	case <-timer.C:
+	err := c.proc.shutdown(ctx, syscall.SIGTERM, c.dir, func() {
 		c.logger.Warn("devstack: clickhouse ignored SIGTERM; killing", zap.String("dir", c.dir))
-		err = c.proc.hardStop(c.dir)
-	case <-ctx.Done():
-		err = c.proc.hardStop(c.dir)
-	}
+	})
 	if err != nil {
 		return fmt.Errorf("stop clickhouse in %s: %w", c.dir, err)
 	}

@@ -130,23 +130,19 @@ func startServer(ctx context.Context, s *setup, port int) (*Postgres, error) {
 	if port == 0 {
 		attempts = autoPortAttempts
 	}
-	var err error
-	for range attempts {
+	return launchRetrying(attempts, errExitedEarly, func() (*Postgres, error) {
 		p := port
 		if p == 0 {
+			var err error
 			if p, err = FreePort(); err != nil {
 				return nil, err
 			}
 		}
-		if err = clearStalePID(s); err != nil {
+		if err := clearStalePID(s); err != nil {
 			return nil, err
 		}
-		var pg *Postgres
-		if pg, err = launch(ctx, s, p); err == nil || !errors.Is(err, errExitedEarly) {
-			return pg, err
-		}
-	}
-	return nil, err
+		return launch(ctx, s, p)
+	})
 }
 
 // launch starts postgres on port and waits until it accepts connections.

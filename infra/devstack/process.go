@@ -2,6 +2,7 @@ package devstack
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -98,6 +99,40 @@ func (p *proc) hardStop(pgdata string) error {
 	killServer(p.cmd.Process.Pid, pgdata)
 	<-p.exited
 	return awaitServerGone(p.cmd.Process.Pid, pgdata, 0)
+}
+
+// shutdown asks the server started as p to stop with sig, and kills it if
+// it has not exited within stopTimeout or when ctx ends; either way it
+// returns once no process of the server on pgdata is left. ignored is
+// called before the kill that follows a timeout.
+func (p *proc) shutdown(ctx context.Context, sig syscall.Signal, pgdata string, ignored func()) error {
+	err := p.cmd.Process.Signal(sig)
+	_ = err // os.ErrProcessDone: it already exited; leftovers are handled below
+	timer := time.NewTimer(stopTimeout)
+	defer timer.Stop()
+	select {
+	case <-p.exited:
+		return awaitServerGone(p.cmd.Process.Pid, pgdata, serverGoneTimeout/2)
+	case <-timer.C:
+		ignored()
+		return p.hardStop(pgdata)
+	case <-ctx.Done():
+		return p.hardStop(pgdata)
+	}
+}
+
+// launchRetrying calls launch up to attempts times while it fails with
+// exited, the error of a server that ended before it was ready: a port
+// picked as free can be taken by another process before the server binds it.
+func launchRetrying[T any](attempts int, exited error, launch func() (T, error)) (T, error) {
+	var v T
+	var err error
+	for range max(attempts, 1) {
+		if v, err = launch(); !errors.Is(err, exited) {
+			break
+		}
+	}
+	return v, err
 }
 
 // tailLines is how much of the server log an error carries: enough for the

@@ -122,21 +122,11 @@ func (p *Postgres) Stop(ctx context.Context) error {
 
 func (p *Postgres) stop(ctx context.Context) error {
 	defer func() { _ = p.log.Close() }() // the child holds its own descriptor
-	err := p.proc.cmd.Process.Signal(syscall.SIGINT)
-	_ = err // os.ErrProcessDone: it already exited; leftovers are handled below
-	timer := time.NewTimer(stopTimeout)
-	defer timer.Stop()
-	select {
-	case <-p.proc.exited:
-		// A fast shutdown ends the children before the postmaster; this
-		// only waits when the postmaster died some other way.
-		err = awaitServerGone(p.proc.cmd.Process.Pid, p.ownedDataDir(), serverGoneTimeout/2)
-	case <-timer.C:
+	// A fast shutdown ends the children before the postmaster; the wait
+	// for leftovers only matters when the postmaster died some other way.
+	err := p.proc.shutdown(ctx, syscall.SIGINT, p.ownedDataDir(), func() {
 		p.logger.Warn("devstack: postgres ignored fast shutdown; killing", zap.String("dir", p.dir))
-		err = p.proc.hardStop(p.ownedDataDir())
-	case <-ctx.Done():
-		err = p.proc.hardStop(p.ownedDataDir())
-	}
+	})
 	if err != nil {
 		return fmt.Errorf("stop postgres in %s: %w", p.dir, err)
 	}
