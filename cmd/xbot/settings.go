@@ -87,7 +87,7 @@ func (s *settings) kafka(brokers []string) (kafka.Config, error) {
 	if err != nil {
 		return kafka.Config{}, err
 	}
-	c := kafka.Config{Brokers: brokers, TopicPrefix: s.r.Get("kafka_topic_prefix"),
+	c := kafka.Config{Brokers: brokers, TopicPrefix: s.r.Get("kafka_topic_prefix"), GroupPrefix: s.r.Get("kafka_group_prefix"),
 		Partitions: int32(parts), ReplicationFactor: int16(rf), Security: sec}.WithDefaults()
 	return c, c.Validate()
 }

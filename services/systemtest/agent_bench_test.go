@@ -50,7 +50,7 @@ func BenchmarkAgentTurns(b *testing.B) {
 	script := append(slices.Repeat([]profile.Turn{turn}, toolTurns), profile.Turn{Text: "done"})
 	cat, _ := profile.NewCatalog(profile.Profile{ID: "fast", Model: profile.ModelScripted, Tools: []string{"noop"}, Script: script})
 	ctx := context.Background()
-	st, err := stack.Start(ctx, stack.Options{Kafka: kafka.Config{Brokers: cl.Addrs()}, PGDSN: pgtest.NewDatabase(b),
+	st, err := stack.Start(ctx, stack.Options{Kafka: cl.Config(), PGDSN: pgtest.NewDatabase(b),
 		APIAddr: "127.0.0.1:0", Tokens: map[string]string{token: actingTenant}, Profiles: cat, Logger: zap.NewNop(),
 		WaitDefault: time.Second, WaitMax: time.Second, Tools: noopRegistry(b)})
 	if err != nil {
@@ -77,7 +77,7 @@ func BenchmarkAgentTurns(b *testing.B) {
 // read_committed consumer seeing its runtime.command.applied.
 func BenchmarkSteerLatency(b *testing.B) {
 	cl := kafkatest.NewCluster(b, 12)
-	kcfg := kafka.Config{Brokers: cl.Addrs()}
+	kcfg := cl.Config()
 	turn := profile.Turn{ToolCalls: []profile.ScriptedCall{{Name: "noop", Arguments: "{}"}}}
 	cat, _ := profile.NewCatalog(profile.Profile{ID: "loop", Model: profile.ModelScripted, Tools: []string{"noop"},
 		Limits: profile.Limits{MaxTurns: 1 << 30, MaxToolCalls: 1 << 30, MaxWallTime: time.Hour}, Script: []profile.Turn{turn}})
