@@ -89,10 +89,13 @@ func startServer(ctx context.Context, dir string) (*server, error) {
 	if addrs := os.Getenv(BrokersEnv); addrs != "" {
 		return &server{shared: &Cluster{cfg: kafka.Config{Brokers: strings.Split(addrs, ","), ReplicationFactor: -1}}}, nil
 	}
+	started := time.Now()
 	k, err := devstack.StartApacheKafka(ctx, devstack.ApacheKafkaConfig{Dir: dir, Brokers: 3})
 	if err != nil {
 		return nil, err
 	}
+	fmt.Fprintf(os.Stderr, "kafkatest: Apache Kafka %s, 3 brokers at %s, ready in %s\n",
+		k.Version(), strings.Join(k.Addrs(), ","), time.Since(started).Round(time.Millisecond))
 	kc := kafka.Config{Brokers: k.Addrs(), ReplicationFactor: apacheReplication}
 	return &server{shared: &Cluster{cfg: kc}, apache: k}, nil
 }
