@@ -133,7 +133,7 @@ func TestDevRunsEverythingAndStopsCleanly(t *testing.T) {
 
 func TestSplitModeProcesses(t *testing.T) {
 	bin := build(t)
-	kc := kafkatest.NewConfig(t, 4)
+	kc := kafkatest.NewCluster(t, 4).Config()
 	aport, _ := devstack.FreePort()
 	dsn := pgtest.NewDatabase(t)
 	env := []string{"XBOT_KAFKA_BROKERS=" + strings.Join(kc.Brokers, ","), "XBOT_PG_DSN=" + dsn,
