@@ -59,6 +59,8 @@ func TestLogInvariant(t *testing.T) {
 	}
 }
 
+func TestMain(m *testing.M) { kafkatest.Main(m) }
+
 // kafkaWithEvents starts a cluster and produces the envelopes (and raw
 // records) keyed by run id to the events topic.
 func kafkaWithEvents(t *testing.T, evs []events.Envelope, raw ...[]byte) kafka.Config {

@@ -80,6 +80,7 @@ type devRun struct {
 	dataDir string
 	keep    bool
 	cluster *kafka.Cluster
+	apache  *devstack.ApacheKafka // dev_kafka=apache
 	pg      *devstack.Postgres
 	ch      *devstack.ClickHouse
 	st      *stack.Stack
@@ -98,7 +99,7 @@ func (d *devRun) printf(format string, args ...any) {
 }
 
 func (d *devRun) start(ctx context.Context) error {
-	brokers, err := d.startKafka()
+	brokers, err := d.startKafka(ctx)
 	if err != nil {
 		return err
 	}
@@ -155,7 +156,7 @@ func (d *devRun) start(ctx context.Context) error {
 	return nil
 }
 
-func (d *devRun) startKafka() ([]string, error) {
+func (d *devRun) startKafka(ctx context.Context) ([]string, error) {
 	if b := d.s.r.List("kafka_brokers"); len(b) > 0 {
 		d.printf("kafka      external at %s\n", strings.Join(b, ","))
 		return b, nil
@@ -163,6 +164,13 @@ func (d *devRun) startKafka() ([]string, error) {
 	parts, err := d.s.r.Int("kafka_partitions")
 	if err != nil {
 		return nil, err
+	}
+	switch kind := d.s.r.Get("dev_kafka"); kind {
+	case devKafkaApache:
+		return d.startApacheKafka(ctx, parts)
+	case devKafkaKFake:
+	default:
+		return nil, fmt.Errorf("dev_kafka %q: want %s or %s", kind, devKafkaKFake, devKafkaApache)
 	}
 	dir := ""
 	if d.keep {
@@ -285,5 +293,10 @@ func (d *devRun) stop() {
 	}
 	if d.cluster != nil {
 		d.cluster.Close()
+	}
+	if d.apache != nil {
+		if err := d.apache.Close(); err != nil {
+			d.s.log.Warn("stopping apache kafka", zap.Error(err))
+		}
 	}
 }

@@ -26,6 +26,7 @@ const usage = `xbot — event-sourced agent runtime
 
 Usage:
   xbot dev [flags]                 run everything in one process on embedded Kafka and PostgreSQL
+                                   (--kafka apache: on a local Apache Kafka broker instead of kfake)
   xbot api [flags]                 HTTP API (needs kafka_brokers, pg_dsn)
   xbot executor [flags]            run executor (needs kafka_brokers); run several for scale
   xbot projector postgres [flags]  Postgres read-model projector (needs kafka_brokers, pg_dsn)

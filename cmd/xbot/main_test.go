@@ -28,7 +28,7 @@ import (
 	"github.com/xbot-runtime/xbot/services/engine/compute/computetest"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+func TestMain(m *testing.M) { os.Exit(pgtest.Run(kafkatest.Wrap(m))) }
 
 // build compiles the xbot binary once per test.
 func build(t *testing.T) string {
@@ -133,10 +133,11 @@ func TestDevRunsEverythingAndStopsCleanly(t *testing.T) {
 
 func TestSplitModeProcesses(t *testing.T) {
 	bin := build(t)
-	cl := kafkatest.NewCluster(t, 4)
+	kc := kafkatest.NewCluster(t, 4).Config()
 	aport, _ := devstack.FreePort()
 	dsn := pgtest.NewDatabase(t)
-	env := []string{"XBOT_KAFKA_BROKERS=" + strings.Join(cl.Addrs(), ","), "XBOT_PG_DSN=" + dsn,
+	env := []string{"XBOT_KAFKA_BROKERS=" + strings.Join(kc.Brokers, ","), "XBOT_PG_DSN=" + dsn,
+		"XBOT_KAFKA_TOPIC_PREFIX=" + kc.TopicPrefix, "XBOT_KAFKA_GROUP_PREFIX=" + kc.GroupPrefix,
 		"XBOT_API_TOKENS=split-token=acme", fmt.Sprintf("XBOT_API_ADDR=127.0.0.1:%d", aport), "XBOT_KAFKA_PARTITIONS=4",
 		"XBOT_COMMAND_SIGNING_KEY=" + commands.FormatKey(commands.GenerateKeyRing().Current()),
 		"XBOT_COMPUTE_DIR=" + computetest.Dir(t)}

@@ -28,17 +28,40 @@ type settings struct {
 	dev bool
 }
 
+// flagAliases are shorter flags a command accepts for a key, by command:
+// alias → key.
+var flagAliases = map[string]map[string]string{"dev": {"kafka": "dev_kafka"}}
+
 // load parses the command's flags and resolves every layer.
 func load(name string, args []string, defaultFormat string) (*settings, error) {
 	fs := flag.NewFlagSet("xbot "+name, flag.ContinueOnError)
 	set := config.BindFlags(fs)
+	aliased := bindAliases(fs, flagAliases[name])
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
-	return settingsFrom(set(), defaultFormat)
+	flags := set()
+	aliased(flags)
+	return settingsFrom(flags, defaultFormat)
+}
+
+// bindAliases registers each alias as a flag sharing its key's flag; the
+// returned function adds the aliases that were set to flags, by key name.
+func bindAliases(fs *flag.FlagSet, aliases map[string]string) func(map[string]string) {
+	for alias, key := range aliases {
+		f := fs.Lookup(strings.ReplaceAll(key, "_", "-"))
+		fs.Var(f.Value, alias, "short for --"+f.Name)
+	}
+	return func(flags map[string]string) {
+		fs.Visit(func(f *flag.Flag) {
+			if key, ok := aliases[f.Name]; ok {
+				flags[key] = f.Value.String()
+			}
+		})
+	}
 }
 
 // settingsFrom resolves every layer given the flags that were set.
@@ -87,7 +110,7 @@ func (s *settings) kafka(brokers []string) (kafka.Config, error) {
 	if err != nil {
 		return kafka.Config{}, err
 	}
-	c := kafka.Config{Brokers: brokers, TopicPrefix: s.r.Get("kafka_topic_prefix"),
+	c := kafka.Config{Brokers: brokers, TopicPrefix: s.r.Get("kafka_topic_prefix"), GroupPrefix: s.r.Get("kafka_group_prefix"),
 		Partitions: int32(parts), ReplicationFactor: int16(rf), Security: sec}.WithDefaults()
 	return c, c.Validate()
 }

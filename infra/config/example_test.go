@@ -54,10 +54,12 @@ func Example() {
 	// compute_dir                    (unset)          default  XBOT_COMPUTE_DIR                    default
 	// compute_provider               auto             default  XBOT_COMPUTE_PROVIDER               default
 	// data_dir                       (unset)          default  XBOT_DATA_DIR                       default
+	// dev_kafka                      kfake            default  XBOT_DEV_KAFKA                      default
 	// dev_kafka_addr                 127.0.0.1:9092   default  XBOT_DEV_KAFKA_ADDR                 default
 	// events_page_max_bytes          1048576          default  XBOT_EVENTS_PAGE_MAX_BYTES          default
 	// executor_id                    (unset)          default  XBOT_EXECUTOR_ID                    default
 	// kafka_brokers                  k1:9092,k2:9092  env      XBOT_KAFKA_BROKERS                  XBOT_KAFKA_BROKERS
+	// kafka_group_prefix             (unset)          default  XBOT_KAFKA_GROUP_PREFIX             default
 	// kafka_partitions               12               default  XBOT_KAFKA_PARTITIONS               default
 	// kafka_replication_factor       -1               default  XBOT_KAFKA_REPLICATION_FACTOR       default
 	// kafka_sasl_mechanism           (unset)          default  XBOT_KAFKA_SASL_MECHANISM           default

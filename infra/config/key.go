@@ -33,6 +33,7 @@ func (k Key) Flag() string { return strings.ReplaceAll(k.Name, "_", "-") }
 var registry = []Key{
 	{Name: "kafka_brokers", Usage: "comma-separated seed brokers; empty in `xbot dev` means the embedded cluster"},
 	{Name: "kafka_topic_prefix", Usage: "prefix for every topic name"},
+	{Name: "kafka_group_prefix", Usage: "prefix for every consumer group and transactional id (the executors', the projectors')"},
 	// 12 partitions give room to spread runs over a handful of executors
 	// without repartitioning (run keys cannot move between partitions).
 	{Name: "kafka_partitions", Default: "12", Usage: "partition count when xbot creates topics"},
@@ -67,6 +68,9 @@ var registry = []Key{
 	{Name: "executor_id", Usage: "name of this executor instance (default hostname-pid)"},
 	{Name: "data_dir", Usage: "dev: keep data here so a restart resumes (empty = temp dir removed at exit)"},
 	{Name: "dev_kafka_addr", Default: "127.0.0.1:9092", Usage: "dev: listen address of the embedded Kafka cluster"},
+	// kfake starts in milliseconds; apache is the broker users run, at the
+	// cost of a JVM (seconds, a few hundred MB).
+	{Name: "dev_kafka", Default: "kfake", Usage: "dev: the Kafka dev starts when kafka_brokers is empty: kfake (in process) or apache (one local Apache Kafka broker; needs java, and mvn once); flag --kafka"},
 	{Name: "log_level", Default: "info", Usage: "log level: debug, info, warn, error"},
 	{Name: "log_format", Usage: "log format: console or json (empty = console in dev, json otherwise)"},
 	// 5s covers a command's round trip through Kafka and the executor on a

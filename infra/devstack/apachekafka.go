@@ -108,17 +108,20 @@ func newApacheKafka(cfg ApacheKafkaConfig, java string) (*ApacheKafka, error) {
 	return k, nil
 }
 
-// prepareNodes picks each node's ports and writes its server.properties.
-// Ports are picked anew on every start: the voters are configuration, not
-// stored state, so a restarted cluster may move.
+// prepareNodes picks each node's ports (node 1's client port may be
+// configured) and writes its server.properties. Ports are picked anew on
+// every start: the voters are configuration, not stored state, so a
+// restarted cluster may move.
 func (k *ApacheKafka) prepareNodes() error {
 	var voters []string
 	for i := range k.cfg.Brokers {
 		n := &kafkaNode{id: i + 1, dir: filepath.Join(k.cfg.Dir, "node-"+strconv.Itoa(i+1))}
 		k.nodes = append(k.nodes, n)
 		var err error
-		if n.brokerPort, err = FreePort(); err != nil {
-			return err
+		if n.brokerPort = k.cfg.BrokerPort; i > 0 || n.brokerPort == 0 {
+			if n.brokerPort, err = FreePort(); err != nil {
+				return err
+			}
 		}
 		if n.controllerPort, err = FreePort(); err != nil {
 			return err
@@ -147,13 +150,24 @@ func readOrCreateClusterID(path string) (string, error) {
 	if b, err := os.ReadFile(path); err == nil { //nolint:gosec // our data root
 		return strings.TrimSpace(string(b)), nil
 	}
-	var id [16]byte
-	_, _ = rand.Read(id[:]) // never fails (crypto/rand)
-	s := base64.RawURLEncoding.EncodeToString(id[:])
+	s := newClusterID()
 	if err := os.WriteFile(path, []byte(s+"\n"), 0o600); err != nil {
 		return "", fmt.Errorf("write kafka cluster id: %w", err)
 	}
 	return s, nil
+}
+
+// newClusterID returns 16 random bytes in URL-safe base64 that do not start
+// with "-": the storage tool would read such an id as an option and refuse
+// it (one id in 64), so, as Kafka's own Uuid.randomUuid, draw again.
+func newClusterID() string {
+	for {
+		var id [16]byte
+		_, _ = rand.Read(id[:]) // never fails (crypto/rand)
+		if s := base64.RawURLEncoding.EncodeToString(id[:]); s[0] != '-' {
+			return s
+		}
+	}
 }
 
 // start formats and launches every node and waits for the cluster.

@@ -49,6 +49,9 @@ type ApacheKafkaConfig struct {
 	// JVMOpts are the JVM options of each broker. Default -Xms128m -Xmx384m
 	// -XX:+UseSerialGC -XX:+ExitOnOutOfMemoryError.
 	JVMOpts []string
+	// BrokerPort is node 1's client port on 127.0.0.1 (`xbot dev` gives
+	// its dev_kafka_addr). Default 0: a free port, as for every other port.
+	BrokerPort int
 	// Partitions is the partition count of auto-created topics, as
 	// infra/kafka's embedded cluster has. Default 12.
 	Partitions int
@@ -106,6 +109,9 @@ func (c ApacheKafkaConfig) Validate() error {
 	}
 	if c.JarsDir == "" {
 		errs = append(errs, fmt.Errorf("devstack: ApacheKafkaConfig.JarsDir is required when neither $%s nor a user cache directory is set", KafkaJarsDirEnv))
+	}
+	if c.BrokerPort < 0 || c.BrokerPort > 65535 {
+		errs = append(errs, fmt.Errorf("devstack: ApacheKafkaConfig.BrokerPort %d is not a port", c.BrokerPort))
 	}
 	if c.Partitions < 1 {
 		errs = append(errs, fmt.Errorf("devstack: ApacheKafkaConfig.Partitions %d must be at least 1", c.Partitions))

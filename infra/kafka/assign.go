@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -39,6 +40,7 @@ func (o *Owner) take(ctx context.Context, p int32, cancel context.CancelCauseFun
 		kgo.TransactionalID(fmt.Sprintf("%s-p%d", o.cfg.TxnIDPrefix, p)),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()),
 		kgo.ProducerLinger(0),
+		kgo.MetadataMinAge(partitionMetadataMinAge),
 	)
 	if err != nil {
 		return err
@@ -81,6 +83,18 @@ func (o *Owner) take(ctx context.Context, p int32, cancel context.CancelCauseFun
 	o.log.Debug("partition assigned", zap.Int32("partition", p), zap.Int64("next_command_offset", next))
 	return nil
 }
+
+// partitionMetadataMinAge is the shortest time between two metadata
+// refreshes of a partition writer's producer: 100 ms, the Java client's
+// retry.backoff.ms, instead of franz-go's 5 s. On Kafka 4.x (KIP-890) the
+// first produce of a transaction begun right after the previous commit may
+// be refused with CONCURRENT_TRANSACTIONS while the commit's markers are
+// still being written (the broker itself retries for 100 ms first);
+// franz-go v1.22.3 retries such a produce only after a metadata refresh, so
+// with the default a second refusal within 5 s of the first stalled the
+// partition's appends for the rest of those 5 s. Leader changes are learnt
+// as soon, too.
+const partitionMetadataMinAge = 100 * time.Millisecond
 
 // adjust starts consuming each assigned commands partition right after the
 // last command whose effects are in the log, ignoring group offsets.

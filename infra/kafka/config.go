@@ -13,6 +13,11 @@ type Config struct {
 	Brokers []string
 	// TopicPrefix is prepended to every topic name. Default "".
 	TopicPrefix string
+	// GroupPrefix is prepended to every consumer group and transactional id
+	// xbot names (Group): the executors' group and transactional ids, each
+	// projector's group. Default "". Two deployments on one cluster keep
+	// apart with distinct TopicPrefix and GroupPrefix.
+	GroupPrefix string
 	// Partitions is the partition count used when xbot creates a topic. Default 12.
 	Partitions int32
 	// ReplicationFactor used when creating topics; -1 means the broker default.
@@ -71,6 +76,10 @@ func (c Config) IMOutboxTopic() string { return c.TopicPrefix + imOutboxTopic }
 
 // DeadLetterTopic receives records a projector could not apply.
 func (c Config) DeadLetterTopic() string { return c.TopicPrefix + deadLetterTopic }
+
+// Group returns the consumer group or transactional-id prefix xbot calls
+// name, under GroupPrefix.
+func (c Config) Group(name string) string { return c.GroupPrefix + name }
 
 // NewClient returns a franz-go client for the configured brokers with the
 // configured Security applied. Every Kafka client xbot makes comes from here.

@@ -8,10 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
 	"github.com/xbot-runtime/xbot/infra/devstack/kafkatest"
 	"github.com/xbot-runtime/xbot/infra/kafka"
 )
@@ -150,8 +152,22 @@ func values(recs []kafka.Record) []string {
 	return out
 }
 
-// committed reads partition p of topic with read_committed.
+// committed reads partition p of topic with read_committed once every
+// transaction ended on it is visible: on Kafka 4.x (KIP-890) EndTxn returns
+// before the commit markers are written, and until they are the last stable
+// offset stays before the committed records. kfake writes them at once.
 func committed(t *testing.T, kc kafka.Config, topic string, p int32) (vals []string, maxCmd int64) {
+	t.Helper()
+	eventually.Holds(t, waitTimeout, fmt.Sprintf("no transaction pending on %s/%d", topic, p), func() bool {
+		end, stable := logEnds(t, kc, topic, p)
+		return end == stable
+	})
+	return committedSoFar(t, kc, topic, p)
+}
+
+// committedSoFar reads partition p of topic with read_committed up to its
+// last stable offset now, while a transaction may be open on it.
+func committedSoFar(t *testing.T, kc kafka.Config, topic string, p int32) (vals []string, maxCmd int64) {
 	t.Helper()
 	var recs []kafka.Record
 	maxCmd, err := kafka.ReadPartition(testCtx(t), kc, topic, p, func(r kafka.Record) error {
@@ -227,4 +243,26 @@ func produceTransactions(t *testing.T, kc kafka.Config, topic string) (committed
 		}
 	}
 	return committedCount
+}
+
+// logEnds returns partition p's high watermark and last stable offset.
+func logEnds(t *testing.T, kc kafka.Config, topic string, p int32) (end, stable int64) {
+	t.Helper()
+	cl, err := kafka.NewClient(kc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	ends, err := adm.ListEndOffsets(testCtx(t), topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stables, err := adm.ListCommittedOffsets(testCtx(t), topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, _ := ends.Lookup(topic, p)
+	s, _ := stables.Lookup(topic, p)
+	return e.Offset, s.Offset
 }

@@ -33,11 +33,12 @@ const DefaultExecutorGroup = "xbot-executor"
 type OwnerConfig struct {
 	// Kafka is the cluster and topic naming. Required.
 	Kafka Config
-	// Group is the consumer group of executors. Default "xbot-executor".
+	// Group is the consumer group of executors. Default
+	// Kafka.Group(DefaultExecutorGroup): "xbot-executor" under the group prefix.
 	Group string
 	// TxnIDPrefix prefixes the per-partition transactional ids; every
 	// executor of one deployment must use the same prefix, or fencing breaks.
-	// Default "xbot-executor".
+	// Default Kafka.Group(DefaultExecutorGroup).
 	TxnIDPrefix string
 	// Logger is required.
 	Logger *zap.Logger
@@ -53,10 +54,10 @@ type OwnerConfig struct {
 func (c *OwnerConfig) setDefaults() {
 	c.Kafka.setDefaults()
 	if c.Group == "" {
-		c.Group = DefaultExecutorGroup
+		c.Group = c.Kafka.Group(DefaultExecutorGroup)
 	}
 	if c.TxnIDPrefix == "" {
-		c.TxnIDPrefix = DefaultExecutorGroup
+		c.TxnIDPrefix = c.Kafka.Group(DefaultExecutorGroup)
 	}
 	if c.RestartBackoff == 0 {
 		c.RestartBackoff = time.Second

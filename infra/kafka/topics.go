@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // keepForever is the topic configuration of the topics whose records are
@@ -41,8 +43,8 @@ func (c Config) topicConfigs(topic string) map[string]*string {
 
 // EnsureTopics creates xbot's topics when they are missing and checks that the
 // commands and events topics have the same partition count: the executor
-// relies on partition p of both holding the same runs. Topics that exist are
-// left as they are; CheckTopics says what in their settings puts the log at
+// relies on partition p of both holding the same runs. It returns once every
+// broker serves them. Topics that exist are left as they are; CheckTopics says what in their settings puts the log at
 // risk.
 func EnsureTopics(ctx context.Context, c Config) error {
 	c.setDefaults()
@@ -52,7 +54,8 @@ func EnsureTopics(ctx context.Context, c Config) error {
 	}
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
-	for _, topic := range []string{c.CommandsTopic(), c.EventsTopic(), c.IMOutboxTopic(), c.DeadLetterTopic()} {
+	topics := []string{c.CommandsTopic(), c.EventsTopic(), c.IMOutboxTopic(), c.DeadLetterTopic()}
+	for _, topic := range topics {
 		res, err := adm.CreateTopic(ctx, c.Partitions, c.ReplicationFactor, c.topicConfigs(topic), topic)
 		if err == nil {
 			err = res.Err
@@ -60,6 +63,9 @@ func EnsureTopics(ctx context.Context, c Config) error {
 		if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
 			return fmt.Errorf("create topic %s: %w", topic, err)
 		}
+	}
+	if err := awaitTopics(ctx, cl, topics); err != nil {
+		return err
 	}
 	return checkPartitions(ctx, adm, c)
 }
@@ -141,6 +147,77 @@ func values(rc kadm.ResourceConfig) map[string]string {
 		}
 	}
 	return m
+}
+
+// topicPoll is the pause between probes while brokers learn new topics:
+// Kafka's brokers apply the controller's metadata log within milliseconds.
+const topicPoll = 20 * time.Millisecond
+
+// awaitTopics returns once every broker lists each of topics with a leader
+// for every partition. Kafka answers CreateTopics once the controller has
+// created them; each broker learns them from the controller a moment later
+// and until then answers UNKNOWN_TOPIC_OR_PARTITION (kfake knows a topic at
+// once).
+func awaitTopics(ctx context.Context, cl *kgo.Client, topics []string) error {
+	for {
+		err := topicsServed(ctx, cl, topics)
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("wait for the brokers to serve topics %v: %w (last: %w)", topics, ctx.Err(), err)
+		case <-time.After(topicPoll):
+		}
+	}
+}
+
+// topicsServed asks every broker for topics' metadata.
+func topicsServed(ctx context.Context, cl *kgo.Client, topics []string) error {
+	brokers, err := kadm.NewClient(cl).BrokerMetadata(ctx)
+	if err != nil {
+		return fmt.Errorf("list brokers: %w", err)
+	}
+	req := kmsg.NewPtrMetadataRequest()
+	for _, t := range topics {
+		rt := kmsg.NewMetadataRequestTopic()
+		rt.Topic = kmsg.StringPtr(t)
+		req.Topics = append(req.Topics, rt)
+	}
+	for _, b := range brokers.Brokers {
+		resp, err := req.RequestWith(ctx, cl.Broker(int(b.NodeID)))
+		if err != nil {
+			return fmt.Errorf("metadata from broker %d: %w", b.NodeID, err)
+		}
+		for _, t := range resp.Topics {
+			if err := topicServed(t); err != nil {
+				return fmt.Errorf("broker %d: %w", b.NodeID, err)
+			}
+		}
+	}
+	return nil
+}
+
+func topicServed(t kmsg.MetadataResponseTopic) error {
+	name := kmsg.StringPtr("")
+	if t.Topic != nil {
+		name = t.Topic
+	}
+	if err := kerr.ErrorForCode(t.ErrorCode); err != nil {
+		return fmt.Errorf("topic %s: %w", *name, err)
+	}
+	if len(t.Partitions) == 0 {
+		return fmt.Errorf("topic %s: no partitions yet", *name)
+	}
+	for _, p := range t.Partitions {
+		if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
+			return fmt.Errorf("topic %s partition %d: %w", *name, p.Partition, err)
+		}
+		if p.Leader < 0 {
+			return fmt.Errorf("topic %s partition %d: no leader yet", *name, p.Partition)
+		}
+	}
+	return nil
 }
 
 func checkPartitions(ctx context.Context, adm *kadm.Client, c Config) error {

@@ -2,6 +2,7 @@ package clickhouse_test
 
 import (
 	"context"
+	"os"
 	"testing"
 	"time"
 
@@ -9,11 +10,12 @@ import (
 
 	chinfra "github.com/xbot-runtime/xbot/infra/clickhouse"
 	"github.com/xbot-runtime/xbot/infra/devstack/chtest"
+	"github.com/xbot-runtime/xbot/infra/devstack/kafkatest"
 	"github.com/xbot-runtime/xbot/projections/clickhouse"
 	"github.com/xbot-runtime/xbot/projections/runner"
 )
 
-func TestMain(m *testing.M) { chtest.Main(m) }
+func TestMain(m *testing.M) { os.Exit(chtest.Run(kafkatest.Wrap(m))) }
 
 // testTimeout bounds the database work of one test.
 const testTimeout = time.Minute

@@ -19,6 +19,8 @@ import (
 	"github.com/xbot-runtime/xbot/projections/runner"
 )
 
+func TestMain(m *testing.M) { kafkatest.Main(m) }
+
 // waitTimeout bounds every Kafka call of a test: generous for a loaded CI
 // machine under -race, far above the milliseconds they take here.
 const waitTimeout = 30 * time.Second

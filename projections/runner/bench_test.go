@@ -21,7 +21,7 @@ import (
 	"github.com/xbot-runtime/xbot/services/stack"
 )
 
-func TestMain(m *testing.M) { os.Exit(pgtest.Run(chtest.Wrap(m))) }
+func TestMain(m *testing.M) { os.Exit(pgtest.Run(chtest.Wrap(kafkatest.Wrap(m)))) }
 
 // writeRuns writes n events as runs of 11 (accepted, started, an assistant
 // message of 6 deltas, completed) to the events topic of a 12-partition

@@ -24,7 +24,7 @@ const fetchMaxWait = 500 * time.Millisecond
 func newConsumer(cfg Config, checkpoints map[int32]int64) (*kgo.Client, error) {
 	topic := cfg.Kafka.EventsTopic()
 	opts := []kgo.Opt{
-		kgo.ConsumerGroup(Group(cfg.Projector.Name())),
+		kgo.ConsumerGroup(Group(cfg.Kafka, cfg.Projector.Name())),
 		kgo.ConsumeTopics(topic),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		// Transaction markers come through so their offsets are committed

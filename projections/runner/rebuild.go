@@ -68,7 +68,7 @@ func Rebuild(ctx context.Context, cfg Config, fromBeginning bool, report func(Pr
 	if err := prepareRebuild(ctx, cfg, fromBeginning); err != nil {
 		return err
 	}
-	topic, group := cfg.Kafka.EventsTopic(), Group(cfg.Projector.Name())
+	topic, group := cfg.Kafka.EventsTopic(), Group(cfg.Kafka, cfg.Projector.Name())
 	start, end, err := kafka.EndOffsets(ctx, cfg.Kafka, topic)
 	if err != nil {
 		return err
@@ -125,7 +125,7 @@ func prepareRebuild(ctx context.Context, cfg Config, fromBeginning bool) error {
 	if err := kafka.EnsureTopics(ctx, cfg.Kafka); err != nil {
 		return err
 	}
-	group := Group(cfg.Projector.Name())
+	group := Group(cfg.Kafka, cfg.Projector.Name())
 	members, err := kafka.GroupMembers(ctx, cfg.Kafka, group)
 	if err != nil {
 		return err
@@ -141,7 +141,7 @@ func prepareRebuild(ctx context.Context, cfg Config, fromBeginning bool) error {
 
 // remaining estimates the records between the view's position and end.
 func remaining(ctx context.Context, cfg Config, start, end map[int32]int64) (int64, error) {
-	from, err := kafka.GroupCommitted(ctx, cfg.Kafka, Group(cfg.Projector.Name()), cfg.Kafka.EventsTopic())
+	from, err := kafka.GroupCommitted(ctx, cfg.Kafka, Group(cfg.Kafka, cfg.Projector.Name()), cfg.Kafka.EventsTopic())
 	if err != nil {
 		return 0, err
 	}
@@ -176,7 +176,7 @@ func reset(ctx context.Context, cfg Config) error {
 	if err := cfg.Projector.Reset(ctx); err != nil {
 		return fmt.Errorf("reset %s: %w", cfg.Projector.Name(), err)
 	}
-	if err := kafka.DeleteGroup(ctx, cfg.Kafka, Group(cfg.Projector.Name())); err != nil {
+	if err := kafka.DeleteGroup(ctx, cfg.Kafka, Group(cfg.Kafka, cfg.Projector.Name())); err != nil {
 		return err
 	}
 	pub, err := wmkafka.NewPublisher(wmkafka.PublisherConfig{Kafka: cfg.Kafka})

@@ -50,8 +50,9 @@ type Config struct {
 	ClientOptions []kgo.Opt
 }
 
-// Group returns the consumer group of the projector named name.
-func Group(name string) string { return "xbot-projector-" + name }
+// Group returns the consumer group of the projector named name on kc:
+// "xbot-projector-<name>" under kc's group prefix.
+func Group(kc kafka.Config, name string) string { return kc.Group("xbot-projector-" + name) }
 
 // Validate reports every configuration problem.
 func (c Config) Validate() error {
@@ -208,7 +209,7 @@ func (l TopicLag) Total() int64 {
 // group has not committed yet (per partition and in total).
 func (r *Runner) Lag(ctx context.Context) (TopicLag, error) {
 	topic := r.cfg.Kafka.EventsTopic()
-	parts, err := kafka.GroupLag(ctx, r.cfg.Kafka, Group(r.cfg.Projector.Name()), topic)
+	parts, err := kafka.GroupLag(ctx, r.cfg.Kafka, Group(r.cfg.Kafka, r.cfg.Projector.Name()), topic)
 	if err != nil {
 		return TopicLag{}, err
 	}

@@ -23,7 +23,8 @@ import (
 type Config struct {
 	// Kafka is the cluster and topic naming. Required.
 	Kafka kafka.Config
-	// Group is the executors' consumer group. Default kafka.DefaultExecutorGroup.
+	// Group is the executors' consumer group. Default
+	// Kafka.Group(kafka.DefaultExecutorGroup).
 	Group string
 	// ID names this instance in logs and events. Default hostname-pid.
 	ID string
@@ -42,7 +43,7 @@ type Config struct {
 
 func (c *Config) setDefaults() {
 	if c.Group == "" {
-		c.Group = kafka.DefaultExecutorGroup
+		c.Group = c.Kafka.Group(kafka.DefaultExecutorGroup)
 	}
 	if c.ID == "" {
 		host, _ := os.Hostname()

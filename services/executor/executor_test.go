@@ -25,6 +25,8 @@ import (
 	"github.com/xbot-runtime/xbot/services/executor"
 )
 
+func TestMain(m *testing.M) { kafkatest.Main(m) }
+
 type harness struct {
 	t    *testing.T
 	kcfg kafka.Config

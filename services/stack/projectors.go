@@ -143,7 +143,7 @@ func (s *Stack) openIM() (*im.Projector, error) {
 func (s *Stack) projectorLag(ctx context.Context) ([]api.ProjectorLag, error) {
 	var out []api.ProjectorLag
 	for _, name := range events.Views() {
-		parts, err := kafka.GroupLag(ctx, s.opts.Kafka, runner.Group(name), s.opts.Kafka.WithDefaults().EventsTopic())
+		parts, err := kafka.GroupLag(ctx, s.opts.Kafka, runner.Group(s.opts.Kafka, name), s.opts.Kafka.WithDefaults().EventsTopic())
 		if err != nil {
 			return nil, fmt.Errorf("lag of %s: %w", name, err)
 		}

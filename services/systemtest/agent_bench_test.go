@@ -57,7 +57,7 @@ func BenchmarkAgentTurns(b *testing.B) {
 // read_committed consumer seeing its runtime.command.applied.
 func BenchmarkSteerLatency(b *testing.B) {
 	cl := kafkatest.NewCluster(b, 12)
-	kcfg := kafka.Config{Brokers: cl.Addrs()}
+	kcfg := cl.Config()
 	turn := profile.Turn{ToolCalls: []profile.ScriptedCall{{Name: "noop", Arguments: "{}"}}}
 	cat, _ := profile.NewCatalog(profile.Profile{ID: "loop", Model: profile.ModelScripted, Tools: []string{"noop"},
 		Limits: profile.Limits{MaxTurns: 1 << 30, MaxToolCalls: 1 << 30, MaxWallTime: time.Hour}, Script: []profile.Turn{turn}})

@@ -13,7 +13,6 @@ import (
 	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
 	"github.com/xbot-runtime/xbot/infra/devstack/kafkatest"
 	"github.com/xbot-runtime/xbot/infra/devstack/pgtest"
-	"github.com/xbot-runtime/xbot/infra/kafka"
 	"github.com/xbot-runtime/xbot/services/api/client"
 	"github.com/xbot-runtime/xbot/services/engine/profile"
 	"github.com/xbot-runtime/xbot/services/engine/tools"
@@ -45,7 +44,7 @@ func benchStack(b *testing.B, reg *tools.Registry, agent profile.Profile) *stack
 		b.Fatal(err)
 	}
 	ctx := context.Background()
-	st, err := stack.Start(ctx, stack.Options{Kafka: kafka.Config{Brokers: cl.Addrs()}, PGDSN: pgtest.NewDatabase(b),
+	st, err := stack.Start(ctx, stack.Options{Kafka: cl.Config(), PGDSN: pgtest.NewDatabase(b),
 		APIAddr: "127.0.0.1:0", Tokens: map[string]string{token: actingTenant}, Profiles: cat, Logger: zap.NewNop(),
 		WaitDefault: time.Second, WaitMax: time.Second, Tools: reg})
 	if err != nil {
@@ -116,8 +115,8 @@ func waitCompleted(b *testing.B, st *stack.Stack, n int) {
 // transactional producer writing 300-byte records to the same kind of
 // cluster, 50 records per transaction, no consumer and no database.
 func BenchmarkRawTransactionalProduce(b *testing.B) {
-	cl := kafkatest.NewCluster(b, 12)
-	prod, err := kgo.NewClient(kgo.SeedBrokers(cl.Addrs()...), kgo.TransactionalID("bench"), kgo.DefaultProduceTopic("raw"),
+	kc := kafkatest.NewCluster(b, 12).Config()
+	prod, err := kgo.NewClient(kgo.SeedBrokers(kc.Brokers...), kgo.TransactionalID(kc.Group("bench")), kgo.DefaultProduceTopic(kc.TopicPrefix+"raw"),
 		kgo.AllowAutoTopicCreation())
 	if err != nil {
 		b.Fatal(err)

@@ -89,7 +89,7 @@ func (l *lostCommit) control(c *faultChaos) func(kmsg.Request) (kmsg.Response, e
 // committed, so nothing takes effect twice.
 func TestChaosCommitOutcomeLost(t *testing.T) {
 	t.Parallel()
-	c := newFaultChaos(t)
+	c := newFaultChaos(t, "an EndTxn whose answer is lost: the scenario killing the transaction coordinator mid-commit (chaosbroker_test.go)")
 	side, err := kgo.NewClient(kgo.SeedBrokers(c.kcfg.Brokers...))
 	if err != nil {
 		t.Fatal(err)

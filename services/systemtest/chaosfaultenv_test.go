@@ -32,11 +32,11 @@ type faultChaos struct {
 }
 
 // newFaultChaos starts the same system as newChaos (front stack with API and
-// Postgres projector, the "tooler" agent) on a cluster kept for faults.
-func newFaultChaos(t *testing.T) *faultChaos {
+// Postgres projector, the "tooler" agent) on a kfake cluster kept for
+// faults; on Apache Kafka it skips t, naming counterpart.
+func newFaultChaos(t *testing.T, counterpart string) *faultChaos {
 	t.Helper()
-	cl := kafkatest.NewCluster(t, 4)
-	return newFaultChaosOn(t, cl)
+	return newFaultChaosOn(t, kafkatest.NewCluster(t, 4).Fake(t, counterpart))
 }
 
 // newFaultChaosOn starts the system of newFaultChaos on cl; the caller closes cl.

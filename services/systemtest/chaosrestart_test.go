@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
+	"github.com/xbot-runtime/xbot/infra/devstack/kafkatest"
 	"github.com/xbot-runtime/xbot/infra/kafka"
 	"github.com/xbot-runtime/xbot/services/stack"
 )
@@ -31,6 +32,7 @@ func freeAddr(t *testing.T) string {
 // reconnect, and every run completes once.
 func TestChaosBrokerRestarted(t *testing.T) {
 	t.Parallel()
+	kafkatest.RequireFake(t, "the scenario restarting all brokers during a workload (chaosbroker_test.go)")
 	cfg := kafka.ClusterConfig{Addr: freeAddr(t), DataDir: t.TempDir(), Partitions: 4}
 	cl, err := kafka.StartCluster(cfg)
 	if err != nil {

@@ -23,7 +23,7 @@ import (
 	"github.com/xbot-runtime/xbot/services/stack"
 )
 
-func TestMain(m *testing.M) { os.Exit(pgtest.Run(chtest.Wrap(m))) }
+func TestMain(m *testing.M) { os.Exit(pgtest.Run(chtest.Wrap(kafkatest.Wrap(m)))) }
 
 const token, tenant = "tok-acme", "acme"
 
@@ -46,7 +46,7 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &env{t: t, kcfg: kafka.Config{Brokers: cl.Addrs(), Partitions: 4}, dsn: pgtest.NewDatabase(t), cat: cat,
+	return &env{t: t, kcfg: cl.Config(), dsn: pgtest.NewDatabase(t), cat: cat,
 		keys: commands.GenerateKeyRing()}
 }
 

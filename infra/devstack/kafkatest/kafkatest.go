@@ -13,22 +13,15 @@ import (
 	"github.com/xbot-runtime/xbot/infra/kafka"
 )
 
-// setupTimeout bounds creating a test's topics: generous for a loaded CI
-// machine under -race, far above the milliseconds it takes on kfake.
+// setupTimeout bounds creating or deleting a test's topics: generous for a
+// loaded CI machine under -race, far above the milliseconds it takes on
+// kfake and the tenths of a second on Apache Kafka.
 const setupTimeout = 30 * time.Second
 
-// server adapts a cluster to the shared-server harness.
-type server struct{ *kafka.Cluster }
-
-func (s server) Stop(context.Context) error { s.Close(); return nil }
-
 // harness is the shared cluster of this test binary.
-var harness = &sharedsrv.Harness[server]{
+var harness = &sharedsrv.Harness[*server]{
 	Name: "kafkatest", Main: "kafkatest.Main(m)",
-	Start: func(context.Context, string) (server, error) {
-		c, err := kafka.StartCluster(kafka.ClusterConfig{})
-		return server{c}, err
-	},
+	Start: startServer, StartTimeout: apacheStartTimeout,
 }
 
 // Main runs the tests, closes the shared cluster and exits with the tests'
@@ -48,39 +41,53 @@ func Run(m Runner) int { return harness.Run(m) }
 func Wrap(m Runner) Runner { return harness.Wrap(m) }
 
 // Shared returns the cluster of this test binary, starting it on first use.
-// It fails tb if the cluster cannot start or if the package's TestMain does
-// not call Main or Run.
-func Shared(tb testing.TB) *kafka.Cluster {
+// It fails tb if the cluster cannot start, if BrokerEnv is invalid, or if
+// the package's TestMain does not call Main or Run.
+func Shared(tb testing.TB) *Cluster {
 	tb.Helper()
-	return harness.Shared(tb).Cluster
+	return harness.Shared(tb).shared
 }
 
 // NewTopics creates xbot's topics with the given partition count on the
-// shared cluster, under a prefix unique to tb, and returns their config.
+// shared cluster, under a prefix unique to tb, and returns their config,
+// whose GroupPrefix is unique to tb too. On Apache Kafka the topics are
+// deleted when tb ends.
 func NewTopics(tb testing.TB, partitions int32) kafka.Config {
 	tb.Helper()
-	kc := kafka.Config{Brokers: Shared(tb).Addrs(), TopicPrefix: UniqueName(tb) + ".", Partitions: partitions}
+	sh := Shared(tb)
+	name := UniqueName(tb)
+	kc := sh.Config()
+	kc.TopicPrefix, kc.GroupPrefix, kc.Partitions = name+".", name+".", partitions
 	ensure(tb, kc)
+	if sh.fake == nil {
+		tb.Cleanup(func() { deleteTopics(tb, kc) })
+	}
 	return kc
 }
 
-// NewCluster starts a cluster for tb alone, whose auto-created topics have
-// the given partition count; it is closed when tb ends.
-func NewCluster(tb testing.TB, partitions int32) *kafka.Cluster {
+// NewCluster gives tb a cluster of its own with xbot's topics of the given
+// partition count. On kfake it is a new cluster, closed when tb ends, whose
+// auto-created topics have that count too. On Apache Kafka it is a
+// namespace of the shared cluster (NewTopics): topics, consumer groups and
+// transactional ids no other test uses, as long as tb names them from
+// Config.
+func NewCluster(tb testing.TB, partitions int32) *Cluster {
 	tb.Helper()
+	if OnApache(tb) {
+		return &Cluster{cfg: NewTopics(tb, partitions)}
+	}
 	c, err := kafka.StartCluster(kafka.ClusterConfig{Partitions: partitions})
 	if err != nil {
 		tb.Fatalf("kafkatest: %v", err)
 	}
 	tb.Cleanup(c.Close)
-	return c
+	return &Cluster{cfg: kafka.Config{Brokers: c.Addrs(), Partitions: partitions}, fake: c}
 }
 
-// NewConfig starts a cluster for tb alone (NewCluster), creates xbot's
-// topics on it with the given partition count and returns their config.
+// NewConfig is NewCluster's config, with xbot's topics created.
 func NewConfig(tb testing.TB, partitions int32) kafka.Config {
 	tb.Helper()
-	kc := kafka.Config{Brokers: NewCluster(tb, partitions).Addrs(), Partitions: partitions}
+	kc := NewCluster(tb, partitions).Config()
 	ensure(tb, kc)
 	return kc
 }
@@ -96,10 +103,27 @@ func ensure(tb testing.TB, kc kafka.Config) {
 
 var nameSeq atomic.Int64
 
+// maxNameLen keeps a prefixed topic name (prefix, ".", xbot's longest
+// topic name) well within Kafka's 249 characters.
+const maxNameLen = 180
+
 // UniqueName returns a name for a topic prefix, group or transactional id
 // that no other test of the binary (nor another -count repetition) uses: the
-// test's name in lower case, "/" and " " as "-", and a sequence number.
+// test's name in lower case, "/" and " " as "-", any other character Kafka
+// refuses in a topic name as "_", and a sequence number.
 func UniqueName(tb testing.TB) string {
-	n := strings.NewReplacer("/", "-", " ", "-").Replace(tb.Name())
-	return fmt.Sprintf("%s-%d", strings.ToLower(n), nameSeq.Add(1))
+	var b strings.Builder
+	for _, r := range strings.ToLower(tb.Name()) {
+		switch {
+		case r == '/' || r == ' ':
+			b.WriteByte('-')
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '.', r == '_', r == '-':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	suffix := fmt.Sprintf("-%d", nameSeq.Add(1))
+	base := b.String()
+	return base[:min(len(base), maxNameLen-len(suffix))] + suffix
 }

@@ -39,6 +39,8 @@ type Harness[S Server] struct {
 	Main string
 	// Start starts the server in dir.
 	Start func(ctx context.Context, dir string) (S, error)
+	// StartTimeout bounds Start. Default one minute.
+	StartTimeout time.Duration
 	// Skip, when set, says a start error skips the test instead of failing
 	// it; SkipHint is appended to the skip message.
 	Skip     func(error) bool
@@ -109,7 +111,11 @@ func (h *Harness[S]) start() {
 		return
 	}
 	h.dir = dir
-	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	timeout := h.StartTimeout
+	if timeout == 0 {
+		timeout = startTimeout
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	if h.srv, h.err = h.Start(ctx, dir); h.err != nil {
 		h.err = fmt.Errorf("%s: %w", h.Name, h.err)
