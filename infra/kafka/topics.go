@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -34,20 +35,46 @@ func EnsureTopics(ctx context.Context, c Config) error {
 	return checkPartitions(ctx, adm, c)
 }
 
+// topicPoll is the pause between metadata reads while a created topic is not
+// known everywhere yet: the controller spreads it within milliseconds.
+const topicPoll = 100 * time.Millisecond
+
 func checkPartitions(ctx context.Context, adm *kadm.Client, c Config) error {
-	details, err := adm.ListTopics(ctx, c.CommandsTopic(), c.EventsTopic())
+	cmd, ev, err := describeCreated(ctx, adm, c.CommandsTopic(), c.EventsTopic())
 	if err != nil {
-		return fmt.Errorf("describe topics: %w", err)
-	}
-	cmd, ev := details[c.CommandsTopic()], details[c.EventsTopic()]
-	if cmd.Err != nil || ev.Err != nil {
-		return fmt.Errorf("describe topics: %w", errors.Join(cmd.Err, ev.Err))
+		return err
 	}
 	if len(cmd.Partitions) != len(ev.Partitions) {
 		return fmt.Errorf("topics %s (%d partitions) and %s (%d partitions) must have the same partition count",
 			c.CommandsTopic(), len(cmd.Partitions), c.EventsTopic(), len(ev.Partitions))
 	}
 	return nil
+}
+
+// describeCreated describes two topics just created or found. A broker
+// learns of a topic the controller created asynchronously (Apache Kafka
+// answers CreateTopics before every broker has the metadata), so a topic
+// the broker asked does not know yet is asked for again until ctx ends.
+func describeCreated(ctx context.Context, adm *kadm.Client, a, b string) (da, db kadm.TopicDetail, err error) {
+	for {
+		details, err := adm.ListTopics(ctx, a, b)
+		if err != nil {
+			return da, db, fmt.Errorf("describe topics: %w", err)
+		}
+		da, db = details[a], details[b]
+		err = errors.Join(da.Err, db.Err)
+		if err == nil {
+			return da, db, nil
+		}
+		if !errors.Is(err, kerr.UnknownTopicOrPartition) {
+			return da, db, fmt.Errorf("describe topics: %w", err)
+		}
+		select {
+		case <-ctx.Done():
+			return da, db, fmt.Errorf("describe topics: %w (%w)", err, ctx.Err())
+		case <-time.After(topicPoll):
+		}
+	}
 }
 
 // PartitionCount returns the number of partitions of a topic.
