@@ -289,6 +289,30 @@ func (k *ApacheKafka) Start(ctx context.Context, i int) error {
 	return nil
 }
 
+// StartAll starts every node that is down, all at once, with the same ids,
+// ports and data, and returns once the cluster serves as after
+// StartApacheKafka: every broker lists all of them and a transaction
+// commits. After every node went down this is the way back: a node started
+// alone with Start waits for a controller quorum that needs a majority.
+func (k *ApacheKafka) StartAll(ctx context.Context) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	offsets := make([]int64, len(k.nodes))
+	for i, n := range k.nodes {
+		offsets[i] = fileSize(n.log.Name())
+		if n.proc != nil {
+			continue
+		}
+		if err := k.launch(n); err != nil {
+			return err
+		}
+	}
+	if err := k.waitCluster(ctx); err != nil {
+		return k.notReady(err, offsets)
+	}
+	return nil
+}
+
 // Pause freezes node i (SIGSTOP): its connections stay open and nothing
 // answers, as with a long GC pause or a hung machine. Resume undoes it.
 func (k *ApacheKafka) Pause(i int) error { return k.signal(i, syscall.SIGSTOP) }
