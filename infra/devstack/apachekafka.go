@@ -147,13 +147,25 @@ func readOrCreateClusterID(path string) (string, error) {
 	if b, err := os.ReadFile(path); err == nil { //nolint:gosec // our data root
 		return strings.TrimSpace(string(b)), nil
 	}
-	var id [16]byte
-	_, _ = rand.Read(id[:]) // never fails (crypto/rand)
-	s := base64.RawURLEncoding.EncodeToString(id[:])
+	s := newClusterID()
 	if err := os.WriteFile(path, []byte(s+"\n"), 0o600); err != nil {
 		return "", fmt.Errorf("write kafka cluster id: %w", err)
 	}
 	return s, nil
+}
+
+// newClusterID draws cluster ids until one does not start with '-', as
+// Kafka's own Uuid.randomUuid does: the storage tool would read such an id
+// as an option ("argument --cluster-id/-t: expected one argument"), one
+// start in 64.
+func newClusterID() string {
+	for {
+		var id [16]byte
+		_, _ = rand.Read(id[:]) // never fails (crypto/rand)
+		if s := base64.RawURLEncoding.EncodeToString(id[:]); s[0] != '-' {
+			return s
+		}
+	}
 }
 
 // start formats and launches every node and waits for the cluster.
@@ -191,7 +203,7 @@ func (k *ApacheKafka) notReady(err error, offsets []int64) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "start apache kafka in %s: %v", k.cfg.Dir, err)
 	for i, n := range k.nodes {
-		fmt.Fprintf(&b, "\n--- tail of %s ---\n%s", n.log.Name(), fileTail(n.log, offsets[i]))
+		fmt.Fprintf(&b, "\n--- node %d: %s; tail of %s ---\n%s", n.id, n.state(), n.log.Name(), fileTail(n.log, offsets[i]))
 	}
 	return errors.New(b.String()) //nolint:err113 // err is only context here: a broker not ready is no condition to branch on
 }
