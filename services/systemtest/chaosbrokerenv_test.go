@@ -4,6 +4,7 @@ package systemtest_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -124,8 +125,11 @@ func (b *brokerChaos) busiestLeader(ids []string) int {
 func (b *brokerChaos) txnCoordinator(ctx context.Context, p int32) (int, error) {
 	txnID := kafka.TransactionalID(kafka.DefaultExecutorGroup, p)
 	r, ok := b.adm.FindTxnCoordinators(ctx, txnID)[txnID]
-	if !ok || r.Err != nil {
-		return -1, fmt.Errorf("find the coordinator of %s: %v", txnID, r.Err)
+	switch {
+	case !ok:
+		return -1, fmt.Errorf("find the coordinator of %s: no answer", txnID)
+	case r.Err != nil:
+		return -1, fmt.Errorf("find the coordinator of %s: %w", txnID, r.Err)
 	}
 	return b.node(r.NodeID), nil
 }
@@ -145,8 +149,11 @@ func (b *brokerChaos) groupCoordinator(ctx context.Context, group string, skip i
 	}
 	defer cl.Close()
 	r, ok := kadm.NewClient(cl).FindGroupCoordinators(ctx, group)[group]
-	if !ok || r.Err != nil {
-		return -1, fmt.Errorf("find the coordinator of group %s: %v", group, r.Err)
+	switch {
+	case !ok:
+		return -1, fmt.Errorf("find the coordinator of group %s: no answer", group)
+	case r.Err != nil:
+		return -1, fmt.Errorf("find the coordinator of group %s: %w", group, r.Err)
 	}
 	return b.node(r.NodeID), nil
 }
@@ -179,8 +186,12 @@ func (b *brokerChaos) listed(ctx context.Context, skip int) ([]int32, error) {
 func (b *brokerChaos) untilSomeTerminal(ids []string, n int) {
 	b.t.Helper()
 	eventually.Succeeds(b.t, 2*time.Minute, fmt.Sprintf("%d of %d runs terminal", n, len(ids)), func() error {
-		if got, err := b.terminal(context.Background(), ids); err != nil || got < n {
-			return fmt.Errorf("%d terminal (%v)", got, err)
+		got, err := b.terminal(context.Background(), ids)
+		if err != nil {
+			return err
+		}
+		if got < n {
+			return fmt.Errorf("%d terminal", got)
 		}
 		return nil
 	})
@@ -246,12 +257,18 @@ func (b *brokerChaos) fenced(victim int, frozen time.Time) error {
 		return fmt.Errorf("frozen for less than %s", brokerFrozenFor)
 	}
 	listed, err := b.listed(ctx, victim)
-	if err != nil || slices.Contains(listed, b.kafka.NodeID(victim)) {
-		return fmt.Errorf("the others list brokers %v (%v)", listed, err)
+	if err != nil {
+		return err
+	}
+	if slices.Contains(listed, b.kafka.NodeID(victim)) {
+		return fmt.Errorf("the others still list it among brokers %v", listed)
 	}
 	coord, err := b.groupCoordinator(ctx, kafka.DefaultExecutorGroup, victim)
-	if err != nil || coord == victim {
-		return fmt.Errorf("the group coordinator is broker index %d (%v)", coord, err)
+	if err != nil {
+		return err
+	}
+	if coord == victim {
+		return errors.New("it is still the group coordinator")
 	}
 	return nil
 }
