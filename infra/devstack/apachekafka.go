@@ -205,7 +205,7 @@ func (k *ApacheKafka) notReady(err error, offsets []int64) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "start apache kafka in %s: %v", k.cfg.Dir, err)
 	for i, n := range k.nodes {
-		fmt.Fprintf(&b, "\n--- tail of %s ---\n%s", n.log.Name(), fileTail(n.log, offsets[i]))
+		fmt.Fprintf(&b, "\n--- node %d: %s; tail of %s ---\n%s", n.id, n.state(), n.log.Name(), fileTail(n.log, offsets[i]))
 	}
 	return errors.New(b.String()) //nolint:err113 // err is only context here: a broker not ready is no condition to branch on
 }
@@ -299,6 +299,30 @@ func (k *ApacheKafka) Start(ctx context.Context, i int) error {
 	}
 	if err := k.waitNode(ctx, n); err != nil {
 		return fmt.Errorf("restart kafka node %d: %w\n--- tail of %s ---\n%s", n.id, err, n.log.Name(), fileTail(n.log, offset))
+	}
+	return nil
+}
+
+// StartAll starts every node that is down, all at once, with the same ids,
+// ports and data, and returns once the cluster serves as after
+// StartApacheKafka: every broker lists all of them and a transaction
+// commits. After every node went down this is the way back: a node started
+// alone with Start waits for a controller quorum that needs a majority.
+func (k *ApacheKafka) StartAll(ctx context.Context) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	offsets := make([]int64, len(k.nodes))
+	for i, n := range k.nodes {
+		offsets[i] = fileSize(n.log.Name())
+		if n.proc != nil {
+			continue
+		}
+		if err := k.launch(n); err != nil {
+			return err
+		}
+	}
+	if err := k.waitCluster(ctx); err != nil {
+		return k.notReady(err, offsets)
 	}
 	return nil
 }

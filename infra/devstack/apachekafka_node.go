@@ -24,6 +24,21 @@ type kafkaNode struct {
 	log            *os.File  // dir/kafka.log: the JVM's stdout and stderr
 }
 
+// state describes node n's process for an error: down, exited (how), or
+// its pid and scheduler state (a stopped JVM answers nothing).
+func (n *kafkaNode) state() string {
+	if n.proc == nil {
+		return "down"
+	}
+	select {
+	case <-n.proc.exited:
+		return fmt.Sprintf("exited (%v)", n.proc.err)
+	default:
+	}
+	pid := n.proc.cmd.Process.Pid
+	return fmt.Sprintf("pid %d, state %s", pid, processState(pid))
+}
+
 // addr is the broker's client address.
 func (n *kafkaNode) addr() string { return "127.0.0.1:" + strconv.Itoa(n.brokerPort) }
 

@@ -58,7 +58,8 @@ func (k *ApacheKafka) allIDs() []int32 {
 	return ids
 }
 
-// poll calls probe until it succeeds, node n's JVM exits, or ctx ends.
+// poll calls probe until it succeeds, the JVM of any node that runs exits
+// (the others wait for it in vain), or ctx ends.
 func (k *ApacheKafka) poll(ctx context.Context, n *kafkaNode, probe func(context.Context) error) error {
 	tick := time.NewTicker(kafkaPoll)
 	defer tick.Stop()
@@ -67,14 +68,30 @@ func (k *ApacheKafka) poll(ctx context.Context, n *kafkaNode, probe func(context
 		if err == nil {
 			return nil
 		}
+		if m := k.exitedNode(); m != nil {
+			return fmt.Errorf("node %d: %w: %w", m.id, errNodeExited, m.proc.err)
+		}
 		select {
-		case <-n.proc.exited:
-			return fmt.Errorf("node %d: %w: %w", n.id, errNodeExited, n.proc.err)
 		case <-ctx.Done():
 			return fmt.Errorf("node %d not ready: %w (last attempt: %w)", n.id, ctx.Err(), err)
 		case <-tick.C:
 		}
 	}
+}
+
+// exitedNode returns a node whose JVM was started and has exited, or nil.
+func (k *ApacheKafka) exitedNode() *kafkaNode {
+	for _, n := range k.nodes {
+		if n.proc == nil {
+			continue
+		}
+		select {
+		case <-n.proc.exited:
+			return n
+		default:
+		}
+	}
+	return nil
 }
 
 // probeMetadata asks node n alone for the cluster's brokers and checks that

@@ -44,6 +44,7 @@ func TestApacheKafkaThreeBrokers(t *testing.T) {
 	t.Run("read_committed sees only committed records", func(t *testing.T) { testCommittedOnly(ctx, t, k) })
 	t.Run("EndTxn latency", func(t *testing.T) { testEndTxnLatency(ctx, t, k) })
 	t.Run("leader killed, acks=all still accepted", func(t *testing.T) { testLeaderKilled(ctx, t, k) })
+	t.Run("every broker killed, StartAll serves the data again", func(t *testing.T) { testAllKilled(ctx, t, k) })
 	for i := range 3 {
 		t.Logf("figure: broker %d RSS at the end: %s", k.NodeID(i), rss(t, k.PID(i)))
 	}
@@ -128,6 +129,26 @@ func testLeaderKilled(ctx context.Context, t *testing.T, k *devstack.ApacheKafka
 		t.Fatal(err)
 	}
 	t.Logf("figure: killed broker %d restarted and listed after %s", leader, time.Since(restarted).Round(time.Millisecond))
+}
+
+func testAllKilled(ctx context.Context, t *testing.T, k *devstack.ApacheKafka) {
+	topic := createTopic(ctx, t, k, 1)
+	p := kafkaClient(t, k, kgo.TransactionalID("all-killed"), kgo.DefaultProduceTopic(topic))
+	transact(ctx, t, p, kgo.TryCommit, "before")
+	for i := range 3 {
+		if err := k.Kill(i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	restarted := time.Now()
+	if err := k.StartAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("figure: every broker killed, StartAll ready after %s", time.Since(restarted).Round(time.Millisecond))
+	transact(ctx, t, p, kgo.TryCommit, "after")
+	if got := consumeUntil(ctx, t, k, topic, kgo.ReadCommitted(), "after"); !slices.Equal(got, []string{"before", "after"}) {
+		t.Errorf("read_committed saw %v, want [before after]", got)
+	}
 }
 
 // kafkaClient is a client of k closed when the test ends.

@@ -79,3 +79,17 @@ func processCmdline(pid int) (args []string, ok bool) {
 func sysProcAttrKillOnParentDeath() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }
+
+// processState is the scheduler state of pid from /proc (R running, S
+// sleeping, T stopped, Z zombie, …), or "gone".
+func processState(pid int) string {
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return "gone"
+	}
+	state, _, ok := parseStat(string(stat))
+	if !ok {
+		return "unknown"
+	}
+	return state
+}

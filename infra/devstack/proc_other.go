@@ -28,3 +28,6 @@ func processCmdline(int) ([]string, bool) { return nil, false }
 // sysProcAttrKillOnParentDeath is sysProcAttr(nil): there is no parent-death
 // signal outside Linux.
 func sysProcAttrKillOnParentDeath() *syscall.SysProcAttr { return sysProcAttr(nil) }
+
+// processState is unknown without /proc.
+func processState(int) string { return "unknown" }

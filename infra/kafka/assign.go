@@ -37,7 +37,7 @@ func (o *Owner) assigned(sctx context.Context, cancel context.CancelCauseFunc) f
 // ever commit from earlier owners.
 func (o *Owner) take(ctx context.Context, p int32, cancel context.CancelCauseFunc) error {
 	prod, err := NewClient(o.cfg.Kafka,
-		kgo.TransactionalID(fmt.Sprintf("%s-p%d", o.cfg.TxnIDPrefix, p)),
+		kgo.TransactionalID(TransactionalID(o.cfg.TxnIDPrefix, p)),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()),
 		kgo.ProducerLinger(0),
 		kgo.MetadataMinAge(partitionMetadataMinAge),
@@ -96,6 +96,11 @@ func (o *Owner) take(ctx context.Context, p int32, cancel context.CancelCauseFun
 // as soon, too.
 const partitionMetadataMinAge = 100 * time.Millisecond
 
+// TransactionalID is the transactional id of partition p's writer for the
+// executors' prefix: one id per partition, so the next owner's initialisation
+// fences the previous one.
+func TransactionalID(prefix string, p int32) string { return fmt.Sprintf("%s-p%d", prefix, p) }
+
 // adjust starts consuming each assigned commands partition right after the
 // last command whose effects are in the log, ignoring group offsets.
 func (o *Owner) adjust(_ context.Context, offsets map[string]map[int32]kgo.Offset) (map[string]map[int32]kgo.Offset, error) {
@@ -126,6 +131,7 @@ func (o *Owner) revoked(_ context.Context, _ *kgo.Client, revoked map[string][]i
 		if !ok {
 			continue
 		}
+		part.revoking()
 		o.h.Revoked(p)
 		part.close()
 		o.log.Debug("partition revoked", zap.Int32("partition", p))

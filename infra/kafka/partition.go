@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -50,6 +51,8 @@ type Partition struct {
 
 	mu     sync.Mutex
 	closed bool
+	// handingBack is set once the partition is being revoked.
+	handingBack atomic.Bool
 }
 
 // Partitions returns the partition count of the commands topic, which equals
@@ -65,7 +68,10 @@ func (p *Partition) ID() int32 { return p.id }
 // committed. Any error means the outcome is unknown or the writer was fenced:
 // the partition becomes unusable (every later Append returns
 // ErrPartitionLost) and the Owner restarts its session, so that the next
-// owner rebuilds from what actually committed.
+// owner rebuilds from what actually committed. An Append that fails while
+// the partition is being revoked (its caller cancels it to stop) leaves the
+// session alone: the partition is on its way to its next owner already, and
+// the Owner's other partitions stay where they are.
 func (p *Partition) Append(ctx context.Context, recs []OutRecord, cmdOffset int64) error {
 	if len(recs) == 0 {
 		return errors.New("append: no records (an empty transaction commits nothing)")
@@ -79,7 +85,9 @@ func (p *Partition) Append(ctx context.Context, recs []OutRecord, cmdOffset int6
 		p.closed = true
 		p.prod.Close()
 		err = fmt.Errorf("append to %s/%d: %w", p.topic, p.id, err)
-		p.onFatal(err)
+		if !p.handingBack.Load() {
+			p.onFatal(err)
+		}
 		return err
 	}
 	return nil
@@ -134,6 +142,14 @@ func (p *Partition) transact(ctx context.Context, recs []OutRecord, cmdOffset in
 	}
 	return errors.Join(perr, flushErr)
 }
+
+// revoking marks the partition as being handed back to the group, before
+// its handler is told to stop: an append the handler cancels then fails
+// without restarting the session. A revoke during a rebalance would
+// otherwise end the session of every partition the member keeps, and its
+// rejoining start the next rebalance: on a broker whose rebalances take
+// seconds, two executors took turns doing that to each other.
+func (p *Partition) revoking() { p.handingBack.Store(true) }
 
 // close stops the writer without ending an open transaction; waiting for the
 // mutex means an in-flight Append finishes first.

@@ -101,7 +101,7 @@ func New(cfg Config, store Store, sender CommandSender, health []HealthCheck, lo
 
 // Handler returns the http.Handler serving every route, with request logging.
 // Requests that are not valid UTF-8 text are refused before any route runs.
-func (a *API) Handler() http.Handler { return a.logRequests(a.checkEncoding(a.mux)) }
+func (a *API) Handler() http.Handler { return keepWriter(a.logRequests(a.checkEncoding(a.mux))) }
 
 // OpenAPI returns the OpenAPI 3.1 document describing the API.
 func (a *API) OpenAPI() *huma.OpenAPI { return a.api.OpenAPI() }
@@ -155,7 +155,9 @@ func register[I, O any](a *API, op huma.Operation, h func(context.Context, *I) (
 		op.Security = secured
 	}
 	op.MaxBodyBytes = a.cfg.MaxBodyBytes
+	op.BodyReadTimeout = a.cfg.Limits.BodyReadTimeout
 	huma.Register(a.api, op, func(ctx context.Context, in *I) (*O, error) {
+		liftReadDeadline(ctx)
 		out, err := h(ctx, in)
 		if err != nil {
 			return nil, a.problemFor(ctx, err)

@@ -222,3 +222,20 @@ func TestOtherTenantsRunIsNotFound(t *testing.T) {
 		t.Fatalf("%d commands sent for a run the tenant cannot see", n)
 	}
 }
+
+// TestAHandlerSlowerThanTheBodyTimeoutRunsToItsEnd waits for an outcome that
+// never comes for longer than a body may take to arrive: the wait runs out as
+// pending instead of being cancelled halfway, and so does the next request on
+// the same keep-alive connection.
+func TestAHandlerSlowerThanTheBodyTimeoutRunsToItsEnd(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, withConfig(func(c *api.Config) { c.Limits.BodyReadTimeout = 20 * time.Millisecond }))
+	e.sender.stall() // no outcome ever arrives
+	for i := range 3 {
+		// 300 ms: many times the body timeout, so its deadline passes while the handler waits.
+		r := e.do(t, "POST", "/v1/runs?wait=300ms", tokenA, createBody("hi")).want(t, http.StatusAccepted)
+		if r.command(t).Outcome != client.OutcomePending {
+			t.Fatalf("request %d: answer %s", i, r.raw)
+		}
+	}
+}

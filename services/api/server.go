@@ -21,6 +21,10 @@ const (
 	// request headers: generous for a slow mobile link, short enough that
 	// a slowloris client cannot pin a connection.
 	DefaultReadHeaderTimeout = 10 * time.Second
+	// DefaultBodyReadTimeout is how long a client may take to send a
+	// request body once its headers are in: huma's default, ample for the
+	// few KiB a command carries.
+	DefaultBodyReadTimeout = 5 * time.Second
 	// DefaultIdleTimeout closes a keep-alive connection with no request for
 	// this long; 60 s matches common load balancers' idle timeout.
 	DefaultIdleTimeout = 60 * time.Second
@@ -44,6 +48,9 @@ const (
 type Limits struct {
 	// ReadHeaderTimeout: default DefaultReadHeaderTimeout.
 	ReadHeaderTimeout time.Duration
+	// BodyReadTimeout bounds reading a request body; the handler's own work
+	// is not bounded by it. Default DefaultBodyReadTimeout.
+	BodyReadTimeout time.Duration
 	// IdleTimeout: default DefaultIdleTimeout.
 	IdleTimeout time.Duration
 	// MaxHeaderBytes: larger request headers get 431. Default
@@ -63,6 +70,7 @@ type Limits struct {
 
 func (l *Limits) setDefaults() {
 	setDefault(&l.ReadHeaderTimeout, DefaultReadHeaderTimeout)
+	setDefault(&l.BodyReadTimeout, DefaultBodyReadTimeout)
 	setDefault(&l.IdleTimeout, DefaultIdleTimeout)
 	setDefault(&l.MaxHeaderBytes, DefaultMaxHeaderBytes)
 	setDefault(&l.MaxConns, DefaultMaxConns)
@@ -77,7 +85,7 @@ func setDefault[T int | time.Duration](v *T, def T) {
 }
 
 func (l Limits) validate() error {
-	if l.ReadHeaderTimeout < 0 || l.IdleTimeout < 0 || l.MaxHeaderBytes < 0 || l.MaxConns < 0 ||
+	if l.ReadHeaderTimeout < 0 || l.BodyReadTimeout < 0 || l.IdleTimeout < 0 || l.MaxHeaderBytes < 0 || l.MaxConns < 0 ||
 		l.MaxStreams < 0 || l.MaxStreamsPerPrincipal < 0 {
 		return fmt.Errorf("api: Limits must not be negative (%+v)", l)
 	}

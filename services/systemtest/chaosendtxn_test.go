@@ -113,7 +113,7 @@ func TestChaosCommitOutcomeLost(t *testing.T) {
 	if landed == 0 {
 		t.Fatal("no commit outcome was hidden: the scenario proves nothing")
 	}
-	if n := c.logged("partition writer failed", "outcome unknown"); n < landed {
+	if n := c.logged("append failed; partition given up", "outcome unknown"); n < landed {
 		t.Errorf("%d executors gave up a partition on an unknown outcome, want %d", n, landed)
 	}
 	c.check(c.front, ids)

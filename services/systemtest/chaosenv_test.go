@@ -46,7 +46,13 @@ func chaosN(full, short int) int {
 // newChaos starts the system; front lists the front stack's components.
 func newChaos(t *testing.T, front ...stack.Component) *chaos {
 	t.Helper()
-	e := newEnv(t)
+	return newChaosIn(newEnv(t), front...)
+}
+
+// newChaosIn is newChaos in the env e.
+func newChaosIn(e *env, front ...stack.Component) *chaos {
+	t := e.t
+	t.Helper()
 	count := filepath.Join(t.TempDir(), "count")
 	// The run's TMPDIR is <sandbox>/sessions/<sid>/runs/<runId>/tmp.
 	tool := fmt.Sprintf(`{"command":"basename \"$(dirname \"$TMPDIR\")\" >> %s"}`, count)

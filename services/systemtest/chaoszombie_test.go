@@ -76,7 +76,7 @@ func TestChaosZombieExecutorFenced(t *testing.T) {
 	})
 	close(f.release)
 	eventually.Succeeds(t, 10*time.Second, "executor A's commit refused", func() error {
-		if c.logged("exA", "partition writer failed", "/"+fmt.Sprint(p)+":") == 0 {
+		if c.logged("exA", "append failed; partition given up", "/"+fmt.Sprint(p)+":") == 0 {
 			return fmt.Errorf("no failed append of partition %d logged by A", p)
 		}
 		return nil

@@ -41,12 +41,18 @@ type env struct {
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	cl := kafkatest.NewCluster(t, 4)
+	return newEnvOn(t, cl.Config())
+}
+
+// newEnvOn is newEnv on the cluster kcfg names, which the caller runs.
+func newEnvOn(t *testing.T, kcfg kafka.Config) *env {
+	t.Helper()
 	slow := profile.Turn{Text: strings.Repeat("streaming a slow answer, word by word, so it can be cancelled. ", 3), ChunkChars: 4, Delay: 25 * time.Millisecond}
 	cat, err := profile.NewCatalog(profile.Profile{ID: "slow", Model: profile.ModelScripted, Script: []profile.Turn{slow, slow, slow}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &env{t: t, kcfg: cl.Config(), dsn: pgtest.NewDatabase(t), cat: cat,
+	return &env{t: t, kcfg: kcfg, dsn: pgtest.NewDatabase(t), cat: cat,
 		keys: commands.GenerateKeyRing()}
 }
 
