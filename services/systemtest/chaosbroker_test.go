@@ -118,12 +118,7 @@ func TestChaosBrokerTxnCoordinatorKilled(t *testing.T) {
 		ids = append(ids, c.createRuns(fmt.Sprint("coord", i), batch)...)
 		c.untilSomeTerminal(ids, len(ids)-batch+1)
 		k.armed.Store(true)
-		var hit coordKill
-		select {
-		case hit = <-k.hit:
-		case <-time.After(2 * time.Minute): // commits come every few milliseconds while runs are in flight
-			t.Fatal("no executor committed after the kill was armed")
-		}
+		hit := c.awaitKill(k, &ids, i)
 		if hit.err != nil {
 			t.Fatalf("kill the coordinator of partition %d: %v", hit.part, hit.err)
 		}
@@ -147,6 +142,24 @@ func TestChaosBrokerTxnCoordinatorKilled(t *testing.T) {
 	t.Logf("figure: from a coordinator's kill to its partition's next commit: %v", k.took)
 	k.mu.Unlock()
 	c.check(c.front, ids)
+}
+
+// awaitKill waits for the armed kill. Commits come every few milliseconds
+// while runs are in flight, but the batch may have ended before the kill was
+// armed: then a few more runs are created (and added to ids) to make the
+// commit the kill waits for.
+func (c *brokerChaos) awaitKill(k *coordKiller, ids *[]string, round int) coordKill {
+	c.t.Helper()
+	for more := range 8 {
+		select {
+		case hit := <-k.hit:
+			return hit
+		case <-time.After(15 * time.Second):
+			*ids = append(*ids, c.createRuns(fmt.Sprintf("coord%d-more%d-", round, more), 2)...)
+		}
+	}
+	c.t.Fatal("no executor committed after the kill was armed, with more runs created to make commits")
+	return coordKill{}
 }
 
 // TestChaosBrokerAllRestarted crashes every broker at once (SIGKILL) while
