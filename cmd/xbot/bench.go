@@ -13,11 +13,13 @@ import (
 
 // benchDefaults are settings bench picks unless the flag or its variable is
 // given: quiet logs, free ports, tools on the local provider in the temp dir,
-// and sandbox caps above --concurrency's default (all runs are one tenant's),
-// so that the figures measure the runtime rather than the caps.
+// and sandbox and stream caps above --concurrency's default (all runs are
+// one tenant's and every client follows its run's stream under the one
+// token), so that the figures measure the runtime rather than the caps.
 var benchDefaults = map[string]string{"log_level": "warn", "api_addr": "127.0.0.1:0",
 	"dev_kafka_addr": "127.0.0.1:0", "compute_provider": "local",
-	"sandbox_max_per_tenant": "1000", "sandbox_max_total": "1000"}
+	"sandbox_max_per_tenant": "1000", "sandbox_max_total": "1000",
+	"api_max_streams": "4096", "api_max_streams_per_principal": "1000"}
 
 // runBench runs the load tool against the whole system, started like dev.
 func runBench(ctx context.Context, args []string) error {

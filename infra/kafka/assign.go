@@ -96,6 +96,11 @@ func (o *Owner) take(ctx context.Context, p int32, cancel context.CancelCauseFun
 // as soon, too.
 const partitionMetadataMinAge = 100 * time.Millisecond
 
+// WriterTuning returns the producer options the partition writers set beyond
+// franz-go's defaults, for raw baselines that are to be measured the same
+// way.
+func WriterTuning() []kgo.Opt { return []kgo.Opt{kgo.MetadataMinAge(partitionMetadataMinAge)} }
+
 // TransactionalID is the transactional id of partition p's writer for the
 // executors' prefix: one id per partition, so the next owner's initialisation
 // fences the previous one.

@@ -14,6 +14,7 @@ import (
 	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
 	"github.com/xbot-runtime/xbot/infra/devstack/kafkatest"
 	"github.com/xbot-runtime/xbot/infra/devstack/pgtest"
+	"github.com/xbot-runtime/xbot/infra/kafka"
 	"github.com/xbot-runtime/xbot/services/api/client"
 	"github.com/xbot-runtime/xbot/services/engine/profile"
 	"github.com/xbot-runtime/xbot/services/engine/tools"
@@ -117,8 +118,8 @@ func waitCompleted(b *testing.B, st *stack.Stack, n int) {
 // cluster, 50 records per transaction, no consumer and no database.
 func BenchmarkRawTransactionalProduce(b *testing.B) {
 	kc := kafkatest.NewCluster(b, 12).Config()
-	prod, err := kgo.NewClient(kgo.SeedBrokers(kc.Brokers...), kgo.TransactionalID(kc.Group("bench")), kgo.DefaultProduceTopic(kc.TopicPrefix+"raw"),
-		kgo.AllowAutoTopicCreation())
+	prod, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(kc.Brokers...), kgo.TransactionalID(kc.Group("bench")),
+		kgo.DefaultProduceTopic(kc.TopicPrefix + "raw"), kgo.AllowAutoTopicCreation()}, kafka.WriterTuning()...)...)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -152,8 +153,8 @@ func BenchmarkRawTransactionalProduce(b *testing.B) {
 // transaction and of its EndTxn alone, the floor under every append's wait.
 func BenchmarkRawTransactionLatency(b *testing.B) {
 	kc := kafkatest.NewConfig(b, 12)
-	prod, err := kgo.NewClient(kgo.SeedBrokers(kc.Brokers...), kgo.TransactionalID(kc.Group("bench-latency")),
-		kgo.DefaultProduceTopic(kc.EventsTopic()), kgo.ProducerLinger(0))
+	prod, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(kc.Brokers...), kgo.TransactionalID(kc.Group("bench-latency")),
+		kgo.DefaultProduceTopic(kc.EventsTopic()), kgo.ProducerLinger(0)}, kafka.WriterTuning()...)...)
 	if err != nil {
 		b.Fatal(err)
 	}

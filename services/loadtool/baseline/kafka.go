@@ -20,10 +20,12 @@ const RecordsPerTxn = 50
 // by the broker on first use. A failed transaction is aborted and ends the
 // baseline.
 // The client connects like every other xbot client (kc's brokers and
-// security settings).
+// security settings) and is tuned as the partition writers are
+// (kafka.WriterTuning).
 func Kafka(ctx context.Context, kc kafka.Config, topic string, evs []Event) (Result, error) {
-	cl, err := kafka.NewClient(kc, kgo.TransactionalID(topic+"-txn"),
-		kgo.DefaultProduceTopic(topic), kgo.AllowAutoTopicCreation())
+	opts := append([]kgo.Opt{kgo.TransactionalID(topic + "-txn"), kgo.DefaultProduceTopic(topic), kgo.AllowAutoTopicCreation()},
+		kafka.WriterTuning()...)
+	cl, err := kafka.NewClient(kc, opts...)
 	if err != nil {
 		return Result{}, fmt.Errorf("kafka baseline: client: %w", err)
 	}
