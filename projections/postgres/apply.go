@@ -106,18 +106,6 @@ func lockKeys(projector, topic string, recs []Record) []int64 {
 	return keys
 }
 
-// GapError reports an event whose seq is not the next one of its run: the
-// projector would skip Expected..Actual-1. Nothing of the batch was written.
-type GapError struct {
-	RunID    string
-	Expected int64
-	Actual   int64
-}
-
-func (e *GapError) Error() string {
-	return fmt.Sprintf("run %s: seq gap: expected seq %d, got %d", e.RunID, e.Expected, e.Actual)
-}
-
 // RecordError reports a record that cannot be projected (not a valid event
 // envelope, a payload the read model needs that does not decode, or a seq
 // gap, wrapping an *events.SeqGapError). Nothing of the batch was written; the caller

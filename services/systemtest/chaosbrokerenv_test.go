@@ -134,16 +134,22 @@ func (b *brokerChaos) txnCoordinator(ctx context.Context, p int32) (int, error) 
 	return b.node(r.NodeID), nil
 }
 
-// groupCoordinator returns the index of the broker coordinating group,
-// asking only the brokers other than skip (a frozen broker answers nothing).
-func (b *brokerChaos) groupCoordinator(ctx context.Context, group string, skip int) (int, error) {
+// clientWithout returns a client that knows every broker but the one at
+// index skip (a frozen broker answers nothing); the caller closes it.
+func (b *brokerChaos) clientWithout(skip int) (*kgo.Client, error) {
 	var seeds []string
 	for i, a := range b.kafka.Addrs() {
 		if i != skip {
 			seeds = append(seeds, a)
 		}
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...))
+	return kgo.NewClient(kgo.SeedBrokers(seeds...))
+}
+
+// groupCoordinator returns the index of the broker coordinating group,
+// asking only the brokers other than skip (a frozen broker answers nothing).
+func (b *brokerChaos) groupCoordinator(ctx context.Context, group string, skip int) (int, error) {
+	cl, err := b.clientWithout(skip)
 	if err != nil {
 		return -1, err
 	}
@@ -161,13 +167,7 @@ func (b *brokerChaos) groupCoordinator(ctx context.Context, group string, skip i
 // listed returns the node ids of the brokers the cluster lists now, asking
 // the brokers other than skip.
 func (b *brokerChaos) listed(ctx context.Context, skip int) ([]int32, error) {
-	var seeds []string
-	for i, a := range b.kafka.Addrs() {
-		if i != skip {
-			seeds = append(seeds, a)
-		}
-	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...))
+	cl, err := b.clientWithout(skip)
 	if err != nil {
 		return nil, err
 	}
