@@ -45,6 +45,10 @@ const (
 
 // AdmitOptions carries what admission needs to know beyond the run's state.
 type AdmitOptions struct {
+	// History returns where the commanded run and its session's earlier
+	// runs are on the events topic (nil: not known), for the create a
+	// follow-up sends. Nil gives follow-ups no history.
+	History func() *SessionHistory
 	// KnownAgent reports whether an agent profile exists. Required for CreateRun.
 	KnownAgent func(agentID string) bool
 	// Implemented reports whether the executor's engine can honour a command

@@ -50,7 +50,33 @@ type CreateRunPayload struct {
 	// (the API from the read model, the executor for a follow-up); clients
 	// of the HTTP API cannot.
 	SessionGrants []events.PermissionGrant `json:"sessionGrants,omitempty"`
+	// History says where the session's earlier runs are on the events topic,
+	// so that the run's engine reads their conversation from those ranges
+	// instead of searching partitions. The executor sets it on a follow-up's
+	// create; clients of the HTTP API cannot. Nil when not known (a create
+	// that names parentRunId itself): the engine then searches the parent's
+	// partition.
+	History *SessionHistory `json:"history,omitempty"`
 }
+
+// SessionHistory locates a session's earlier runs, oldest first.
+type SessionHistory struct {
+	Runs []HistoryRef `json:"runs"`
+}
+
+// HistoryRef locates one run's events: every event of run RunID that a
+// follow-up reads is on partition Partition of the events topic at an offset
+// in [From, To).
+type HistoryRef struct {
+	RunID     string `json:"runId"`
+	Partition int32  `json:"partition"`
+	From      int64  `json:"from"`
+	To        int64  `json:"to"`
+}
+
+// MaxHistoryRuns bounds how many earlier runs of a session a follow-up's
+// context reads: the newest MaxHistoryRuns.
+const MaxHistoryRuns = 32
 
 // Intents of AppendUserInput.
 const (

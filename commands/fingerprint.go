@@ -12,7 +12,7 @@ import (
 // Go's fixed field order and sorted map keys). It leaves out what differs
 // between a request and its retry: the commandId, issuedAt, the actor and
 // envelope fields the caller does not choose, and a CreateRun's session
-// grants, which the runtime looks up anew for each attempt. A payload that
+// grants and history, which the runtime looks up anew for each attempt. A payload that
 // does not decode is fingerprinted as its raw bytes.
 func Fingerprint(c Envelope) string {
 	h := sha256.New()
@@ -29,7 +29,7 @@ func canonicalPayload(c Envelope) []byte {
 	}
 	if cr, ok := p.(*CreateRunPayload); ok {
 		cp := *cr
-		cp.SessionGrants = nil
+		cp.SessionGrants, cp.History = nil, nil
 		p = &cp
 	}
 	raw, err := json.Marshal(p)

@@ -18,8 +18,9 @@ func FollowUpRunID(followUpCommandID string, sk events.SandboxKey, partitions in
 // finished run parent starts the session's next run: same tenant, session,
 // agent and sandbox, parentRunId set, the follow-up's content as input. Every
 // id is derived from the follow-up, so producing it twice is harmless (the
-// second is a duplicate of the first).
-func FollowUpCreate(followUp Envelope, p *AppendUserInputPayload, parent events.RunState, partitions int, issuedAt int64) (Envelope, error) {
+// second is a duplicate of the first). history locates the parent and its
+// own earlier runs (nil when not known).
+func FollowUpCreate(followUp Envelope, p *AppendUserInputPayload, parent events.RunState, history *SessionHistory, partitions int, issuedAt int64) (Envelope, error) {
 	if p.Intent != IntentFollowUp {
 		return Envelope{}, fmt.Errorf("follow-up create: intent is %q", p.Intent)
 	}
@@ -28,6 +29,7 @@ func FollowUpCreate(followUp Envelope, p *AppendUserInputPayload, parent events.
 		SandboxKey: parent.SandboxKey, ParentRunID: parent.RunID,
 		// The session's grants go on with it.
 		SessionGrants: parent.SessionGrants(),
+		History:       history,
 	})
 	if err != nil {
 		return Envelope{}, err

@@ -34,7 +34,11 @@ func (p *AppendUserInputPayload) decide(st *events.RunState, c Envelope, opts Ad
 // it creates the next run of the session, and the finished run only records
 // that it was applied.
 func followUp(st *events.RunState, c Envelope, p *AppendUserInputPayload, opts AdmitOptions) Decision {
-	next, err := FollowUpCreate(c, p, *st, opts.Partitions, opts.Now)
+	var h *SessionHistory
+	if opts.History != nil {
+		h = opts.History()
+	}
+	next, err := FollowUpCreate(c, p, *st, h, opts.Partitions, opts.Now)
 	if err != nil {
 		return reject(c, events.CodeInternal, "internal error during admission")
 	}

@@ -192,6 +192,18 @@ func validateCreate(ck *checker, c Envelope, v *CreateRunPayload) {
 		ck.match(f+".toolName", g.ToolName, keyPattern, "1-160 characters of [A-Za-z0-9._:-]")
 		ck.maxBytes(f+".ruleId", g.RuleID, MaxIdempotencyKeyLen)
 	}
+	if h := v.History; h != nil {
+		if len(h.Runs) > MaxHistoryRuns {
+			ck.add("payload.history.runs", "must have at most %d runs", MaxHistoryRuns)
+		}
+		for i, r := range h.Runs {
+			f := fmt.Sprintf("payload.history.runs[%d]", i)
+			ck.id(f+".runId", "run", r.RunID)
+			if r.Partition < 0 || r.From < 0 || r.To < r.From {
+				ck.add(f, "must have partition >= 0 and 0 <= from <= to")
+			}
+		}
+	}
 	if len(v.Metadata) > maxMetadataEntries {
 		ck.add("payload.metadata", "must have at most %d entries", maxMetadataEntries)
 	}

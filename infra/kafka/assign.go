@@ -54,24 +54,24 @@ func (o *Owner) take(ctx context.Context, p int32, cancel context.CancelCauseFun
 		return fmt.Errorf("init producer for partition %d: %w", p, err)
 	}
 	counts := map[string]int{}
-	for _, topic := range []string{o.cfg.Kafka.CommandsTopic(), o.cfg.Kafka.DeadLetterTopic()} {
+	for _, topic := range []string{o.cfg.Kafka.CommandsTopic(), o.cfg.Kafka.DeadLetterTopic(), o.cfg.Kafka.CheckpointsTopic()} {
 		if counts[topic], err = learnWritable(ctx, prod, topic); err != nil {
 			prod.Close()
 			return fmt.Errorf("init producer for partition %d: %w", p, err)
 		}
 	}
 	part := &Partition{id: p, topic: o.cfg.Kafka.EventsTopic(), prod: prod, onFatal: o.fatal(cancel), hooks: o.cfg.Hooks,
-		counts: counts, cmdTopic: o.cfg.Kafka.CommandsTopic()}
-	next := int64(-1)
+		counts: counts, cmdTopic: o.cfg.Kafka.CommandsTopic(), resumeAt: -1, ends: map[string]int64{}}
 	replay := func(fn func(Record) error) error {
 		maxCmd, err := ReadPartition(ctx, o.cfg.Kafka, o.cfg.Kafka.EventsTopic(), p, fn)
-		next = maxCmd + 1
+		part.ResumeAt(maxCmd + 1)
 		return err
 	}
 	if err := o.h.Assigned(ctx, part, replay); err != nil {
 		prod.Close()
 		return fmt.Errorf("rebuild partition %d: %w", p, err)
 	}
+	next := part.resumeAt
 	o.mu.Lock()
 	if o.killed {
 		o.mu.Unlock()

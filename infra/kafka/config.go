@@ -63,6 +63,7 @@ const (
 	eventsTopic     = "xbot.events.v1"
 	imOutboxTopic   = "xbot.im.outbox.v1"
 	deadLetterTopic = "xbot.deadletter.v1"
+	checkpointTopic = "xbot.checkpoints.v1"
 )
 
 // CommandsTopic is the topic commands are produced to, keyed by runId.
@@ -76,6 +77,11 @@ func (c Config) IMOutboxTopic() string { return c.TopicPrefix + imOutboxTopic }
 
 // DeadLetterTopic receives records a projector could not apply.
 func (c Config) DeadLetterTopic() string { return c.TopicPrefix + deadLetterTopic }
+
+// CheckpointsTopic holds the executors' checkpoints of run state, partition p
+// for the runs of partition p, written in the transactions of the events
+// they summarise. It is compacted.
+func (c Config) CheckpointsTopic() string { return c.TopicPrefix + checkpointTopic }
 
 // Group returns the consumer group or transactional-id prefix xbot calls
 // name, under GroupPrefix.

@@ -14,9 +14,12 @@ import (
 // Handler is what an Owner drives: the executor.
 type Handler interface {
 	// Assigned is called when p becomes owned, after p's previous writer was
-	// fenced. replay streams every committed event of the partition in order;
-	// the handler must call it exactly once before returning. Commands for p
-	// are delivered only after Assigned returns nil.
+	// fenced. The handler restores its state and says where the commands it
+	// has not consumed begin: either it calls replay, which streams every
+	// committed event of the partition from its start and resumes after the
+	// last command whose offset their headers carry, or it calls p.ResumeAt
+	// with that offset (read from a checkpoint). Commands for p are
+	// delivered only after Assigned returns nil.
 	Assigned(ctx context.Context, p *Partition, replay func(fn func(Record) error) error) error
 	// Commands delivers polled command records of an owned partition, in offset order.
 	Commands(p int32, recs []Record)

@@ -33,6 +33,12 @@ type OutRecord struct {
 	// Headers are extra record headers (a command's signature, a dead
 	// letter's reason).
 	Headers map[string]string
+	// SamePartition writes the record to this partition's number of Topic
+	// instead of the one Key hashes to (checkpoints: partition p of the
+	// checkpoints topic summarises partition p's runs).
+	SamePartition bool
+	// Offset is set by a successful Append to the offset the record got.
+	Offset int64
 }
 
 // Partition is the single writer of one partition of the events topic, held
@@ -51,8 +57,30 @@ type Partition struct {
 
 	mu     sync.Mutex
 	closed bool
+	// ends are, per topic, the offset after the last record an Append of
+	// this owner wrote to this partition's number (an upper bound of what
+	// is committed there, and a lower bound of every later record's offset).
+	ends map[string]int64
 	// handingBack is set once the partition is being revoked.
 	handingBack atomic.Bool
+	// resumeAt is the offset of the first command the handler has not
+	// consumed (-1 until it says).
+	resumeAt int64
+}
+
+// ResumeAt tells the Owner where the commands of this partition that the
+// handler has not consumed begin; call it from Handler.Assigned.
+func (p *Partition) ResumeAt(offset int64) { p.resumeAt = offset }
+
+// End returns the offset after the last record this owner appended to this
+// partition's number of topic, or -1 when it appended none there yet.
+func (p *Partition) End(topic string) int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if e, ok := p.ends[topic]; ok {
+		return e
+	}
+	return -1
 }
 
 // Partitions returns the partition count of the commands topic, which equals
@@ -104,8 +132,9 @@ func (p *Partition) transact(ctx context.Context, recs []OutRecord, cmdOffset in
 	var (
 		mu      sync.Mutex
 		prodErr error
+		ends    = map[string]int64{}
 	)
-	for _, r := range recs {
+	for i, r := range recs {
 		rec := &kgo.Record{Topic: p.topic, Partition: p.id, Key: []byte(r.Key), Value: r.Value,
 			Headers: append(recordHeaders(r.Headers), headers...)}
 		if r.Topic != "" && r.Topic != p.topic {
@@ -114,11 +143,23 @@ func (p *Partition) transact(ctx context.Context, recs []OutRecord, cmdOffset in
 				return fmt.Errorf("append: topic %s is not writable by this partition's producer", r.Topic)
 			}
 			rec.Topic, rec.Partition, rec.Headers = r.Topic, partition.For(r.Key, n), recordHeaders(r.Headers)
+			if r.SamePartition {
+				if int(p.id) >= n {
+					return fmt.Errorf("append: topic %s has no partition %d", r.Topic, p.id)
+				}
+				rec.Partition = p.id
+			}
 		}
-		p.prod.Produce(ctx, rec, func(_ *kgo.Record, err error) {
+		p.prod.Produce(ctx, rec, func(pr *kgo.Record, err error) {
 			mu.Lock()
+			defer mu.Unlock()
 			prodErr = errors.Join(prodErr, err)
-			mu.Unlock()
+			if err == nil {
+				recs[i].Offset = pr.Offset
+				if pr.Partition == p.id {
+					ends[pr.Topic] = max(ends[pr.Topic], pr.Offset+1)
+				}
+			}
 		})
 	}
 	flushErr := p.prod.Flush(ctx)
@@ -140,7 +181,15 @@ func (p *Partition) transact(ctx context.Context, recs []OutRecord, cmdOffset in
 	if err := p.prod.EndTransaction(ectx, commit); err != nil {
 		return fmt.Errorf("end transaction (outcome unknown): %w", err)
 	}
-	return errors.Join(perr, flushErr)
+	if err := errors.Join(perr, flushErr); err != nil {
+		return err
+	}
+	mu.Lock()
+	for t, e := range ends {
+		p.ends[t] = max(p.ends[t], e)
+	}
+	mu.Unlock()
+	return nil
 }
 
 // revoking marks the partition as being handed back to the group, before

@@ -29,11 +29,27 @@ const cmdOffsetHeader = "xbot-cmd-offset"
 // when none). Call it only after fencing the partition's previous writer, so
 // that no transaction is left open and the last stable offset is the end.
 func ReadPartition(ctx context.Context, c Config, topic string, p int32, fn func(Record) error) (int64, error) {
-	cl, err := NewClient(c,
-		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {p: kgo.NewOffset().AtStart()}}),
-		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
-		kgo.KeepControlRecords(),
-	)
+	maxCmd := int64(-1)
+	_, err := ReadRange(ctx, c, topic, p, 0, -1, func(rec Record) error {
+		if v, err := strconv.ParseInt(rec.Headers[cmdOffsetHeader], 10, 64); err == nil {
+			maxCmd = max(maxCmd, v)
+		}
+		return fn(rec)
+	})
+	if err != nil {
+		return -1, err
+	}
+	return maxCmd, nil
+}
+
+// ReadRange reads the committed records of partition p of topic with
+// read_committed, from offset from (or the partition's first offset, if
+// later) up to to (exclusive; -1: the last stable offset), and calls fn for
+// each in order. It returns the offset it read up to. Records below the
+// partition's start (deleted by retention or DeleteRecords) are not an
+// error: the caller that needs them checks what it got.
+func ReadRange(ctx context.Context, c Config, topic string, p int32, from, to int64, fn func(Record) error) (int64, error) {
+	cl, err := NewClient(c, kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.KeepControlRecords())
 	if err != nil {
 		return -1, err
 	}
@@ -42,19 +58,28 @@ func ReadPartition(ctx context.Context, c Config, topic string, p int32, fn func
 	if err != nil {
 		return -1, err
 	}
-	maxCmd := int64(-1)
-	for next := start; next < end; {
+	if to >= 0 {
+		end = min(end, to)
+	}
+	from = max(from, start)
+	if from >= end {
+		return max(from, end), nil
+	}
+	cl.AddConsumePartitions(map[string]map[int32]kgo.Offset{topic: {p: kgo.NewOffset().At(from)}})
+	next := from
+	for next < end {
 		fs := cl.PollFetches(ctx)
 		if err := fs.Err0(); err != nil {
 			return -1, fmt.Errorf("read %s/%d: %w", topic, p, err)
 		}
 		var ferr error
 		fs.EachRecord(func(r *kgo.Record) {
-			next = r.Offset + 1
-			if ferr != nil || r.Attrs.IsControl() {
+			// A transaction's records that read_committed drops are followed
+			// by its marker: next passes them with it.
+			next = max(next, r.Offset+1)
+			if ferr != nil || r.Offset >= end || r.Attrs.IsControl() {
 				return
 			}
-			maxCmd = max(maxCmd, headerOffset(r))
 			rec := Record{Partition: p, Offset: r.Offset, Key: string(r.Key), Value: r.Value, Headers: headerMap(r.Headers)}
 			ferr = fn(rec)
 		})
@@ -62,7 +87,53 @@ func ReadPartition(ctx context.Context, c Config, topic string, p int32, fn func
 			return -1, ferr
 		}
 	}
-	return maxCmd, nil
+	return end, nil
+}
+
+// Bounds returns the first offset of partition p of topic and its last
+// stable offset.
+func Bounds(ctx context.Context, c Config, topic string, p int32) (start, end int64, err error) {
+	cl, err := NewClient(c)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer cl.Close()
+	return bounds(ctx, cl, topic, p)
+}
+
+// ReadLast returns the last committed record of partition p of topic for
+// which match is true, reading backwards from the end in growing windows;
+// found is false when no record matches.
+func ReadLast(ctx context.Context, c Config, topic string, p int32, match func(Record) bool) (rec Record, found bool, err error) {
+	start, end, err := Bounds(ctx, c, topic, p)
+	if err != nil {
+		return Record{}, false, err
+	}
+	for window := int64(16); ; window *= 8 {
+		from := max(start, end-window)
+		_, err := ReadRange(ctx, c, topic, p, from, end, func(r Record) error {
+			if match(r) {
+				rec, found = r, true
+			}
+			return nil
+		})
+		if err != nil || found || from == start {
+			return rec, found, err
+		}
+		end = from
+	}
+}
+
+// ReadAt returns the committed record at offset of partition p of topic;
+// found is false when there is none (deleted, aborted or a control record).
+func ReadAt(ctx context.Context, c Config, topic string, p int32, offset int64) (rec Record, found bool, err error) {
+	_, err = ReadRange(ctx, c, topic, p, offset, offset+1, func(r Record) error {
+		if r.Offset == offset {
+			rec, found = r, true
+		}
+		return nil
+	})
+	return rec, found, err
 }
 
 // bounds returns the first offset of partition p and its last stable offset.
@@ -88,17 +159,6 @@ func bounds(ctx context.Context, cl *kgo.Client, topic string, p int32) (start, 
 	}
 	end, err = lookup(adm.ListCommittedOffsets(ctx, topic))
 	return start, end, err
-}
-
-func headerOffset(r *kgo.Record) int64 {
-	for _, h := range r.Headers {
-		if h.Key == cmdOffsetHeader {
-			if v, err := strconv.ParseInt(string(h.Value), 10, 64); err == nil {
-				return v
-			}
-		}
-	}
-	return -1
 }
 
 // ReadTopic reads every partition of topic like ReadPartition, partition by

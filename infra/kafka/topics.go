@@ -23,6 +23,14 @@ var keepForever = map[string]*string{
 	"cleanup.policy":  kadm.StringPtr("delete"),
 }
 
+// compacted is the configuration of the checkpoints topic: the latest
+// record of each key is what a new owner of a partition needs, so Kafka
+// keeps that one and deletes the ones it replaced, and no age deletes it.
+var compacted = map[string]*string{
+	"cleanup.policy": kadm.StringPtr("compact"),
+	"retention.ms":   kadm.StringPtr("-1"),
+}
+
 // topicConfigs returns the configuration a topic xbot creates gets: the
 // keep-forever settings for the log and the dead letters, and with a
 // replication factor of 3 or more, min.insync.replicas 2 for the topics
@@ -32,6 +40,11 @@ func (c Config) topicConfigs(topic string) map[string]*string {
 	cfg := map[string]*string{}
 	if topic == c.EventsTopic() || topic == c.DeadLetterTopic() {
 		for k, v := range keepForever {
+			cfg[k] = v
+		}
+	}
+	if topic == c.CheckpointsTopic() {
+		for k, v := range compacted {
 			cfg[k] = v
 		}
 	}
@@ -54,7 +67,7 @@ func EnsureTopics(ctx context.Context, c Config) error {
 	}
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
-	topics := []string{c.CommandsTopic(), c.EventsTopic(), c.IMOutboxTopic(), c.DeadLetterTopic()}
+	topics := []string{c.CommandsTopic(), c.EventsTopic(), c.IMOutboxTopic(), c.DeadLetterTopic(), c.CheckpointsTopic()}
 	for _, topic := range topics {
 		res, err := adm.CreateTopic(ctx, c.Partitions, c.ReplicationFactor, c.topicConfigs(topic), topic)
 		if err == nil {
@@ -85,7 +98,7 @@ func CheckTopics(ctx context.Context, c Config) ([]string, error) {
 	}
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
-	topics := []string{c.CommandsTopic(), c.EventsTopic(), c.DeadLetterTopic()}
+	topics := []string{c.CommandsTopic(), c.EventsTopic(), c.DeadLetterTopic(), c.CheckpointsTopic()}
 	details, err := adm.ListTopics(ctx, topics...)
 	if err != nil {
 		return nil, fmt.Errorf("describe topics: %w", err)
@@ -102,6 +115,10 @@ func CheckTopics(ctx context.Context, c Config) ([]string, error) {
 		d := details[rc.Name]
 		if d.Err != nil {
 			return nil, fmt.Errorf("describe topic %s: %w", rc.Name, d.Err)
+		}
+		if rc.Name == c.CheckpointsTopic() {
+			warnings = append(warnings, checkpointWarnings(rc.Name, replicas(d), values(rc))...)
+			continue
 		}
 		warnings = append(warnings, topicWarnings(rc.Name, rc.Name != c.CommandsTopic(), replicas(d), values(rc))...)
 	}
@@ -129,6 +146,20 @@ func topicWarnings(topic string, keep bool, rf int, cfg map[string]string) []str
 		w = append(w, fmt.Sprintf("%s: min.insync.replicas=%s with %d replicas: a commit acknowledged by one broker can be lost (want 2)", topic, cfg["min.insync.replicas"], rf))
 	}
 	return w
+}
+
+// checkpointWarnings judges the checkpoints topic: it must be compacted
+// without an age limit, or a new owner could miss the checkpoint of a run
+// that has not changed for a while.
+func checkpointWarnings(topic string, rf int, cfg map[string]string) []string {
+	var w []string
+	if p := cfg["cleanup.policy"]; p != "compact" {
+		w = append(w, fmt.Sprintf("%s: cleanup.policy=%s (want compact: each run's latest checkpoint must stay)", topic, p))
+	}
+	if v, ok := cfg["retention.ms"]; ok && v != "-1" && cfg["cleanup.policy"] != "compact" {
+		w = append(w, fmt.Sprintf("%s: retention.ms=%s deletes checkpoints a new owner needs (want -1)", topic, v))
+	}
+	return append(w, topicWarnings(topic, false, rf, cfg)...)
 }
 
 func replicas(d kadm.TopicDetail) int {
@@ -221,17 +252,21 @@ func topicServed(t kmsg.MetadataResponseTopic) error {
 }
 
 func checkPartitions(ctx context.Context, adm *kadm.Client, c Config) error {
-	details, err := adm.ListTopics(ctx, c.CommandsTopic(), c.EventsTopic())
+	details, err := adm.ListTopics(ctx, c.CommandsTopic(), c.EventsTopic(), c.CheckpointsTopic())
 	if err != nil {
 		return fmt.Errorf("describe topics: %w", err)
 	}
-	cmd, ev := details[c.CommandsTopic()], details[c.EventsTopic()]
-	if cmd.Err != nil || ev.Err != nil {
-		return fmt.Errorf("describe topics: %w", errors.Join(cmd.Err, ev.Err))
+	cmd := details[c.CommandsTopic()]
+	for _, t := range []string{c.CommandsTopic(), c.EventsTopic(), c.CheckpointsTopic()} {
+		if err := details[t].Err; err != nil {
+			return fmt.Errorf("describe topic %s: %w", t, err)
+		}
 	}
-	if len(cmd.Partitions) != len(ev.Partitions) {
-		return fmt.Errorf("topics %s (%d partitions) and %s (%d partitions) must have the same partition count",
-			c.CommandsTopic(), len(cmd.Partitions), c.EventsTopic(), len(ev.Partitions))
+	for _, t := range []string{c.EventsTopic(), c.CheckpointsTopic()} {
+		if n := len(details[t].Partitions); n != len(cmd.Partitions) {
+			return fmt.Errorf("topics %s (%d partitions) and %s (%d partitions) must have the same partition count",
+				c.CommandsTopic(), len(cmd.Partitions), t, n)
+		}
 	}
 	return nil
 }
