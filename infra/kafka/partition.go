@@ -72,6 +72,9 @@ type Partition struct {
 // handler has not consumed begin; call it from Handler.Assigned.
 func (p *Partition) ResumeAt(offset int64) { p.resumeAt = offset }
 
+// ResumeOffset returns the offset ResumeAt set (-1 when not set).
+func (p *Partition) ResumeOffset() int64 { return p.resumeAt }
+
 // End returns the offset after the last record this owner appended to this
 // partition's number of topic, or -1 when it appended none there yet.
 func (p *Partition) End(topic string) int64 {
@@ -190,6 +193,22 @@ func (p *Partition) transact(ctx context.Context, recs []OutRecord, cmdOffset in
 	}
 	mu.Unlock()
 	return nil
+}
+
+// GiveUp stops the writer as a failed Append does: every later Append
+// returns ErrPartitionLost and the Owner restarts its session, so that the
+// partition's next owner starts from what committed.
+func (p *Partition) GiveUp(cause error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return
+	}
+	p.closed = true
+	p.prod.Close()
+	if !p.handingBack.Load() {
+		p.onFatal(fmt.Errorf("partition %s/%d given up: %w", p.topic, p.id, cause))
+	}
 }
 
 // revoking marks the partition as being handed back to the group, before

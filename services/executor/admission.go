@@ -23,6 +23,12 @@ func (b *batch) admit(rec kafka.Record) {
 	st := b.state(c.RunID)
 	opts := b.w.ex.admitOptions()
 	opts.Partitions, opts.Now = b.w.part.Partitions(), b.now
+	opts.History = func() *commands.SessionHistory {
+		if r, ok := b.w.runs[c.RunID]; ok {
+			return r.sessionRefs(b.w.eventsEnd)
+		}
+		return nil
+	}
 	d := commands.Admit(st, c, payload, opts)
 	id := identity(st, c)
 	sent, err := b.outRecords(d.Send)
@@ -42,6 +48,11 @@ func (b *batch) admit(rec kafka.Record) {
 	switch d.Then {
 	case commands.EffectEnqueue:
 		b.enqueue = append(b.enqueue, c.RunID) // starts when its sandbox key is free
+		b.orders[c.RunID] = b.nextOrder
+		b.nextOrder++
+		if p, ok := payload.(*commands.CreateRunPayload); ok {
+			b.histories[c.RunID] = p.History
+		}
 	case commands.EffectInterrupt:
 		b.cancels = append(b.cancels, c.RunID)
 	case commands.EffectWake:

@@ -2,11 +2,13 @@ package executor
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
 	"go.uber.org/zap"
 
+	"github.com/xbot-runtime/xbot/commands"
 	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/infra/kafka"
 )
@@ -26,6 +28,16 @@ type batch struct {
 	enqueue   []string // runs accepted by this batch; they start when their sandbox key is free
 	cancels   []string
 	now       int64
+
+	// Checkpoints (checkpoint.go).
+	cpIdx     map[string]int // index in recs of each run's checkpoint record
+	orders    map[string]int64
+	histories map[string]*commands.SessionHistory
+	nextOrder int64
+	meta      partitionMeta
+	cpWritten int      // checkpoint records in recs
+	forget    []string // finished runs forgotten by this batch's snapshot
+	err       error    // a run's checkpoint could not be read: the batch must not commit
 }
 
 type refusal struct {
@@ -35,7 +47,9 @@ type refusal struct {
 
 func newBatch(w *partitionWorker) *batch {
 	return &batch{w: w, staged: map[string]*events.RunState{}, sealed: map[string][]events.Envelope{},
-		sizes: map[string]int64{}, cmdOffset: -1, now: time.Now().UnixMilli()}
+		sizes: map[string]int64{}, cmdOffset: -1, now: time.Now().UnixMilli(),
+		cpIdx: map[string]int{}, orders: map[string]int64{}, histories: map[string]*commands.SessionHistory{},
+		nextOrder: w.nextOrder}
 }
 
 func (b *batch) add(m any) {
@@ -52,13 +66,21 @@ func (b *batch) add(m any) {
 	}
 }
 
-// state returns the run's staged state, staging the committed one first.
+// state returns the run's staged state, staging the committed one first: a
+// live run's, or a finished run's read back from its checkpoint.
 func (b *batch) state(runID string) *events.RunState {
 	if s, ok := b.staged[runID]; ok {
 		return s
 	}
 	var s events.RunState
-	if r, ok := b.w.runs[runID]; ok {
+	r, ok := b.w.runs[runID]
+	if !ok {
+		var err error
+		if r, err = b.w.loadFinished(runID); err != nil {
+			b.err = errors.Join(b.err, err)
+		}
+	}
+	if r != nil {
 		s = r.State()
 	}
 	b.staged[runID] = &s
@@ -96,6 +118,11 @@ func (b *batch) push(id events.Identity, drafts []events.Draft) error {
 }
 
 func (b *batch) appendFor(req *appendReq) {
+	if _, live := b.w.runs[req.runID]; !live {
+		// Only runs that ended leave the worker; nothing more is appended to them.
+		b.refused = append(b.refused, refusal{req, ErrRunEnded})
+		return
+	}
 	st := b.state(req.runID)
 	switch {
 	case st.Status.Terminal():
@@ -117,10 +144,12 @@ func (b *batch) appendFor(req *appendReq) {
 // commit makes the staged states the committed ones and starts what the
 // batch asked for.
 func (b *batch) commit() {
+	b.w.committedCheckpoints(b)
 	free := map[string]bool{}
 	for id, st := range b.staged {
 		r := b.w.run(id)
 		before := r.State().Status
+		b.w.placed(r, b)
 		r.setState(*st, b.sealed[id], b.sizes[id])
 		if st.Status.Terminal() && !before.Terminal() {
 			b.w.release(*st)
@@ -146,12 +175,13 @@ func (b *batch) commit() {
 	for _, id := range b.cancels {
 		b.w.runs[id].interruptStep()
 	}
+	b.w.evictEnded(b)
 }
 
 // finish answers refused requests; they changed nothing.
 func (b *batch) finish() {
 	for _, r := range b.refused {
-		r.req.done <- appendResult{state: b.w.committed(r.req.runID), err: r.err}
+		r.req.done <- appendResult{state: r.req.run.State(), err: r.err}
 	}
 }
 
@@ -161,11 +191,4 @@ func (b *batch) fail(err error) {
 	}
 	b.replies = nil
 	b.finish()
-}
-
-func (w *partitionWorker) committed(runID string) events.RunState {
-	if r, ok := w.runs[runID]; ok {
-		return r.State()
-	}
-	return events.RunState{}
 }

@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"go.uber.org/zap"
 
@@ -34,6 +35,11 @@ func (w *partitionWorker) startEngine(r *Run) {
 			r.mu.Lock()
 			again := r.again && w.ctx.Err() == nil
 			r.again, r.driving = false, again
+			if !again && r.state.Status == events.StatusPaused {
+				// Nobody drives it until a command resumes it, which may be
+				// days away: its events are read again then.
+				r.hist, r.loaded = nil, false
+			}
 			r.mu.Unlock()
 			if !again {
 				return
@@ -48,6 +54,9 @@ func (w *partitionWorker) drive(r *Run) error {
 	st := r.State()
 	if !st.Status.Active() {
 		return nil
+	}
+	if err := r.loadHistory(w.ctx); err != nil {
+		return fmt.Errorf("read the run's events: %w", err)
 	}
 	if st.Status == events.StatusQueued {
 		p, err := w.start(r)

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -39,6 +40,13 @@ type Config struct {
 	// executor without keys would admit commands anyone with access to the
 	// broker produced.
 	CommandKeys commands.KeyRing
+	// RememberFinished is how long a finished run's checkpoint is kept after
+	// it ended: while it is, every command on the run gets the answer it
+	// would have got the moment the run ended (a repeated idempotency key
+	// its original outcome, a cancel no_effect, a follow-up its next run).
+	// After it, the run is forgotten: a command naming it is refused as
+	// run_not_found. Default 7 days.
+	RememberFinished time.Duration
 }
 
 func (c *Config) setDefaults() {
@@ -52,7 +60,14 @@ func (c *Config) setDefaults() {
 	if c.MaxBatch == 0 {
 		c.MaxBatch = 256
 	}
+	if c.RememberFinished == 0 {
+		c.RememberFinished = DefaultRememberFinished
+	}
 }
+
+// DefaultRememberFinished is how long finished runs are remembered unless
+// configured otherwise.
+const DefaultRememberFinished = 7 * 24 * time.Hour
 
 // Validate reports every configuration problem.
 func (c Config) Validate() error {
@@ -62,6 +77,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxBatch < 1 {
 		errs = append(errs, errors.New("executor: MaxBatch must be >= 1"))
+	}
+	if c.RememberFinished < time.Minute {
+		errs = append(errs, errors.New("executor: RememberFinished must be at least 1m"))
 	}
 	if c.CommandKeys.Empty() {
 		errs = append(errs, errors.New("executor: CommandKeys is required (command_signing_key)"))
@@ -157,7 +175,66 @@ func (ex *Executor) snapshot(st events.RunState) (profile.Snapshot, error) {
 }
 
 // maxAncestors bounds how far back a follow-up's history reaches.
-const maxAncestors = 32
+const maxAncestors = commands.MaxHistoryRuns
+
+// ErrHistoryGone means events a run needs are no longer on the events topic
+// (deleted by retention or by an operator).
+var ErrHistoryGone = errors.New("the run's events are no longer on the events topic")
+
+// historyReads bounds the concurrent range reads of one follow-up's history.
+const historyReads = 8
+
+// readHistory reads the events of the runs refs locate, oldest first,
+// without their item deltas: one range read per run, concurrently. Each run
+// must be of tenantID and its events must begin at seq 1.
+func (ex *Executor) readHistory(ctx context.Context, tenantID string, refs []commands.HistoryRef) ([][]events.Envelope, error) {
+	out := make([][]events.Envelope, len(refs))
+	errs := make([]error, len(refs))
+	sem := make(chan struct{}, historyReads)
+	var wg sync.WaitGroup
+	for i, ref := range refs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			out[i], errs[i] = ex.readRef(ctx, tenantID, ref)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (ex *Executor) readRef(ctx context.Context, tenantID string, ref commands.HistoryRef) ([]events.Envelope, error) {
+	var evs []events.Envelope
+	_, err := kafka.ReadRange(ctx, ex.cfg.Kafka, ex.cfg.Kafka.EventsTopic(), ref.Partition, ref.From, ref.To, func(rec kafka.Record) error {
+		if rec.Key != ref.RunID {
+			return nil
+		}
+		env, err := events.Decode(rec.Value)
+		if err != nil {
+			return err
+		}
+		evs = append(evs, env)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("history of run %s: %w", ref.RunID, err)
+	}
+	if len(evs) == 0 || evs[0].Seq != 1 {
+		return nil, fmt.Errorf("history of run %s: %w", ref.RunID, ErrHistoryGone)
+	}
+	st, err := events.FoldAll(events.RunState{}, evs)
+	if err != nil {
+		return nil, fmt.Errorf("history of run %s: %w", ref.RunID, err)
+	}
+	if st.TenantID != tenantID {
+		return nil, fmt.Errorf("%w: run %s", ErrForeignParent, ref.RunID)
+	}
+	return slices.DeleteFunc(evs, func(e events.Envelope) bool { return e.Type == events.ItemDelta }), nil
+}
 
 // ErrForeignParent means a run's parentRunId names a run of another tenant.
 var ErrForeignParent = errors.New("the parent run belongs to another tenant")

@@ -1,7 +1,11 @@
 package executor
 
 import (
+	"cmp"
 	"context"
+	"fmt"
+	"slices"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -9,90 +13,89 @@ import (
 	"github.com/xbot-runtime/xbot/infra/kafka"
 )
 
-// Assigned implements kafka.Handler: it folds the partition's committed
-// events into run states, then resumes every run that was queued or running.
+// Assigned implements kafka.Handler: it restores the partition's runs from
+// their checkpoints (from the latest snapshot on) and resumes every run that
+// was queued, running or paused with a command waiting. The events topic is
+// not read: a run's events are read when an engine drives it, from where
+// they begin. A partition without checkpoints (written before they existed)
+// is rebuilt once by folding its events, and checkpointed at once.
 func (ex *Executor) Assigned(ctx context.Context, part *kafka.Partition, replay func(func(kafka.Record) error) error) error {
 	w := newPartitionWorker(ctx, ex, part)
-	rp := newReplayed(w.log)
-	if err := replay(rp.add); err != nil {
+	began := time.Now()
+	cfg := ex.cfg.Kafka
+	_, cpEnd, err := kafka.Bounds(ctx, cfg, cfg.CheckpointsTopic(), part.ID())
+	if err != nil {
 		return err
 	}
-	w.adopt(rp)
+	_, evEnd, err := kafka.Bounds(ctx, cfg, cfg.EventsTopic(), part.ID())
+	if err != nil {
+		return err
+	}
+	w.cpEnd, w.eventsEnd = cpEnd, evEnd
+	rs, err := ex.restore(ctx, part.ID())
+	if err != nil {
+		return err
+	}
+	if rs == nil {
+		if rs, err = w.rebuildFromEvents(replay); err != nil {
+			return err
+		}
+	} else {
+		part.ResumeAt(rs.meta.NextCommand)
+	}
+	w.adopt(rs)
 	ex.mu.Lock()
 	ex.workers[part.ID()] = w
 	ex.mu.Unlock()
 	w.resumeAll()
+	w.log.Info("partition restored", zap.Int("live_runs", len(w.runs)), zap.Int("finished_runs", len(w.finished)),
+		zap.Int("checkpoint_records_read", rs.read), zap.Duration("took", time.Since(began)))
 	go w.loop()
 	return nil
 }
 
-// replayed is what a partition's committed events say about its runs.
-type replayed struct {
-	log    *zap.Logger
-	broken map[string]bool // runs whose log does not fold: quarantined
-	states map[string]events.RunState
-	logs   map[string][]events.Envelope // what Run.Events holds, for active runs
-	sizes  map[string]int64             // encoded bytes of each run's events
-	order  []string                     // runs in the order they were accepted: each sandbox key's FIFO
+// restore reads partition p's checkpoints from the latest snapshot on; nil
+// when the partition has none.
+func (ex *Executor) restore(ctx context.Context, p int32) (*restored, error) {
+	cfg := ex.cfg.Kafka
+	last, found, err := kafka.ReadLast(ctx, cfg, cfg.CheckpointsTopic(), p, func(r kafka.Record) bool { return r.Key == metaKey })
+	if err != nil || !found {
+		return nil, err
+	}
+	rs := newRestored()
+	if err := rs.add(last); err != nil {
+		return nil, fmt.Errorf("meta record of partition %d: %w", p, err)
+	}
+	from := rs.meta.SnapshotFrom
+	rs = newRestored()
+	if _, err := kafka.ReadRange(ctx, cfg, cfg.CheckpointsTopic(), p, from, -1, rs.add); err != nil {
+		return nil, fmt.Errorf("checkpoints of partition %d: %w", p, err)
+	}
+	return rs, nil // forgotten runs still listed get their tombstones with the next snapshot
 }
 
-func newReplayed(log *zap.Logger) *replayed {
-	return &replayed{log: log, broken: map[string]bool{}, states: map[string]events.RunState{},
-		logs: map[string][]events.Envelope{}, sizes: map[string]int64{}}
-}
-
-// add folds one committed record. A record that does not decode is
-// skipped; a run whose log does not fold is quarantined. Neither stops the
-// rebuild.
-func (p *replayed) add(rec kafka.Record) error {
-	env, err := events.Decode(rec.Value)
-	if err != nil {
-		p.log.Error("undecodable event in the log; skipped", zap.Int64("offset", rec.Offset), zap.Error(err))
-		return nil
-	}
-	if p.broken[env.RunID] {
-		return nil
-	}
-	next, err := events.Fold(p.states[env.RunID], env)
-	if err != nil {
-		// The run's log breaks the protocol; driving it on would compound
-		// the damage. Leave it alone and say so.
-		p.log.Error("run log does not fold; run quarantined", zap.String("run_id", env.RunID), zap.Error(err))
-		p.broken[env.RunID] = true
-		return nil
-	}
-	p.states[env.RunID] = next
-	if env.Type == events.RunAccepted {
-		p.order = append(p.order, env.RunID)
-	}
-	p.sizes[env.RunID] += int64(len(rec.Value))
-	switch {
-	case next.Status.Terminal():
-		delete(p.logs, env.RunID) // ended runs are not driven; free their events
-	case env.Type != events.ItemDelta: // what Run.Events holds
-		p.logs[env.RunID] = append(p.logs[env.RunID], env)
-	}
-	return nil
-}
-
-// adopt installs the replayed runs, in the order they were accepted: running
+// adopt installs the restored runs, in the order they were accepted: running
 // runs are marked lost (the previous owner may have been mid-step), paused
 // runs re-arm their expiry, queued runs wait for their sandbox key.
-func (w *partitionWorker) adopt(p *replayed) {
-	for _, id := range p.order {
-		st := p.states[id]
-		if p.broken[id] {
-			continue
-		}
-		r := w.run(id)
-		r.setState(st, p.logs[id], p.sizes[id])
-		switch st.Status {
+func (w *partitionWorker) adopt(rs *restored) {
+	w.nextCmd, w.nextOrder = rs.meta.NextCommand, rs.meta.NextOrder
+	w.snapshotFrom, w.sinceSnapshot = rs.meta.SnapshotFrom, rs.read
+	w.finished = rs.finished
+	ids := make([]string, 0, len(rs.live))
+	for id := range rs.live {
+		ids = append(ids, id)
+	}
+	slices.SortFunc(ids, func(a, b string) int { return cmp.Or(cmp.Compare(rs.live[a].Order, rs.live[b].Order), cmp.Compare(a, b)) })
+	for _, id := range ids {
+		cp := rs.live[id]
+		r := w.install(id, cp)
+		switch cp.State.Status {
 		case events.StatusRunning:
 			r.lost = true
 			w.hold(r)
 		case events.StatusPaused:
 			w.hold(r)
-			w.armExpiry(st)
+			w.armExpiry(cp.State)
 		case events.StatusQueued:
 			w.enqueue(r)
 		default:
@@ -115,5 +118,5 @@ func (w *partitionWorker) resumeAll() {
 	for k := range w.keys {
 		w.schedule(k)
 	}
-	w.log.Debug("partition rebuilt", zap.Int("runs", len(w.runs)), zap.Int("resumed", n), zap.Int("sandbox_keys", len(w.keys)))
+	w.log.Debug("partition resumed", zap.Int("runs", len(w.runs)), zap.Int("resumed", n), zap.Int("sandbox_keys", len(w.keys)))
 }

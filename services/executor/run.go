@@ -3,10 +3,13 @@ package executor
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
+	"time"
 
 	"github.com/xbot-runtime/xbot/commands"
 	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/infra/kafka"
 )
 
 // ErrPendingCommands is returned by a conditional append when commands wait
@@ -24,8 +27,17 @@ type Run struct {
 	mu    sync.Mutex
 	state events.RunState
 	// hist is the committed events of an active run but its item deltas (see
-	// Events); nil once it ended.
-	hist []events.Envelope
+	// Events), when loaded: a run this worker accepted has them from the
+	// start; one it took over or unloaded reads them from the log when an
+	// engine drives it (loadHistory). Nil once it ended.
+	hist   []events.Envelope
+	loaded bool
+	// from is an offset of the events topic at or before the run's first
+	// event (-1 until its first commit); order is its queue position;
+	// history locates its session's earlier runs (nil: not known).
+	from    int64
+	order   int64
+	history *commands.SessionHistory
 	// logBytes is the size of the run's committed events on the log (the
 	// encoded record values), deltas included.
 	logBytes  int64
@@ -61,11 +73,43 @@ func (r *Run) Events() []events.Envelope {
 }
 
 // SessionHistory returns the committed events of the run's ancestors (its
-// parentRunId chain, oldest run first): the earlier turns of the session a
-// follow-up continues. Like Events, it holds no item deltas.
+// parentRunId chain, oldest run first, at most commands.MaxHistoryRuns): the
+// earlier turns of the session a follow-up continues. Like Events, it holds
+// no item deltas. A follow-up reads them from the offset ranges its create
+// carries; a run that names its parent itself searches the parent's
+// partition (sessionHistory).
 func (r *Run) SessionHistory(ctx context.Context) ([][]events.Envelope, error) {
 	st := r.State()
+	if st.ParentRunID == "" {
+		return nil, nil
+	}
+	r.mu.Lock()
+	h := r.history
+	r.mu.Unlock()
+	if h != nil {
+		return r.worker.ex.readHistory(ctx, st.TenantID, h.Runs)
+	}
 	return r.worker.ex.sessionHistory(ctx, st.TenantID, st.ParentRunID, r.worker.part.Partitions())
+}
+
+// sessionRefs locates the run and its session's earlier runs, for the
+// create of a follow-up on it: nil when its own history is not known.
+// Called by the loop only.
+func (r *Run) sessionRefs(eventsEnd int64) *commands.SessionHistory {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.history == nil && r.state.ParentRunID != "" {
+		return nil
+	}
+	var runs []commands.HistoryRef
+	if r.history != nil {
+		runs = append(runs, r.history.Runs...)
+	}
+	runs = append(runs, commands.HistoryRef{RunID: r.id, Partition: r.worker.part.ID(), From: max(r.from, 0), To: eventsEnd})
+	if n := len(runs) - commands.MaxHistoryRuns; n > 0 {
+		runs = runs[n:]
+	}
+	return &commands.SessionHistory{Runs: runs}
 }
 
 // EventBytes returns the size in bytes of the run's committed events as
@@ -84,8 +128,11 @@ func (r *Run) setState(s events.RunState, added []events.Envelope, addedBytes in
 	r.state = s
 	r.logBytes += addedBytes
 	if s.Status.Terminal() {
-		r.hist = nil // nobody drives an ended run; its log stays in Kafka
+		r.hist, r.loaded = nil, false // nobody drives an ended run; its log stays in Kafka
 		return
+	}
+	if !r.loaded {
+		return // read from the log when an engine needs them
 	}
 	for _, e := range added {
 		if e.Type != events.ItemDelta {
@@ -128,7 +175,7 @@ type AppendOptions struct {
 // once they are committed. Fold errors mean an engine bug and are returned as
 // is; ownership errors (the partition moved) mean the engine must stop.
 func (r *Run) Append(ctx context.Context, opts AppendOptions, drafts ...events.Draft) (events.RunState, error) {
-	req := &appendReq{runID: r.id, drafts: drafts, opts: opts, done: make(chan appendResult, 1)}
+	req := &appendReq{run: r, runID: r.id, drafts: drafts, opts: opts, done: make(chan appendResult, 1)}
 	if err := r.worker.submit(ctx, req); err != nil {
 		return r.State(), err
 	}
@@ -225,4 +272,62 @@ func (r *Run) Fail(ctx context.Context, code, msg string) error {
 	}
 	_, err := r.Append(ctx, AppendOptions{}, failDrafts(st, code, msg)...)
 	return err
+}
+
+// loadHistory reads the run's events from the log when the worker did not
+// see them all (it took the run over, or unloaded it while it was paused):
+// from the run's first offset on, until it has every event up to the
+// committed state's seq. The engine goroutine calls it before driving.
+func (r *Run) loadHistory(ctx context.Context) error {
+	r.mu.Lock()
+	if r.loaded {
+		r.mu.Unlock()
+		return nil
+	}
+	from := max(r.from, 0)
+	r.mu.Unlock()
+	w := r.worker
+	var evs []events.Envelope
+	var last int64
+	for {
+		next, err := kafka.ReadRange(ctx, w.ex.cfg.Kafka, w.ex.cfg.Kafka.EventsTopic(), w.part.ID(), from, -1, func(rec kafka.Record) error {
+			if rec.Key != r.id {
+				return nil
+			}
+			env, err := events.Decode(rec.Value)
+			if err != nil {
+				return fmt.Errorf("event at offset %d: %w", rec.Offset, err)
+			}
+			if env.Seq != last+1 {
+				return fmt.Errorf("run %s: seq %d after %d at offset %d: %w", r.id, env.Seq, last, rec.Offset, ErrHistoryGone)
+			}
+			last = env.Seq
+			if env.Type != events.ItemDelta {
+				evs = append(evs, env)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		from = next
+		r.mu.Lock()
+		if last >= r.state.LastSeq {
+			// What committed after the state was read is appended by the
+			// next setState; keep only what the state has seen.
+			n := len(evs)
+			for n > 0 && evs[n-1].Seq > r.state.LastSeq {
+				n--
+			}
+			r.hist, r.loaded = evs[:n:n], true
+			r.mu.Unlock()
+			return nil
+		}
+		r.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 }

@@ -24,13 +24,23 @@ type partitionWorker struct {
 	cancel  context.CancelFunc
 	stopped chan struct{}
 
-	runs    map[string]*Run // touched only by the loop goroutine
+	runs    map[string]*Run // live runs (and finished ones a batch reads); touched only by the loop goroutine
 	keys    map[string]*keyQueue
 	timers  map[string]*time.Timer // pause-TTL timers of paused runs
 	engines sync.WaitGroup
+
+	// Checkpoints (checkpoint.go); touched only by the loop goroutine.
+	finished      map[string]finishedRef // runs that ended: where their checkpoints are
+	nextCmd       int64                  // first command not consumed
+	eventsEnd     int64                  // at or before the next event's offset
+	cpEnd         int64                  // at or before the next checkpoint record's offset
+	snapshotFrom  int64                  // where the latest snapshot begins
+	sinceSnapshot int                    // checkpoint records written from snapshotFrom on
+	nextOrder     int64                  // queue position of the next accepted run
 }
 
 type appendReq struct {
+	run    *Run
 	runID  string
 	drafts []events.Draft
 	opts   AppendOptions
@@ -51,6 +61,7 @@ func newPartitionWorker(ctx context.Context, ex *Executor, part *kafka.Partition
 		inbox: make(chan any, ex.cfg.MaxBatch), ctx: actx, cancel: cancel,
 		stopped: make(chan struct{}), runs: map[string]*Run{},
 		keys: map[string]*keyQueue{}, timers: map[string]*time.Timer{},
+		finished: map[string]finishedRef{},
 	}
 }
 
@@ -81,9 +92,23 @@ func (w *partitionWorker) loop() {
 		for _, m := range msgs {
 			b.add(m)
 		}
-		if len(b.recs) == 0 {
+		if len(b.recs) == 0 && b.err == nil {
 			b.finish()
 			continue
+		}
+		err := b.err
+		if err == nil {
+			err = b.checkpoints()
+		}
+		if err != nil {
+			// A finished run's checkpoint could not be read (or encoded):
+			// deciding without it could answer a command wrongly. Give the
+			// partition up; its next owner reads again.
+			w.log.Error("batch cannot be checkpointed; partition given up", zap.Error(err))
+			b.fail(err)
+			w.part.GiveUp(err)
+			w.cancel()
+			return
 		}
 		if err := w.part.Append(w.ctx, b.recs, b.cmdOffset); err != nil {
 			w.log.Error("append failed; partition given up", zap.Error(err))
@@ -137,7 +162,8 @@ func (w *partitionWorker) failWaiting() {
 func (w *partitionWorker) run(id string) *Run {
 	r, ok := w.runs[id]
 	if !ok {
-		r = &Run{id: id, worker: w}
+		// A run this worker sees accepted: it has seen every event of it.
+		r = &Run{id: id, worker: w, from: -1, order: -1, loaded: true}
 		w.runs[id] = r
 	}
 	return r

@@ -1,0 +1,395 @@
+package executor
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/xbot-runtime/xbot/commands"
+	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/infra/kafka"
+)
+
+// Checkpoints. Partition p of the checkpoints topic holds what the owner of
+// partition p needs of its runs, written in the same transaction as the
+// events that change it, so a checkpoint is never ahead of or behind the
+// log. It holds three kinds of record:
+//
+//   - a run's checkpoint, keyed by run id: its state (the fold of its
+//     events), where its events begin, its queue position and where its
+//     session's earlier runs are. A finished run's checkpoint is the last
+//     record of its key; the owner keeps only that record's offset (the
+//     finished index) and reads it back when a command names the run.
+//   - the partition's meta record (metaKey), the last record of every
+//     transaction: the first command not consumed, a lower bound of the next
+//     event's offset, where the latest snapshot begins and the next queue
+//     position.
+//   - the finished index (indexKey(i)), in chunks, written with a snapshot.
+//
+// A snapshot re-writes every live run's checkpoint and the finished index,
+// so that a new owner reads the partition's checkpoints from the latest
+// snapshot on: the last meta record says where it begins. The topic is
+// compacted; a finished run forgotten after Config.RememberFinished gets a
+// tombstone.
+
+const (
+	metaKey        = "#partition"
+	indexKeyPrefix = "#index/"
+	// indexChunk is the finished-index entries per record (~45 bytes each).
+	indexChunk = 8192
+	// snapshotMin is the checkpoint records a partition writes between two
+	// snapshots at least; beyond it, a snapshot is due once the records
+	// since the last one outnumber twice what a snapshot writes, so a new
+	// owner reads at most about three snapshots' worth.
+	snapshotMin = 2048
+)
+
+func indexKey(i int) string { return indexKeyPrefix + strconv.Itoa(i) }
+
+// runCheckpoint is a run's checkpoint record.
+type runCheckpoint struct {
+	State events.RunState `json:"state"`
+	// From is an offset of the events topic at or before the run's first event.
+	From int64 `json:"from"`
+	// Bytes is the encoded size of the run's events on the log.
+	Bytes int64 `json:"bytes"`
+	// Order is the run's place among the partition's accepted runs: its
+	// sandbox key's runs start in this order.
+	Order int64 `json:"order"`
+	// History locates the session's earlier runs; nil when not known (the
+	// run names a parent the executor could not locate).
+	History *commands.SessionHistory `json:"history,omitempty"`
+}
+
+// partitionMeta is the partition's meta record.
+type partitionMeta struct {
+	// NextCommand is the offset of the first command not consumed.
+	NextCommand int64 `json:"nextCommand"`
+	// EventsEnd is at or before the offset of the partition's next event.
+	EventsEnd int64 `json:"eventsEnd"`
+	// SnapshotFrom is the checkpoint offset from which a new owner reads.
+	SnapshotFrom int64 `json:"snapshotFrom"`
+	// NextOrder is the queue position of the next accepted run.
+	NextOrder int64 `json:"nextOrder"`
+}
+
+// isLive says whether a run is one the worker keeps: accepted and not ended.
+// The others are finished runs and the logs of commands refused for a run id
+// that was never created (run_not_found); both are kept as checkpoints only.
+func isLive(st events.RunState) bool { return st.Exists() && !st.Status.Terminal() }
+
+// finishedRef is where a finished run's checkpoint is, and when it ended.
+type finishedRef struct {
+	offset  int64
+	endedAt int64 // ms
+}
+
+// summary is the checkpoint of a run that ended: what a later command on it
+// needs (its outcome records, status, identity, grants, where its events
+// are), without its input.
+func summary(st events.RunState) events.RunState {
+	st.Input = events.UserInput{}
+	st.Pending = nil
+	return st
+}
+
+func encodeCheckpoint(cp runCheckpoint) ([]byte, error) {
+	if !isLive(cp.State) {
+		cp.State = summary(cp.State)
+	}
+	raw, err := json.Marshal(cp)
+	if err != nil {
+		return nil, fmt.Errorf("encode checkpoint of run %s: %w", cp.State.RunID, err)
+	}
+	return raw, nil
+}
+
+func decodeCheckpoint(raw []byte) (runCheckpoint, error) {
+	var cp runCheckpoint
+	if err := json.Unmarshal(raw, &cp); err != nil {
+		return cp, fmt.Errorf("decode checkpoint: %w", err)
+	}
+	return cp, nil
+}
+
+// encodeIndex writes finished-index entries as lines "runId offset endedAt".
+func encodeIndex(ids []string, refs map[string]finishedRef) []byte {
+	var b bytes.Buffer
+	for _, id := range ids {
+		r := refs[id]
+		b.WriteString(id)
+		b.WriteByte(' ')
+		b.WriteString(strconv.FormatInt(r.offset, 10))
+		b.WriteByte(' ')
+		b.WriteString(strconv.FormatInt(r.endedAt, 10))
+		b.WriteByte('\n')
+	}
+	return b.Bytes()
+}
+
+func decodeIndex(raw []byte, fn func(id string, r finishedRef)) error {
+	for line := range strings.SplitSeq(strings.TrimSuffix(string(raw), "\n"), "\n") {
+		if line == "" {
+			continue
+		}
+		id, rest, ok1 := strings.Cut(line, " ")
+		off, ended, ok2 := strings.Cut(rest, " ")
+		o, err1 := strconv.ParseInt(off, 10, 64)
+		e, err2 := strconv.ParseInt(ended, 10, 64)
+		if !ok1 || !ok2 || err1 != nil || err2 != nil {
+			return fmt.Errorf("decode finished index: bad line %q", line)
+		}
+		fn(id, finishedRef{offset: o, endedAt: e})
+	}
+	return nil
+}
+
+// checkpointRec is a record of the checkpoints topic for this partition.
+func (w *partitionWorker) checkpointRec(key string, value []byte) kafka.OutRecord {
+	return kafka.OutRecord{Topic: w.ex.cfg.Kafka.CheckpointsTopic(), Key: key, Value: value, SamePartition: true}
+}
+
+// restored is what a partition's checkpoints say, read from the latest
+// snapshot on.
+type restored struct {
+	meta     partitionMeta
+	live     map[string]runCheckpoint
+	finished map[string]finishedRef
+	read     int // records read
+}
+
+func newRestored() *restored {
+	return &restored{live: map[string]runCheckpoint{}, finished: map[string]finishedRef{}}
+}
+
+// add applies one checkpoint record, in offset order.
+func (r *restored) add(rec kafka.Record) error {
+	r.read++
+	switch {
+	case rec.Key == metaKey:
+		return json.Unmarshal(rec.Value, &r.meta)
+	case strings.HasPrefix(rec.Key, indexKeyPrefix):
+		return decodeIndex(rec.Value, func(id string, f finishedRef) {
+			if _, live := r.live[id]; !live {
+				r.finished[id] = f
+			}
+		})
+	case rec.Value == nil: // a forgotten run's tombstone
+		delete(r.live, rec.Key)
+		delete(r.finished, rec.Key)
+		return nil
+	}
+	cp, err := decodeCheckpoint(rec.Value)
+	if err != nil {
+		return fmt.Errorf("checkpoint of %s at offset %d: %w", rec.Key, rec.Offset, err)
+	}
+	if !isLive(cp.State) {
+		delete(r.live, rec.Key)
+		r.finished[rec.Key] = finishedRef{offset: rec.Offset, endedAt: cp.State.UpdatedAt}
+		return nil
+	}
+	delete(r.finished, rec.Key)
+	r.live[rec.Key] = cp
+	return nil
+}
+
+// checkpoints adds the batch's checkpoint records: one per run with new
+// events, a snapshot when one is due, and the meta record last.
+func (b *batch) checkpoints() error {
+	w := b.w
+	start := len(b.recs)
+	for id, evs := range b.sealed {
+		if len(evs) == 0 {
+			continue
+		}
+		raw, err := encodeCheckpoint(b.checkpointOf(id, *b.state(id)))
+		if err != nil {
+			return err
+		}
+		b.cpIdx[id] = len(b.recs)
+		b.recs = append(b.recs, w.checkpointRec(id, raw))
+	}
+	meta := partitionMeta{NextCommand: w.nextCmd, EventsEnd: w.eventsEnd, SnapshotFrom: w.snapshotFrom, NextOrder: b.nextOrder}
+	if b.cmdOffset >= 0 {
+		meta.NextCommand = max(meta.NextCommand, b.cmdOffset+1)
+	}
+	written := len(b.recs) - start + 1
+	if w.sinceSnapshot+written >= max(snapshotMin, 2*w.snapshotSize()) {
+		n, err := b.snapshot()
+		if err != nil {
+			return err
+		}
+		meta.SnapshotFrom, written = w.cpEnd, n+written
+	}
+	raw, err := jsonMeta(meta)
+	if err != nil {
+		return err
+	}
+	b.recs = append(b.recs, w.checkpointRec(metaKey, raw))
+	b.meta, b.cpWritten = meta, written
+	return nil
+}
+
+// checkpointOf is run id's checkpoint with state st, as this batch leaves it.
+func (b *batch) checkpointOf(id string, st events.RunState) runCheckpoint {
+	cp := runCheckpoint{State: st, From: b.w.eventsEnd, Order: -1}
+	if r, ok := b.w.runs[id]; ok {
+		r.mu.Lock()
+		cp.Bytes, cp.History = r.logBytes, r.history
+		if r.from >= 0 {
+			cp.From = r.from
+		}
+		cp.Order = r.order
+		r.mu.Unlock()
+	}
+	cp.Bytes += b.sizes[id]
+	if o, ok := b.orders[id]; ok {
+		cp.Order = o
+	}
+	if h, ok := b.histories[id]; ok {
+		cp.History = h
+	}
+	return cp
+}
+
+// snapshotSize is about the records a snapshot writes now.
+func (w *partitionWorker) snapshotSize() int {
+	return len(w.runs) + len(w.finished)/indexChunk + 1
+}
+
+// snapshot adds the checkpoint of every live run and the finished index
+// (forgetting runs that ended longer than RememberFinished ago: their
+// checkpoints get tombstones). It returns the records it added.
+func (b *batch) snapshot() (int, error) {
+	w := b.w
+	n := 0
+	for id, r := range w.runs {
+		if _, ok := b.sealed[id]; ok {
+			continue // written above
+		}
+		st := r.State()
+		if !isLive(st) {
+			continue
+		}
+		raw, err := encodeCheckpoint(b.checkpointOf(id, st))
+		if err != nil {
+			return 0, err
+		}
+		b.recs = append(b.recs, w.checkpointRec(id, raw))
+		n++
+	}
+	horizon := b.now - w.ex.cfg.RememberFinished.Milliseconds()
+	var ids []string
+	for id, f := range w.finished {
+		if _, ok := b.sealed[id]; ok {
+			continue // its new checkpoint is above, at an offset known after the commit
+		}
+		if f.endedAt < horizon {
+			b.forget = append(b.forget, id)
+			b.recs = append(b.recs, w.checkpointRec(id, nil))
+			n++
+			continue
+		}
+		ids = append(ids, id)
+	}
+	for i := 0; i*indexChunk < len(ids) || i == 0; i++ {
+		chunk := ids[i*indexChunk : min(len(ids), (i+1)*indexChunk)]
+		b.recs = append(b.recs, w.checkpointRec(indexKey(i), encodeIndex(chunk, w.finished)))
+		n++
+	}
+	return n, nil
+}
+
+// loadFinished reads back the checkpoint of a run that is not live, for a
+// batch that names it. It returns nil, nil for a run it does not know.
+func (w *partitionWorker) loadFinished(id string) (*Run, error) {
+	f, ok := w.finished[id]
+	if !ok || f.endedAt < time.Now().Add(-w.ex.cfg.RememberFinished).UnixMilli() {
+		return nil, nil // never known, or forgotten
+	}
+	rec, found, err := kafka.ReadAt(w.ctx, w.ex.cfg.Kafka, w.ex.cfg.Kafka.CheckpointsTopic(), w.part.ID(), f.offset)
+	if err != nil {
+		return nil, fmt.Errorf("read the checkpoint of finished run %s: %w", id, err)
+	}
+	if !found || rec.Key != id || rec.Value == nil {
+		return nil, fmt.Errorf("the checkpoint of finished run %s is not at offset %d of %s", id, f.offset, w.ex.cfg.Kafka.CheckpointsTopic())
+	}
+	cp, err := decodeCheckpoint(rec.Value)
+	if err != nil {
+		return nil, fmt.Errorf("finished run %s: %w", id, err)
+	}
+	r := w.install(id, cp)
+	return r, nil
+}
+
+// install makes a run of a checkpoint one of the worker's; its events are
+// read when an engine drives it.
+func (w *partitionWorker) install(id string, cp runCheckpoint) *Run {
+	r := &Run{id: id, worker: w, state: cp.State, logBytes: cp.Bytes, from: cp.From, order: cp.Order, history: cp.History}
+	w.runs[id] = r
+	return r
+}
+
+// placed records, before a staged state is installed, where a run's events
+// begin, its queue position and its session history, for its next
+// checkpoints.
+func (w *partitionWorker) placed(r *Run, b *batch) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.from < 0 {
+		r.from = b.meta.EventsEnd
+	}
+	if o, ok := b.orders[r.id]; ok {
+		r.order = o
+	}
+	if h, ok := b.histories[r.id]; ok {
+		r.history = h
+	}
+}
+
+// committedCheckpoints advances the worker's checkpoint bookkeeping after b
+// committed.
+func (w *partitionWorker) committedCheckpoints(b *batch) {
+	w.nextCmd, w.nextOrder = b.meta.NextCommand, b.nextOrder
+	if b.meta.SnapshotFrom != w.snapshotFrom {
+		w.snapshotFrom, w.sinceSnapshot = b.meta.SnapshotFrom, 0
+	}
+	w.sinceSnapshot += b.cpWritten
+	for _, id := range b.forget {
+		delete(w.finished, id)
+	}
+	if e := w.part.End(w.ex.cfg.Kafka.EventsTopic()); e > w.eventsEnd {
+		w.eventsEnd = e
+	}
+	if e := w.part.End(w.ex.cfg.Kafka.CheckpointsTopic()); e > w.cpEnd {
+		w.cpEnd = e
+	}
+}
+
+// evictEnded removes the runs b ended (or read back) from memory: what is
+// left of them is their checkpoint, found through the finished index.
+func (w *partitionWorker) evictEnded(b *batch) {
+	for id, st := range b.staged {
+		if isLive(*st) {
+			delete(w.finished, id)
+			continue
+		}
+		if i, ok := b.cpIdx[id]; ok {
+			w.finished[id] = finishedRef{offset: b.recs[i].Offset, endedAt: st.UpdatedAt}
+		}
+		if _, ok := w.finished[id]; ok || st.LastSeq == 0 {
+			delete(w.runs, id)
+		}
+	}
+}
+
+func jsonMeta(m partitionMeta) ([]byte, error) {
+	raw, err := json.Marshal(m)
+	if err != nil {
+		return nil, fmt.Errorf("encode partition meta: %w", err)
+	}
+	return raw, nil
+}
