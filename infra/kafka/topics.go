@@ -69,7 +69,20 @@ func EnsureTopics(ctx context.Context, c Config) error {
 	adm := kadm.NewClient(cl)
 	topics := []string{c.CommandsTopic(), c.EventsTopic(), c.IMOutboxTopic(), c.DeadLetterTopic(), c.CheckpointsTopic()}
 	for _, topic := range topics {
-		res, err := adm.CreateTopic(ctx, c.Partitions, c.ReplicationFactor, c.topicConfigs(topic), topic)
+		n := c.Partitions
+		if topic == c.CheckpointsTopic() {
+			// Added beside a commands topic that may have been created
+			// with another count (an upgrade): it must match that one.
+			if err := awaitTopics(ctx, cl, []string{c.CommandsTopic()}); err != nil {
+				return err
+			}
+			count, err := PartitionCount(ctx, cl, c.CommandsTopic())
+			if err != nil {
+				return err
+			}
+			n = int32(count)
+		}
+		res, err := adm.CreateTopic(ctx, n, c.ReplicationFactor, c.topicConfigs(topic), topic)
 		if err == nil {
 			err = res.Err
 		}

@@ -40,12 +40,15 @@ const (
 	indexKeyPrefix = "#index/"
 	// indexChunk is the finished-index entries per record (~45 bytes each).
 	indexChunk = 8192
-	// snapshotMin is the checkpoint records a partition writes between two
+	// snapshotMinDefault is the checkpoint records a partition writes between two
 	// snapshots at least; beyond it, a snapshot is due once the records
 	// since the last one outnumber twice what a snapshot writes, so a new
 	// owner reads at most about three snapshots' worth.
-	snapshotMin = 2048
+	snapshotMinDefault = 2048
 )
+
+// snapshotMin is snapshotMinDefault; tests lower it.
+var snapshotMin = snapshotMinDefault
 
 func indexKey(i int) string { return indexKeyPrefix + strconv.Itoa(i) }
 

@@ -1,0 +1,211 @@
+package executor_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
+	"github.com/xbot-runtime/xbot/infra/kafka"
+	"github.com/xbot-runtime/xbot/services/executor"
+)
+
+// observedExecutor runs an executor whose log the test reads.
+func (h *harness) observedExecutor(name string) (*executor.Executor, *observer.ObservedLogs) {
+	h.t.Helper()
+	core, logs := observer.New(zapcore.InfoLevel)
+	log := zap.New(core).Named(name)
+	ex, err := executor.New(executor.Config{Kafka: h.kcfg, ID: name, CommandKeys: h.keys}, scriptedEngine(log), h.cat, log)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = ex.Run(ctx) }()
+	h.t.Cleanup(func() { cancel(); <-done })
+	return ex, logs
+}
+
+// deleteEvents deletes every record of the events topic written so far,
+// as a time retention or an operator's DeleteRecords would.
+func (h *harness) deleteEvents() {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cl, err := kafka.NewClient(h.kcfg)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	ends, err := adm.ListEndOffsets(ctx, h.kcfg.EventsTopic())
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	offs := kadm.Offsets{}
+	ends.Each(func(o kadm.ListedOffset) { offs.AddOffset(o.Topic, o.Partition, o.Offset, -1) })
+	res, err := adm.DeleteRecords(ctx, offs)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if err := res.Error(); err != nil {
+		h.t.Fatal(err)
+	}
+	starts, err := adm.ListStartOffsets(ctx, h.kcfg.EventsTopic())
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	starts.Each(func(o kadm.ListedOffset) {
+		if end, _ := ends.Lookup(o.Topic, o.Partition); o.Offset != end.Offset {
+			h.t.Fatalf("partition %d starts at %d after deleting up to %d", o.Partition, o.Offset, end.Offset)
+		}
+	})
+}
+
+// eventsOf reads what is left on the events topic of run id.
+func (h *harness) eventsOf(runID string) []events.Envelope {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var out []events.Envelope
+	err := kafka.ReadTopic(ctx, h.kcfg, h.kcfg.EventsTopic(), func(r kafka.Record) error {
+		if r.Key == runID {
+			env, err := events.Decode(r.Value)
+			if err != nil {
+				return err
+			}
+			out = append(out, env)
+		}
+		return nil
+	})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return out
+}
+
+func (h *harness) awaitEvent(what, runID string, ok func(events.Envelope) bool) events.Envelope {
+	h.t.Helper()
+	var found events.Envelope
+	eventually.Succeeds(h.t, 20*time.Second, what, func() error {
+		for _, e := range h.eventsOf(runID) {
+			if ok(e) {
+				found = e
+				return nil
+			}
+		}
+		return fmt.Errorf("no such event of %s yet", runID)
+	})
+	return found
+}
+
+func ofType(t events.Type) func(events.Envelope) bool {
+	return func(e events.Envelope) bool { return e.Type == t }
+}
+
+// A new owner answers commands on finished runs from their checkpoints: the
+// events they refer to may be gone.
+func TestFinishedRunsAnswerFromCheckpointsAfterTheirEventsAreDeleted(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	ex1 := h.startExecutor("ex1", nil)
+	old := createRun(t, "acme", "old", "demo", "hello")
+	h.send(old)
+	h.waitFor("completed", statusIs(old.RunID, events.StatusCompleted))
+	h.send(cancelRun(t, "acme", old.RunID, "cancel-1"))
+	h.waitFor("no_effect", func(map[string]events.RunState) bool { return count(h, old.RunID, events.CommandNoEffect) == 1 })
+	ex1.Kill()
+	h.deleteEvents()
+
+	_, logs := h.observedExecutor("ex2")
+	h.send(createRun(t, "acme", "old", "demo", "hello")) // a client's retry
+	dup := h.awaitEvent("the retry answered as a duplicate", old.RunID, ofType(events.CommandDuplicate))
+	p, err := dup.DecodePayload()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := p.(*events.CommandDuplicatePayload); d.OriginalOutcome != events.OutcomeAccepted || d.OriginalCommandID != old.CommandID {
+		t.Errorf("duplicate names %s (%s), want the original create %s (accepted)", d.OriginalCommandID, d.OriginalOutcome, old.CommandID)
+	}
+	if dup.Seq <= 1 {
+		t.Errorf("the duplicate has seq %d: the new owner did not continue the run's log", dup.Seq)
+	}
+	h.send(cancelRun(t, "acme", old.RunID, "cancel-1")) // the same cancel again
+	h.awaitEvent("the repeated cancel answered as a duplicate of no_effect", old.RunID, func(e events.Envelope) bool {
+		if e.Type != events.CommandDuplicate {
+			return false
+		}
+		p, err := e.DecodePayload()
+		return err == nil && p.(*events.CommandDuplicatePayload).OriginalOutcome == events.OutcomeNoEffect
+	})
+	h.send(cancelRun(t, "acme", old.RunID, "cancel-2"))
+	h.awaitEvent("a new cancel answered no_effect", old.RunID, ofType(events.CommandNoEffect))
+
+	fresh := createRun(t, "acme", "fresh", "demo", "again")
+	h.send(fresh)
+	h.awaitEvent("a new run completes", fresh.RunID, ofType(events.RunCompleted))
+
+	for _, e := range logs.All() {
+		if e.Level >= zapcore.ErrorLevel {
+			t.Errorf("the new owner logged an error: %s %v", e.Message, e.ContextMap())
+		}
+	}
+}
+
+// A new owner reads the checkpoints from the latest snapshot on, and still
+// finds the runs that finished before it through the finished index.
+func TestNewOwnerReadsFromTheLatestSnapshot(t *testing.T) {
+	defer executor.SetSnapshotMin(8)()
+	h := newHarness(t)
+	ex1 := h.startExecutor("ex1", nil)
+	var runs []string
+	for i := range 24 {
+		c := createRun(t, "acme", fmt.Sprintf("k%d", i), "demo", "hi")
+		h.send(c)
+		runs = append(runs, c.RunID)
+		h.waitFor("completed", statusIs(c.RunID, events.StatusCompleted))
+	}
+	ex1.Kill()
+	total := h.checkpointRecords()
+
+	_, logs := h.observedExecutor("ex2")
+	first := createRun(t, "acme", "k0", "demo", "hi")
+	h.send(first)
+	h.awaitEvent("the first run's retry answered as a duplicate", runs[0], ofType(events.CommandDuplicate))
+	read := 0
+	for _, e := range logs.FilterMessage("partition restored").All() {
+		read += int(e.ContextMap()["checkpoint_records_read"].(int64))
+	}
+	if read == 0 || read >= total {
+		t.Errorf("the new owner read %d of the %d checkpoint records; want fewer than all (from the latest snapshot)", read, total)
+	}
+}
+
+// checkpointRecords counts the committed records of the checkpoints topic.
+func (h *harness) checkpointRecords() int {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	n := 0
+	if err := kafka.ReadTopic(ctx, h.kcfg, h.kcfg.CheckpointsTopic(), func(r kafka.Record) error {
+		if r.Key == "#partition" {
+			var m map[string]any
+			if err := json.Unmarshal(r.Value, &m); err != nil {
+				return err
+			}
+		}
+		n++
+		return nil
+	}); err != nil {
+		h.t.Fatal(err)
+	}
+	return n
+}
