@@ -84,9 +84,13 @@ func (s *settings) stackOptions(kcfg kafka.Config, dataDir string) (stack.Option
 	if err != nil {
 		return stack.Options{}, err
 	}
+	remember, err := s.r.Duration("executor_remember_finished")
+	if err != nil {
+		return stack.Options{}, err
+	}
 	opts := stack.Options{EventPageBytes: pageBytes, Kafka: kcfg, PGDSN: s.r.Get("pg_dsn"), APIAddr: s.r.Get("api_addr"),
 		Tokens:   tokens,
-		Profiles: profiles, ExecutorID: s.r.Get("executor_id"), WaitDefault: wait, WaitMax: maxWait,
+		Profiles: profiles, ExecutorID: s.r.Get("executor_id"), RememberFinished: remember, WaitDefault: wait, WaitMax: maxWait,
 		Logger: s.log, Version: version, LLM: llm, ClickHouse: s.clickhouse(), CommandKeys: keys}
 	if err := s.apiAccess(&opts); err != nil {
 		return stack.Options{}, err

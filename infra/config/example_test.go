@@ -58,6 +58,7 @@ func Example() {
 	// dev_kafka_addr                 127.0.0.1:9092   default  XBOT_DEV_KAFKA_ADDR                 default
 	// events_page_max_bytes          1048576          default  XBOT_EVENTS_PAGE_MAX_BYTES          default
 	// executor_id                    (unset)          default  XBOT_EXECUTOR_ID                    default
+	// executor_remember_finished     168h             default  XBOT_EXECUTOR_REMEMBER_FINISHED     default
 	// kafka_brokers                  k1:9092,k2:9092  env      XBOT_KAFKA_BROKERS                  XBOT_KAFKA_BROKERS
 	// kafka_group_prefix             (unset)          default  XBOT_KAFKA_GROUP_PREFIX             default
 	// kafka_partitions               12               default  XBOT_KAFKA_PARTITIONS               default

@@ -66,6 +66,10 @@ var registry = []Key{
 	{Name: "api_max_streams_per_principal", Default: "32", Usage: "most open SSE streams of one token's principal (429 too_many_streams beyond)"},
 	{Name: "agents_file", Usage: "path of agents.yaml (built-in demo profile always present)"},
 	{Name: "executor_id", Usage: "name of this executor instance (default hostname-pid)"},
+	// A week covers a client's retries and a person's follow-up after a
+	// weekend; each remembered run costs its checkpoint in Kafka and about
+	// 100 bytes of executor memory.
+	{Name: "executor_remember_finished", Default: "168h", Usage: "how long a finished run is remembered: until then a command on it gets the answer it would have got when it ended (a repeated idempotency key its original outcome); after it, run_not_found"},
 	{Name: "data_dir", Usage: "dev: keep data here so a restart resumes (empty = temp dir removed at exit)"},
 	{Name: "dev_kafka_addr", Default: "127.0.0.1:9092", Usage: "dev: listen address of the embedded Kafka cluster"},
 	// kfake starts in milliseconds; apache is the broker users run, at the

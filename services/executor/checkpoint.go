@@ -25,13 +25,13 @@ import (
 //     finished index) and reads it back when a command names the run.
 //   - the partition's meta record (metaKey), the last record of every
 //     transaction: the first command not consumed, a lower bound of the next
-//     event's offset, where the latest snapshot begins and the next queue
+//     event's offset, where the latest base begins and the next queue
 //     position.
-//   - the finished index (indexKey(i)), in chunks, written with a snapshot.
+//   - the finished index (indexKey(i)), in chunks, written with a base.
 //
-// A snapshot re-writes every live run's checkpoint and the finished index,
+// A base re-writes every live run's checkpoint and the finished index,
 // so that a new owner reads the partition's checkpoints from the latest
-// snapshot on: the last meta record says where it begins. The topic is
+// base on: the last meta record says where it begins. The topic is
 // compacted; a finished run forgotten after Config.RememberFinished gets a
 // tombstone.
 
@@ -40,15 +40,15 @@ const (
 	indexKeyPrefix = "#index/"
 	// indexChunk is the finished-index entries per record (~45 bytes each).
 	indexChunk = 8192
-	// snapshotMinDefault is the checkpoint records a partition writes between two
-	// snapshots at least; beyond it, a snapshot is due once the records
-	// since the last one outnumber twice what a snapshot writes, so a new
-	// owner reads at most about three snapshots' worth.
-	snapshotMinDefault = 2048
+	// baseMinDefault is the checkpoint records a partition writes between two
+	// bases at least; beyond it, a base is due once the records
+	// since the last one outnumber twice what a base writes, so a new
+	// owner reads at most about three bases' worth.
+	baseMinDefault = 2048
 )
 
-// snapshotMin is snapshotMinDefault; tests lower it.
-var snapshotMin = snapshotMinDefault
+// baseMin is baseMinDefault; tests lower it.
+var baseMin = baseMinDefault
 
 func indexKey(i int) string { return indexKeyPrefix + strconv.Itoa(i) }
 
@@ -73,8 +73,8 @@ type partitionMeta struct {
 	NextCommand int64 `json:"nextCommand"`
 	// EventsEnd is at or before the offset of the partition's next event.
 	EventsEnd int64 `json:"eventsEnd"`
-	// SnapshotFrom is the checkpoint offset from which a new owner reads.
-	SnapshotFrom int64 `json:"snapshotFrom"`
+	// BaseFrom is the checkpoint offset from which a new owner reads.
+	BaseFrom int64 `json:"baseFrom"`
 	// NextOrder is the queue position of the next accepted run.
 	NextOrder int64 `json:"nextOrder"`
 }
@@ -156,7 +156,7 @@ func (w *partitionWorker) checkpointRec(key string, value []byte) kafka.OutRecor
 }
 
 // restored is what a partition's checkpoints say, read from the latest
-// snapshot on.
+// base on.
 type restored struct {
 	meta     partitionMeta
 	live     map[string]runCheckpoint
@@ -200,7 +200,7 @@ func (r *restored) add(rec kafka.Record) error {
 }
 
 // checkpoints adds the batch's checkpoint records: one per run with new
-// events, a snapshot when one is due, and the meta record last.
+// events, a base when one is due, and the meta record last.
 func (b *batch) checkpoints() error {
 	w := b.w
 	start := len(b.recs)
@@ -215,17 +215,17 @@ func (b *batch) checkpoints() error {
 		b.cpIdx[id] = len(b.recs)
 		b.recs = append(b.recs, w.checkpointRec(id, raw))
 	}
-	meta := partitionMeta{NextCommand: w.nextCmd, EventsEnd: w.eventsEnd, SnapshotFrom: w.snapshotFrom, NextOrder: b.nextOrder}
+	meta := partitionMeta{NextCommand: w.nextCmd, EventsEnd: w.eventsEnd, BaseFrom: w.baseFrom, NextOrder: b.nextOrder}
 	if b.cmdOffset >= 0 {
 		meta.NextCommand = max(meta.NextCommand, b.cmdOffset+1)
 	}
 	written := len(b.recs) - start + 1
-	if w.sinceSnapshot+written >= max(snapshotMin, 2*w.snapshotSize()) {
-		n, err := b.snapshot()
+	if w.sinceBase+written >= max(baseMin, 2*w.baseSize()) {
+		n, err := b.base()
 		if err != nil {
 			return err
 		}
-		meta.SnapshotFrom, written = w.cpEnd, n+written
+		meta.BaseFrom, written = w.cpEnd, n+written
 	}
 	raw, err := jsonMeta(meta)
 	if err != nil {
@@ -258,15 +258,15 @@ func (b *batch) checkpointOf(id string, st events.RunState) runCheckpoint {
 	return cp
 }
 
-// snapshotSize is about the records a snapshot writes now.
-func (w *partitionWorker) snapshotSize() int {
+// baseSize is about the records a base writes now.
+func (w *partitionWorker) baseSize() int {
 	return len(w.runs) + len(w.finished)/indexChunk + 1
 }
 
-// snapshot adds the checkpoint of every live run and the finished index
+// base adds the checkpoint of every live run and the finished index
 // (forgetting runs that ended longer than RememberFinished ago: their
 // checkpoints get tombstones). It returns the records it added.
-func (b *batch) snapshot() (int, error) {
+func (b *batch) base() (int, error) {
 	w := b.w
 	n := 0
 	for id, r := range w.runs {
@@ -357,10 +357,10 @@ func (w *partitionWorker) placed(r *Run, b *batch) {
 // committed.
 func (w *partitionWorker) committedCheckpoints(b *batch) {
 	w.nextCmd, w.nextOrder = b.meta.NextCommand, b.nextOrder
-	if b.meta.SnapshotFrom != w.snapshotFrom {
-		w.snapshotFrom, w.sinceSnapshot = b.meta.SnapshotFrom, 0
+	if b.meta.BaseFrom != w.baseFrom {
+		w.baseFrom, w.sinceBase = b.meta.BaseFrom, 0
 	}
-	w.sinceSnapshot += b.cpWritten
+	w.sinceBase += b.cpWritten
 	for _, id := range b.forget {
 		delete(w.finished, id)
 	}

@@ -160,10 +160,10 @@ func TestFinishedRunsAnswerFromCheckpointsAfterTheirEventsAreDeleted(t *testing.
 	}
 }
 
-// A new owner reads the checkpoints from the latest snapshot on, and still
+// A new owner reads the checkpoints from the latest base on, and still
 // finds the runs that finished before it through the finished index.
-func TestNewOwnerReadsFromTheLatestSnapshot(t *testing.T) {
-	defer executor.SetSnapshotMin(8)()
+func TestNewOwnerReadsFromTheLatestBase(t *testing.T) {
+	defer executor.SetBaseMin(8)()
 	h := newHarness(t)
 	ex1 := h.startExecutor("ex1", nil)
 	var runs []string
@@ -185,7 +185,7 @@ func TestNewOwnerReadsFromTheLatestSnapshot(t *testing.T) {
 		read += int(e.ContextMap()["checkpoint_records_read"].(int64))
 	}
 	if read == 0 || read >= total {
-		t.Errorf("the new owner read %d of the %d checkpoint records; want fewer than all (from the latest snapshot)", read, total)
+		t.Errorf("the new owner read %d of the %d checkpoint records; want fewer than all (from the latest base)", read, total)
 	}
 }
 

@@ -1,8 +1,8 @@
 package executor
 
-// SetSnapshotMin lowers the records between two snapshots, for tests.
-func SetSnapshotMin(n int) func() {
-	old := snapshotMin
-	snapshotMin = n
-	return func() { snapshotMin = old }
+// SetBaseMin lowers the records between two snapshots, for tests.
+func SetBaseMin(n int) func() {
+	old := baseMin
+	baseMin = n
+	return func() { baseMin = old }
 }

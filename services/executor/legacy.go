@@ -51,7 +51,7 @@ func (w *partitionWorker) rebuildFromEvents(replay func(func(kafka.Record) error
 		rs.finished[id] = finishedRef{endedAt: st.UpdatedAt, offset: -1}
 		f.ended[id] = runCheckpoint{State: st, From: f.first[id], Bytes: f.sizes[id], Order: -1}
 	}
-	rs.meta = partitionMeta{NextCommand: max(w.part.ResumeOffset(), 0), EventsEnd: w.eventsEnd, SnapshotFrom: w.cpEnd, NextOrder: order}
+	rs.meta = partitionMeta{NextCommand: max(w.part.ResumeOffset(), 0), EventsEnd: w.eventsEnd, BaseFrom: w.cpEnd, NextOrder: order}
 	if len(f.states) == 0 {
 		return rs, nil // an empty partition: its first batch writes the first checkpoint
 	}

@@ -14,7 +14,7 @@ import (
 )
 
 // Assigned implements kafka.Handler: it restores the partition's runs from
-// their checkpoints (from the latest snapshot on) and resumes every run that
+// their checkpoints (from the latest base on) and resumes every run that
 // was queued, running or paused with a command waiting. The events topic is
 // not read: a run's events are read when an engine drives it, from where
 // they begin. A partition without checkpoints (written before they existed)
@@ -54,7 +54,7 @@ func (ex *Executor) Assigned(ctx context.Context, part *kafka.Partition, replay 
 	return nil
 }
 
-// restore reads partition p's checkpoints from the latest snapshot on; nil
+// restore reads partition p's checkpoints from the latest base on; nil
 // when the partition has none.
 func (ex *Executor) restore(ctx context.Context, p int32) (*restored, error) {
 	cfg := ex.cfg.Kafka
@@ -66,12 +66,12 @@ func (ex *Executor) restore(ctx context.Context, p int32) (*restored, error) {
 	if err := rs.add(last); err != nil {
 		return nil, fmt.Errorf("meta record of partition %d: %w", p, err)
 	}
-	from := rs.meta.SnapshotFrom
+	from := rs.meta.BaseFrom
 	rs = newRestored()
 	if _, err := kafka.ReadRange(ctx, cfg, cfg.CheckpointsTopic(), p, from, -1, rs.add); err != nil {
 		return nil, fmt.Errorf("checkpoints of partition %d: %w", p, err)
 	}
-	return rs, nil // forgotten runs still listed get their tombstones with the next snapshot
+	return rs, nil // forgotten runs still listed get their tombstones with the next base
 }
 
 // adopt installs the restored runs, in the order they were accepted: running
@@ -79,13 +79,15 @@ func (ex *Executor) restore(ctx context.Context, p int32) (*restored, error) {
 // runs re-arm their expiry, queued runs wait for their sandbox key.
 func (w *partitionWorker) adopt(rs *restored) {
 	w.nextCmd, w.nextOrder = rs.meta.NextCommand, rs.meta.NextOrder
-	w.snapshotFrom, w.sinceSnapshot = rs.meta.SnapshotFrom, rs.read
+	w.baseFrom, w.sinceBase = rs.meta.BaseFrom, rs.read
 	w.finished = rs.finished
 	ids := make([]string, 0, len(rs.live))
 	for id := range rs.live {
 		ids = append(ids, id)
 	}
-	slices.SortFunc(ids, func(a, b string) int { return cmp.Or(cmp.Compare(rs.live[a].Order, rs.live[b].Order), cmp.Compare(a, b)) })
+	slices.SortFunc(ids, func(a, b string) int {
+		return cmp.Or(cmp.Compare(rs.live[a].Order, rs.live[b].Order), cmp.Compare(a, b))
+	})
 	for _, id := range ids {
 		cp := rs.live[id]
 		r := w.install(id, cp)

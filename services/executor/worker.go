@@ -30,13 +30,13 @@ type partitionWorker struct {
 	engines sync.WaitGroup
 
 	// Checkpoints (checkpoint.go); touched only by the loop goroutine.
-	finished      map[string]finishedRef // runs that ended: where their checkpoints are
-	nextCmd       int64                  // first command not consumed
-	eventsEnd     int64                  // at or before the next event's offset
-	cpEnd         int64                  // at or before the next checkpoint record's offset
-	snapshotFrom  int64                  // where the latest snapshot begins
-	sinceSnapshot int                    // checkpoint records written from snapshotFrom on
-	nextOrder     int64                  // queue position of the next accepted run
+	finished  map[string]finishedRef // runs that ended: where their checkpoints are
+	nextCmd   int64                  // first command not consumed
+	eventsEnd int64                  // at or before the next event's offset
+	cpEnd     int64                  // at or before the next checkpoint record's offset
+	baseFrom  int64                  // where the latest base begins
+	sinceBase int                    // checkpoint records written from baseFrom on
+	nextOrder int64                  // queue position of the next accepted run
 }
 
 type appendReq struct {

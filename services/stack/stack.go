@@ -57,11 +57,13 @@ type Options struct {
 	APIAddr string            // default 127.0.0.1:8080; ":0" style picks a free port
 	Tokens  map[string]string // bearer token → principal (api.ParsePrincipal)
 	// JWT, APILimits and PublicURL configure the API (api.Config).
-	JWT                  api.JWTConfig
-	APILimits            api.Limits
-	PublicURL            string
-	Profiles             *profile.Catalog
-	ExecutorID           string
+	JWT        api.JWTConfig
+	APILimits  api.Limits
+	PublicURL  string
+	Profiles   *profile.Catalog
+	ExecutorID string
+	// RememberFinished is executor.Config.RememberFinished (0: its default).
+	RememberFinished     time.Duration
 	WaitDefault, WaitMax time.Duration
 	// EventPageBytes bounds one events page (api.Config.MaxEventPageBytes).
 	EventPageBytes int
@@ -199,7 +201,7 @@ func (s *Stack) startExecutor(ctx context.Context) error {
 	}
 	engine := agentloop.New(agentloop.Config{Models: models, Tools: reg, Compute: s.opts.Compute, Log: s.log.Named("engine")})
 	ex, err := executor.New(executor.Config{Kafka: s.opts.Kafka, ID: s.opts.ExecutorID, Hooks: s.opts.ExecutorHooks,
-		CommandKeys: s.opts.CommandKeys},
+		CommandKeys: s.opts.CommandKeys, RememberFinished: s.opts.RememberFinished},
 		engine, s.opts.Profiles, s.log.Named("executor"))
 	if err != nil {
 		return err
