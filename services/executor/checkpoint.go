@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -309,6 +310,11 @@ func (b *batch) base() (int, error) {
 // loadFinished reads back the checkpoint of a run that is not live, for a
 // batch that names it. It returns nil, nil for a run it does not know.
 func (w *partitionWorker) loadFinished(id string) (*Run, error) {
+	if r, ok := w.recent[id]; ok {
+		w.runs[id] = r
+		delete(w.recent, id)
+		return r, nil
+	}
 	f, ok := w.finished[id]
 	if !ok || f.endedAt < time.Now().Add(-w.ex.cfg.RememberFinished).UnixMilli() {
 		return nil, nil // never known, or forgotten
@@ -384,8 +390,31 @@ func (w *partitionWorker) evictEnded(b *batch) {
 			w.finished[id] = finishedRef{offset: b.recs[i].Offset, endedAt: st.UpdatedAt}
 		}
 		if _, ok := w.finished[id]; ok || st.LastSeq == 0 {
+			w.keepRecent(w.runs[id])
 			delete(w.runs, id)
 		}
+	}
+}
+
+// recentCap bounds the finished runs kept in memory after a batch read or
+// ended them: commands on a run that just ended (a client's retries, a
+// follow-up) find it without a read.
+const recentCap = 256
+
+func (w *partitionWorker) keepRecent(r *Run) {
+	if r == nil || r.State().LastSeq == 0 {
+		return
+	}
+	if _, ok := w.recent[r.id]; !ok {
+		w.recentOrder = append(w.recentOrder, r.id)
+	}
+	w.recent[r.id] = r
+	for len(w.recent) > recentCap && len(w.recentOrder) > 0 {
+		delete(w.recent, w.recentOrder[0])
+		w.recentOrder = w.recentOrder[1:]
+	}
+	if len(w.recentOrder) > 4*recentCap { // ids loaded back since: compact the order
+		w.recentOrder = slices.DeleteFunc(w.recentOrder, func(id string) bool { _, ok := w.recent[id]; return !ok })
 	}
 }
 

@@ -30,13 +30,15 @@ type partitionWorker struct {
 	engines sync.WaitGroup
 
 	// Checkpoints (checkpoint.go); touched only by the loop goroutine.
-	finished  map[string]finishedRef // runs that ended: where their checkpoints are
-	nextCmd   int64                  // first command not consumed
-	eventsEnd int64                  // at or before the next event's offset
-	cpEnd     int64                  // at or before the next checkpoint record's offset
-	baseFrom  int64                  // where the latest base begins
-	sinceBase int                    // checkpoint records written from baseFrom on
-	nextOrder int64                  // queue position of the next accepted run
+	finished    map[string]finishedRef // runs that ended: where their checkpoints are
+	recent      map[string]*Run        // some of them, kept in memory (keepRecent)
+	recentOrder []string
+	nextCmd     int64 // first command not consumed
+	eventsEnd   int64 // at or before the next event's offset
+	cpEnd       int64 // at or before the next checkpoint record's offset
+	baseFrom    int64 // where the latest base begins
+	sinceBase   int   // checkpoint records written from baseFrom on
+	nextOrder   int64 // queue position of the next accepted run
 }
 
 type appendReq struct {
@@ -61,7 +63,7 @@ func newPartitionWorker(ctx context.Context, ex *Executor, part *kafka.Partition
 		inbox: make(chan any, ex.cfg.MaxBatch), ctx: actx, cancel: cancel,
 		stopped: make(chan struct{}), runs: map[string]*Run{},
 		keys: map[string]*keyQueue{}, timers: map[string]*time.Timer{},
-		finished: map[string]finishedRef{},
+		finished: map[string]finishedRef{}, recent: map[string]*Run{},
 	}
 }
 
