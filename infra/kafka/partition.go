@@ -138,20 +138,9 @@ func (p *Partition) transact(ctx context.Context, recs []OutRecord, cmdOffset in
 		ends    = map[string]int64{}
 	)
 	for i, r := range recs {
-		rec := &kgo.Record{Topic: p.topic, Partition: p.id, Key: []byte(r.Key), Value: r.Value,
-			Headers: append(recordHeaders(r.Headers), headers...)}
-		if r.Topic != "" && r.Topic != p.topic {
-			n, ok := p.counts[r.Topic]
-			if !ok {
-				return fmt.Errorf("append: topic %s is not writable by this partition's producer", r.Topic)
-			}
-			rec.Topic, rec.Partition, rec.Headers = r.Topic, partition.For(r.Key, n), recordHeaders(r.Headers)
-			if r.SamePartition {
-				if int(p.id) >= n {
-					return fmt.Errorf("append: topic %s has no partition %d", r.Topic, p.id)
-				}
-				rec.Partition = p.id
-			}
+		rec, err := p.record(r, headers)
+		if err != nil {
+			return err
 		}
 		p.prod.Produce(ctx, rec, func(pr *kgo.Record, err error) {
 			mu.Lock()
@@ -209,6 +198,28 @@ func (p *Partition) GiveUp(cause error) {
 	if !p.handingBack.Load() {
 		p.onFatal(fmt.Errorf("partition %s/%d given up: %w", p.topic, p.id, cause))
 	}
+}
+
+// record is the Kafka record of r: on this partition of the events topic
+// with the transaction's headers, or on another topic.
+func (p *Partition) record(r OutRecord, headers []kgo.RecordHeader) (*kgo.Record, error) {
+	if r.Topic == "" || r.Topic == p.topic {
+		return &kgo.Record{Topic: p.topic, Partition: p.id, Key: []byte(r.Key), Value: r.Value,
+			Headers: append(recordHeaders(r.Headers), headers...)}, nil
+	}
+	n, ok := p.counts[r.Topic]
+	if !ok {
+		return nil, fmt.Errorf("append: topic %s is not writable by this partition's producer", r.Topic)
+	}
+	rec := &kgo.Record{Topic: r.Topic, Partition: partition.For(r.Key, n), Key: []byte(r.Key), Value: r.Value,
+		Headers: recordHeaders(r.Headers)}
+	if r.SamePartition {
+		if int(p.id) >= n {
+			return nil, fmt.Errorf("append: topic %s has no partition %d", r.Topic, p.id)
+		}
+		rec.Partition = p.id
+	}
+	return rec, nil
 }
 
 // revoking marks the partition as being handed back to the group, before
