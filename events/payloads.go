@@ -84,6 +84,9 @@ const (
 	FailRuntimeLost     = "runtime_lost"
 	FailSandboxError    = "sandbox_error"
 	FailInternal        = "internal"
+	// FailHistoryUnavailable: events the run needs (its own, or a follow-up's
+	// earlier runs) are no longer on the events topic (retention deleted them).
+	FailHistoryUnavailable = "history_unavailable"
 )
 
 // RunFailedPayload is the payload of runtime.run.failed.

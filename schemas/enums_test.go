@@ -43,7 +43,7 @@ func TestEnumsMatchGo(t *testing.T) {
 		{"pauseReason", stringsOf([]events.PauseReason{events.PauseAwaitingApproval, events.PauseAwaitingUserInput,
 			events.PauseAwaitingExternalToolResult, events.PauseAwaitingCheckpointRestore})},
 		{"failureCode", []string{events.FailModelError, events.FailBudgetExhausted, events.FailRuntimeLost,
-			events.FailSandboxError, events.FailInternal}},
+			events.FailSandboxError, events.FailInternal, events.FailHistoryUnavailable}},
 		{"itemType", stringsOf([]events.ItemType{events.ItemUserMessage, events.ItemAssistantMessage, events.ItemReasoning,
 			events.ItemPlan, events.ItemCommandExecution, events.ItemFileChange, events.ItemToolCall, events.ItemMCPToolCall,
 			events.ItemClarificationRequest, events.ItemContextCompaction})},

@@ -85,7 +85,11 @@ func (w *partitionWorker) failRun(r *Run, cause error) {
 	if st.Status != events.StatusRunning {
 		return
 	}
-	drafts := failDrafts(st, events.FailInternal, cause.Error())
+	code := events.FailInternal
+	if errors.Is(cause, ErrHistoryGone) {
+		code = events.FailHistoryUnavailable
+	}
+	drafts := failDrafts(st, code, cause.Error())
 	if _, err := r.Append(w.ctx, AppendOptions{}, drafts...); err != nil && !stopped(w.ctx, err) {
 		w.log.Error("recording run failure failed", zap.String("run_id", r.ID()), zap.Error(err))
 	}

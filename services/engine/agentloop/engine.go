@@ -285,6 +285,10 @@ func (r *execution) sessionHistory(ctx context.Context) ([][]events.Envelope, er
 	if errors.Is(err, executor.ErrForeignParent) {
 		return nil, r.fail(ctx, events.FailInternal, "the run's parent belongs to another tenant; its history is not used")
 	}
+	if errors.Is(err, executor.ErrHistoryGone) {
+		// Going on without the earlier turns would answer a different conversation.
+		return nil, r.fail(ctx, events.FailHistoryUnavailable, err.Error())
+	}
 	if err != nil {
 		return nil, err
 	}
