@@ -1,0 +1,64 @@
+package executor
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/infra/kafka"
+)
+
+func TestFinishedIndexRoundTrips(t *testing.T) {
+	refs := map[string]finishedRef{"run_a": {offset: 7, endedAt: 1700000000000}, "run_b": {offset: 0, endedAt: 1}}
+	got := map[string]finishedRef{}
+	if err := decodeIndex(encodeIndex([]string{"run_a", "run_b"}, refs), func(id string, r finishedRef) { got[id] = r }); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got["run_a"] != refs["run_a"] || got["run_b"] != refs["run_b"] {
+		t.Fatalf("decoded %v, want %v", got, refs)
+	}
+	if err := decodeIndex([]byte("run_a 7\n"), func(string, finishedRef) {}); err == nil {
+		t.Fatal("a line without its end time decoded")
+	}
+}
+
+// The later record of a key wins, a summary moves a run to the finished
+// index with its record's offset, and a tombstone forgets it.
+func TestRestoredAppliesRecordsInOrder(t *testing.T) {
+	rec := func(off int64, key string, st events.RunState) kafka.Record {
+		raw, err := encodeCheckpoint(runCheckpoint{State: st})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return kafka.Record{Offset: off, Key: key, Value: raw}
+	}
+	running := events.RunState{RunID: "run_a", Status: events.StatusRunning, LastSeq: 3, Input: events.UserInput{Content: "hi"}}
+	done := running
+	done.Status, done.UpdatedAt = events.StatusCompleted, 99
+	meta, _ := json.Marshal(partitionMeta{NextCommand: 5, BaseFrom: 1})
+	rs := newRestored()
+	for _, r := range []kafka.Record{
+		rec(1, "run_a", running), rec(2, "run_b", running), {Offset: 3, Key: metaKey, Value: meta},
+		rec(4, "run_a", done), {Offset: 5, Key: "run_b"}, {Offset: 6, Key: indexKey(0), Value: encodeIndex([]string{"run_c"}, map[string]finishedRef{"run_c": {offset: 0, endedAt: 5}})},
+	} {
+		if err := rs.add(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(rs.live) != 0 {
+		t.Errorf("live runs %v, want none", rs.live)
+	}
+	if f := rs.finished["run_a"]; f.offset != 4 || f.endedAt != 99 {
+		t.Errorf("run_a in the finished index at %+v, want offset 4, ended 99", f)
+	}
+	if _, ok := rs.finished["run_b"]; ok {
+		t.Error("a tombstoned run is still in the finished index")
+	}
+	if _, ok := rs.finished["run_c"]; !ok || rs.meta.NextCommand != 5 || rs.read != 6 {
+		t.Errorf("index entry or meta not applied: %+v, meta %+v, read %d", rs.finished, rs.meta, rs.read)
+	}
+	cp, err := decodeCheckpoint(rec(4, "run_a", done).Value)
+	if err != nil || cp.State.Input.Content != "" {
+		t.Errorf("a finished run's checkpoint keeps its input %q (%v); a summary leaves it out", cp.State.Input.Content, err)
+	}
+}
