@@ -36,8 +36,9 @@ type batch struct {
 	nextOrder int64
 	meta      partitionMeta
 	cpWritten int      // checkpoint records in recs
-	forget    []string // finished runs forgotten by this batch's snapshot
-	err       error    // a run's checkpoint could not be read: the batch must not commit
+	forget    []string // finished runs forgotten by this batch's base
+	lagging   map[string]lag
+	err       error // a run's checkpoint could not be read: the batch must not commit
 }
 
 type refusal struct {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -78,6 +79,42 @@ type partitionMeta struct {
 	BaseFrom int64 `json:"baseFrom"`
 	// NextOrder is the queue position of the next accepted run.
 	NextOrder int64 `json:"nextOrder"`
+	// Lagging are the live runs whose checkpoint is behind their events
+	// (only item deltas followed it), each with an offset of the events
+	// topic at or before the first event it does not cover.
+	Lagging map[string]lag `json:"lagging,omitempty"`
+}
+
+// lag is where a lagging run's uncheckpointed events begin (at or after
+// offset From of the events topic) and the seq its checkpoint has.
+type lag struct {
+	From int64 `json:"from"`
+	Seq  int64 `json:"seq"`
+}
+
+// maxLag is how many events, all item deltas, may follow a run's checkpoint
+// before the next append writes a new one. A delta changes nothing in a
+// run's state but its seq; checkpointing after each batch of them would
+// rewrite the whole state for every few tokens a model streams.
+const maxLag = 256
+
+// mayLag says whether the batch may leave run id's checkpoint behind: its
+// events here are all item deltas, not too many since its checkpoint.
+func (b *batch) mayLag(id string, st events.RunState, evs []events.Envelope) bool {
+	r, ok := b.w.runs[id]
+	if !ok || !isLive(st) {
+		return false
+	}
+	for _, e := range evs {
+		if e.Type != events.ItemDelta {
+			return false
+		}
+	}
+	cp := r.State().LastSeq // not lagging: the committed state is checkpointed
+	if l, ok := b.lagging[id]; ok {
+		cp = l.Seq
+	}
+	return st.LastSeq-cp < maxLag
 }
 
 // isLive says whether a run is one the worker keeps: accepted and not ended.
@@ -205,18 +242,30 @@ func (r *restored) add(rec kafka.Record) error {
 func (b *batch) checkpoints() error {
 	w := b.w
 	start := len(b.recs)
+	b.lagging = maps.Clone(w.lagging)
+	if b.lagging == nil {
+		b.lagging = map[string]lag{}
+	}
 	for id, evs := range b.sealed {
 		if len(evs) == 0 {
 			continue
 		}
-		raw, err := encodeCheckpoint(b.checkpointOf(id, *b.state(id)))
+		st := *b.state(id)
+		if b.mayLag(id, st, evs) {
+			if _, ok := b.lagging[id]; !ok {
+				b.lagging[id] = lag{From: w.eventsEnd, Seq: w.runs[id].State().LastSeq}
+			}
+			continue
+		}
+		delete(b.lagging, id)
+		raw, err := encodeCheckpoint(b.checkpointOf(id, st))
 		if err != nil {
 			return err
 		}
 		b.cpIdx[id] = len(b.recs)
 		b.recs = append(b.recs, w.checkpointRec(id, raw))
 	}
-	meta := partitionMeta{NextCommand: w.nextCmd, EventsEnd: w.eventsEnd, BaseFrom: w.baseFrom, NextOrder: b.nextOrder}
+	meta := partitionMeta{NextCommand: w.nextCmd, EventsEnd: w.eventsEnd, BaseFrom: w.baseFrom, NextOrder: b.nextOrder, Lagging: b.lagging}
 	if b.cmdOffset >= 0 {
 		meta.NextCommand = max(meta.NextCommand, b.cmdOffset+1)
 	}
@@ -227,6 +276,8 @@ func (b *batch) checkpoints() error {
 			return err
 		}
 		meta.BaseFrom, written = w.cpEnd, n+written
+		b.lagging = map[string]lag{} // the base wrote every live run's checkpoint
+		meta.Lagging = nil
 	}
 	raw, err := jsonMeta(meta)
 	if err != nil {
@@ -271,10 +322,13 @@ func (b *batch) base() (int, error) {
 	w := b.w
 	n := 0
 	for id, r := range w.runs {
-		if _, ok := b.sealed[id]; ok {
+		if _, ok := b.cpIdx[id]; ok {
 			continue // written above
 		}
 		st := r.State()
+		if s, ok := b.staged[id]; ok {
+			st = *s // a lagging run this batch appended deltas to
+		}
 		if !isLive(st) {
 			continue
 		}
@@ -367,6 +421,7 @@ func (w *partitionWorker) committedCheckpoints(b *batch) {
 		w.baseFrom, w.sinceBase = b.meta.BaseFrom, 0
 	}
 	w.sinceBase += b.cpWritten
+	w.lagging = b.lagging
 	for _, id := range b.forget {
 		delete(w.finished, id)
 	}

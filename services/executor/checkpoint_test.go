@@ -15,6 +15,7 @@ import (
 	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
 	"github.com/xbot-runtime/xbot/infra/kafka"
+	"github.com/xbot-runtime/xbot/infra/kafka/partition"
 	"github.com/xbot-runtime/xbot/services/executor"
 )
 
@@ -209,3 +210,54 @@ func (h *harness) checkpointRecords() int {
 	}
 	return n
 }
+
+// Item deltas leave a run's checkpoint behind (the meta record lists the
+// run as lagging); a new owner folds the deltas that followed it, so the
+// run's log goes on gap-free.
+func TestNewOwnerFoldsTheDeltasAfterALaggingCheckpoint(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, slowProfile())
+	ex1 := h.startExecutor("ex1", nil)
+	c := createRun(t, "acme", "lag", "slow", "x")
+	h.send(c)
+	h.waitFor("streaming", func(map[string]events.RunState) bool { return count(h, c.RunID, events.ItemDelta) >= 4 })
+	eventually.Succeeds(t, 10*time.Second, "the run listed as lagging", func() error {
+		if h.lastMeta(c.RunID)["lagging"] == nil {
+			return fmt.Errorf("meta record: %v", h.lastMeta(c.RunID))
+		}
+		return nil
+	})
+	ex1.Kill()
+	h.startExecutor("ex2", nil)
+	states := h.waitFor("completed by ex2", statusIs(c.RunID, events.StatusCompleted))
+	if got := completedAssistantMessages(states[c.RunID]); got != 1 {
+		t.Fatalf("completed assistant messages = %d, want 1", got)
+	}
+	if n := count(h, c.RunID, events.RunCheckpointRestored); n != 1 {
+		t.Fatalf("checkpoint_restored %d times, want 1", n)
+	}
+}
+
+// lastMeta returns the last meta record of the checkpoints partition of runID.
+func (h *harness) lastMeta(runID string) map[string]any {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	p := partitionOf(runID)
+	rec, found, err := kafka.ReadLast(ctx, h.kcfg, h.kcfg.CheckpointsTopic(), p, func(r kafka.Record) bool { return r.Key == "#partition" })
+	if err != nil || !found {
+		h.t.Fatalf("last meta record of partition %d: found=%v, %v", p, found, err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(rec.Value, &m); err != nil {
+		h.t.Fatal(err)
+	}
+	if lag, ok := m["lagging"].(map[string]any); ok {
+		if _, ok := lag[runID]; !ok {
+			m["lagging"] = nil
+		}
+	}
+	return m
+}
+
+func partitionOf(runID string) int32 { return partition.For(runID, testPartitions) }

@@ -42,6 +42,9 @@ func (ex *Executor) Assigned(ctx context.Context, part *kafka.Partition, replay 
 		}
 	} else {
 		part.ResumeAt(rs.meta.NextCommand)
+		if err := w.catchUp(ctx, rs); err != nil {
+			return err
+		}
 	}
 	w.adopt(rs)
 	ex.mu.Lock()
@@ -74,6 +77,49 @@ func (ex *Executor) restore(ctx context.Context, p int32) (*restored, error) {
 	return rs, nil // forgotten runs still listed get their tombstones with the next base
 }
 
+// catchUp folds the events that followed the checkpoints of lagging runs
+// (item deltas only), from the earliest offset one of them needs.
+func (w *partitionWorker) catchUp(ctx context.Context, rs *restored) error {
+	from := int64(-1)
+	for id, l := range rs.meta.Lagging {
+		if _, ok := rs.live[id]; !ok {
+			delete(rs.meta.Lagging, id)
+			continue
+		}
+		if from < 0 || l.From < from {
+			from = l.From
+		}
+	}
+	if from < 0 {
+		return nil
+	}
+	cfg := w.ex.cfg.Kafka
+	_, err := kafka.ReadRange(ctx, cfg, cfg.EventsTopic(), w.part.ID(), from, -1, func(rec kafka.Record) error {
+		cp, ok := rs.live[rec.Key]
+		if _, lagging := rs.meta.Lagging[rec.Key]; !ok || !lagging {
+			return nil
+		}
+		env, err := events.Decode(rec.Value)
+		if err != nil || env.Seq <= cp.State.LastSeq {
+			return nil // not this run's next event (an undecodable record is the views' to dead-letter)
+		}
+		next, err := events.Fold(cp.State, env)
+		if err != nil {
+			w.log.Error("run log does not fold onto its checkpoint; run quarantined", zap.String("run_id", rec.Key), zap.Error(err))
+			delete(rs.live, rec.Key)
+			delete(rs.meta.Lagging, rec.Key)
+			return nil
+		}
+		cp.State, cp.Bytes = next, cp.Bytes+int64(len(rec.Value))
+		rs.live[rec.Key] = cp
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("events after the checkpoints of partition %d: %w", w.part.ID(), err)
+	}
+	return nil
+}
+
 // adopt installs the restored runs, in the order they were accepted: running
 // runs are marked lost (the previous owner may have been mid-step), paused
 // runs re-arm their expiry, queued runs wait for their sandbox key.
@@ -81,6 +127,10 @@ func (w *partitionWorker) adopt(rs *restored) {
 	w.nextCmd, w.nextOrder = rs.meta.NextCommand, rs.meta.NextOrder
 	w.baseFrom, w.sinceBase = rs.meta.BaseFrom, rs.read
 	w.finished = rs.finished
+	w.lagging = rs.meta.Lagging
+	if w.lagging == nil {
+		w.lagging = map[string]lag{}
+	}
 	ids := make([]string, 0, len(rs.live))
 	for id := range rs.live {
 		ids = append(ids, id)
