@@ -41,6 +41,11 @@ const (
 	// CodeTooManyStreams: the principal, or the instance, has as many open
 	// streams as it allows; retry after Retry-After.
 	CodeTooManyStreams Code = "too_many_streams"
+	// CodeIdempotencyKeyExpired: a CreateRun repeats the key and body of a
+	// run that ended longer ago than the API may hand its create to the
+	// executor again (half of executor_remember_finished). The run is not
+	// created again; send the new request with a new key.
+	CodeIdempotencyKeyExpired Code = "idempotency_key_expired"
 )
 
 // Codes lists every code.
@@ -49,5 +54,5 @@ func Codes() []Code {
 		CodeDuplicateCommand, CodeUnknownAgent, CodeNotImplemented, CodeUnauthorized, CodeNotFound,
 		CodePayloadTooLarge, CodeUnavailable, CodeInternal, CodeCommandNotFound,
 		CodeApprovalNotPending, CodeSandboxKeyMisrouted, CodeIdempotencyKeyReused, CodeForbiddenScope,
-		CodeInvalidEncoding, CodeTooManyStreams}
+		CodeInvalidEncoding, CodeTooManyStreams, CodeIdempotencyKeyExpired}
 }

@@ -33,7 +33,7 @@ type commandResult struct {
 	Code               string `json:"code,omitempty" doc:"Stable error code of a rejection."`
 	Detail             string `json:"detail,omitempty" doc:"Human-readable explanation of the outcome."`
 	OriginalCommandID  string `json:"originalCommandId,omitempty" doc:"For a duplicate: the command that first used the idempotency key (same as commandId)."`
-	DuplicateCommandID string `json:"duplicateCommandId,omitempty" doc:"For a duplicate: the id this request's command got."`
+	DuplicateCommandID string `json:"duplicateCommandId,omitempty" doc:"For a duplicate: the id this request's command got. Absent when the API answered a create from the read models without sending it (its run ended longer ago than half of executor_remember_finished)."`
 	OriginalOutcome    string `json:"originalOutcome,omitempty" doc:"For a duplicate: the original command's outcome, which stands."`
 	OriginalCode       string `json:"originalCode,omitempty" doc:"For a duplicate: the original command's error code, if it was rejected."`
 	CreatedRunID       string `json:"createdRunId,omitempty" doc:"For an applied follow-up (or a duplicate of one): the new run it started in the same platform session, as recorded by runtime.command.applied. A retry names the same run."`

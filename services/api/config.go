@@ -26,6 +26,9 @@ const (
 	// DefaultPartitions is the partition count infra/kafka.Config creates
 	// topics with by default.
 	DefaultPartitions = 12
+	// DefaultRememberFinished is the executor's default of
+	// executor_remember_finished (executor.DefaultRememberFinished), 7 days.
+	DefaultRememberFinished = 7 * 24 * time.Hour
 )
 
 // tenantPattern is the rule commands.Envelope.Validate applies to tenantId.
@@ -73,6 +76,15 @@ type Config struct {
 	// yet) Partitions is used. A wrong count places runs on the wrong
 	// partition, and the executor rejects them (sandbox_key_misrouted).
 	CommandPartitions func(ctx context.Context) (int, error)
+	// RememberFinished is how long the executor remembers a finished run
+	// (executor.Config.RememberFinished, executor_remember_finished); set it
+	// to the executors' value. A create that repeats the key and body of a
+	// run that ended longer ago than half of it is answered from the read
+	// model and not sent: the executor may have forgotten the run, and would
+	// accept the create as a new run whose log starts at seq 1 again. The
+	// other half is the margin for clocks of different hosts. Default
+	// DefaultRememberFinished; at least 1m, like the executor's.
+	RememberFinished time.Duration
 }
 
 func (c *Config) setDefaults() {
@@ -93,6 +105,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.Partitions == 0 {
 		c.Partitions = DefaultPartitions
+	}
+	if c.RememberFinished == 0 {
+		c.RememberFinished = DefaultRememberFinished
 	}
 	c.Limits.setDefaults()
 }
@@ -127,6 +142,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxEventPageBytes < 1 {
 		errs = append(errs, fmt.Errorf("api: MaxEventPageBytes must be positive (got %d)", c.MaxEventPageBytes))
+	}
+	if c.RememberFinished < time.Minute {
+		errs = append(errs, fmt.Errorf("api: RememberFinished must be at least 1m (got %s)", c.RememberFinished))
 	}
 	return errors.Join(errs...)
 }

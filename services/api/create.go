@@ -47,10 +47,14 @@ func (a *API) registerCreateRun() {
 			"of the commands topic (commands.RunIDFor): all runs of one sandbox key live on one partition, where they " +
 			"run one at a time, in the order they were accepted (see queuePosition of GET /v1/runs/{runId}). " +
 			"A run created in an existing platformSessionId inherits the session's platform_session permission " +
-			"grants, which are frozen into its capability snapshot when it starts.",
+			"grants, which are frozen into its capability snapshot when it starts. " +
+			"A retry of a create whose run ended longer ago than half of the window in which finished runs are " +
+			"remembered (executor_remember_finished) is not sent again: it is answered duplicate from the read " +
+			"models, or 409 idempotency_key_expired when they do not hold the original create.",
 		Tags:          []string{"Runs"},
 		DefaultStatus: http.StatusAccepted,
-		Errors:        []int{http.StatusUnauthorized, http.StatusRequestEntityTooLarge, http.StatusUnprocessableEntity, http.StatusServiceUnavailable},
+		Errors: []int{http.StatusUnauthorized, http.StatusConflict, http.StatusRequestEntityTooLarge,
+			http.StatusUnprocessableEntity, http.StatusServiceUnavailable},
 	}, a.createRun)
 }
 
@@ -82,6 +86,9 @@ func (a *API) createRun(ctx context.Context, in *createRunInput) (*commandOutput
 	}
 	if err := a.claimKey(ctx, env); err != nil {
 		return nil, err
+	}
+	if out, err := a.answerLongEnded(ctx, env); out != nil || err != nil {
+		return out, err
 	}
 	return a.dispatch(ctx, env, wait)
 }

@@ -26,6 +26,7 @@ type fakeStore struct {
 	grantsErr error
 	owners    map[string]string    // by tenantId/platformSessionId
 	keys      map[string][2]string // CreateRun idempotency claims by tenantId/key: fingerprint, run id
+	runErr    error                // GetRun's answer when set
 }
 
 func newFakeStore() *fakeStore {
@@ -50,6 +51,9 @@ func (s *fakeStore) put(c api.CommandRecord) {
 func (s *fakeStore) GetRun(_ context.Context, tenantID, runID string) (api.RunRecord, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.runErr != nil {
+		return api.RunRecord{}, s.runErr
+	}
 	r, ok := s.runs[runID]
 	if !ok || r.TenantID != tenantID {
 		return api.RunRecord{}, api.ErrNotFound
@@ -177,6 +181,12 @@ func (s *fakeStore) addEvent(ev api.EventRecord) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.events[ev.RunID] = append(s.events[ev.RunID], ev)
+}
+
+func (s *fakeStore) failRuns(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.runErr = err
 }
 
 func (s *fakeStore) failList(err error) {

@@ -27,13 +27,14 @@ func newReadModelEnv(t *testing.T) *readModelEnv {
 	t.Helper()
 	store, _ := postgrestest.New(t)
 	cfg := api.Config{Tokens: map[string]string{tokenA: tenantA, tokenB: tenantB}}
-	a, err := api.New(cfg, stack.APIStore(store.Queries), &fakeSender{}, nil, zap.NewNop())
+	sender := &fakeSender{}
+	a, err := api.New(cfg, stack.APIStore(store.Queries), sender, nil, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(a.Handler())
 	t.Cleanup(srv.Close)
-	return &readModelEnv{env: &env{srv: srv}, store: store}
+	return &readModelEnv{env: &env{srv: srv, sender: sender}, store: store}
 }
 
 // project applies the logs' events not projected yet, interleaved, as one

@@ -62,7 +62,8 @@ type Options struct {
 	PublicURL  string
 	Profiles   *profile.Catalog
 	ExecutorID string
-	// RememberFinished is executor.Config.RememberFinished (0: its default).
+	// RememberFinished is executor.Config.RememberFinished and
+	// api.Config.RememberFinished (0: their default, 7 days).
 	RememberFinished     time.Duration
 	WaitDefault, WaitMax time.Duration
 	// EventPageBytes bounds one events page (api.Config.MaxEventPageBytes).
@@ -333,7 +334,7 @@ func (s *Stack) startAPI() error {
 	s.producer = prod
 	a, err := api.New(api.Config{Tokens: s.opts.Tokens, JWT: s.opts.JWT, Limits: s.opts.APILimits,
 		PublicURL: s.opts.PublicURL, WaitDefault: s.opts.WaitDefault, WaitMax: s.opts.WaitMax,
-		MaxEventPageBytes: s.opts.EventPageBytes, Version: s.opts.Version,
+		MaxEventPageBytes: s.opts.EventPageBytes, Version: s.opts.Version, RememberFinished: s.opts.RememberFinished,
 		Partitions: int(s.opts.Kafka.WithDefaults().Partitions),
 		CommandPartitions: func(ctx context.Context) (int, error) {
 			return prod.PartitionCount(ctx, s.opts.Kafka.CommandsTopic())
