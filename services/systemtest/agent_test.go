@@ -585,3 +585,36 @@ func TestForeignParentHistoryIsNeverLoaded(t *testing.T) {
 	}
 	e.invariants(st)
 }
+
+// A follow-up of a follow-up reads every earlier run of the session: each
+// create carries where the runs before it are on the log.
+func TestAgentFollowUpChainCarriesTheWholeSession(t *testing.T) {
+	t.Parallel()
+	agent := profile.Profile{ID: "chat", Model: profile.ModelScripted, Script: []profile.Turn{{Text: "You said: {{input}}"}}}
+	e, st, reqs := agentEnv(t, agent)
+	run := createRun(t, apiOf(t, st), client.CreateRunRequest{AgentID: "chat", Input: client.UserInput{Content: "one"},
+		PlatformSessionID: "sess-chain"}, "chain-1").RunID
+	waitStatus(t, st, run, "completed", 10*time.Second)
+	for i, content := range []string{"two", "three", "four"} {
+		res := input(t, st, run, "follow_up", content, fmt.Sprintf("chain-next-%d", i))
+		if res.CreatedRunID == "" {
+			t.Fatalf("follow-up %d: %+v", i, res)
+		}
+		run = res.CreatedRunID
+		waitStatus(t, st, run, "completed", 10*time.Second)
+	}
+	got := reqs.of("chat")
+	if len(got) != 4 {
+		t.Fatalf("%d model calls, want 4", len(got))
+	}
+	var convo []string
+	for _, m := range got[3].Messages {
+		convo = append(convo, string(m.Role)+": "+m.Content)
+	}
+	want := []string{"user: one", "assistant: You said: one", "user: two", "assistant: You said: two",
+		"user: three", "assistant: You said: three", "user: four"}
+	if !slices.Equal(convo, want) {
+		t.Errorf("the fourth run's context %q, want %q", convo, want)
+	}
+	e.invariants(st)
+}
