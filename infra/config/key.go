@@ -68,8 +68,8 @@ var registry = []Key{
 	{Name: "executor_id", Usage: "name of this executor instance (default hostname-pid)"},
 	// A week covers a client's retries and a person's follow-up after a
 	// weekend; each remembered run costs its checkpoint in Kafka and about
-	// 100 bytes of executor memory.
-	{Name: "executor_remember_finished", Default: "168h", Usage: "how long a finished run is remembered: until then a command on it gets the answer it would have got when it ended (a repeated idempotency key its original outcome); after it, run_not_found"},
+	// 120 bytes of executor memory.
+	{Name: "executor_remember_finished", Default: "168h", Usage: "how long a finished run is remembered: until then a command on it gets the answer it would have got when it ended (a repeated idempotency key its original outcome); after it, run_not_found. The API answers a create retried on a run that ended longer ago than half of it from the read models instead of sending it; give the API and the executors the same value"},
 	{Name: "data_dir", Usage: "dev: keep data here so a restart resumes (empty = temp dir removed at exit)"},
 	{Name: "dev_kafka_addr", Default: "127.0.0.1:9092", Usage: "dev: listen address of the embedded Kafka cluster"},
 	// kfake starts in milliseconds; apache is the broker users run, at the
