@@ -239,6 +239,46 @@ func (ex *Executor) readRef(ctx context.Context, tenantID string, ref commands.H
 // ErrForeignParent means a run's parentRunId names a run of another tenant.
 var ErrForeignParent = errors.New("the parent run belongs to another tenant")
 
+// parentHistory locates the parent a create named and the parent's own
+// earlier runs from the checkpoints of the parent's partition (from their
+// latest base on, and the parent's summary). It returns nil when the
+// parent has no checkpoint, or its own session is not known: the caller
+// then searches for them.
+func (ex *Executor) parentHistory(ctx context.Context, parentRunID string, partitions int) (*commands.SessionHistory, error) {
+	p := partition.For(parentRunID, partitions)
+	rs, err := ex.restore(ctx, p)
+	if err != nil || rs == nil {
+		return nil, err
+	}
+	cp, ok := rs.live[parentRunID]
+	if f, done := rs.finished[parentRunID]; !ok && done {
+		rec, found, err := kafka.ReadAt(ctx, ex.cfg.Kafka, ex.cfg.Kafka.CheckpointsTopic(), p, f.offset)
+		if err != nil {
+			return nil, fmt.Errorf("checkpoint of parent run %s: %w", parentRunID, err)
+		}
+		if !found || rec.Key != parentRunID {
+			return nil, nil
+		}
+		if cp, err = decodeCheckpoint(rec.Value); err != nil {
+			return nil, fmt.Errorf("parent run %s: %w", parentRunID, err)
+		}
+		ok = true
+	}
+	if !ok || cp.History == nil && cp.State.ParentRunID != "" {
+		return nil, nil
+	}
+	_, end, err := kafka.Bounds(ctx, ex.cfg.Kafka, ex.cfg.Kafka.EventsTopic(), p)
+	if err != nil {
+		return nil, err
+	}
+	var runs []commands.HistoryRef
+	if cp.History != nil {
+		runs = append(runs, cp.History.Runs...)
+	}
+	runs = append(runs, commands.HistoryRef{RunID: parentRunID, Partition: p, From: max(cp.From, 0), To: end})
+	return &commands.SessionHistory{Runs: runs[max(0, len(runs)-commands.MaxHistoryRuns):]}, nil
+}
+
 // sessionHistory reads the committed events of runID and its ancestors from
 // the events topic, oldest run first, without their item deltas (see
 // Run.Events); every ancestor must be of tenantID.

@@ -76,8 +76,9 @@ func (r *Run) Events() []events.Envelope {
 // parentRunId chain, oldest run first, at most commands.MaxHistoryRuns): the
 // earlier turns of the session a follow-up continues. Like Events, it holds
 // no item deltas. A follow-up reads them from the offset ranges its create
-// carries; a run that names its parent itself searches the parent's
-// partition (sessionHistory).
+// carries; a run that names its parent itself finds them through the
+// parent's checkpoint (parentHistory), and only a parent written before
+// checkpoints existed is searched for on its partition (sessionHistory).
 func (r *Run) SessionHistory(ctx context.Context) ([][]events.Envelope, error) {
 	st := r.State()
 	if st.ParentRunID == "" {
@@ -86,6 +87,14 @@ func (r *Run) SessionHistory(ctx context.Context) ([][]events.Envelope, error) {
 	r.mu.Lock()
 	h := r.history
 	r.mu.Unlock()
+	if h == nil {
+		// A create that named its parent itself: its parent's checkpoint
+		// says where the session is.
+		var err error
+		if h, err = r.worker.ex.parentHistory(ctx, st.ParentRunID, r.worker.part.Partitions()); err != nil {
+			return nil, err
+		}
+	}
 	if h != nil {
 		return r.worker.ex.readHistory(ctx, st.TenantID, h.Runs)
 	}

@@ -618,3 +618,32 @@ func TestAgentFollowUpChainCarriesTheWholeSession(t *testing.T) {
 	}
 	e.invariants(st)
 }
+
+// A create that names its parent itself (not a follow-up) gets the parent's
+// session too, located through the parent's checkpoint.
+func TestAgentCreateNamingItsParentReadsTheSession(t *testing.T) {
+	t.Parallel()
+	agent := profile.Profile{ID: "chat", Model: profile.ModelScripted, Script: []profile.Turn{{Text: "You said: {{input}}"}}}
+	e, st, reqs := agentEnv(t, agent)
+	first := createRun(t, apiOf(t, st), client.CreateRunRequest{AgentID: "chat", Input: client.UserInput{Content: "one"},
+		PlatformSessionID: "sess-parent"}, "parent-1").RunID
+	waitStatus(t, st, first, "completed", 10*time.Second)
+	res := input(t, st, first, "follow_up", "two", "parent-next")
+	waitStatus(t, st, res.CreatedRunID, "completed", 10*time.Second)
+	third := createRun(t, apiOf(t, st), client.CreateRunRequest{AgentID: "chat", Input: client.UserInput{Content: "three"},
+		PlatformSessionID: "sess-parent", ParentRunID: res.CreatedRunID}, "parent-3").RunID
+	waitStatus(t, st, third, "completed", 10*time.Second)
+	got := reqs.of("chat")
+	if len(got) != 3 {
+		t.Fatalf("%d model calls, want 3", len(got))
+	}
+	var convo []string
+	for _, m := range got[2].Messages {
+		convo = append(convo, string(m.Role)+": "+m.Content)
+	}
+	want := []string{"user: one", "assistant: You said: one", "user: two", "assistant: You said: two", "user: three"}
+	if !slices.Equal(convo, want) {
+		t.Errorf("the third run's context %q, want %q", convo, want)
+	}
+	e.invariants(st)
+}
