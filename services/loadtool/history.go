@@ -163,6 +163,7 @@ func (hs *history) grow(ctx context.Context, i int, target int64, fig *HistorySi
 	began := time.Now()
 	opts := *hs.started
 	opts.Components, opts.ExecutorID = []stack.Component{stack.Executor}, fmt.Sprintf("history-builder-%d", i)
+	opts.CommandKeys = hs.sys.Stack.CommandKeys() // the system's, generated at its start when none was configured
 	ex, err := stack.Start(ctx, opts)
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package loadtool
 import (
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strings"
 	"time"
@@ -30,7 +31,7 @@ func (r *HistoryReport) Markdown() string {
 		session = r.Sizes[n-1].SessionRuns
 	}
 	b.WriteString("| history | runs | takeover: assigned / ready | executor heap | executor RSS / peak | fresh run | " +
-		"follow-up: 2-run / long session | follow-up extra: 2-run / long | API heap: idle / 1 stream | API RSS / peak |\n")
+		"follow-up: 2-run / long session | follow-up extra: 2-run / long | API heap: just started / 1 stream | API RSS / peak |\n")
 	b.WriteString("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	for _, s := range r.Sizes {
 		fmt.Fprintf(&b, "| %s events | %s | %s / %s ms | %.1f MB | %.0f / %.0f MB | %s ms | %s / %s ms | %s / %s ms | "+
@@ -44,7 +45,8 @@ func (r *HistoryReport) Markdown() string {
 		b.WriteString("\n| figure | per 100 k events (fit) | at no history (fit) | smallest → largest history |\n")
 		b.WriteString("| --- | ---: | ---: | ---: |\n")
 		for _, f := range r.Fit {
-			fmt.Fprintf(&b, "| %s | %+.3g %s | %.3g %s | %+.0f %% |\n", f.Figure, f.Per100k, f.Unit, f.Base, f.Unit, f.GrowthPct)
+			fmt.Fprintf(&b, "| %s | %s %s | %s %s | %+.0f %% |\n", f.Figure, signed(f.Per100k), f.Unit, msText(f.Base), f.Unit,
+				f.GrowthPct)
 		}
 	}
 	fmt.Fprintf(&b, "\nThe long session had %d runs at its last timed follow-up. Processes: %s. "+
@@ -54,11 +56,20 @@ func (r *HistoryReport) Markdown() string {
 	return b.String()
 }
 
-// msText renders milliseconds with three significant digits or more.
+// signed is msText with a sign.
+func signed(v float64) string {
+	if v < 0 {
+		return msText(v)
+	}
+	return "+" + msText(v)
+}
+
+// msText renders a figure with three significant digits or more, and
+// commas in large numbers.
 func msText(v float64) string {
 	switch a := max(v, -v); {
 	case a >= 100:
-		return fmt.Sprintf("%.0f", v)
+		return thousands(int64(math.Round(v)))
 	case a >= 10:
 		return fmt.Sprintf("%.1f", v)
 	default:

@@ -66,8 +66,8 @@ type HistorySize struct {
 	// The follow-ups' medians less the fresh run's.
 	FollowUpExtraMs        float64 `json:"followUpExtraMs"`
 	SessionFollowUpExtraMs float64 `json:"sessionFollowUpExtraMs"`
-	// A fresh API process: its live heap idle and while it serves one
-	// stream of a live run (StreamRunLive: the run had not ended when it was
+	// A fresh API process: its live heap just after it started and while it
+	// serves one stream of a live run (StreamRunLive: the run had not ended when it was
 	// read), its RSS and peak RSS then.
 	APIHeapIdleMB   float64 `json:"apiHeapIdleMB"`
 	APIHeapStreamMB float64 `json:"apiHeapStreamMB"`
