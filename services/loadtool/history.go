@@ -219,7 +219,7 @@ func (hs *history) viewCaughtUp(ctx context.Context) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("the postgres view did not catch up (lag %d, %v): %w", lag.Total(), err, ctx.Err())
+			return fmt.Errorf("the postgres view did not catch up (lag %d): %w", lag.Total(), errors.Join(ctx.Err(), err))
 		case <-tick.C:
 		}
 	}

@@ -123,7 +123,9 @@ func NewHistoryBuilder(ctx context.Context, cfg HistoryBuilderConfig) (*HistoryB
 // Close stops following the log and closes the client.
 func (b *HistoryBuilder) Close() {
 	b.stop()
-	<-b.done
+	if err := <-b.done; err != nil {
+		b.cfg.Logger.Warn("history builder: following the events topic failed", zap.Error(err))
+	}
 	b.cl.Close()
 }
 
