@@ -70,3 +70,28 @@ func (b *HistoryBuilder) progress(target int64) func() {
 		b.cfg.Progress(from, b.Events(), target, time.Since(began), true)
 	}
 }
+
+// Pending returns how many submitted runs have not ended yet.
+func (b *HistoryBuilder) Pending() int {
+	_, pending, _ := b.w.counts()
+	return pending
+}
+
+// Sustain keeps inFlight runs submitted and not ended, submitting more as
+// runs end, until ctx ends; it returns the ids of the runs it submitted
+// (some may still be running: AwaitEnded waits for them).
+func (b *HistoryBuilder) Sustain(ctx context.Context, inFlight int) ([]string, error) {
+	var ids []string
+	for {
+		err := b.w.until(ctx, func() bool { return len(b.w.pending) < inFlight })
+		if err != nil {
+			return ids, nil //nolint:nilerr // ctx ended: that is how Sustain stops
+		}
+		// A submit that began finishes, so every id returned was produced.
+		got, err := b.Submit(context.WithoutCancel(ctx), inFlight-b.Pending())
+		ids = append(ids, got...)
+		if err != nil {
+			return ids, err
+		}
+	}
+}

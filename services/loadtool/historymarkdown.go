@@ -34,12 +34,13 @@ func (r *HistoryReport) Markdown() string {
 		"follow-up: 2-run / long session | follow-up extra: 2-run / long | API heap: just started / 1 stream | API RSS / peak |\n")
 	b.WriteString("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	for _, s := range r.Sizes {
-		fmt.Fprintf(&b, "| %s events | %s | %s / %s ms | %.1f MB | %.0f / %.0f MB | %s ms | %s / %s ms | %s / %s ms | "+
-			"%.1f / %.1f MB | %.0f / %.0f MB |\n",
+		fmt.Fprintf(&b, "| %s events | %s | %s / %s ms | %s MB | %s / %s MB | %s ms | %s / %s ms | %s / %s ms | "+
+			"%s / %s MB | %s / %s MB |\n",
 			thousands(s.Events), thousands(s.Runs), msText(s.TakeoverAssignedMs.Median), msText(s.TakeoverReadyMs.Median),
-			s.ExecutorHeapMB.Median, s.ExecutorRSSMB.Median, s.ExecutorPeakRSSMB.Median, msText(s.FreshRunMs.Median),
-			msText(s.FollowUpMs.Median), msText(s.SessionFollowUpMs.Median), msText(s.FollowUpExtraMs),
-			msText(s.SessionFollowUpExtraMs), s.APIHeapIdleMB, s.APIHeapStreamMB, s.APIRSSMB, s.APIPeakRSSMB)
+			msText(s.ExecutorHeapMB.Median), msText(s.ExecutorRSSMB.Median), msText(s.ExecutorPeakRSSMB.Median),
+			msText(s.FreshRunMs.Median), msText(s.FollowUpMs.Median), msText(s.SessionFollowUpMs.Median),
+			msText(s.FollowUpExtraMs), msText(s.SessionFollowUpExtraMs), msText(s.APIHeapIdleMB), msText(s.APIHeapStreamMB),
+			msText(s.APIRSSMB), msText(s.APIPeakRSSMB))
 	}
 	if len(r.Fit) > 0 {
 		b.WriteString("\n| figure | per 100 k events (fit) | at no history (fit) | smallest → largest history |\n")
@@ -64,8 +65,8 @@ func signed(v float64) string {
 	return "+" + msText(v)
 }
 
-// msText renders a figure with three significant digits or more, and
-// commas in large numbers.
+// msText renders a figure (milliseconds, megabytes) with three significant
+// digits or more, and commas in large numbers.
 func msText(v float64) string {
 	switch a := max(v, -v); {
 	case a >= 100:
