@@ -35,8 +35,12 @@ const historyEvents = 100_000
 // Every command is accounted for, the log invariant holds on Kafka and in
 // Postgres, every run ends, and every run with a tool call completed with
 // its tool run once.
+//
+// It does not run in parallel with the other scenarios: growing the history
+// keeps both cores of the standard machine busy for half a minute, and its
+// checks read the whole history twice and rebuild the Postgres view from
+// it, under deadlines the other scenarios' load would eat into.
 func TestChaosTakeoverAfterALongHistory(t *testing.T) {
-	t.Parallel()
 	kafkatest.RequireFake(t, "a history of 100,000 events takes many minutes to build on a three-broker cluster on one machine")
 	c := newChaos(t)
 	ex1 := c.stack("ex1", nil, stack.Executor)
