@@ -112,6 +112,7 @@ func NewHistoryBuilder(ctx context.Context, cfg HistoryBuilderConfig) (*HistoryB
 	case <-w.tail.Ready():
 		return b, nil
 	case err := <-b.done:
+		stop()
 		cl.Close()
 		return nil, fmt.Errorf("history builder: following the events topic: %w", err)
 	case <-ctx.Done():
@@ -148,7 +149,8 @@ func (b *HistoryBuilder) Runs() (ended, notCompleted int64) {
 
 // Submit produces n creates and returns their run ids without waiting for
 // the runs. Each create has its own idempotency key; the runs spread over
-// SandboxKeys sandbox keys.
+// SandboxKeys sandbox keys. Once a record could not be produced, Submit
+// returns that error, now and every time after.
 func (b *HistoryBuilder) Submit(ctx context.Context, n int) ([]string, error) {
 	ids := make([]string, 0, n)
 	recs := make([]*kgo.Record, 0, n)
