@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -27,10 +28,15 @@ func runBench(ctx context.Context, args []string) error {
 	set := config.BindFlags(fs)
 	var o loadtool.Options
 	o.BindFlags(fs)
+	var h loadtool.HistoryOptions
+	h.BindFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if err := o.Validate(); err != nil {
+	if h.Child {
+		return loadtool.RunHistoryChild(ctx, os.Stdin, os.Stdout)
+	}
+	if err := errors.Join(o.Validate(), h.Validate()); err != nil {
 		return err
 	}
 	flags := set()
@@ -52,13 +58,18 @@ func runBench(ctx context.Context, args []string) error {
 	defer cleanup()
 	d := &devRun{s: s, dataDir: dataDir, keep: s.r.Get("data_dir") != "", out: os.Stderr}
 	defer d.stop()
-	_, err = loadtool.Run(ctx, o, func(ctx context.Context, configure func(*stack.Options) error) (loadtool.System, error) {
+	start := func(ctx context.Context, configure func(*stack.Options) error) (loadtool.System, error) {
 		d.tune = configure
 		if err := d.start(ctx); err != nil {
 			return loadtool.System{}, err
 		}
 		return loadtool.System{Stack: d.st, Servers: s.servers()}, nil
-	})
+	}
+	if h.Enabled() {
+		_, err = loadtool.RunHistory(ctx, o, h, start)
+		return err
+	}
+	_, err = loadtool.Run(ctx, o, start)
 	return err
 }
 

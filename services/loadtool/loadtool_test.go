@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,7 +23,16 @@ import (
 	"github.com/xbot-runtime/xbot/services/stack"
 )
 
-func TestMain(m *testing.M) { os.Exit(pgtest.Run(chtest.Wrap(kafkatest.Wrap(m)))) }
+func TestMain(m *testing.M) {
+	if len(os.Args) == 2 && os.Args[1] == historyChildArg { // a process the history mode measures
+		if err := loadtool.RunHistoryChild(context.Background(), os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "history child:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(pgtest.Run(chtest.Wrap(kafkatest.Wrap(m))))
+}
 
 // startSystem is a Starter of a whole system on the test servers, tools on
 // the local provider, like `xbot bench` starts one on embedded servers.

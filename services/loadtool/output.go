@@ -41,10 +41,16 @@ func replaceSection(path, section string) error {
 }
 
 func spliceSection(doc, section string) string {
-	i := strings.Index(doc, sectionBegin)
-	j := strings.Index(doc, sectionEnd)
+	return spliceBetween(doc, section, sectionBegin, sectionEnd)
+}
+
+// spliceBetween puts section in place of the part of doc from begin to end,
+// or appends it when doc has no such part.
+func spliceBetween(doc, section, begin, end string) string {
+	i := strings.Index(doc, begin)
+	j := strings.Index(doc, end)
 	if i >= 0 && j > i {
-		rest := strings.TrimPrefix(doc[j+len(sectionEnd):], "\n")
+		rest := strings.TrimPrefix(doc[j+len(end):], "\n")
 		return doc[:i] + section + rest
 	}
 	if doc != "" && !strings.HasSuffix(doc, "\n\n") {
