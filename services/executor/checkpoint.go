@@ -57,8 +57,10 @@ func indexKey(i int) string { return indexKeyPrefix + strconv.Itoa(i) }
 // runCheckpoint is a run's checkpoint record.
 type runCheckpoint struct {
 	State events.RunState `json:"state"`
-	// From is an offset of the events topic at or before the run's first event.
+	// From is an offset of the events topic at or before the run's first
+	// event; To is one after (or past) its last event as of this checkpoint.
 	From int64 `json:"from"`
+	To   int64 `json:"to,omitempty"`
 	// Bytes is the encoded size of the run's events on the log.
 	Bytes int64 `json:"bytes"`
 	// Order is the run's place among the partition's accepted runs: its
@@ -288,14 +290,30 @@ func (b *batch) checkpoints() error {
 	return nil
 }
 
+// eventRecs counts the batch's records for the events topic.
+func (b *batch) eventRecs() int {
+	n := 0
+	for _, r := range b.recs {
+		if r.Topic == "" {
+			n++
+		}
+	}
+	return n
+}
+
 // checkpointOf is run id's checkpoint with state st, as this batch leaves it.
 func (b *batch) checkpointOf(id string, st events.RunState) runCheckpoint {
-	cp := runCheckpoint{State: st, From: b.w.eventsEnd, Order: -1}
+	// This batch's events go after the previous transaction's marker, one
+	// after another: none is at or past eventsEnd + 1 + their count.
+	cp := runCheckpoint{State: st, From: b.w.eventsEnd, To: b.w.eventsEnd + 1 + int64(b.eventRecs()), Order: -1}
 	if r, ok := b.w.runs[id]; ok {
 		r.mu.Lock()
 		cp.Bytes, cp.History = r.logBytes, r.history
 		if r.from >= 0 {
 			cp.From = r.from
+		}
+		if _, appended := b.sealed[id]; !appended {
+			cp.To = r.to // a base's copy of a run this batch did not touch
 		}
 		cp.Order = r.order
 		r.mu.Unlock()
@@ -391,7 +409,7 @@ func (w *partitionWorker) loadFinished(id string) (*Run, error) {
 // install makes a run of a checkpoint one of the worker's; its events are
 // read when an engine drives it.
 func (w *partitionWorker) install(id string, cp runCheckpoint) *Run {
-	r := &Run{id: id, worker: w, state: cp.State, logBytes: cp.Bytes, from: cp.From, order: cp.Order, history: cp.History}
+	r := &Run{id: id, worker: w, state: cp.State, logBytes: cp.Bytes, from: cp.From, to: cp.To, order: cp.Order, history: cp.History}
 	w.runs[id] = r
 	return r
 }
@@ -404,6 +422,9 @@ func (w *partitionWorker) placed(r *Run, b *batch) {
 	defer r.mu.Unlock()
 	if r.from < 0 {
 		r.from = b.meta.EventsEnd
+	}
+	if len(b.sealed[r.id]) > 0 {
+		r.to = max(r.to, b.w.eventsEnd) // committedCheckpoints moved it past this batch
 	}
 	if o, ok := b.orders[r.id]; ok {
 		r.order = o

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/xbot-runtime/xbot/commands"
 	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
 	"github.com/xbot-runtime/xbot/infra/kafka"
@@ -261,3 +262,74 @@ func (h *harness) lastMeta(runID string) map[string]any {
 }
 
 func partitionOf(runID string) int32 { return partition.For(runID, testPartitions) }
+
+// The create a follow-up sends carries where its parent's events are: every
+// event of the parent lies in the range, also when the parent finished
+// under an earlier owner and is read back from its checkpoint.
+func TestFollowUpCreateLocatesItsParentAfterATakeover(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	ex1 := h.startExecutor("ex1", nil)
+	parent := createRun(t, "acme", "parent", "demo", "hello")
+	h.send(parent)
+	h.waitFor("completed", statusIs(parent.RunID, events.StatusCompleted))
+	ex1.Kill()
+	h.startExecutor("ex2", nil)
+	fu, err := commands.New(commands.AppendUserInput, commands.Header{RunID: parent.RunID, PlatformSessionID: "sess-1",
+		TenantID: "acme", Actor: events.Actor{Type: "user", ID: "u1"}, IdempotencyKey: "fu-1"},
+		commands.AppendUserInputPayload{Intent: commands.IntentFollowUp, Content: "and then?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.send(fu)
+	next := commands.FollowUpRunID(fu.CommandID, sandboxKeyOf(t, parent), testPartitions)
+	h.waitFor("the follow-up completed", statusIs(next, events.StatusCompleted))
+
+	var hist *commands.SessionHistory
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := kafka.ReadTopic(ctx, h.kcfg, h.kcfg.CommandsTopic(), func(r kafka.Record) error {
+		var c commands.Envelope
+		if r.Key != next || json.Unmarshal(r.Value, &c) != nil || c.Type != commands.CreateRun {
+			return nil
+		}
+		p, err := c.DecodePayload()
+		if err != nil {
+			return err
+		}
+		hist = p.(*commands.CreateRunPayload).History
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if hist == nil || len(hist.Runs) != 1 || hist.Runs[0].RunID != parent.RunID {
+		t.Fatalf("the follow-up's create carries history %+v, want its parent's range", hist)
+	}
+	ref := hist.Runs[0]
+	n := 0
+	if err := kafka.ReadTopic(ctx, h.kcfg, h.kcfg.EventsTopic(), func(r kafka.Record) error {
+		env, err := events.Decode(r.Value)
+		if err != nil || r.Key != parent.RunID || env.Type == events.CommandApplied || env.Type == events.CommandAccepted {
+			return err // the follow-up's own outcome on the parent comes after the range was taken
+		}
+		n++
+		if r.Partition != ref.Partition || r.Offset < ref.From || r.Offset >= ref.To {
+			t.Errorf("the parent's %s (seq %d) is at %d/%d, outside the range %+v", env.Type, env.Seq, r.Partition, r.Offset, ref)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if n == 0 {
+		t.Fatal("no parent events read")
+	}
+}
+
+func sandboxKeyOf(t *testing.T, c commands.Envelope) events.SandboxKey {
+	t.Helper()
+	p, err := c.DecodePayload()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p.(*commands.CreateRunPayload).SandboxKey
+}

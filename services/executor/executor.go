@@ -267,9 +267,12 @@ func (ex *Executor) parentHistory(ctx context.Context, parentRunID string, parti
 	if !ok || cp.History == nil && cp.State.ParentRunID != "" {
 		return nil, nil
 	}
-	_, end, err := kafka.Bounds(ctx, ex.cfg.Kafka, ex.cfg.Kafka.EventsTopic(), p)
-	if err != nil {
-		return nil, err
+	end := cp.To
+	if end <= 0 {
+		var err error
+		if _, end, err = kafka.Bounds(ctx, ex.cfg.Kafka, ex.cfg.Kafka.EventsTopic(), p); err != nil {
+			return nil, err
+		}
 	}
 	var runs []commands.HistoryRef
 	if cp.History != nil {

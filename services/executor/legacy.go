@@ -34,7 +34,7 @@ func (w *partitionWorker) rebuildFromEvents(replay func(func(kafka.Record) error
 			continue
 		}
 		st := f.states[id]
-		cp := runCheckpoint{State: st, From: f.first[id], Bytes: f.sizes[id], Order: order}
+		cp := runCheckpoint{State: st, From: f.first[id], To: f.last[id] + 1, Bytes: f.sizes[id], Order: order}
 		order++
 		if isLive(st) {
 			rs.live[id] = cp
@@ -49,7 +49,7 @@ func (w *partitionWorker) rebuildFromEvents(replay func(func(kafka.Record) error
 			continue
 		}
 		rs.finished[id] = finishedRef{endedAt: st.UpdatedAt, offset: -1}
-		f.ended[id] = runCheckpoint{State: st, From: f.first[id], Bytes: f.sizes[id], Order: -1}
+		f.ended[id] = runCheckpoint{State: st, From: f.first[id], To: f.last[id] + 1, Bytes: f.sizes[id], Order: -1}
 	}
 	rs.meta = partitionMeta{NextCommand: max(w.part.ResumeOffset(), 0), EventsEnd: w.eventsEnd, BaseFrom: w.cpEnd, NextOrder: order}
 	if len(f.states) == 0 {
@@ -129,13 +129,14 @@ type folded struct {
 	states map[string]events.RunState
 	sizes  map[string]int64 // encoded bytes of each run's events
 	first  map[string]int64 // offset of each run's first event
+	last   map[string]int64 // and of its last
 	order  []string         // runs in the order they were accepted: each sandbox key's FIFO
 	ended  map[string]runCheckpoint
 }
 
 func newFolded(log *zap.Logger) *folded {
 	return &folded{log: log, broken: map[string]bool{}, states: map[string]events.RunState{},
-		sizes: map[string]int64{}, first: map[string]int64{}, ended: map[string]runCheckpoint{}}
+		sizes: map[string]int64{}, first: map[string]int64{}, last: map[string]int64{}, ended: map[string]runCheckpoint{}}
 }
 
 // add folds one committed record. A record that does not decode is
@@ -162,6 +163,7 @@ func (p *folded) add(rec kafka.Record) error {
 		p.first[env.RunID] = rec.Offset
 	}
 	p.states[env.RunID] = next
+	p.last[env.RunID] = rec.Offset
 	if env.Type == events.RunAccepted {
 		p.order = append(p.order, env.RunID)
 	}

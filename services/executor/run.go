@@ -36,6 +36,7 @@ type Run struct {
 	// event (-1 until its first commit); order is its queue position;
 	// history locates its session's earlier runs (nil: not known).
 	from    int64
+	to      int64 // one after (or past) its last event
 	order   int64
 	history *commands.SessionHistory
 	// logBytes is the size of the run's committed events on the log (the
@@ -114,7 +115,11 @@ func (r *Run) sessionRefs(eventsEnd int64) *commands.SessionHistory {
 	if r.history != nil {
 		runs = append(runs, r.history.Runs...)
 	}
-	runs = append(runs, commands.HistoryRef{RunID: r.id, Partition: r.worker.part.ID(), From: max(r.from, 0), To: eventsEnd})
+	to := r.to
+	if to <= 0 {
+		to = eventsEnd // not known (a run checkpointed before it was recorded)
+	}
+	runs = append(runs, commands.HistoryRef{RunID: r.id, Partition: r.worker.part.ID(), From: max(r.from, 0), To: to})
 	if n := len(runs) - commands.MaxHistoryRuns; n > 0 {
 		runs = runs[n:]
 	}
