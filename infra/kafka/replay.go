@@ -49,12 +49,7 @@ func ReadPartition(ctx context.Context, c Config, topic string, p int32, fn func
 // partition's start (deleted by retention or DeleteRecords) are not an
 // error: the caller that needs them checks what it got.
 func ReadRange(ctx context.Context, c Config, topic string, p int32, from, to int64, fn func(Record) error) (int64, error) {
-	cl, err := NewClient(c, kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.KeepControlRecords())
-	if err != nil {
-		return -1, err
-	}
-	defer cl.Close()
-	start, end, err := bounds(ctx, cl, topic, p)
+	start, end, err := Bounds(ctx, c, topic, p)
 	if err != nil {
 		return -1, err
 	}
@@ -65,7 +60,18 @@ func ReadRange(ctx context.Context, c Config, topic string, p int32, from, to in
 	if from >= end {
 		return max(from, end), nil
 	}
-	cl.AddConsumePartitions(map[string]map[int32]kgo.Offset{topic: {p: kgo.NewOffset().At(from)}})
+	opts := []kgo.Opt{kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.KeepControlRecords(),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {p: kgo.NewOffset().At(from)}})}
+	if to >= 0 {
+		// A short range (one run's events) must not fetch the megabyte a
+		// fetch returns by default past its end.
+		opts = append(opts, kgo.FetchMaxPartitionBytes(rangeFetchBytes(end-from)))
+	}
+	cl, err := NewClient(c, opts...)
+	if err != nil {
+		return -1, err
+	}
+	defer cl.Close()
 	next := from
 	for next < end {
 		fs := cl.PollFetches(ctx)
@@ -88,6 +94,13 @@ func ReadRange(ctx context.Context, c Config, topic string, p int32, from, to in
 		}
 	}
 	return end, nil
+}
+
+// rangeFetchBytes is the most a fetch of a range of n records asks for:
+// about 2 KiB a record, between 16 KiB and franz-go's default of 1 MiB.
+// Kafka returns at least one whole batch however small this is.
+func rangeFetchBytes(n int64) int32 {
+	return int32(min(max(n*2048, 16<<10), 1<<20))
 }
 
 // Bounds returns the first offset of partition p of topic and its last
