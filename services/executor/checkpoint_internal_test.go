@@ -2,8 +2,10 @@ package executor
 
 import (
 	"encoding/json"
+	"slices"
 	"testing"
 
+	"github.com/xbot-runtime/xbot/commands"
 	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/infra/kafka"
 )
@@ -60,5 +62,25 @@ func TestRestoredAppliesRecordsInOrder(t *testing.T) {
 	cp, err := decodeCheckpoint(rec(4, "run_a", done).Value)
 	if err != nil || cp.State.Input.Content != "" {
 		t.Errorf("a finished run's checkpoint keeps its input %q (%v); a summary leaves it out", cp.State.Input.Content, err)
+	}
+}
+
+func TestHistorySpansMergeCloseRangesOfAPartition(t *testing.T) {
+	refs := []commands.HistoryRef{
+		{RunID: "run_c", Partition: 1, From: 5000, To: 5100},
+		{RunID: "run_a", Partition: 1, From: 100, To: 200},
+		{RunID: "run_b", Partition: 1, From: 300, To: 400}, // close to run_a: one read
+		{RunID: "run_d", Partition: 2, From: 300, To: 400}, // another partition
+	}
+	got := historySpans(refs)
+	want := []span{{partition: 1, from: 100, to: 400, refs: []int{1, 2}}, {partition: 1, from: 5000, to: 5100, refs: []int{0}},
+		{partition: 2, from: 300, to: 400, refs: []int{3}}}
+	if len(got) != len(want) {
+		t.Fatalf("spans %+v, want %+v", got, want)
+	}
+	for i := range want {
+		if got[i].partition != want[i].partition || got[i].from != want[i].from || got[i].to != want[i].to || !slices.Equal(got[i].refs, want[i].refs) {
+			t.Errorf("span %d = %+v, want %+v", i, got[i], want[i])
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -185,55 +186,109 @@ var ErrHistoryGone = errors.New("the run's events are no longer on the events to
 const historyReads = 8
 
 // readHistory reads the events of the runs refs locate, oldest first,
-// without their item deltas: one range read per run, concurrently. Each run
-// must be of tenantID and its events must begin at seq 1.
+// without their item deltas. Ranges on one partition that lie close
+// together (a session's runs, one after another on its sandbox key's
+// partition) are read as one; the reads run concurrently. Each run must be
+// of tenantID and its events must begin at seq 1.
 func (ex *Executor) readHistory(ctx context.Context, tenantID string, refs []commands.HistoryRef) ([][]events.Envelope, error) {
-	out := make([][]events.Envelope, len(refs))
-	errs := make([]error, len(refs))
+	found := make([][]events.Envelope, len(refs))
+	spans := historySpans(refs)
+	errs := make([]error, len(spans))
 	sem := make(chan struct{}, historyReads)
 	var wg sync.WaitGroup
-	for i, ref := range refs {
+	for i, sp := range spans {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			out[i], errs[i] = ex.readRef(ctx, tenantID, ref)
+			errs[i] = ex.readSpan(ctx, refs, sp, found)
 		}()
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	return out, nil
+	for i, ref := range refs {
+		evs := found[i]
+		if len(evs) == 0 || evs[0].Seq != 1 {
+			return nil, fmt.Errorf("history of run %s: %w", ref.RunID, ErrHistoryGone)
+		}
+		st, err := events.FoldAll(events.RunState{}, evs)
+		if err != nil {
+			return nil, fmt.Errorf("history of run %s: %w", ref.RunID, err)
+		}
+		if st.TenantID != tenantID {
+			return nil, fmt.Errorf("%w: run %s", ErrForeignParent, ref.RunID)
+		}
+		found[i] = slices.DeleteFunc(evs, func(e events.Envelope) bool { return e.Type == events.ItemDelta })
+	}
+	return found, nil
 }
 
-func (ex *Executor) readRef(ctx context.Context, tenantID string, ref commands.HistoryRef) ([]events.Envelope, error) {
-	var evs []events.Envelope
-	_, err := kafka.ReadRange(ctx, ex.cfg.Kafka, ex.cfg.Kafka.EventsTopic(), ref.Partition, ref.From, ref.To, func(rec kafka.Record) error {
-		if rec.Key != ref.RunID {
+// spanGap is how far apart two runs' ranges on one partition may be and
+// still be read as one: what lies between is read and dropped.
+const spanGap = 1024
+
+// span is one range read of a partition, for the refs it covers.
+type span struct {
+	partition int32
+	from, to  int64
+	refs      []int // indexes into the refs
+}
+
+func historySpans(refs []commands.HistoryRef) []span {
+	order := make([]int, len(refs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		return cmp.Or(cmp.Compare(refs[a].Partition, refs[b].Partition), cmp.Compare(refs[a].From, refs[b].From))
+	})
+	var spans []span
+	for _, i := range order {
+		r := refs[i]
+		if n := len(spans); n > 0 && spans[n-1].partition == r.Partition && r.From <= spans[n-1].to+spanGap {
+			spans[n-1].to = max(spans[n-1].to, r.To)
+			spans[n-1].refs = append(spans[n-1].refs, i)
+			continue
+		}
+		spans = append(spans, span{partition: r.Partition, from: r.From, to: r.To, refs: []int{i}})
+	}
+	return spans
+}
+
+// readSpan reads one span and files each run's records of its own range
+// under found[i].
+func (ex *Executor) readSpan(ctx context.Context, refs []commands.HistoryRef, sp span, found [][]events.Envelope) error {
+	byRun := map[string][]int{}
+	for _, i := range sp.refs {
+		byRun[refs[i].RunID] = append(byRun[refs[i].RunID], i)
+	}
+	_, err := kafka.ReadRange(ctx, ex.cfg.Kafka, ex.cfg.Kafka.EventsTopic(), sp.partition, sp.from, sp.to, func(rec kafka.Record) error {
+		idx, ok := byRun[rec.Key]
+		if !ok {
 			return nil
 		}
-		env, err := events.Decode(rec.Value)
-		if err != nil {
-			return err
+		var env *events.Envelope
+		for _, i := range idx {
+			if rec.Offset < refs[i].From || rec.Offset >= refs[i].To {
+				continue
+			}
+			if env == nil {
+				e, err := events.Decode(rec.Value)
+				if err != nil {
+					return fmt.Errorf("history of run %s: %w", rec.Key, err)
+				}
+				env = &e
+			}
+			found[i] = append(found[i], *env)
 		}
-		evs = append(evs, env)
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("history of run %s: %w", ref.RunID, err)
+		return fmt.Errorf("history on partition %d: %w", sp.partition, err)
 	}
-	if len(evs) == 0 || evs[0].Seq != 1 {
-		return nil, fmt.Errorf("history of run %s: %w", ref.RunID, ErrHistoryGone)
-	}
-	st, err := events.FoldAll(events.RunState{}, evs)
-	if err != nil {
-		return nil, fmt.Errorf("history of run %s: %w", ref.RunID, err)
-	}
-	if st.TenantID != tenantID {
-		return nil, fmt.Errorf("%w: run %s", ErrForeignParent, ref.RunID)
-	}
-	return slices.DeleteFunc(evs, func(e events.Envelope) bool { return e.Type == events.ItemDelta }), nil
+	return nil
 }
 
 // ErrForeignParent means a run's parentRunId names a run of another tenant.
