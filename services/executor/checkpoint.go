@@ -81,9 +81,9 @@ type partitionMeta struct {
 	BaseFrom int64 `json:"baseFrom"`
 	// NextOrder is the queue position of the next accepted run.
 	NextOrder int64 `json:"nextOrder"`
-	// Lagging are the live runs whose checkpoint is behind their events
-	// (only item deltas followed it), each with an offset of the events
-	// topic at or before the first event it does not cover.
+	// Lagging are the running runs whose checkpoint is behind their events,
+	// each with an offset of the events topic at or before the first event
+	// it does not cover.
 	Lagging map[string]lag `json:"lagging,omitempty"`
 }
 
@@ -94,23 +94,24 @@ type lag struct {
 	Seq  int64 `json:"seq"`
 }
 
-// maxLag is how many events, all item deltas, may follow a run's checkpoint
-// before the next append writes a new one. A delta changes nothing in a
-// run's state but its seq; checkpointing after each batch of them would
-// rewrite the whole state for every few tokens a model streams.
+// maxLag is how many events may follow a running run's checkpoint before
+// the next append writes a new one. Every event of a run changes its state
+// (its seq at least), and the state of a run that has called many tools is
+// kilobytes: checkpointing it with every append would write it again for
+// each tool call and every few tokens a model streams. What a lagging
+// checkpoint misses is on the events topic, after the offset the meta
+// record gives, and a new owner folds it (catchUp).
 const maxLag = 256
 
-// mayLag says whether the batch may leave run id's checkpoint behind: its
-// events here are all item deltas, not too many since its checkpoint.
-func (b *batch) mayLag(id string, st events.RunState, evs []events.Envelope) bool {
+// mayLag says whether the batch may leave run id's checkpoint behind: the
+// run was running before the batch and still is, and fewer than maxLag
+// events follow its checkpoint. A run is checkpointed when it is accepted,
+// starts, pauses, resumes and ends: a queued or paused run may wait for
+// days, and its checkpoint must not hold back where a new owner reads from.
+func (b *batch) mayLag(id string, st events.RunState) bool {
 	r, ok := b.w.runs[id]
-	if !ok || !isLive(st) {
+	if !ok || st.Status != events.StatusRunning || r.State().Status != events.StatusRunning {
 		return false
-	}
-	for _, e := range evs {
-		if e.Type != events.ItemDelta {
-			return false
-		}
 	}
 	cp := r.State().LastSeq // not lagging: the committed state is checkpointed
 	if l, ok := b.lagging[id]; ok {
@@ -253,7 +254,7 @@ func (b *batch) checkpoints() error {
 			continue
 		}
 		st := *b.state(id)
-		if b.mayLag(id, st, evs) {
+		if b.mayLag(id, st) {
 			if _, ok := b.lagging[id]; !ok {
 				b.lagging[id] = lag{From: w.eventsEnd, Seq: w.runs[id].State().LastSeq}
 			}

@@ -77,8 +77,8 @@ func (ex *Executor) restore(ctx context.Context, p int32) (*restored, error) {
 	return rs, nil // forgotten runs still listed get their tombstones with the next base
 }
 
-// catchUp folds the events that followed the checkpoints of lagging runs
-// (item deltas only), from the earliest offset one of them needs.
+// catchUp folds the events that followed the checkpoints of lagging runs,
+// from the earliest offset one of them needs.
 func (w *partitionWorker) catchUp(ctx context.Context, rs *restored) error {
 	from := int64(-1)
 	for id, l := range rs.meta.Lagging {
