@@ -56,7 +56,7 @@ func TestChaosBrokerRestarted(t *testing.T) {
 		want := len(ids) - batch + 1
 		eventually.Succeeds(t, time.Minute, fmt.Sprintf("%d runs terminal before restart %d", want, i), func() error {
 			if n, err := c.terminal(context.Background(), ids); err != nil || n < want {
-				return fmt.Errorf("%d terminal (%v)", n, err)
+				return fmt.Errorf("%d terminal (%w)", n, err)
 			}
 			return nil
 		})
