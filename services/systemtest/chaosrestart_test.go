@@ -55,8 +55,12 @@ func TestChaosBrokerRestarted(t *testing.T) {
 		ids = append(ids, c.createRuns(fmt.Sprint("restart", i), batch)...)
 		want := len(ids) - batch + 1
 		eventually.Succeeds(t, time.Minute, fmt.Sprintf("%d runs terminal before restart %d", want, i), func() error {
-			if n, err := c.terminal(context.Background(), ids); err != nil || n < want {
-				return fmt.Errorf("%d terminal (%w)", n, err)
+			n, err := c.terminal(context.Background(), ids)
+			if err != nil {
+				return fmt.Errorf("count terminal runs: %w", err)
+			}
+			if n < want {
+				return fmt.Errorf("%d terminal", n)
 			}
 			return nil
 		})
