@@ -156,7 +156,7 @@ func (hs *history) measureSize(ctx context.Context, i int, target int64) (Histor
 }
 
 // grow runs a builder's executor in this process until the history holds
-// target events (and, the first time, the long session), then stops it and
+// target events and a new long session, then stops it and
 // waits for the Postgres view to catch up, so neither competes with what is
 // measured next.
 func (hs *history) grow(ctx context.Context, i int, target int64, fig *HistorySize) error {
@@ -175,10 +175,11 @@ func (hs *history) grow(ctx context.Context, i int, target int64, fig *HistorySi
 	if err := hs.b.Grow(ctx, target); err != nil {
 		return err
 	}
-	if i == 0 {
-		if err := hs.buildSession(ctx); err != nil {
-			return err
-		}
+	// A new session at each size, made in one go with the history behind
+	// it: a session carried over from a smaller size would have its runs in
+	// several places of the log, apart by the history grown in between.
+	if err := hs.buildSession(ctx); err != nil {
+		return err
 	}
 	fig.BuildSec = time.Since(began).Seconds()
 	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
