@@ -177,7 +177,12 @@ func (hs *history) grow(ctx context.Context, i int, target int64, fig *HistorySi
 	}
 	// A new session at each size, made in one go with the history behind
 	// it: a session carried over from a smaller size would have its runs in
-	// several places of the log, apart by the history grown in between.
+	// several places of the log, apart by the history grown in between. Its
+	// creates wait for their outcomes in the read model, so that must have
+	// caught up with the history first.
+	if err := hs.viewCaughtUp(ctx); err != nil {
+		return err
+	}
 	if err := hs.buildSession(ctx); err != nil {
 		return err
 	}
