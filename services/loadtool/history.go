@@ -83,7 +83,7 @@ func RunHistory(ctx context.Context, o Options, h HistoryOptions, start Starter)
 		return nil, runErr
 	}
 	rep.Config.Date = time.Now().UTC().Format(time.RFC3339)
-	return rep, errors.Join(runErr, o.writeHistory(rep))
+	return rep, errors.Join(runErr, o.write(rep, historyBegin, historyEnd))
 }
 
 // configure registers the history's agents and token and runs, besides the

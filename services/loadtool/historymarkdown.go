@@ -2,7 +2,6 @@ package loadtool
 
 import (
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"strings"
@@ -76,34 +75,6 @@ func msText(v float64) string {
 	default:
 		return fmt.Sprintf("%.2f", v)
 	}
-}
-
-// writeHistory puts the JSON report in JSONPath or on stdout, the table on
-// stderr and in MarkdownPath's history section.
-func (o Options) writeHistory(rep *HistoryReport) error {
-	var w io.Writer = os.Stdout
-	if o.JSONPath != "" {
-		f, err := os.Create(o.JSONPath)
-		if err != nil {
-			return err
-		}
-		defer func() { _ = f.Close() }()
-		w = f
-	}
-	if err := rep.WriteJSON(w); err != nil {
-		return err
-	}
-	table := rep.Markdown()
-	fmt.Fprint(os.Stderr, "\n"+table)
-	if o.MarkdownPath == "" {
-		return nil
-	}
-	old, err := os.ReadFile(o.MarkdownPath)
-	if err != nil && !os.IsNotExist(err) {
-		return err
-	}
-	doc := spliceBetween(string(old), table, historyBegin, historyEnd)
-	return os.WriteFile(o.MarkdownPath, []byte(doc), 0o644) //nolint:gosec // a docs file
 }
 
 // growProgress shows the history's growth on stderr (infra/progress), e.g.

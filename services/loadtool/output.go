@@ -7,9 +7,15 @@ import (
 	"strings"
 )
 
+// report is what the load tool writes: a JSON report and a markdown table.
+type report interface {
+	WriteJSON(io.Writer) error
+	Markdown() string
+}
+
 // write puts the JSON report in JSONPath or on stdout, the table on stderr
-// and in MarkdownPath.
-func (o Options) write(rep *Report) error {
+// and in MarkdownPath, between the markers begin and end.
+func (o Options) write(rep report, begin, end string) error {
 	var w io.Writer = os.Stdout
 	if o.JSONPath != "" {
 		f, err := os.Create(o.JSONPath)
@@ -27,21 +33,12 @@ func (o Options) write(rep *Report) error {
 	if o.MarkdownPath == "" {
 		return nil
 	}
-	return replaceSection(o.MarkdownPath, table)
-}
-
-// replaceSection puts section in place of the one between the markers in
-// path, or appends it when the file has none (creating the file if needed).
-func replaceSection(path, section string) error {
-	old, err := os.ReadFile(path)
+	old, err := os.ReadFile(o.MarkdownPath)
 	if err != nil && !os.IsNotExist(err) {
 		return err
 	}
-	return os.WriteFile(path, []byte(spliceSection(string(old), section)), 0o644) //nolint:gosec // a docs file
-}
-
-func spliceSection(doc, section string) string {
-	return spliceBetween(doc, section, sectionBegin, sectionEnd)
+	doc := spliceBetween(string(old), table, begin, end)
+	return os.WriteFile(o.MarkdownPath, []byte(doc), 0o644) //nolint:gosec // a docs file
 }
 
 // spliceBetween puts section in place of the part of doc from begin to end,

@@ -59,7 +59,7 @@ func Run(ctx context.Context, o Options, start Starter) (*Report, error) {
 	if rep == nil {
 		return nil, runErr
 	}
-	return rep, errors.Join(runErr, o.write(rep))
+	return rep, errors.Join(runErr, o.write(rep, sectionBegin, sectionEnd))
 }
 
 // run drives the load, then the baselines on the same servers. It returns a

@@ -310,8 +310,7 @@ func TestAgentAsksAndResumesOnClarification(t *testing.T) {
 
 func TestAgentFollowUpStartsTheSessionsNextRun(t *testing.T) {
 	t.Parallel()
-	agent := profile.Profile{ID: "chat", Model: profile.ModelScripted, Script: []profile.Turn{{Text: "You said: {{input}}"}}}
-	e, st, reqs := agentEnv(t, agent)
+	e, st, reqs := agentEnv(t, echoAgent())
 	first := createRun(t, apiOf(t, st), client.CreateRunRequest{AgentID: "chat", Input: client.UserInput{Content: "first"},
 		PlatformSessionID: "sess-42"}, "follow-1").RunID
 	waitStatus(t, st, first, "completed", 10*time.Second)
@@ -340,10 +339,7 @@ func TestAgentFollowUpStartsTheSessionsNextRun(t *testing.T) {
 	if len(got) != 2 {
 		t.Fatalf("%d model calls, want 2", len(got))
 	}
-	var convo []string
-	for _, m := range got[1].Messages {
-		convo = append(convo, string(m.Role)+": "+m.Content)
-	}
+	convo := conversation(got[1].Messages)
 	want := []string{"user: first", "assistant: You said: first", "user: second"}
 	if !slices.Equal(convo, want) {
 		t.Errorf("follow-up context %q, want %q", convo, want)
@@ -562,8 +558,7 @@ func TestAgentToolCallBudgetAndWallTime(t *testing.T) {
 // any model call.
 func TestForeignParentHistoryIsNeverLoaded(t *testing.T) {
 	t.Parallel()
-	agent := profile.Profile{ID: "chat", Model: profile.ModelScripted, Script: []profile.Turn{{Text: "You said: {{input}}"}}}
-	e, st, reqs := agentEnv(t, agent)
+	e, st, reqs := agentEnv(t, echoAgent())
 	parent := runUntil(t, st, "chat", "acme secret", "foreign-parent", "completed", 10*time.Second)
 	sk := events.SandboxKey{TenantID: "other", WorkspaceID: "w", AgentID: "chat", OwnerID: "mallory"}
 	child := commands.RunIDFor("other", "steal", sk, int(e.kcfg.Partitions))
@@ -590,8 +585,7 @@ func TestForeignParentHistoryIsNeverLoaded(t *testing.T) {
 // create carries where the runs before it are on the log.
 func TestAgentFollowUpChainCarriesTheWholeSession(t *testing.T) {
 	t.Parallel()
-	agent := profile.Profile{ID: "chat", Model: profile.ModelScripted, Script: []profile.Turn{{Text: "You said: {{input}}"}}}
-	e, st, reqs := agentEnv(t, agent)
+	e, st, reqs := agentEnv(t, echoAgent())
 	run := createRun(t, apiOf(t, st), client.CreateRunRequest{AgentID: "chat", Input: client.UserInput{Content: "one"},
 		PlatformSessionID: "sess-chain"}, "chain-1").RunID
 	waitStatus(t, st, run, "completed", 10*time.Second)
@@ -607,10 +601,7 @@ func TestAgentFollowUpChainCarriesTheWholeSession(t *testing.T) {
 	if len(got) != 4 {
 		t.Fatalf("%d model calls, want 4", len(got))
 	}
-	var convo []string
-	for _, m := range got[3].Messages {
-		convo = append(convo, string(m.Role)+": "+m.Content)
-	}
+	convo := conversation(got[3].Messages)
 	want := []string{"user: one", "assistant: You said: one", "user: two", "assistant: You said: two",
 		"user: three", "assistant: You said: three", "user: four"}
 	if !slices.Equal(convo, want) {
@@ -623,8 +614,7 @@ func TestAgentFollowUpChainCarriesTheWholeSession(t *testing.T) {
 // session too, located through the parent's checkpoint.
 func TestAgentCreateNamingItsParentReadsTheSession(t *testing.T) {
 	t.Parallel()
-	agent := profile.Profile{ID: "chat", Model: profile.ModelScripted, Script: []profile.Turn{{Text: "You said: {{input}}"}}}
-	e, st, reqs := agentEnv(t, agent)
+	e, st, reqs := agentEnv(t, echoAgent())
 	first := createRun(t, apiOf(t, st), client.CreateRunRequest{AgentID: "chat", Input: client.UserInput{Content: "one"},
 		PlatformSessionID: "sess-parent"}, "parent-1").RunID
 	waitStatus(t, st, first, "completed", 10*time.Second)
@@ -637,13 +627,24 @@ func TestAgentCreateNamingItsParentReadsTheSession(t *testing.T) {
 	if len(got) != 3 {
 		t.Fatalf("%d model calls, want 3", len(got))
 	}
-	var convo []string
-	for _, m := range got[2].Messages {
-		convo = append(convo, string(m.Role)+": "+m.Content)
-	}
+	convo := conversation(got[2].Messages)
 	want := []string{"user: one", "assistant: You said: one", "user: two", "assistant: You said: two", "user: three"}
 	if !slices.Equal(convo, want) {
 		t.Errorf("the third run's context %q, want %q", convo, want)
 	}
 	e.invariants(st)
+}
+
+// echoAgent answers every turn with "You said: " and its input.
+func echoAgent() profile.Profile {
+	return profile.Profile{ID: "chat", Model: profile.ModelScripted, Script: []profile.Turn{{Text: "You said: {{input}}"}}}
+}
+
+// conversation is msgs as "role: content" lines.
+func conversation(msgs []model.Message) []string {
+	out := make([]string, 0, len(msgs))
+	for _, m := range msgs {
+		out = append(out, string(m.Role)+": "+m.Content)
+	}
+	return out
 }
