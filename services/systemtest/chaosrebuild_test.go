@@ -41,7 +41,9 @@ func (c *chaos) checkRebuild(ctx context.Context) {
 		c.t.Fatal(err)
 	}
 	store := pgview.New(pool, zap.NewNop(), pgview.WithEventsTopic(c.kcfg.WithDefaults().EventsTopic()))
-	rctx, cancel := context.WithTimeout(ctx, 45*time.Second)
+	// What is checked is that the rebuild ends equal, not how fast: one of
+	// the 100 k-event history scenario took over 45 s beside another suite.
+	rctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
 	if err := runner.Rebuild(rctx, runner.Config{Kafka: c.kcfg, Projector: renamed{store, "postgres-verify"},
 		Logger: zap.NewNop()}, true, nil); err != nil {
