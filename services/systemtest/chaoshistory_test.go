@@ -29,7 +29,8 @@ const historyEvents = 100_000
 // with a real executor (runs of the demo agent, created by signed commands
 // as the API creates them), then moves every partition while runs are in
 // flight: a second executor joins, so the group splits the partitions and
-// each one the newcomer is given is folded history and all, and then, with
+// the newcomer restores each one it is given from the partition's
+// checkpoints, with the whole history behind them, and then, with
 // runs with tool calls started on both, the first executor is killed, so
 // the second takes over the rest mid-load.
 // Every command is accounted for, the log invariant holds on Kafka and in
