@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -170,29 +171,30 @@ func memNow() MemStats {
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	rss, peak := procStatus("VmRSS"), procStatus("VmHWM")
+	st := procStatus("VmRSS", "VmHWM") // one read: the peak is at least the RSS read with it
+	rss, peak := st["VmRSS"], st["VmHWM"]
 	return MemStats{HeapAlloc: ms.HeapAlloc, Sys: ms.Sys, RSS: rss, PeakRSS: peak}
 }
 
-// procStatus reads a "kB" field of /proc/self/status, in bytes (0 when the
-// system has none).
-func procStatus(field string) uint64 {
+// procStatus reads "kB" fields of /proc/self/status in one read, in bytes
+// (absent when the system has none). The kernel computes VmHWM as at least
+// the VmRSS it prints with it; two reads could see the RSS above the peak.
+func procStatus(fields ...string) map[string]uint64 {
+	out := map[string]uint64{}
 	raw, err := os.ReadFile("/proc/self/status")
 	if err != nil {
-		return 0
+		return out
 	}
-	for _, l := range strings.Split(string(raw), "\n") {
+	for l := range strings.SplitSeq(string(raw), "\n") {
 		name, rest, ok := strings.Cut(l, ":")
-		if !ok || name != field {
+		if !ok || !slices.Contains(fields, name) {
 			continue
 		}
-		kb, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-		if err != nil {
-			return 0
+		if kb, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64); err == nil {
+			out[name] = kb << 10
 		}
-		return kb << 10
 	}
-	return 0
+	return out
 }
 
 // errChildExited says a measured process ended before it answered.
