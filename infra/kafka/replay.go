@@ -49,7 +49,18 @@ func ReadPartition(ctx context.Context, c Config, topic string, p int32, fn func
 // partition's start (deleted by retention or DeleteRecords) are not an
 // error: the caller that needs them checks what it got.
 func ReadRange(ctx context.Context, c Config, topic string, p int32, from, to int64, fn func(Record) error) (int64, error) {
-	start, end, err := Bounds(ctx, c, topic, p)
+	opts := []kgo.Opt{kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.KeepControlRecords()}
+	if to >= 0 {
+		// A short range (one run's events) must not fetch the megabyte a
+		// fetch returns by default past its end.
+		opts = append(opts, kgo.FetchMaxPartitionBytes(rangeFetchBytes(to-max(from, 0))))
+	}
+	cl, err := NewClient(c, opts...)
+	if err != nil {
+		return -1, err
+	}
+	defer cl.Close()
+	start, end, err := bounds(ctx, cl, topic, p)
 	if err != nil {
 		return -1, err
 	}
@@ -60,18 +71,7 @@ func ReadRange(ctx context.Context, c Config, topic string, p int32, from, to in
 	if from >= end {
 		return max(from, end), nil
 	}
-	opts := []kgo.Opt{kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.KeepControlRecords(),
-		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {p: kgo.NewOffset().At(from)}})}
-	if to >= 0 {
-		// A short range (one run's events) must not fetch the megabyte a
-		// fetch returns by default past its end.
-		opts = append(opts, kgo.FetchMaxPartitionBytes(rangeFetchBytes(end-from)))
-	}
-	cl, err := NewClient(c, opts...)
-	if err != nil {
-		return -1, err
-	}
-	defer cl.Close()
+	cl.AddConsumePartitions(map[string]map[int32]kgo.Offset{topic: {p: kgo.NewOffset().At(from)}})
 	next := from
 	for next < end {
 		fs := cl.PollFetches(ctx)

@@ -38,6 +38,7 @@ type batch struct {
 	cpWritten int      // checkpoint records in recs
 	forget    []string // finished runs forgotten by this batch's base
 	lagging   map[string]lag
+	events    int   // records for the events topic, before the checkpoints
 	err       error // a run's checkpoint could not be read: the batch must not commit
 }
 

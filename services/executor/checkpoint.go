@@ -245,6 +245,11 @@ func (r *restored) add(rec kafka.Record) error {
 func (b *batch) checkpoints() error {
 	w := b.w
 	start := len(b.recs)
+	for _, r := range b.recs {
+		if r.Topic == "" {
+			b.events++ // counted once: checkpointOf bounds every run's events by it
+		}
+	}
 	b.lagging = maps.Clone(w.lagging)
 	if b.lagging == nil {
 		b.lagging = map[string]lag{}
@@ -291,22 +296,11 @@ func (b *batch) checkpoints() error {
 	return nil
 }
 
-// eventRecs counts the batch's records for the events topic.
-func (b *batch) eventRecs() int {
-	n := 0
-	for _, r := range b.recs {
-		if r.Topic == "" {
-			n++
-		}
-	}
-	return n
-}
-
 // checkpointOf is run id's checkpoint with state st, as this batch leaves it.
 func (b *batch) checkpointOf(id string, st events.RunState) runCheckpoint {
 	// This batch's events go after the previous transaction's marker, one
 	// after another: none is at or past eventsEnd + 1 + their count.
-	cp := runCheckpoint{State: st, From: b.w.eventsEnd, To: b.w.eventsEnd + 1 + int64(b.eventRecs()), Order: -1}
+	cp := runCheckpoint{State: st, From: b.w.eventsEnd, To: b.w.eventsEnd + 1 + int64(b.events), Order: -1}
 	if r, ok := b.w.runs[id]; ok {
 		r.mu.Lock()
 		cp.Bytes, cp.History = r.logBytes, r.history

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/xbot-runtime/xbot/services/engine/profile"
@@ -42,17 +43,9 @@ func newTool(o Options) *tool {
 // the command wait to acceptWait; it remembers the options the system starts
 // with.
 func (t *tool) configure(o *stack.Options) error {
-	cat, err := o.Profiles.With(t.profile())
-	if err != nil {
+	if err := withLoad(o, t.token, t.profile()); err != nil {
 		return err
 	}
-	o.Profiles = cat
-	tokens := map[string]string{t.token: tenant}
-	for k, v := range o.Tokens {
-		tokens[k] = v
-	}
-	o.Tokens = tokens
-	o.WaitMax = max(o.WaitMax, acceptWait)
 	started := *o
 	t.started = &started
 	return nil
@@ -87,4 +80,22 @@ func (t *tool) profile() profile.Profile {
 	script = append(script, profile.Turn{Text: "bench run done", ChunkChars: chunk, Delay: f.ModelLatency})
 	return profile.Profile{ID: agentID, Model: profile.ModelScripted, Tools: toolNames, Script: script,
 		Limits: profile.Limits{MaxTurns: f.Turns + 2, MaxToolCalls: f.Turns*f.ToolCalls + 1, MaxWallTime: time.Hour}}
+}
+
+// withLoad registers profiles and the load's token in o, and raises its
+// command wait to acceptWait.
+func withLoad(o *stack.Options, token string, profiles ...profile.Profile) error {
+	cat := o.Profiles
+	for _, p := range profiles {
+		var err error
+		if cat, err = cat.With(p); err != nil {
+			return err
+		}
+	}
+	o.Profiles = cat
+	tokens := map[string]string{token: tenant}
+	maps.Copy(tokens, o.Tokens)
+	o.Tokens = tokens
+	o.WaitMax = max(o.WaitMax, acceptWait)
+	return nil
 }

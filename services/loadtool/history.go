@@ -91,20 +91,9 @@ func RunHistory(ctx context.Context, o Options, h HistoryOptions, start Starter)
 // nothing here and would only take CPU. The system's own executor is there
 // for the starter to see the system ready; run stops it.
 func (hs *history) configure(o *stack.Options) error {
-	cat := o.Profiles
-	for _, p := range historyProfiles() {
-		var err error
-		if cat, err = cat.With(p); err != nil {
-			return err
-		}
+	if err := withLoad(o, hs.token, historyProfiles()...); err != nil {
+		return err
 	}
-	o.Profiles = cat
-	tokens := map[string]string{hs.token: tenant}
-	for k, v := range o.Tokens {
-		tokens[k] = v
-	}
-	o.Tokens = tokens
-	o.WaitMax = max(o.WaitMax, acceptWait)
 	o.Components = []stack.Component{stack.API, stack.Executor, stack.ProjectorPostgres}
 	started := *o
 	hs.started = &started

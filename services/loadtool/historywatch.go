@@ -2,6 +2,7 @@ package loadtool
 
 import (
 	"context"
+	"maps"
 	"strings"
 	"sync"
 	"time"
@@ -199,9 +200,5 @@ func (w *watch) outcomesAt(ctx context.Context, ids []string) ([]outcome, error)
 func (w *watch) lastEnded() map[int32]string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	out := make(map[int32]string, len(w.lastEnd))
-	for p, id := range w.lastEnd {
-		out[p] = id
-	}
-	return out
+	return maps.Clone(w.lastEnd)
 }
