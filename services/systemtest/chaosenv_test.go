@@ -155,7 +155,10 @@ func (c *chaos) untilTerminal(ids []string, within, every time.Duration, tick fu
 // ran twice. skip names runs left out (poison records).
 func (c *chaos) check(proj *stack.Stack, ids []string, skip ...string) map[string]events.RunState {
 	c.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	// The checks read the whole log several times and rebuild a view from
+	// it: on the 100 k-event history, beside another suite, they took more
+	// than a minute. The deadline only catches a hang.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	eventually.Succeeds(c.t, 30*time.Second, "postgres projector caught up", func() error {
 		lag, err := proj.Projectors["postgres"].Lag(ctx)
