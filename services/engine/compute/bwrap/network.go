@@ -99,12 +99,29 @@ func hostAddrs() []string {
 	return out
 }
 
+// drainWait bounds how long a networked command's exit waits for its TCP
+// data to reach pasta, in steps of 10 ms (see setupScript).
+const drainWait = 300
+
 // setupScript runs inside pasta's namespace, as its root: it installs the
 // routes (from a here-document, leaving the command's stdin alone), then
-// replaces itself with bwrap ("$@"). Any failure ends it before bwrap runs.
+// runs bwrap ("$@"). Any failure ends it before bwrap runs.
+//
+// pasta ends as soon as its child does, and drops what the namespace sent
+// but it has not yet relayed: "echo x > /dev/tcp/host/port" as a command's
+// last act lost its data about one time in four. So after bwrap exits the
+// script waits, up to drainWait steps, while a TCP socket of the namespace
+// is in a state with data or a FIN not yet acknowledged (ESTABLISHED,
+// FIN_WAIT1, CLOSE_WAIT, LAST_ACK, CLOSING: 01 04 08 09 0B in
+// /proc/net/tcp, which shows the reader's namespace). pasta acknowledges
+// what it has written to its host socket, and the host's kernel delivers a
+// closed socket's written data. A command without connections pays one awk.
 func setupScript(ip string, allow []netip.Prefix) string {
 	return "set -e\n" + shellQuote(ip) + " -4 -batch - <<'XBOT_ROUTES'\n" +
-		routes(allow, hostAddrs()) + "XBOT_ROUTES\nexec \"$@\"\n"
+		routes(allow, hostAddrs()) + "XBOT_ROUTES\n" +
+		"rc=0\n\"$@\" || rc=$?\n" +
+		fmt.Sprintf("i=0\nwhile [ $i -lt %d ] && awk 'NR > 1 && $4 ~ /^(01|04|08|09|0B)$/ { f = 1 } END { exit !f }' /proc/net/tcp; do\n", drainWait) +
+		"\tsleep 0.01\n\ti=$((i + 1))\ndone\nexit $rc\n"
 }
 
 // shellQuote quotes s for sh.
