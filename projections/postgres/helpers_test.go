@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"testing"
 	"time"
 
@@ -12,12 +13,14 @@ import (
 
 	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/events/eventstest"
+	"github.com/xbot-runtime/xbot/infra/devstack/kafkatest"
 	"github.com/xbot-runtime/xbot/infra/devstack/pgtest"
 	"github.com/xbot-runtime/xbot/projections/postgres"
 	"github.com/xbot-runtime/xbot/projections/postgres/postgrestest"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+// The runner benchmark reads from Kafka; the cluster starts only if it does.
+func TestMain(m *testing.M) { os.Exit(pgtest.Run(kafkatest.Wrap(m))) }
 
 const (
 	projector = "pg-test"
