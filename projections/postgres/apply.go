@@ -33,25 +33,30 @@ func (s *Projector) ApplyBatch(ctx context.Context, projector, topic string, rec
 	if len(recs) == 0 {
 		return nil
 	}
-	err := s.applyBatch(ctx, projector, topic, recs)
+	batch, err := decodeAll(recs)
+	if err == nil {
+		err = s.applyDecoded(ctx, projector, topic, batch)
+	}
+	return s.reported(err, projector, topic, len(recs))
+}
+
+// reported logs a seq gap and says which batch err is of.
+func (s *Projector) reported(err error, projector, topic string, n int) error {
 	var gap *events.SeqGapError
 	if errors.As(err, &gap) {
 		s.log.Warn("seq gap; batch not applied", zap.String("run_id", gap.RunID),
 			zap.Int64("seq", gap.Actual), zap.Int64("expected_seq", gap.Expected))
 	}
 	if err != nil {
-		return fmt.Errorf("apply %d records of %s for projector %s: %w", len(recs), topic, projector, err)
+		return fmt.Errorf("apply %d records of %s for projector %s: %w", n, topic, projector, err)
 	}
 	return nil
 }
 
-func (s *Projector) applyBatch(ctx context.Context, projector, topic string, recs []Record) error {
-	batch, runs, err := decodeAll(recs)
-	if err != nil {
-		return err
-	}
+// applyDecoded writes batch, decoded records, in one transaction.
+func (s *Projector) applyDecoded(ctx context.Context, projector, topic string, batch []decoded) error {
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		last, err := lockAndLoad(ctx, tx, projector, topic, recs, runs)
+		last, err := lockAndLoad(ctx, tx, projector, topic, batch)
 		if err != nil {
 			return err
 		}
@@ -63,15 +68,15 @@ func (s *Projector) applyBatch(ctx context.Context, projector, topic string, rec
 	})
 }
 
-// lockAndLoad takes the advisory lock of every partition in recs (in order,
+// lockAndLoad takes the advisory lock of every partition in batch (in order,
 // so that two instances cannot deadlock) and returns the last applied seq of
 // the runs, in one round trip.
-func lockAndLoad(ctx context.Context, tx pgx.Tx, projector, topic string, recs []Record,
-	runs []string) (map[string]int64, error) {
+func lockAndLoad(ctx context.Context, tx pgx.Tx, projector, topic string, batch []decoded) (map[string]int64, error) {
 	b := &pgx.Batch{}
-	for _, key := range lockKeys(projector, topic, recs) {
+	for _, key := range lockKeys(projector, topic, batch) {
 		b.Queue("SELECT pg_advisory_xact_lock($1)", key)
 	}
+	runs := runsOf(batch)
 	last := make(map[string]int64, len(runs))
 	b.Queue("SELECT run_id, last_seq FROM run_seq WHERE run_id = ANY($1)", runs).Query(func(rows pgx.Rows) error {
 		var run string
@@ -88,12 +93,12 @@ func lockAndLoad(ctx context.Context, tx pgx.Tx, projector, topic string, recs [
 	return last, nil
 }
 
-// lockKeys returns the sorted advisory lock keys of the partitions in recs.
-func lockKeys(projector, topic string, recs []Record) []int64 {
+// lockKeys returns the sorted advisory lock keys of the partitions in batch.
+func lockKeys(projector, topic string, batch []decoded) []int64 {
 	var parts []int32
-	for _, r := range recs {
-		if !slices.Contains(parts, r.Partition) {
-			parts = append(parts, r.Partition)
+	for _, d := range batch {
+		if !slices.Contains(parts, d.rec.Partition) {
+			parts = append(parts, d.rec.Partition)
 		}
 	}
 	keys := make([]int64, len(parts))

@@ -37,27 +37,43 @@ type batchPlan struct {
 	closures      []runClosure                // runs that ended: their pending approvals close
 }
 
-// decodeAll decodes every record and lists the runs they belong to.
-func decodeAll(recs []Record) ([]decoded, []string, error) {
+// decodeAll decodes every record.
+func decodeAll(recs []Record) ([]decoded, error) {
 	out := make([]decoded, len(recs))
-	seen := make(map[string]struct{})
-	var runs []string
 	for i, r := range recs {
 		env, err := events.Decode(r.Value)
-		if err == nil && !utf8.Valid(r.Value) {
-			// json.Unmarshal tolerates invalid UTF-8; the json column does not.
-			err = errors.New("event envelope is not valid UTF-8")
-		}
 		if err != nil {
-			return nil, nil, &RecordError{Partition: r.Partition, Offset: r.Offset, Err: err}
+			return nil, &RecordError{Partition: r.Partition, Offset: r.Offset, Err: err}
 		}
-		out[i] = decoded{rec: r, env: cleanIdentity(env)}
-		if run := out[i].env.RunID; !hasKey(seen, run) {
+		if out[i], err = decodedOf(r, env); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// decodedOf pairs r with env, its decoded envelope, once r is known to be
+// text the json column takes.
+func decodedOf(r Record, env events.Envelope) (decoded, error) {
+	if !utf8.Valid(r.Value) {
+		// json.Unmarshal tolerates invalid UTF-8; the json column does not.
+		return decoded{}, &RecordError{Partition: r.Partition, Offset: r.Offset,
+			Err: errors.New("event envelope is not valid UTF-8")}
+	}
+	return decoded{rec: r, env: cleanIdentity(env)}, nil
+}
+
+// runsOf lists the runs of batch in first-seen order.
+func runsOf(batch []decoded) []string {
+	seen := make(map[string]struct{})
+	var runs []string
+	for _, d := range batch {
+		if run := d.env.RunID; !hasKey(seen, run) {
 			seen[run] = struct{}{}
 			runs = append(runs, run)
 		}
 	}
-	return out, runs, nil
+	return runs
 }
 
 func hasKey(m map[string]struct{}, k string) bool {

@@ -35,9 +35,10 @@ var (
 // Name returns ProjectorName.
 func (s *Projector) Name() string { return ProjectorName }
 
-// Apply projects batch with ApplyBatch, as projector ProjectorName on the
+// Apply projects batch as ApplyBatch does, as projector ProjectorName on the
 // Store's events topic: all or nothing, idempotently, together with the
-// checkpoints of the batch's partitions.
+// checkpoints of the batch's partitions. It uses the envelopes the runner
+// decoded instead of decoding the records again.
 //
 // A record that can never be applied — not a valid envelope, a payload the
 // read models need that does not decode, or a seq that is not its run's
@@ -45,11 +46,14 @@ func (s *Projector) Name() string { return ProjectorName }
 // that record; nothing of the batch is written. Any other error (the
 // database) is worth retrying.
 func (s *Projector) Apply(ctx context.Context, batch []runner.Record) error {
-	recs := make([]Record, len(batch))
-	for i, r := range batch {
-		recs[i] = r.Record
+	if len(batch) == 0 {
+		return nil
 	}
-	err := s.ApplyBatch(ctx, ProjectorName, s.topic, recs)
+	decodedBatch, err := decodedRecords(batch)
+	if err == nil {
+		err = s.applyDecoded(ctx, ProjectorName, s.topic, decodedBatch)
+	}
+	err = s.reported(err, ProjectorName, s.topic, len(batch))
 	var re *RecordError
 	if !errors.As(err, &re) {
 		return err
@@ -60,6 +64,26 @@ func (s *Projector) Apply(ctx context.Context, batch []runner.Record) error {
 		}
 	}
 	return err // impossible: the error names a record of the batch
+}
+
+// decodedRecords takes the envelopes the runner decoded (decoding only a
+// record it did not).
+func decodedRecords(batch []runner.Record) ([]decoded, error) {
+	out := make([]decoded, len(batch))
+	for i, r := range batch {
+		env := r.Event
+		if env.RunID == "" {
+			var err error
+			if env, err = events.Decode(r.Value); err != nil {
+				return nil, &RecordError{Partition: r.Partition, Offset: r.Offset, Err: err}
+			}
+		}
+		var err error
+		if out[i], err = decodedOf(r.Record, env); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // Checkpoints returns the next offset per partition of the Store's events

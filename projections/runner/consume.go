@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"math"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -33,6 +34,7 @@ func newConsumer(cfg Config, checkpoints map[int32]int64) (*kgo.Client, error) {
 		kgo.KeepControlRecords(),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.FetchMaxWait(fetchMaxWait),
+		kgo.FetchMaxBytes(fetchBytes(cfg.MaxBatchBytes)),
 		kgo.DisableAutoCommit(),
 		kgo.BlockRebalanceOnPoll(),
 	}
@@ -42,9 +44,16 @@ func newConsumer(cfg Config, checkpoints map[int32]int64) (*kgo.Client, error) {
 	return kafka.NewClient(cfg.Kafka, append(opts, cfg.ClientOptions...)...)
 }
 
-// consume polls batches of at most MaxBatch records, projects each batch and
-// then commits the polled offsets, until ctx ends. A batch not applied when
-// ctx ends is not committed: the next owner of its partitions gets it again.
+// fetchBytes is the fetch size of a batch bound in bytes: Kafka's field is
+// an int32, and a fetch below 1 KiB would only multiply round trips.
+func fetchBytes(maxBatchBytes int) int32 {
+	return int32(min(max(maxBatchBytes, 1<<10), math.MaxInt32)) //nolint:gosec // bounded just above
+}
+
+// consume polls at most MaxBatch records, projects them in batches of at
+// most MaxBatchBytes and then commits the polled offsets, until ctx ends.
+// Records not applied when ctx ends are not committed: the next owner of
+// their partitions gets them again.
 func (r *Runner) consume(ctx context.Context) error {
 	for {
 		fs := r.cl.PollRecords(ctx, r.cfg.MaxBatch)
@@ -60,9 +69,11 @@ func (r *Runner) consume(ctx context.Context) error {
 				r.log.Error("fetch failed", zap.Int32("partition", p), zap.Error(err))
 			}
 		})
-		if batch := decode(fs); r.project(ctx, batch) != nil {
-			r.cl.AllowRebalance()
-			return nil // only ctx ends a projection that has not applied
+		for _, batch := range split(decode(fs), r.cfg.MaxBatchBytes) {
+			if r.project(ctx, batch) != nil {
+				r.cl.AllowRebalance()
+				return nil // only ctx ends a projection that has not applied
+			}
 		}
 		if !fs.Empty() {
 			if err := r.cl.CommitUncommittedOffsets(ctx); err != nil && ctx.Err() == nil {
@@ -79,7 +90,7 @@ func (r *Runner) consume(ctx context.Context) error {
 // offset order. Transaction markers are left out; an undecodable record
 // carries its PoisonError.
 func decode(fs kgo.Fetches) []pending {
-	var batch []pending
+	batch := make([]pending, 0, fs.NumRecords())
 	fs.EachRecord(func(kr *kgo.Record) {
 		if kr.Attrs.IsControl() {
 			return
@@ -107,4 +118,22 @@ func headers(kr *kgo.Record) map[string]string {
 		h[x.Key] = string(x.Value)
 	}
 	return h
+}
+
+// split cuts batch, in order, into batches whose record values add up to at
+// most maxBytes; a larger record is a batch of its own.
+func split(batch []pending, maxBytes int) [][]pending {
+	var out [][]pending
+	start, size := 0, 0
+	for i, p := range batch {
+		if i > start && size+len(p.rec.Value) > maxBytes {
+			out = append(out, batch[start:i:i])
+			start, size = i, 0
+		}
+		size += len(p.rec.Value)
+	}
+	if start < len(batch) {
+		out = append(out, batch[start:])
+	}
+	return out
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/infra/kafka"
 )
 
 func TestDecodeKeepsPartitionOrderAndMarksUndecodable(t *testing.T) {
@@ -79,3 +80,40 @@ func assertPending(t *testing.T, p pending, pos, poisonRun string, hs map[string
 }
 
 func fmtPos(p pending) string { return fmt.Sprintf("%d/%d", p.rec.Partition, p.rec.Offset) }
+
+func TestSplitKeepsOrderWithinTheByteBound(t *testing.T) {
+	t.Parallel()
+	rec := func(n int) pending { return pending{rec: Record{Record: kafka.Record{Value: make([]byte, n)}}} }
+	cases := []struct {
+		name  string
+		sizes []int
+		bound int
+		want  [][]int
+	}{
+		{name: "empty", bound: 10},
+		{name: "all fit", sizes: []int{3, 3, 4}, bound: 10, want: [][]int{{3, 3, 4}}},
+		{name: "cut where the next would pass", sizes: []int{4, 4, 4, 4}, bound: 10, want: [][]int{{4, 4}, {4, 4}}},
+		{name: "a larger record is a batch of its own", sizes: []int{2, 30, 2}, bound: 10,
+			want: [][]int{{2}, {30}, {2}}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			var batch []pending
+			for _, n := range c.sizes {
+				batch = append(batch, rec(n))
+			}
+			var got [][]int
+			for _, b := range split(batch, c.bound) {
+				var sizes []int
+				for _, p := range b {
+					sizes = append(sizes, len(p.rec.Value))
+				}
+				got = append(got, sizes)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(c.want) {
+				t.Errorf("split(%v, %d) = %v, want %v", c.sizes, c.bound, got, c.want)
+			}
+		})
+	}
+}
