@@ -50,40 +50,98 @@ func fetchBytes(maxBatchBytes int) int32 {
 	return int32(min(max(maxBatchBytes, 1<<10), math.MaxInt32)) //nolint:gosec // bounded just above
 }
 
+// rebalanceEvery bounds how long the runner goes on with records it took
+// from the client's buffer while applying, without letting a rebalance in:
+// a second, well inside franz-go's 60 s rebalance timeout, is a short wait
+// for a member joining the group and a rare pause of the overlap.
+const rebalanceEvery = time.Second
+
+// polled is one poll, decoded: the batch to apply and, per partition, its
+// last record (a transaction marker included), whose offsets are committed
+// once the batch is applied.
+type polled struct {
+	batch []pending
+	last  []*kgo.Record
+}
+
 // consume polls at most MaxBatch records, projects them in batches of at
-// most MaxBatchBytes and then commits the polled offsets, until ctx ends.
-// Records not applied when ctx ends are not committed: the next owner of
-// their partitions gets them again.
+// most MaxBatchBytes and then commits their offsets, until ctx ends. While
+// a poll is applied, the records the client has already fetched are taken
+// and decoded: they are applied next, without a rebalance in between, so a
+// partition is never revoked between a poll and the commit of what it
+// returned. A rebalance is let in when the client has nothing buffered, and
+// at least every rebalanceEvery. Records not applied when ctx ends are not
+// committed: the next owner of their partitions gets them again.
 func (r *Runner) consume(ctx context.Context) error {
+	defer r.cl.AllowRebalance()
+	allowed := time.Now()
+	var cur *polled
 	for {
-		fs := r.cl.PollRecords(ctx, r.cfg.MaxBatch)
-		if ctx.Err() != nil {
+		if cur == nil {
+			fs := r.cl.PollRecords(ctx, r.cfg.MaxBatch)
+			if ctx.Err() != nil {
+				return nil
+			}
+			if fs.IsClientClosed() {
+				return errors.New("the Kafka client was closed")
+			}
+			cur = r.decodePoll(fs)
+		}
+		var next chan *polled
+		if time.Since(allowed) < rebalanceEvery {
+			next = make(chan *polled, 1)
+			go func() { next <- r.decodePoll(r.cl.PollRecords(nil, r.cfg.MaxBatch)) }() //nolint:staticcheck // a nil ctx takes only what is buffered
+		}
+		applied := r.projectPoll(ctx, cur)
+		if next != nil {
+			cur = <-next
+		} else {
+			cur = nil
+		}
+		if !applied {
+			return nil // only ctx ends a projection that has not applied
+		}
+		if cur == nil || len(cur.last) == 0 {
+			cur = nil
 			r.cl.AllowRebalance()
-			return nil
+			allowed = time.Now()
 		}
-		if fs.IsClientClosed() {
-			return errors.New("the Kafka client was closed")
-		}
-		fs.EachError(func(_ string, p int32, err error) {
-			if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
-				r.log.Error("fetch failed", zap.Int32("partition", p), zap.Error(err))
-			}
-		})
-		for _, batch := range split(decode(fs), r.cfg.MaxBatchBytes) {
-			if r.project(ctx, batch) != nil {
-				r.cl.AllowRebalance()
-				return nil // only ctx ends a projection that has not applied
-			}
-		}
-		if !fs.Empty() {
-			if err := r.cl.CommitUncommittedOffsets(ctx); err != nil && ctx.Err() == nil {
-				// The batch is applied; it is delivered again after a
-				// rebalance or restart, and views apply idempotently.
-				r.log.Warn("offset commit failed", zap.Error(err))
-			}
-		}
-		r.cl.AllowRebalance()
 	}
+}
+
+// projectPoll applies pl and commits its offsets; it returns false when ctx
+// ended first.
+func (r *Runner) projectPoll(ctx context.Context, pl *polled) bool {
+	for _, batch := range split(pl.batch, r.cfg.MaxBatchBytes) {
+		if r.project(ctx, batch) != nil {
+			return false
+		}
+	}
+	if len(pl.last) == 0 {
+		return true
+	}
+	if err := r.cl.CommitRecords(ctx, pl.last...); err != nil && ctx.Err() == nil {
+		// The batch is applied; it is delivered again after a rebalance or
+		// restart, and views apply idempotently.
+		r.log.Warn("offset commit failed", zap.Error(err))
+	}
+	return true
+}
+
+// decodePoll logs the fetch errors of fs and decodes its records.
+func (r *Runner) decodePoll(fs kgo.Fetches) *polled {
+	fs.EachError(func(_ string, p int32, err error) {
+		if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+			r.log.Error("fetch failed", zap.Int32("partition", p), zap.Error(err))
+		}
+	})
+	pl := &polled{batch: decode(fs)}
+	fs.EachPartition(func(p kgo.FetchTopicPartition) {
+		if n := len(p.Records); n > 0 {
+			pl.last = append(pl.last, p.Records[n-1])
+		}
+	})
+	return pl
 }
 
 // decode turns the polled records into the batch, partition by partition in

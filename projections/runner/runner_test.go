@@ -320,3 +320,66 @@ func TestRunnerBatchesAndKeepsOrderPerRun(t *testing.T) {
 		t.Errorf("largest batch %d records, want many (pipelined delivery)", v.maxBatch)
 	}
 }
+
+// deliveries counts every record handed to Apply, by (run, seq), across the
+// runners sharing it.
+type deliveries struct {
+	mu   sync.Mutex
+	seen map[string]int
+	last map[string]int64 // run → last seq delivered
+	back []string         // a run's seq delivered after a later one
+}
+
+func (d *deliveries) Name() string { return "count" }
+
+func (d *deliveries) Apply(_ context.Context, batch []runner.Record) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, r := range batch {
+		d.seen[fmt.Sprintf("%s/%d", r.Event.RunID, r.Event.Seq)]++
+		if r.Event.Seq <= d.last[r.Event.RunID] {
+			d.back = append(d.back, fmt.Sprintf("%s/%d", r.Event.RunID, r.Event.Seq))
+		}
+		d.last[r.Event.RunID] = r.Event.Seq
+	}
+	return nil
+}
+
+func (d *deliveries) Checkpoints(context.Context) (map[int32]int64, error) { return nil, nil }
+func (d *deliveries) Reset(context.Context) error                          { return nil }
+
+// TestAMemberJoiningMidStreamTakesOverWithoutRedelivery: a second runner of
+// the view joins the group while the first is applying; the partitions it
+// takes over resume after what the first applied and committed, so every
+// record reaches the view once, each run's in order.
+func TestAMemberJoiningMidStreamTakesOverWithoutRedelivery(t *testing.T) {
+	t.Parallel()
+	kc := cluster(t)
+	d := &deliveries{seen: map[string]int{}, last: map[string]int64{}}
+	start(t, kc, d)
+	const runs = 60
+	for i := range runs {
+		writeRun(t, kc, fmt.Sprintf("run_01J0000000000000000000J%03d", i), events.RunCompleted)
+		if i == runs/3 {
+			start(t, kc, d)
+		}
+	}
+	eventually.Succeeds(t, runnerWait, "every record delivered", func() error {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		if len(d.seen) < runs*3 {
+			return fmt.Errorf("%d of %d records delivered", len(d.seen), runs*3)
+		}
+		return nil
+	})
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for k, n := range d.seen {
+		if n != 1 {
+			t.Errorf("record %s delivered %d times", k, n)
+		}
+	}
+	if len(d.back) > 0 {
+		t.Errorf("records delivered out of their run's order: %v", d.back)
+	}
+}
