@@ -102,8 +102,8 @@ func (p *batchPlan) decideApproval(e events.Envelope) error {
 // decision: expired for errorCode expired, cancelled otherwise. A failure
 // after a decision (denied_by_user) leaves the resolved approval alone.
 func (p *batchPlan) failApproval(e events.Envelope) error {
-	var v events.ItemFailedPayload
-	if err := decodePayload(e, &v); err != nil || !v.ItemType.RunsTool() {
+	v, err := p.itemFailed(e)
+	if err != nil || !v.ItemType.RunsTool() {
 		return err // items that run no tool never await approval
 	}
 	status := ApprovalCancelled

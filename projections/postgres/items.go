@@ -53,8 +53,8 @@ func (p *batchPlan) applyItem(e events.Envelope) error {
 	case events.ItemCompleted:
 		return p.completeItem(e)
 	case events.ItemFailed:
-		var v events.ItemFailedPayload
-		if err := decodePayload(e, &v); err != nil {
+		v, err := p.itemFailed(e)
+		if err != nil {
 			return err
 		}
 		c := p.itemFor(e)
@@ -102,8 +102,8 @@ func (p *batchPlan) startItem(e events.Envelope) error {
 }
 
 func (p *batchPlan) completeItem(e events.Envelope) error {
-	var v events.ItemCompletedPayload
-	if err := decodePayload(e, &v); err != nil {
+	v, err := p.itemCompleted(e)
+	if err != nil {
 		return err
 	}
 	c := p.itemFor(e)

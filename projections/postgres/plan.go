@@ -35,6 +35,38 @@ type batchPlan struct {
 	approvalOrder []itemKey                   // keys of approvals in first-seen order
 	grants        []grantRow                  // new permission_grants rows
 	closures      []runClosure                // runs that ended: their pending approvals close
+
+	cur shared // payloads of the event being planned
+}
+
+// shared holds the payloads of the event being planned that more than one
+// read model reads, each decoded once: a completed item's (runs and items),
+// a failed item's (items and approvals).
+type shared struct {
+	completed *events.ItemCompletedPayload
+	failed    *events.ItemFailedPayload
+}
+
+// itemCompleted returns e's runtime.item.completed payload, decoded once.
+func (p *batchPlan) itemCompleted(e events.Envelope) (*events.ItemCompletedPayload, error) {
+	return decodeOnce(&p.cur.completed, e)
+}
+
+// itemFailed returns e's runtime.item.failed payload, decoded once.
+func (p *batchPlan) itemFailed(e events.Envelope) (*events.ItemFailedPayload, error) {
+	return decodeOnce(&p.cur.failed, e)
+}
+
+// decodeOnce returns *slot, decoding e's payload into it first if empty.
+func decodeOnce[T any](slot **T, e events.Envelope) (*T, error) {
+	if *slot == nil {
+		v := new(T)
+		if err := decodePayload(e, v); err != nil {
+			return nil, err
+		}
+		*slot = v
+	}
+	return *slot, nil
 }
 
 // decodeAll decodes every record.
@@ -116,6 +148,7 @@ func plan(batch []decoded, lastSeq map[string]int64) (*batchPlan, error) {
 // add plans one new event.
 func (p *batchPlan) add(d decoded) error {
 	e := d.env
+	p.cur = shared{}
 	if _, ok := p.runs[e.RunID]; !ok {
 		p.runs[e.RunID] = &runChange{runID: e.RunID}
 		p.advanced = append(p.advanced, e.RunID)

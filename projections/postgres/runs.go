@@ -1,8 +1,6 @@
 package postgres
 
 import (
-	"encoding/json"
-
 	"github.com/xbot-runtime/xbot/events"
 )
 
@@ -68,7 +66,10 @@ func (p *batchPlan) applyRun(d decoded) (*events.RunAcceptedPayload, error) {
 		err = decodePayload(e, &v)
 		c.cancelReason = &v.Reason
 	case events.ItemCompleted:
-		err = c.addModelCall(e)
+		var v *events.ItemCompletedPayload
+		if v, err = p.itemCompleted(e); err == nil {
+			err = c.addModelCall(e, v)
+		}
 	case events.ContextCompacted:
 		err = c.addCompaction(e)
 	case events.CapabilitySnapshotFrozen:
@@ -123,16 +124,11 @@ func (c *runChange) accept(e events.Envelope, v *events.RunAcceptedPayload) {
 	}
 }
 
-// addModelCall counts a completed assistant_message as a model call and adds
-// its usage. Only the item type and Data are decoded: the content is not
-// needed here.
-func (c *runChange) addModelCall(e events.Envelope) error {
-	var v struct {
-		ItemType events.ItemType `json:"itemType"`
-		Data     json.RawMessage `json:"data"`
-	}
-	if err := decodePayload(e, &v); err != nil || v.ItemType != events.ItemAssistantMessage {
-		return err
+// addModelCall counts a completed assistant_message, e with payload v, as a
+// model call and adds its usage.
+func (c *runChange) addModelCall(e events.Envelope, v *events.ItemCompletedPayload) error {
+	if v.ItemType != events.ItemAssistantMessage {
+		return nil
 	}
 	c.usage.ModelCalls++
 	if len(v.Data) == 0 {
