@@ -65,7 +65,9 @@ func (p *Projector) Apply(ctx context.Context, recs []runner.Record) error {
 	if len(recs) == 0 {
 		return nil
 	}
-	recs = append([]runner.Record(nil), recs...) // rows fills in Event; the caller's slice stays as it was
+	if !decoded(recs) {
+		recs = append([]runner.Record(nil), recs...) // rows fills in Event; the caller's slice stays as it was
+	}
 	rows, err := p.rows(recs)
 	if err != nil {
 		return err
@@ -109,6 +111,17 @@ func (p *Projector) rows(recs []runner.Record) ([]eventRow, error) {
 		out = append(out, row)
 	}
 	return out, nil
+}
+
+// decoded reports whether every record of recs carries its envelope, as the
+// runner's do: then the envelopes it decoded are used as they are.
+func decoded(recs []runner.Record) bool {
+	for i := range recs {
+		if recs[i].Event.RunID == "" {
+			return false
+		}
+	}
+	return true
 }
 
 // Checkpoints returns the next offset per partition stored with the events

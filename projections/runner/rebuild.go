@@ -88,8 +88,12 @@ func Rebuild(ctx context.Context, cfg Config, fromBeginning bool, report func(Pr
 	done := make(chan error, 1)
 	go func() { done <- r.Run(rctx) }()
 	began := time.Now()
-	tick := time.NewTicker(250 * time.Millisecond)
+	// The end is checked every 50 ms (one offset fetch from the group's
+	// coordinator), so a rebuild stops soon after its last commit; progress
+	// is reported every 250 ms.
+	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
+	var reported time.Time
 	for {
 		select {
 		case err := <-done:
@@ -109,8 +113,9 @@ func Rebuild(ctx context.Context, cfg Config, fromBeginning bool, report func(Pr
 		if finished {
 			pr.Total = n
 		}
-		if report != nil {
+		if report != nil && (finished || time.Since(reported) >= 250*time.Millisecond) {
 			report(pr)
+			reported = time.Now()
 		}
 		if finished {
 			cancel()
