@@ -60,9 +60,21 @@ func (s *Projector) applyDecoded(ctx context.Context, projector, topic string, b
 		if err != nil {
 			return err
 		}
-		p, err := plan(batch, last)
+		p, err := selectNew(batch, last)
 		if err != nil {
 			return err
+		}
+		// The read models are planned while the new events are copied: the
+		// copy waits mostly on the server, the planning is this process's
+		// own work.
+		planned := make(chan error, 1)
+		go func() { planned <- p.planModels() }()
+		copied := copyEvents(ctx, tx, p)
+		if err := <-planned; err != nil {
+			return err
+		}
+		if copied != nil {
+			return copied
 		}
 		return write(ctx, tx, projector, topic, p)
 	})

@@ -113,10 +113,11 @@ func hasKey(m map[string]struct{}, k string) bool {
 	return ok
 }
 
-// plan checks seq continuity and computes the batch's writes. lastSeq holds
-// the last applied seq of the batch's runs (absent = none yet); plan takes
-// ownership of it.
-func plan(batch []decoded, lastSeq map[string]int64) (*batchPlan, error) {
+// selectNew checks seq continuity and plans the batch's new events, the
+// runs they advance and the checkpoints, without the read models
+// (planModels). lastSeq holds the last applied seq of the batch's runs
+// (absent = none yet); selectNew takes ownership of it.
+func selectNew(batch []decoded, lastSeq map[string]int64) (*batchPlan, error) {
 	p := &batchPlan{
 		lastSeq:     lastSeq,
 		runs:        make(map[string]*runChange),
@@ -130,31 +131,41 @@ func plan(batch []decoded, lastSeq map[string]int64) (*batchPlan, error) {
 		if next := d.rec.Offset + 1; next > p.checkpoints[d.rec.Partition] {
 			p.checkpoints[d.rec.Partition] = next
 		}
-		last := p.lastSeq[d.env.RunID]
-		if d.env.Seq <= last {
+		e := d.env
+		last := p.lastSeq[e.RunID]
+		if e.Seq <= last {
 			continue // applied before: a replay changes nothing
 		}
-		if d.env.Seq != last+1 {
+		if e.Seq != last+1 {
 			return nil, &RecordError{Partition: d.rec.Partition, Offset: d.rec.Offset,
-				Err: &events.SeqGapError{RunID: d.env.RunID, Expected: last + 1, Actual: d.env.Seq}}
+				Err: &events.SeqGapError{RunID: e.RunID, Expected: last + 1, Actual: e.Seq}}
 		}
-		if err := p.add(d); err != nil {
-			return nil, &RecordError{Partition: d.rec.Partition, Offset: d.rec.Offset, Err: err}
+		if _, ok := p.runs[e.RunID]; !ok {
+			p.runs[e.RunID] = &runChange{runID: e.RunID}
+			p.advanced = append(p.advanced, e.RunID)
 		}
+		p.lastSeq[e.RunID] = e.Seq
+		p.events = append(p.events, d)
 	}
 	return p, nil
+}
+
+// planModels plans the effect of the new events on every read model. It
+// reads p.events and lastSeq and writes only the models' changes, so it may
+// run while the events are copied.
+func (p *batchPlan) planModels() error {
+	for _, d := range p.events {
+		if err := p.add(d); err != nil {
+			return &RecordError{Partition: d.rec.Partition, Offset: d.rec.Offset, Err: err}
+		}
+	}
+	return nil
 }
 
 // add plans one new event.
 func (p *batchPlan) add(d decoded) error {
 	e := d.env
 	p.cur = shared{}
-	if _, ok := p.runs[e.RunID]; !ok {
-		p.runs[e.RunID] = &runChange{runID: e.RunID}
-		p.advanced = append(p.advanced, e.RunID)
-	}
-	p.lastSeq[e.RunID] = e.Seq
-	p.events = append(p.events, d)
 	accepted, err := p.applyRun(d)
 	if err != nil {
 		return err

@@ -18,6 +18,9 @@ var eventColumns = []string{"run_id", "seq", "event_id", "type", "tenant_id", "p
 // therefore means run_seq and run_events disagree: the batch fails rather
 // than projecting on a view that cannot be trusted.
 func copyEvents(ctx context.Context, tx pgx.Tx, p *batchPlan) error {
+	if len(p.events) == 0 {
+		return nil
+	}
 	n, err := tx.CopyFrom(ctx, pgx.Identifier{"run_events"}, eventColumns,
 		pgx.CopyFromSlice(len(p.events), func(i int) ([]any, error) {
 			e := p.events[i].env

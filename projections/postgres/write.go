@@ -12,14 +12,11 @@ import (
 // announces, at commit, the id of every command whose outcome it recorded.
 const NotifyChannel = "xbot_command_outcome"
 
-// write copies the new events, then sends every other statement of p in one
-// pipeline (one round trip).
+// write sends every statement of p but the copy of its events
+// (copyEvents, before) in one pipeline (one round trip).
 func write(ctx context.Context, tx pgx.Tx, projector, topic string, p *batchPlan) error {
 	b := &pgx.Batch{}
 	if len(p.events) > 0 {
-		if err := copyEvents(ctx, tx, p); err != nil {
-			return err
-		}
 		queueRunSeq(b, p)
 		queueRunInserts(b, p)
 		queueRunUpdates(b, p)
