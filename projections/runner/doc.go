@@ -1,7 +1,9 @@
 // Package runner hosts a projector (a view of the events topic): a franz-go
 // consumer group per view, read_committed, that hands the view whole polled
-// batches, commits the group's offsets only after the view applied them,
-// retries with backoff and dead-letters poison records.
+// batches (bounded in records and bytes, each event decoded once), commits
+// the group's offsets only after the view applied them, retries with backoff
+// and dead-letters poison records. While one poll is applied the next
+// buffered records are decoded.
 //
 // Guarantees:
 //   - At least once, exactly-once effect: views write idempotently by
