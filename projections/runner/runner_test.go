@@ -322,19 +322,19 @@ func TestRunnerBatchesAndKeepsOrderPerRun(t *testing.T) {
 }
 
 // deliveries counts every record handed to Apply, by (run, seq), across the
-// runners sharing it.
+// members of the group sharing it.
 type deliveries struct {
 	mu   sync.Mutex
 	seen map[string]int
 	last map[string]int64 // run → last seq delivered
 	back []string         // a run's seq delivered after a later one
+	by   map[string]int   // member → records delivered to it
 }
 
-func (d *deliveries) Name() string { return "count" }
-
-func (d *deliveries) Apply(_ context.Context, batch []runner.Record) error {
+func (d *deliveries) deliver(member string, batch []runner.Record) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.by[member] += len(batch)
 	for _, r := range batch {
 		d.seen[fmt.Sprintf("%s/%d", r.Event.RunID, r.Event.Seq)]++
 		if r.Event.Seq <= d.last[r.Event.RunID] {
@@ -342,11 +342,29 @@ func (d *deliveries) Apply(_ context.Context, batch []runner.Record) error {
 		}
 		d.last[r.Event.RunID] = r.Event.Seq
 	}
+}
+
+func (d *deliveries) of(member string) int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.by[member]
+}
+
+// member is one group member's view over the shared deliveries.
+type member struct {
+	d    *deliveries
+	name string
+}
+
+func (m member) Name() string { return "count" }
+
+func (m member) Apply(_ context.Context, batch []runner.Record) error {
+	m.d.deliver(m.name, batch)
 	return nil
 }
 
-func (d *deliveries) Checkpoints(context.Context) (map[int32]int64, error) { return nil, nil }
-func (d *deliveries) Reset(context.Context) error                          { return nil }
+func (m member) Checkpoints(context.Context) (map[int32]int64, error) { return nil, nil }
+func (m member) Reset(context.Context) error                          { return nil }
 
 // TestAMemberJoiningMidStreamTakesOverWithoutRedelivery: a second runner of
 // the view joins the group while the first is applying; the partitions it
@@ -355,14 +373,27 @@ func (d *deliveries) Reset(context.Context) error                          { ret
 func TestAMemberJoiningMidStreamTakesOverWithoutRedelivery(t *testing.T) {
 	t.Parallel()
 	kc := cluster(t)
-	d := &deliveries{seen: map[string]int{}, last: map[string]int64{}}
-	start(t, kc, d)
-	const runs = 60
-	for i := range runs {
-		writeRun(t, kc, fmt.Sprintf("run_01J0000000000000000000J%03d", i), events.RunCompleted)
-		if i == runs/3 {
-			start(t, kc, d)
+	d := &deliveries{seen: map[string]int{}, last: map[string]int64{}, by: map[string]int{}}
+	start(t, kc, member{d, "a"})
+	runs := 0
+	write := func() {
+		writeRun(t, kc, fmt.Sprintf("run_01J0000000000000000000J%03d", runs), events.RunCompleted)
+		runs++
+	}
+	for range 20 {
+		write()
+	}
+	start(t, kc, member{d, "b"})
+	// Runs keep coming until the group has handed the newcomer a partition.
+	eventually.Succeeds(t, runnerWait, "the second member applies records", func() error {
+		if d.of("b") == 0 {
+			write()
+			return errors.New("nothing delivered to the second member yet")
 		}
+		return nil
+	})
+	for range 20 {
+		write()
 	}
 	eventually.Succeeds(t, runnerWait, "every record delivered", func() error {
 		d.mu.Lock()
@@ -381,5 +412,8 @@ func TestAMemberJoiningMidStreamTakesOverWithoutRedelivery(t *testing.T) {
 	}
 	if len(d.back) > 0 {
 		t.Errorf("records delivered out of their run's order: %v", d.back)
+	}
+	if d.by["a"] == 0 {
+		t.Error("the first member applied nothing")
 	}
 }
