@@ -256,15 +256,21 @@ func (s *Stack) startStreams() error {
 	return s.API.EnableStreams(hub, APIStore(s.Store.Queries), uistream.StreamConfig{})
 }
 
-// deliverTo hands each batch of the events topic's tail to hub.
+// deliverTo hands each batch of the events topic's tail to hub. The records
+// are decoded only as far as the hub needs them.
 func deliverTo(hub *uistream.Hub) func([]kafka.Record) {
 	return func(recs []kafka.Record) {
-		out := make([]uistream.Record, len(recs))
-		for i, r := range recs {
-			out[i] = uistream.Record{Partition: r.Partition, Offset: r.Offset, Value: r.Value}
-		}
-		hub.Deliver(out)
+		hub.Deliver(tailRecords(recs))
 	}
+}
+
+// tailRecords wraps a tail's batch for its readers, which share the decoding.
+func tailRecords(recs []kafka.Record) []*uistream.Record {
+	out := make([]*uistream.Record, len(recs))
+	for i, r := range recs {
+		out[i] = &uistream.Record{Partition: r.Partition, Offset: r.Offset, Key: r.Key, Value: r.Value}
+	}
+	return out
 }
 
 // StreamsReady is closed once the API's stream tail follows the events topic.
