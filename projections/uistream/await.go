@@ -1,6 +1,10 @@
 package uistream
 
-import "context"
+import (
+	"context"
+
+	"github.com/xbot-runtime/xbot/events"
+)
 
 // waiter waits for the first event of a run or session of one tenant.
 type waiter struct {
@@ -9,9 +13,10 @@ type waiter struct {
 }
 
 // AwaitRun returns true as soon as the hub has an event of run runID of
-// tenant (retained, or delivered after the call), and false when ctx ends or
-// the hub closes first. Another tenant's events of the same run id never
-// count: for the caller, that run does not exist.
+// tenant that shows the run exists (retained, or delivered after the call:
+// any but a rejection, which a command for a run that does not exist gets),
+// and false when ctx ends or the hub closes first. Another tenant's events of
+// the same run id never count: for the caller, that run does not exist.
 func (h *Hub) AwaitRun(ctx context.Context, tenantID, runID string) bool {
 	w := &waiter{tenant: tenantID, ch: make(chan struct{})}
 	if !h.addWaiter(func() { addTo(h.runWaiters, runID, w) }) {
@@ -25,7 +30,7 @@ func (h *Hub) AwaitRun(ctx context.Context, tenantID, runID string) bool {
 }
 
 // AwaitSession returns true as soon as the hub delivers an event of a run of
-// session sessionID of tenant, and false when ctx ends or the hub closes
+// session sessionID of tenant that shows the run exists, and false when ctx ends or the hub closes
 // first.
 func (h *Hub) AwaitSession(ctx context.Context, tenantID, sessionID string) bool {
 	key := sessionKey{tenantID, sessionID}
@@ -76,7 +81,7 @@ func (h *Hub) wake(recs []*Record) {
 			continue
 		}
 		hd, err := r.Head()
-		if err != nil {
+		if err != nil || !showsRun(hd) {
 			continue
 		}
 		release(h.runWaiters[hd.RunID], hd.TenantID)
@@ -85,6 +90,10 @@ func (h *Hub) wake(recs []*Record) {
 		}
 	}
 }
+
+// showsRun reports whether an event means its run exists: every event but
+// a rejection, which a command for a run that does not exist gets too.
+func showsRun(h Head) bool { return h.Type != events.CommandRejected }
 
 // release closes the channels of the waiters of tenant in ws and forgets them.
 func release(ws map[*waiter]struct{}, tenant string) {

@@ -1,6 +1,7 @@
 package uistream
 
 import (
+	"bytes"
 	"sync"
 
 	"github.com/xbot-runtime/xbot/events"
@@ -29,6 +30,9 @@ func (t *retained) add(recs []*Record) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, r := range recs {
+		// A fetched value is a slice of its whole fetch buffer: a copy keeps
+		// only its own bytes alive. Nobody reads r yet (add runs first).
+		r.Value = bytes.Clone(r.Value)
 		id := r.RunID()
 		t.byRun[id] = append(t.byRun[id], r)
 		t.fifo = append(t.fifo, r)
@@ -101,10 +105,11 @@ func (t *retained) events(tenantID, runID string, afterSeq int64) []*events.Enve
 	return out
 }
 
-// seen reports whether a retained record shows run runID of tenantID.
+// seen reports whether a retained record shows that run runID of tenantID
+// exists.
 func (t *retained) seen(tenantID, runID string) bool {
 	for _, r := range t.run(runID) {
-		if h, err := r.Head(); err == nil && h.TenantID == tenantID && h.RunID == runID {
+		if h, err := r.Head(); err == nil && h.TenantID == tenantID && h.RunID == runID && showsRun(h) {
 			return true
 		}
 	}
