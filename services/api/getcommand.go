@@ -46,12 +46,12 @@ type getCommandOutput struct {
 func (a *API) registerGetCommand() {
 	register(a, huma.Operation{
 		OperationID: "getCommand", Method: http.MethodGet, Path: "/v1/commands/{commandId}",
-		Summary:     "Get a command's outcome",
+		Summary: "Get a command's outcome",
 		Description: "Poll this after a command endpoint answered pending. A command this API instance sent in the " +
 			"last 10 minutes is answered pending until its outcome is recorded (its outcome as soon as the event log " +
 			"holds it, before the read model does); 404 for a command id the tenant did not send through this instance " +
 			"and has no recorded outcome.",
-		Tags:        []string{"Commands"}, Errors: []int{http.StatusUnauthorized, http.StatusNotFound},
+		Tags: []string{"Commands"}, Errors: []int{http.StatusUnauthorized, http.StatusNotFound},
 	}, a.getCommand)
 }
 

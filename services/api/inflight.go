@@ -37,11 +37,11 @@ type flights struct {
 	byRun map[string]int // how many remembered commands each run has
 	// bySession is the run of the latest create remembered per session.
 	bySession map[sessionOf]*flight
-	fifo  []*flight
-	head  int
-	max   int
-	ttl   time.Duration
-	now   func() time.Time
+	fifo      []*flight
+	head      int
+	max       int
+	ttl       time.Duration
+	now       func() time.Time
 }
 
 type sessionOf struct{ tenant, session string }
