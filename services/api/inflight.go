@@ -34,7 +34,7 @@ type flight struct {
 type flights struct {
 	mu    sync.Mutex
 	byID  map[string]*flight
-	byRun map[string]int // how many remembered commands each run has
+	byRun map[string]int // how many commands without an outcome each run has
 	// bySession is the run of the latest create remembered per session.
 	bySession map[sessionOf]*flight
 	fifo      []*flight
@@ -62,7 +62,7 @@ func (fs *flights) start(env commands.Envelope) *flight {
 		fs.drop()
 	}
 	if old, ok := fs.byID[env.CommandID]; ok { // ids are random; a repeat replaces
-		fs.byRun[old.env.RunID]--
+		fs.remove(old)
 	}
 	fs.byID[env.CommandID] = f
 	fs.byRun[env.RunID]++
@@ -105,8 +105,8 @@ func (fs *flights) sessionRun(tenantID, sessionID string) (string, bool) {
 	return f.env.RunID, true
 }
 
-// hasRun reports whether a remembered command is for runID: only those
-// runs' records are decoded.
+// hasRun reports whether a remembered command without an outcome is for
+// runID: only those runs' records are decoded.
 func (fs *flights) hasRun(runID string) bool {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
@@ -124,6 +124,7 @@ func (fs *flights) resolve(commandID string, match func(*flight) (CommandRecord,
 	if rec, ok := match(f); ok {
 		f.outcome = rec
 		close(f.done)
+		fs.unpend(f)
 	}
 }
 
@@ -171,6 +172,13 @@ func (fs *flights) remove(f *flight) {
 	if k := (sessionOf{f.env.TenantID, f.env.PlatformSessionID}); fs.bySession[k] == f {
 		delete(fs.bySession, k)
 	}
+	if !f.resolved() {
+		fs.unpend(f)
+	}
+}
+
+// unpend takes f out of its run's count of commands without an outcome.
+func (fs *flights) unpend(f *flight) {
 	if fs.byRun[f.env.RunID]--; fs.byRun[f.env.RunID] <= 0 {
 		delete(fs.byRun, f.env.RunID)
 	}

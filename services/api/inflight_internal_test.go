@@ -36,6 +36,13 @@ func TestFlightsAreBoundedInNumberAndTime(t *testing.T) {
 	if len(fs.byID) != 1 || len(fs.byRun) != 1 || !fs.hasRun("run_4") {
 		t.Errorf("after expiry: %d commands of %d runs remembered, want only cmd_4", len(fs.byID), len(fs.byRun))
 	}
+	fs.resolve("cmd_4", func(*flight) (CommandRecord, bool) { return CommandRecord{Outcome: "accepted"}, true })
+	if fs.hasRun("run_4") {
+		t.Error("the records of a run whose commands all have an outcome are still read")
+	}
+	if rec, ok := f.result(); !ok || rec.Outcome != "accepted" {
+		t.Errorf("the outcome of cmd_4: %+v %v", rec, ok)
+	}
 	fs.forget(f)
 	if len(fs.byID) != 0 || len(fs.byRun) != 0 || len(fs.bySession) != 0 {
 		t.Error("a forgotten command is still remembered")

@@ -112,7 +112,7 @@ func TestACommandInFlightIsPendingNotUnknown(t *testing.T) {
 	eventually.Succeeds(t, 20*time.Second, "the command's outcome", func() error {
 		cmd, err := c.GetCommand(t.Context(), res.CommandID)
 		if err != nil || cmd.FirstOutcome != client.OutcomeAccepted {
-			return fmt.Errorf("%+v %v", cmd, err)
+			return fmt.Errorf("%+v %w", cmd, err)
 		}
 		return nil
 	})
@@ -153,7 +153,7 @@ func TestOutcomesFromTheLogEqualTheReadModels(t *testing.T) {
 		eventually.Succeeds(t, 20*time.Second, "the read model holds "+id, func() error {
 			cmd, err := c.GetCommand(t.Context(), id)
 			if err != nil || cmd.Seq == 0 {
-				return fmt.Errorf("%+v %v", cmd, err)
+				return fmt.Errorf("%+v %w", cmd, err)
 			}
 			if cmd.FirstOutcome != res.Outcome || cmd.RunID != res.RunID || cmd.OriginalCommandID != res.OriginalCommandID ||
 				cmd.OriginalOutcome != res.OriginalOutcome || (cmd.FirstOutcome == cmd.Outcome &&
