@@ -25,7 +25,7 @@ func (a *API) registerRunStream() {
 			"Each chunk's SSE id is its position (`<seq>` or `<seq>.<i>`); reconnect with `Last-Event-ID` to continue " +
 			"exactly after the last chunk received. A client that falls too far behind is disconnected and resumes the same way. " +
 			"A run created moments ago (e.g. with `?wait=0`) is streamed as soon as the event log shows it, even before the " +
-			"read models do; 404 run_not_found only after waiting up to 2 s for it to appear. The response headers are sent at once.",
+			"read models do; 404 run_not_found only after waiting for it to appear (2 s by default). The response headers are sent at once.",
 		Tags:      []string{"Runs"},
 		Errors:    []int{http.StatusUnauthorized, http.StatusNotFound, http.StatusUnprocessableEntity, http.StatusTooManyRequests, http.StatusServiceUnavailable},
 		Responses: a.streamResponses("The run's reply."),

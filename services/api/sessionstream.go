@@ -26,7 +26,7 @@ func (a *API) registerSessionStream() {
 			"Without a position the stream starts at the first reply that has not ended (from its start), or waits for " +
 			"the next run; it stays open for the session's later runs. Chunk ids are `<runId>:<seq>[.<i>]`; " +
 			"reconnect with `Last-Event-ID` to continue exactly after the last chunk received. 404 when the tenant has no run in the session, " +
-			"after waiting up to 2 s for the event log to show one (a session created moments ago is streamed at once). The response headers are sent at once.",
+			"after waiting for the event log to show one (2 s by default) (a session created moments ago is streamed at once). The response headers are sent at once.",
 		Tags:      []string{"Runs"},
 		Errors:    []int{http.StatusUnauthorized, http.StatusNotFound, http.StatusUnprocessableEntity, http.StatusTooManyRequests, http.StatusServiceUnavailable},
 		Responses: a.streamResponses("The session's replies."),
