@@ -188,7 +188,9 @@ func (h *Hub) Close() {
 // Deliver publishes committed records of the events topic; the wiring calls
 // it with each batch of a kafka.Tail, from one goroutine, in offset order per
 // partition. A record is decoded only when a subscriber or a waiter needs
-// it (Record): the key tells its run. A record that is not an event
+// it (Record): the key tells its run. Deliver replaces each record's Value
+// by a copy it retains (a fetched value holds its whole fetch buffer), so
+// readers after it read the copy. A record that is not an event
 // envelope cannot be streamed and is logged and skipped (the projector
 // dead-letters it, so the read model never shows it either).
 func (h *Hub) Deliver(recs []*Record) {
