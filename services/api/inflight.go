@@ -35,8 +35,9 @@ type flights struct {
 	mu    sync.Mutex
 	byID  map[string]*flight
 	byRun map[string]int // how many commands without an outcome each run has
-	// bySession is the run of the latest create remembered per session.
+	// bySession is the latest create remembered per session, creates per run.
 	bySession map[sessionOf]*flight
+	creates   map[string]*flight
 	fifo      []*flight
 	head      int
 	max       int
@@ -48,7 +49,7 @@ type sessionOf struct{ tenant, session string }
 
 func newFlights() *flights {
 	return &flights{byID: map[string]*flight{}, byRun: map[string]int{}, bySession: map[sessionOf]*flight{},
-		max: maxFlights, ttl: flightMemory, now: time.Now}
+		creates: map[string]*flight{}, max: maxFlights, ttl: flightMemory, now: time.Now}
 }
 
 // start remembers env before it is sent, so that its outcome cannot reach
@@ -66,8 +67,11 @@ func (fs *flights) start(env commands.Envelope) *flight {
 	}
 	fs.byID[env.CommandID] = f
 	fs.byRun[env.RunID]++
-	if env.Type == commands.CreateRun && env.PlatformSessionID != "" {
-		fs.bySession[sessionOf{env.TenantID, env.PlatformSessionID}] = f
+	if env.Type == commands.CreateRun {
+		fs.creates[env.RunID] = f
+		if env.PlatformSessionID != "" {
+			fs.bySession[sessionOf{env.TenantID, env.PlatformSessionID}] = f
+		}
 	}
 	fs.fifo = append(fs.fifo, f)
 	return f
@@ -103,6 +107,18 @@ func (fs *flights) sessionRun(tenantID, sessionID string) (string, bool) {
 		return "", false
 	}
 	return f.env.RunID, true
+}
+
+// createOf returns the latest create of run runID this instance sent for
+// tenant, while it remembers it.
+func (fs *flights) createOf(tenantID, runID string) (*flight, bool) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	f, ok := fs.creates[runID]
+	if !ok || f.env.TenantID != tenantID || fs.now().Sub(f.sentAt) > fs.ttl {
+		return nil, false
+	}
+	return f, true
 }
 
 // hasRun reports whether a remembered command without an outcome is for
@@ -171,6 +187,9 @@ func (fs *flights) remove(f *flight) {
 	delete(fs.byID, f.env.CommandID)
 	if k := (sessionOf{f.env.TenantID, f.env.PlatformSessionID}); fs.bySession[k] == f {
 		delete(fs.bySession, k)
+	}
+	if fs.creates[f.env.RunID] == f {
+		delete(fs.creates, f.env.RunID)
 	}
 	if !f.resolved() {
 		fs.unpend(f)

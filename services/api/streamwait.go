@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/projections/uistream"
 )
 
@@ -63,4 +64,32 @@ func wrapErr(err error) error {
 		return nil
 	}
 	return wrapNotFound(err, "session")
+}
+
+// findCreatedRun is findRun for a client that may read a run right after
+// creating it: when the read model does not hold the run yet and this
+// instance sent the tenant's create of it (not rejected), it waits, up to
+// Config.StreamAppearWait, for the read model to record the create, which
+// it does in the transaction that adds the run.
+func (a *API) findCreatedRun(ctx context.Context, runID string) (RunRecord, error) {
+	run, err := a.findRun(ctx, runID)
+	if !errors.Is(err, errRunNotFound) {
+		return run, err
+	}
+	f, ok := a.flights.createOf(tenantOf(ctx), runID)
+	if !ok {
+		return run, err
+	}
+	if rec, done := f.result(); done && rec.Outcome == string(events.OutcomeRejected) {
+		return run, err
+	}
+	wctx, cancel := context.WithTimeout(ctx, a.cfg.StreamAppearWait)
+	defer cancel()
+	if _, werr := a.store.WaitCommand(wctx, f.env.TenantID, f.env.CommandID); werr != nil {
+		if ctx.Err() != nil {
+			return run, ctx.Err()
+		}
+		return run, err
+	}
+	return a.findRun(ctx, runID)
 }

@@ -42,6 +42,34 @@ func TestStreamRightAfterAnUnwaitedCreateNever404s(t *testing.T) {
 	}
 }
 
+// TestARunIsReadableRightAfterItsCreateIsAnswered: the answer comes from the
+// log, maybe before the read model has the run; reading it or sending it a
+// command at once still finds it.
+func TestARunIsReadableRightAfterItsCreateIsAnswered(t *testing.T) {
+	t.Parallel()
+	e, st, _ := agentEnv(t, echoAgent())
+	startStreams(t, e, st)
+	c := apiOf(t, st)
+	for i := range 30 {
+		res := createRun(t, c, client.CreateRunRequest{AgentID: "chat", Input: client.UserInput{Content: "hi"}}, fmt.Sprintf("read-%d", i))
+		if res.Outcome != client.OutcomeAccepted {
+			t.Fatalf("create: %+v", res)
+		}
+		var err error
+		switch i % 3 {
+		case 0:
+			_, err = c.GetRun(t.Context(), res.RunID)
+		case 1:
+			_, err = c.ListEvents(t.Context(), res.RunID, 0, 10)
+		default:
+			_, err = c.CancelRun(t.Context(), res.RunID, "enough", client.CommandOptions{})
+		}
+		if err != nil {
+			t.Fatalf("try %d: right after its create answered, run %s: %v", i, res.RunID, err)
+		}
+	}
+}
+
 func TestAStreamOfAnotherTenantsRunIs404LikeAMissingOne(t *testing.T) {
 	t.Parallel()
 	e, st, _ := agentEnv(t, echoAgent())
