@@ -42,6 +42,32 @@ func TestStreamRightAfterAnUnwaitedCreateNever404s(t *testing.T) {
 	}
 }
 
+func TestSessionStreamRightAfterAnUnwaitedCreateNever404s(t *testing.T) {
+	t.Parallel()
+	e, st, _ := agentEnv(t, echoAgent())
+	startStreams(t, e, st)
+	c := apiOf(t, st)
+	for i := range 10 {
+		session := fmt.Sprintf("sess-now-%d", i)
+		_, err := c.CreateRun(t.Context(), client.CreateRunRequest{AgentID: "chat", Input: client.UserInput{Content: "hi"},
+			PlatformSessionID: session}, client.CommandOptions{Wait: client.WaitFor(0)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		resp := openStream(ctx, t, st, "/v1/sessions/"+session+"/stream", token)
+		if resp.StatusCode != http.StatusOK {
+			cancel()
+			t.Fatalf("try %d: session stream right after its first create: HTTP %d %s", i, resp.StatusCode, readAll(t, resp))
+		}
+		// Its reply may have ended already: a session stream without a
+		// position starts at the first reply that has not, so it may have
+		// nothing to send; 200 is what it promises.
+		_ = resp.Body.Close()
+		cancel()
+	}
+}
+
 // TestARunIsReadableRightAfterItsCreateIsAnswered: the answer comes from the
 // log, maybe before the read model has the run; reading it or sending it a
 // command at once still finds it.
