@@ -88,8 +88,11 @@
 //     has not ended.
 //   - A stream subscribes to the Hub before it reads the read model, drops
 //     live events it already mapped and fills a gap (an event ahead of the
-//     next seq, or a hub that has seen more than the read model) by waiting
-//     for the read model, so nothing is lost or repeated at the seam.
+//     next seq, or a hub that has seen more than the read model) from the
+//     hub's retained records, or else by waiting for the read model, so
+//     nothing is lost or repeated at the seam.
+//   - The hub decodes a record only when a stream (or a waiter) needs its
+//     run, and once for all of its readers (Record).
 //   - A slow client is cut off by the hub (its stream ends; it resumes from
 //     its last id) and never slows the others.
 //   - A session's replies are streamed one after another in creation order;

@@ -49,11 +49,15 @@ func (c *conn) follow(ctx context.Context, r *runFeed) error {
 	return c.flush()
 }
 
-// begin maps what the read model has. The hub may already have published
-// events the read model does not have yet, and no later event would reveal
-// that gap if the run is quiet: begin waits for them too.
+// begin maps what the read model has and sends it. The hub may already
+// have events the read model does not have yet, and no later event would
+// reveal that gap if the run is quiet: begin maps them too, from the hub's
+// retained events (or, when it no longer holds them, the read model).
 func (c *conn) begin(ctx context.Context, r *runFeed) error {
 	if _, err := r.backfill(ctx); err != nil {
+		return err
+	}
+	if err := c.flush(); err != nil {
 		return err
 	}
 	if known := c.s.hub.LastSeq(r.runID); known > r.m.LastSeq() {

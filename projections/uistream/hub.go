@@ -3,7 +3,6 @@ package uistream
 import (
 	"errors"
 	"sync"
-	"time"
 
 	"go.uber.org/zap"
 
@@ -16,9 +15,12 @@ type HubConfig struct {
 	// cuts it off. Default 1024: a model streams ~20 deltas a second, so a
 	// client gets close to a minute of slack before it is dropped.
 	Buffer int
-	// ForgetAfter is how long the hub remembers the last seq of a run that
-	// ended. Default 10 minutes, far longer than the read model's lag.
-	ForgetAfter time.Duration
+	// Retain is how many bytes of the most recent records the hub keeps, so
+	// that a stream opened before the read model has a run's latest events
+	// starts from them instead of waiting for it. Default 16 MiB: tens of
+	// thousands of events, seconds of a busy log, while the read model lags
+	// by milliseconds.
+	Retain int
 	// Logger is required.
 	Logger *zap.Logger
 }
@@ -27,8 +29,8 @@ func (c *HubConfig) setDefaults() {
 	if c.Buffer == 0 {
 		c.Buffer = 1024
 	}
-	if c.ForgetAfter == 0 {
-		c.ForgetAfter = 10 * time.Minute
+	if c.Retain == 0 {
+		c.Retain = 16 << 20
 	}
 }
 
@@ -38,8 +40,8 @@ func (c HubConfig) Validate() error {
 	if c.Buffer < 1 {
 		errs = append(errs, errors.New("uistream hub: Buffer must be at least 1"))
 	}
-	if c.ForgetAfter < 0 {
-		errs = append(errs, errors.New("uistream hub: ForgetAfter must not be negative"))
+	if c.Retain < 0 {
+		errs = append(errs, errors.New("uistream hub: Retain must not be negative"))
 	}
 	if c.Logger == nil {
 		errs = append(errs, errors.New("uistream hub: Logger is required"))
@@ -57,19 +59,14 @@ type Hub struct {
 	closed    bool
 	byRun     map[string]map[*Subscription]struct{}
 	bySession map[sessionKey]map[*Subscription]struct{}
+	// waiters wait for a run or a session to show up (await.go).
+	runWaiters     map[string]map[*waiter]struct{}
+	sessionWaiters map[sessionKey]map[*waiter]struct{}
 
-	marksMu   sync.Mutex
-	marks     map[string]runMark
-	lastSweep time.Time
+	recent retained
 }
 
 type sessionKey struct{ tenant, session string }
-
-// runMark is the last seq the hub published for a run.
-type runMark struct {
-	seq     int64
-	endedAt time.Time // zero while the run is active
-}
 
 // NewHub returns a hub. Feed it with Publish or Deliver.
 func NewHub(cfg HubConfig) (*Hub, error) {
@@ -78,7 +75,8 @@ func NewHub(cfg HubConfig) (*Hub, error) {
 		return nil, err
 	}
 	return &Hub{cfg: cfg, byRun: map[string]map[*Subscription]struct{}{},
-		bySession: map[sessionKey]map[*Subscription]struct{}{}, marks: map[string]runMark{}, lastSweep: time.Now()}, nil
+		bySession: map[sessionKey]map[*Subscription]struct{}{}, runWaiters: map[string]map[*waiter]struct{}{},
+		sessionWaiters: map[sessionKey]map[*waiter]struct{}{}, recent: newRetained(cfg.Retain)}, nil
 }
 
 // Subscription receives the events of one run or one session, in the order
@@ -166,7 +164,8 @@ func (h *Hub) removeLocked(s *Subscription) {
 }
 
 // Close cuts every subscription off and refuses new ones (they start cut
-// off), so open streams end; call it when the API shuts down.
+// off) and releases every waiter (AwaitRun answers false), so open streams
+// end; call it when the API shuts down.
 func (h *Hub) Close() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -182,48 +181,31 @@ func (h *Hub) Close() {
 		}
 	}
 	h.byRun, h.bySession = map[string]map[*Subscription]struct{}{}, map[sessionKey]map[*Subscription]struct{}{}
+	releaseAll(h.runWaiters)
+	releaseAll(h.sessionWaiters)
 }
 
-// Record is a committed record of the events topic, as a tail of it
-// delivers it: where it is, and its value.
-type Record struct {
-	Partition int32
-	Offset    int64
-	Value     []byte
-}
-
-// Deliver decodes committed records of the events topic and publishes them;
-// the wiring calls it with each batch of a kafka.Tail. A record that is not
-// an event envelope cannot be streamed and is logged and skipped (the
-// projector dead-letters it, so the read model never shows it either).
-func (h *Hub) Deliver(recs []Record) {
-	evs := make([]events.Envelope, 0, len(recs))
-	for _, r := range recs {
-		e, err := events.Decode(r.Value)
-		if err != nil {
-			h.cfg.Logger.Warn("skipping a record that is not an event", zap.Int32("partition", r.Partition),
-				zap.Int64("offset", r.Offset), zap.Error(err))
-			continue
-		}
-		evs = append(evs, e)
-	}
-	h.Publish(evs...)
-}
-
-// Publish hands events to their run's and session's subscribers. A run's
-// events must be published in seq order, as the events topic holds them.
-func (h *Hub) Publish(evs ...events.Envelope) {
-	h.mark(evs)
+// Deliver publishes committed records of the events topic; the wiring calls
+// it with each batch of a kafka.Tail, from one goroutine, in offset order per
+// partition. A record is decoded only when a subscriber or a waiter needs
+// it (Record): the key tells its run. Deliver replaces each record's Value
+// by a copy it retains (a fetched value holds its whole fetch buffer), so
+// readers after it read the copy. A record that is not an event
+// envelope cannot be streamed and is logged and skipped (the projector
+// dead-letters it, so the read model never shows it either).
+func (h *Hub) Deliver(recs []*Record) {
+	h.recent.add(recs)
 	var slow []*Subscription
 	h.mu.RLock()
-	for i := range evs {
-		e := &evs[i]
-		slow = h.fanOut(h.byRun[e.RunID], e, slow)
-		if e.PlatformSessionID != "" {
-			slow = h.fanOut(h.bySession[sessionKey{e.TenantID, e.PlatformSessionID}], e, slow)
-		}
+	sessions := len(h.bySession) > 0
+	for _, r := range recs {
+		slow = h.deliver(r, sessions, slow)
 	}
+	waiting := len(h.runWaiters) > 0 || len(h.sessionWaiters) > 0
 	h.mu.RUnlock()
+	if waiting {
+		h.wake(recs)
+	}
 	if len(slow) == 0 {
 		return
 	}
@@ -232,6 +214,55 @@ func (h *Hub) Publish(evs ...events.Envelope) {
 	for _, s := range slow {
 		h.removeLocked(s)
 	}
+}
+
+// deliver fans r out to its run's subscribers and, when there are session
+// subscribers, to its session's.
+func (h *Hub) deliver(r *Record, sessions bool, slow []*Subscription) []*Subscription {
+	byRun := h.byRun[r.RunID()]
+	if len(byRun) == 0 && !sessions {
+		return slow
+	}
+	var bySession map[*Subscription]struct{}
+	if sessions {
+		hd, err := r.Head()
+		if err != nil {
+			h.skip(r, err)
+			return slow
+		}
+		if hd.PlatformSessionID != "" {
+			bySession = h.bySession[sessionKey{hd.TenantID, hd.PlatformSessionID}]
+		}
+	}
+	if len(byRun) == 0 && len(bySession) == 0 {
+		return slow
+	}
+	e, err := r.Envelope()
+	if err != nil {
+		h.skip(r, err)
+		return slow
+	}
+	if e.RunID != r.RunID() { // a key that is not the run's: route by the envelope
+		byRun = h.byRun[e.RunID]
+	}
+	slow = h.fanOut(byRun, e, slow)
+	return h.fanOut(bySession, e, slow)
+}
+
+func (h *Hub) skip(r *Record, err error) {
+	h.cfg.Logger.Warn("skipping a record that is not an event", zap.Int32("partition", r.Partition),
+		zap.Int64("offset", r.Offset), zap.Error(err))
+}
+
+// Publish hands decoded events to their run's and session's subscribers, as
+// Deliver does records. A run's events must be published in seq order, as
+// the events topic holds them.
+func (h *Hub) Publish(evs ...events.Envelope) {
+	recs := make([]*Record, len(evs))
+	for i, e := range evs {
+		recs[i] = decoded(e)
+	}
+	h.Deliver(recs)
 }
 
 // fanOut sends e to subs without waiting and returns slow plus the ones that
@@ -252,34 +283,15 @@ func (h *Hub) fanOut(subs map[*Subscription]struct{}, e *events.Envelope, slow [
 	return slow
 }
 
-// LastSeq returns the last seq the hub published for runID, or 0 when it
-// published none (or forgot the run long after it ended). Events up to it are
-// committed, so a reader can wait for the read model to have them.
-func (h *Hub) LastSeq(runID string) int64 {
-	h.marksMu.Lock()
-	defer h.marksMu.Unlock()
-	return h.marks[runID].seq
-}
+// LastSeq returns the last seq of runID among the records the hub retains,
+// or 0 when it retains none. Events up to it are committed, so a reader can
+// wait for the read model to have them (or take them from Recent).
+func (h *Hub) LastSeq(runID string) int64 { return h.recent.lastSeq(runID) }
 
-func (h *Hub) mark(evs []events.Envelope) {
-	now := time.Now()
-	h.marksMu.Lock()
-	defer h.marksMu.Unlock()
-	for _, e := range evs {
-		mk := h.marks[e.RunID]
-		mk.seq = max(mk.seq, e.Seq)
-		if to, ok := events.StatusAfter(e.Type); ok && to.Terminal() {
-			mk.endedAt = now
-		}
-		h.marks[e.RunID] = mk
-	}
-	if now.Sub(h.lastSweep) < h.cfg.ForgetAfter/2 {
-		return
-	}
-	h.lastSweep = now
-	for id, mk := range h.marks {
-		if !mk.endedAt.IsZero() && now.Sub(mk.endedAt) > h.cfg.ForgetAfter {
-			delete(h.marks, id)
-		}
-	}
+// Recent returns the retained events of run runID of tenant with seq >
+// afterSeq, in seq order; they are shared and must not be modified. It
+// may begin above afterSeq+1 (older ones were not retained): the read model
+// has those.
+func (h *Hub) Recent(tenantID, runID string, afterSeq int64) []*events.Envelope {
+	return h.recent.events(tenantID, runID, afterSeq)
 }

@@ -137,9 +137,9 @@ func TestHubDeliverSkipsRecordsThatAreNotEvents(t *testing.T) {
 	h := newHub(t, 8)
 	sub := h.SubscribeRun("acme", runA)
 	evs := goldenCases["text_only"](t)
-	recs := []uistream.Record{{Value: []byte("not json")}}
+	recs := []*uistream.Record{{Key: runA, Value: []byte("not json")}, {Value: []byte("not json either")}}
 	for _, e := range evs[:3] {
-		recs = append(recs, uistream.Record{Value: eventstest.Raw(e)})
+		recs = append(recs, &uistream.Record{Key: e.RunID, Value: eventstest.Raw(e)})
 	}
 	h.Deliver(recs)
 	if got := drain(sub); len(got) != 3 {

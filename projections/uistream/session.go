@@ -58,7 +58,11 @@ func (s *Streamer) Session(ctx context.Context, sink Sink, src SessionSource, te
 				return err
 			}
 		}
-		if cur, err = c.nextRun(ctx, src, cur); err != nil {
+		// A session whose first run the read model does not list yet has
+		// one on its way (the API streams only a session it knows of): look
+		// for it at once, not at the next keep-alive.
+		expect := cur.RunID == ""
+		if cur, err = c.nextRun(ctx, src, cur, expect); err != nil {
 			_ = c.flush()
 			return err
 		}
@@ -87,11 +91,15 @@ func sessionStart(ctx context.Context, src SessionSource, from *SessionPosition)
 }
 
 // nextRun waits for the run after cur in session order. A live event of a
-// run the read model does not list yet makes it poll until the projector has
-// the run; otherwise it re-reads at every keep-alive.
-func (c *conn) nextRun(ctx context.Context, src SessionSource, cur RunRef) (RunRef, error) {
+// run the read model does not list yet (or expect: a run is known to come)
+// makes it poll until the projector has the run; otherwise it re-reads at
+// every keep-alive.
+func (c *conn) nextRun(ctx context.Context, src SessionSource, cur RunRef, expect bool) (RunRef, error) {
 	w := &runWait{c: c, cur: cur.RunID, tick: time.NewTicker(c.s.cfg.KeepAlive)}
 	defer w.tick.Stop()
+	if expect {
+		w.startPolling()
+	}
 	for {
 		runs, err := src.SessionRuns(ctx, cur, 1)
 		if err != nil {
@@ -136,7 +144,7 @@ func (w *runWait) wait(ctx context.Context) error {
 			if e.RunID == w.cur || w.polling {
 				continue // the last run's late outcomes, or already polling
 			}
-			w.polling, w.delay, w.deadline = true, 10*time.Millisecond, time.Now().Add(w.c.s.cfg.CatchUpTimeout)
+			w.startPolling()
 			return nil
 		case <-poll:
 			return nil
@@ -145,4 +153,10 @@ func (w *runWait) wait(ctx context.Context) error {
 			return nil
 		}
 	}
+}
+
+// startPolling re-reads the session's runs soon and more slowly after, until
+// CatchUpTimeout: a projector batch usually lands within a few ms.
+func (w *runWait) startPolling() {
+	w.polling, w.delay, w.deadline = true, 10*time.Millisecond, time.Now().Add(w.c.s.cfg.CatchUpTimeout)
 }

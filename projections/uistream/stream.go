@@ -183,15 +183,21 @@ func (r *runFeed) backfill(ctx context.Context) (int, error) {
 	return n, nil
 }
 
-// catchUp maps events from the read model until seq upto is mapped, waiting
-// for the projector when it lags behind the live log.
+// catchUp maps events until seq upto is mapped: the hub's retained events
+// where they continue what is mapped, else the read model, waiting for the
+// projector when it lags behind the live log.
 func (r *runFeed) catchUp(ctx context.Context, upto int64) error {
 	deadline := time.Now().Add(r.c.s.cfg.CatchUpTimeout)
 	wait := 10 * time.Millisecond // first re-poll: a projector batch usually lands within a few ms
 	for r.m.LastSeq() < upto && !r.m.Ended() {
-		n, err := r.backfill(ctx)
+		n, err := r.retained()
 		if err != nil {
 			return err
+		}
+		if n == 0 {
+			if n, err = r.backfill(ctx); err != nil {
+				return err
+			}
 		}
 		if n > 0 {
 			continue
@@ -207,6 +213,22 @@ func (r *runFeed) catchUp(ctx context.Context, upto int64) error {
 		wait = min(2*wait, time.Second)
 	}
 	return nil
+}
+
+// retained maps the hub's retained events that continue what is mapped, and
+// returns how many it mapped (0 when the hub no longer holds the next one).
+func (r *runFeed) retained() (int, error) {
+	n := 0
+	for _, e := range r.c.s.hub.Recent(r.c.sub.tenant, r.runID, r.m.LastSeq()) {
+		if e.Seq != r.m.LastSeq()+1 || r.m.Ended() {
+			break
+		}
+		if err := r.c.f.mapEvent(r.m, *e, r.from, r.prefix); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
 }
 
 // live maps a live event: one already mapped is dropped, one beyond the next

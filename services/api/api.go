@@ -62,6 +62,10 @@ type API struct {
 	jwt *jwtVerifier
 	// commandPartitions caches Config.CommandPartitions's answer (0: none yet).
 	commandPartitions atomic.Int64
+	// flights remembers the commands this instance sent (inflight.go).
+	flights *flights
+	// tailReady is set by FollowOutcomes (outcomes.go).
+	tailReady atomic.Pointer[<-chan struct{}]
 }
 
 // New builds the API. It panics on a nil dependency (a wiring bug) and
@@ -89,7 +93,7 @@ func New(cfg Config, store Store, sender CommandSender, health []HealthCheck, lo
 		return nil, err
 	}
 	a := &API{cfg: cfg, store: store, sender: sender, health: health, log: logger, tokens: tokens, jwt: verifier,
-		mux: http.NewServeMux(), slots: &streamSlots{max: cfg.Limits.MaxStreams, maxPer: cfg.Limits.MaxStreamsPerPrincipal}}
+		mux: http.NewServeMux(), flights: newFlights(), slots: &streamSlots{max: cfg.Limits.MaxStreams, maxPer: cfg.Limits.MaxStreamsPerPrincipal}}
 	a.api = humago.New(a.mux, a.humaConfig())
 	a.api.UseMiddleware(a.authenticate)
 	a.registerRoutes()

@@ -181,7 +181,9 @@ func newSweepServer(t *testing.T) *httptest.Server {
 	store, _ := postgrestest.New(t)
 	// A short wait cap: commands that pass validation are queued on the fake
 	// sender and answered pending.
-	cfg := api.Config{Tokens: map[string]string{tokenA: tenantA}, WaitDefault: time.Millisecond, WaitMax: 10 * time.Millisecond}
+	// Streams of runs that do not exist wait a short time for them.
+	cfg := api.Config{Tokens: map[string]string{tokenA: tenantA}, WaitDefault: time.Millisecond, WaitMax: 10 * time.Millisecond,
+		StreamAppearWait: 10 * time.Millisecond}
 	a, err := api.New(cfg, stack.APIStore(store.Queries), &fakeSender{}, nil, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)

@@ -116,7 +116,9 @@ func (a *API) waitFor(raw string) (time.Duration, error) {
 // dispatch sends the command, then waits up to wait for its outcome.
 func (a *API) dispatch(ctx context.Context, env commands.Envelope, wait time.Duration) (*commandOutput, error) {
 	noteRun(ctx, env.RunID)
+	f := a.flights.start(env) // before the send: the outcome cannot reach the tail first
 	if err := a.sender.Send(ctx, env); err != nil {
+		a.flights.forget(f)
 		return nil, fmt.Errorf("send %s %s to run %s: %w: %w", env.Type, env.CommandID, env.RunID, errUnavailable, err)
 	}
 	out := &commandOutput{Body: commandResult{RunID: env.RunID, CommandID: env.CommandID, Outcome: outcomePending}}
@@ -125,7 +127,7 @@ func (a *API) dispatch(ctx context.Context, env commands.Envelope, wait time.Dur
 	}
 	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	row, err := a.store.WaitCommand(wctx, env.TenantID, env.CommandID)
+	row, err := a.awaitOutcome(wctx, env, f)
 	switch {
 	case err == nil:
 		out.Body = resultFor(env, row)
@@ -141,6 +143,56 @@ func (a *API) dispatch(ctx context.Context, env commands.Envelope, wait time.Dur
 			zap.String("run_id", env.RunID), zap.String("tenant_id", env.TenantID), zap.Error(err))
 	}
 	return out, nil
+}
+
+// readModelGrace is how long a command waits for its outcome on the tail of
+// the events topic before it also asks the read model: the tail shows an
+// outcome within milliseconds of its commit, so the read model is asked only
+// for what the log never shows (a dead-lettered command) or rarely does in
+// time (a tail that is behind).
+const readModelGrace = 250 * time.Millisecond
+
+// awaitOutcome waits for the first outcome of env: from the tail of the
+// events topic when this instance follows it, from the read model
+// otherwise, after readModelGrace, or when the tail's answer is not the
+// whole one.
+func (a *API) awaitOutcome(ctx context.Context, env commands.Envelope, f *flight) (CommandRecord, error) {
+	if !a.following() {
+		return a.store.WaitCommand(ctx, env.TenantID, env.CommandID)
+	}
+	grace := time.NewTimer(readModelGrace)
+	defer grace.Stop()
+	select {
+	case <-f.done:
+		if rec, _ := f.result(); complete(rec) {
+			return rec, nil
+		}
+		return a.store.WaitCommand(ctx, env.TenantID, env.CommandID)
+	case <-grace.C:
+	case <-ctx.Done():
+		return CommandRecord{}, ctx.Err()
+	}
+	type answer struct {
+		rec CommandRecord
+		err error
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	fromStore := make(chan answer, 1)
+	go func() {
+		rec, err := a.store.WaitCommand(rctx, env.TenantID, env.CommandID)
+		fromStore <- answer{rec, err}
+	}()
+	select {
+	case <-f.done:
+		if rec, _ := f.result(); complete(rec) {
+			return rec, nil
+		}
+	case ans := <-fromStore:
+		return ans.rec, ans.err
+	}
+	ans := <-fromStore
+	return ans.rec, ans.err
 }
 
 func resultFor(env commands.Envelope, row CommandRecord) commandResult {

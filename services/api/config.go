@@ -26,6 +26,13 @@ const (
 	// DefaultPartitions is the partition count infra/kafka.Config creates
 	// topics with by default.
 	DefaultPartitions = 12
+	// DefaultStreamAppearWait bounds how long a stream waits for a run or
+	// session the read model does not hold: the API answers a create before
+	// the read model has its run (at once with ?wait=0), and a client opening
+	// the stream next must not be told it does not exist. The event log shows
+	// the run within milliseconds; 2 s leaves room for a busy executor and is
+	// still a prompt 404 for a mistaken id.
+	DefaultStreamAppearWait = 2 * time.Second
 	// DefaultRememberFinished is the executor's default of
 	// executor_remember_finished (executor.DefaultRememberFinished), 7 days.
 	DefaultRememberFinished = 7 * 24 * time.Hour
@@ -85,6 +92,11 @@ type Config struct {
 	// other half is the margin for clocks of different hosts. Default
 	// DefaultRememberFinished; at least 1m, like the executor's.
 	RememberFinished time.Duration
+	// StreamAppearWait is how long a stream of a run or session the read
+	// model does not hold waits for the event log to show it before it
+	// answers 404. Every such 404 waits it out, so that another tenant's run
+	// looks exactly like a missing one. Default DefaultStreamAppearWait.
+	StreamAppearWait time.Duration
 }
 
 func (c *Config) setDefaults() {
@@ -108,6 +120,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.RememberFinished == 0 {
 		c.RememberFinished = DefaultRememberFinished
+	}
+	if c.StreamAppearWait == 0 {
+		c.StreamAppearWait = DefaultStreamAppearWait
 	}
 	c.Limits.setDefaults()
 }
@@ -142,6 +157,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxEventPageBytes < 1 {
 		errs = append(errs, fmt.Errorf("api: MaxEventPageBytes must be positive (got %d)", c.MaxEventPageBytes))
+	}
+	if c.StreamAppearWait < 0 {
+		errs = append(errs, fmt.Errorf("api: StreamAppearWait must not be negative (got %s)", c.StreamAppearWait))
 	}
 	if c.RememberFinished < time.Minute {
 		errs = append(errs, fmt.Errorf("api: RememberFinished must be at least 1m (got %s)", c.RememberFinished))

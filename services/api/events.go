@@ -66,7 +66,7 @@ func (a *API) registerListRunEvents() {
 
 func (a *API) listRunEvents(ctx context.Context, in *listRunEventsInput) (*listRunEventsOutput, error) {
 	noteRun(ctx, in.RunID)
-	if _, err := a.findRun(ctx, in.RunID); err != nil {
+	if _, err := a.findCreatedRun(ctx, in.RunID); err != nil {
 		return nil, err
 	}
 	rows, err := a.store.ListEvents(ctx, tenantOf(ctx), in.RunID, in.AfterSeq, in.Limit, a.cfg.MaxEventPageBytes)

@@ -141,6 +141,8 @@ type fakeSender struct {
 	firsts   map[string]string // runId/key → commandId
 	// decide, when set, changes the outcome the fake executor records.
 	decide func(c commands.Envelope, row *api.CommandRecord)
+	// onSend, when set, sees every command sent (after the fake executor).
+	onSend func(c commands.Envelope)
 }
 
 func (f *fakeSender) Send(_ context.Context, c commands.Envelope) error {
@@ -150,6 +152,9 @@ func (f *fakeSender) Send(_ context.Context, c commands.Envelope) error {
 		return f.err
 	}
 	f.sent = append(f.sent, c)
+	if f.onSend != nil {
+		f.onSend(c)
+	}
 	if !f.executor {
 		return nil
 	}

@@ -28,6 +28,7 @@ const (
 )
 
 type env struct {
+	api    *api.API
 	srv    *httptest.Server
 	store  *fakeStore
 	sender *fakeSender
@@ -61,7 +62,7 @@ func newEnv(t *testing.T, opts ...option) *env {
 	}
 	srv := httptest.NewServer(a.Handler())
 	t.Cleanup(srv.Close)
-	return &env{srv: srv, store: store, sender: sender, logs: logs}
+	return &env{api: a, srv: srv, store: store, sender: sender, logs: logs}
 }
 
 // response is an answer of the API under test, read whole.

@@ -95,7 +95,7 @@ func (a *API) registerListRunItems() {
 
 func (a *API) listRunItems(ctx context.Context, in *listRunItemsInput) (*listRunItemsOutput, error) {
 	noteRun(ctx, in.RunID)
-	if _, err := a.findRun(ctx, in.RunID); err != nil {
+	if _, err := a.findCreatedRun(ctx, in.RunID); err != nil {
 		return nil, err
 	}
 	rows, next, err := a.store.ListItems(ctx, ItemFilter{TenantID: tenantOf(ctx), RunID: in.RunID,

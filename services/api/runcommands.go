@@ -75,7 +75,7 @@ func (a *API) runCommand(ctx context.Context, t commands.Type, runID string, p C
 	if err != nil {
 		return nil, err
 	}
-	run, err := a.findRun(ctx, runID)
+	run, err := a.findCreatedRun(ctx, runID)
 	if err != nil {
 		return nil, err
 	}

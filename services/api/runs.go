@@ -85,7 +85,7 @@ func (a *API) registerGetRun() {
 		Tags: []string{"Runs"}, Errors: []int{http.StatusUnauthorized, http.StatusNotFound},
 	}, func(ctx context.Context, in *getRunInput) (*getRunOutput, error) {
 		noteRun(ctx, in.RunID)
-		r, err := a.findRun(ctx, in.RunID)
+		r, err := a.findCreatedRun(ctx, in.RunID)
 		if err != nil {
 			return nil, err
 		}

@@ -23,7 +23,9 @@ func (a *API) registerRunStream() {
 		Description: "The run's reply as a Vercel AI SDK UI message stream (header `x-vercel-ai-ui-message-stream: v1`): " +
 			"the whole reply from its start, or from a position, then live until it ends with `data: [DONE]`. " +
 			"Each chunk's SSE id is its position (`<seq>` or `<seq>.<i>`); reconnect with `Last-Event-ID` to continue " +
-			"exactly after the last chunk received. A client that falls too far behind is disconnected and resumes the same way.",
+			"exactly after the last chunk received. A client that falls too far behind is disconnected and resumes the same way. " +
+			"A run created moments ago (e.g. with `?wait=0`) is streamed as soon as the event log shows it, even before the " +
+			"read models do; 404 run_not_found only after waiting for it to appear (2 s by default). The response headers are sent at once.",
 		Tags:      []string{"Runs"},
 		Errors:    []int{http.StatusUnauthorized, http.StatusNotFound, http.StatusUnprocessableEntity, http.StatusTooManyRequests, http.StatusServiceUnavailable},
 		Responses: a.streamResponses("The run's reply."),
@@ -32,11 +34,11 @@ func (a *API) registerRunStream() {
 
 func (a *API) runStream(ctx context.Context, in *runStreamInput) (*huma.StreamResponse, error) {
 	noteRun(ctx, in.RunID)
-	st, store, err := a.streamDeps()
+	deps, err := a.streamDeps()
 	if err != nil {
 		return nil, err
 	}
-	if _, err := a.findRun(ctx, in.RunID); err != nil {
+	if err := a.awaitRun(ctx, deps.hub, in.RunID); err != nil {
 		return nil, err
 	}
 	from := uistream.After(in.AfterSeq)
@@ -46,9 +48,9 @@ func (a *API) runStream(ctx context.Context, in *runStreamInput) (*huma.StreamRe
 		}
 	}
 	tenant := tenantOf(ctx)
-	src := runSource{store: store, tenant: tenant}
+	src := runSource{store: deps.store, tenant: tenant}
 	return a.serveStream(ctx, "run "+in.RunID, func(ctx context.Context, sink uistream.Sink) error {
-		return st.Run(ctx, sink, src, tenant, in.RunID, from)
+		return deps.st.Run(ctx, sink, src, tenant, in.RunID, from)
 	})
 }
 

@@ -25,7 +25,8 @@ func (a *API) registerSessionStream() {
 			"UI message stream; each reply is one message (messageId = runId) from its start chunk to its finish. " +
 			"Without a position the stream starts at the first reply that has not ended (from its start), or waits for " +
 			"the next run; it stays open for the session's later runs. Chunk ids are `<runId>:<seq>[.<i>]`; " +
-			"reconnect with `Last-Event-ID` to continue exactly after the last chunk received. 404 when the tenant has no run in the session.",
+			"reconnect with `Last-Event-ID` to continue exactly after the last chunk received. 404 when the tenant has no run in the session, " +
+			"after waiting for the event log to show one (2 s by default) (a session created moments ago is streamed at once). The response headers are sent at once.",
 		Tags:      []string{"Runs"},
 		Errors:    []int{http.StatusUnauthorized, http.StatusNotFound, http.StatusUnprocessableEntity, http.StatusTooManyRequests, http.StatusServiceUnavailable},
 		Responses: a.streamResponses("The session's replies."),
@@ -33,21 +34,21 @@ func (a *API) registerSessionStream() {
 }
 
 func (a *API) sessionStream(ctx context.Context, in *sessionStreamInput) (*huma.StreamResponse, error) {
-	st, store, err := a.streamDeps()
+	deps, err := a.streamDeps()
 	if err != nil {
 		return nil, err
 	}
 	tenant := tenantOf(ctx)
-	src := sessionSource{runSource: runSource{store: store, tenant: tenant}, session: in.PlatformSessionID}
-	if _, err := store.StreamSessionHead(ctx, tenant, in.PlatformSessionID); err != nil {
-		return nil, wrapNotFound(err, "session")
+	src := sessionSource{runSource: runSource{store: deps.store, tenant: tenant}, session: in.PlatformSessionID}
+	if err := a.awaitSession(ctx, deps, in.PlatformSessionID); err != nil {
+		return nil, err
 	}
 	from, err := a.sessionFrom(ctx, src, in)
 	if err != nil {
 		return nil, err
 	}
 	return a.serveStream(ctx, "session "+in.PlatformSessionID, func(ctx context.Context, sink uistream.Sink) error {
-		return st.Session(ctx, sink, src, tenant, in.PlatformSessionID, from)
+		return deps.st.Session(ctx, sink, src, tenant, in.PlatformSessionID, from)
 	})
 }
 

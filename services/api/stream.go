@@ -33,6 +33,7 @@ type StreamStore interface {
 type streams struct {
 	mu       sync.RWMutex
 	streamer *uistream.Streamer
+	hub      *uistream.Hub
 	store    StreamStore
 }
 
@@ -53,17 +54,24 @@ func (a *API) EnableStreams(hub *uistream.Hub, store StreamStore, cfg uistream.S
 	}
 	a.streams.mu.Lock()
 	defer a.streams.mu.Unlock()
-	a.streams.streamer, a.streams.store = st, store
+	a.streams.streamer, a.streams.hub, a.streams.store = st, hub, store
 	return nil
 }
 
-func (a *API) streamDeps() (*uistream.Streamer, StreamStore, error) {
+// streamDeps returns what EnableStreams attached, or a 503 problem.
+func (a *API) streamDeps() (streamDeps, error) {
 	a.streams.mu.RLock()
 	defer a.streams.mu.RUnlock()
 	if a.streams.streamer == nil {
-		return nil, nil, newProblem(http.StatusServiceUnavailable, events.CodeUnavailable, "streams are not enabled on this instance")
+		return streamDeps{}, newProblem(http.StatusServiceUnavailable, events.CodeUnavailable, "streams are not enabled on this instance")
 	}
-	return a.streams.streamer, a.streams.store, nil
+	return streamDeps{a.streams.streamer, a.streams.hub, a.streams.store}, nil
+}
+
+type streamDeps struct {
+	st    *uistream.Streamer
+	hub   *uistream.Hub
+	store StreamStore
 }
 
 // serveStream is the response body of both endpoints: the headers, then the

@@ -239,7 +239,8 @@ func (s *Stack) goRun(name string, fn func() error) {
 }
 
 // startStreams gives the API its UI streams: one read_committed tail of the
-// events topic per API instance feeds a hub that fans out to every client.
+// events topic per API instance feeds a hub that fans out to every client,
+// and the API's command outcomes.
 func (s *Stack) startStreams() error {
 	log := s.log.Named("streams")
 	hub, err := uistream.NewHub(uistream.HubConfig{Logger: log})
@@ -247,24 +248,34 @@ func (s *Stack) startStreams() error {
 		return err
 	}
 	tail, err := kafka.NewTail(kafka.TailConfig{Kafka: s.opts.Kafka, Topic: s.opts.Kafka.WithDefaults().EventsTopic(),
-		Deliver: deliverTo(hub), Logger: log})
+		Deliver: deliverTo(hub, s.API), Logger: log})
 	if err != nil {
 		return err
 	}
 	s.hub, s.tail = hub, tail
+	s.API.FollowOutcomes(tail.Ready())
 	s.goRun("stream tail", func() error { return tail.Run(s.runCtx) })
 	return s.API.EnableStreams(hub, APIStore(s.Store.Queries), uistream.StreamConfig{})
 }
 
-// deliverTo hands each batch of the events topic's tail to hub.
-func deliverTo(hub *uistream.Hub) func([]kafka.Record) {
+// deliverTo hands each batch of the events topic's tail to hub and to the
+// API's command outcomes. The records are decoded only as far as they need,
+// and at most once between them.
+func deliverTo(hub *uistream.Hub, a *api.API) func([]kafka.Record) {
 	return func(recs []kafka.Record) {
-		out := make([]uistream.Record, len(recs))
-		for i, r := range recs {
-			out[i] = uistream.Record{Partition: r.Partition, Offset: r.Offset, Value: r.Value}
-		}
-		hub.Deliver(out)
+		rs := tailRecords(recs)
+		hub.Deliver(rs)
+		a.Observe(rs)
 	}
+}
+
+// tailRecords wraps a tail's batch for its readers, which share the decoding.
+func tailRecords(recs []kafka.Record) []*uistream.Record {
+	out := make([]*uistream.Record, len(recs))
+	for i, r := range recs {
+		out[i] = &uistream.Record{Partition: r.Partition, Offset: r.Offset, Key: r.Key, Value: r.Value}
+	}
+	return out
 }
 
 // StreamsReady is closed once the API's stream tail follows the events topic.

@@ -1,0 +1,126 @@
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/xbot-runtime/xbot/commands"
+	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/projections/uistream"
+)
+
+// FollowOutcomes makes the command endpoints answer from this instance's
+// tail of the events topic: a command's outcome is known as soon as it is
+// committed, without waiting for the read model. ready is closed once the
+// tail delivers every record committed from then on (kafka.Tail.Ready); the
+// wiring passes every batch of that tail to Observe.
+func (a *API) FollowOutcomes(ready <-chan struct{}) {
+	if ready == nil {
+		panic("api.FollowOutcomes: ready is required")
+	}
+	a.tailReady.Store(&ready)
+}
+
+// following reports whether Observe sees every outcome committed from now on.
+func (a *API) following() bool {
+	p := a.tailReady.Load()
+	if p == nil {
+		return false
+	}
+	select {
+	case <-*p:
+		return true
+	default:
+		return false
+	}
+}
+
+// Observe reads a batch of the events topic's tail for the outcomes of the
+// commands this instance sent. Only records of runs with such a command are
+// decoded, and only as far as needed.
+func (a *API) Observe(recs []*uistream.Record) {
+	for _, r := range recs {
+		if !a.flights.hasRun(r.RunID()) {
+			continue
+		}
+		h, err := r.Head()
+		if err != nil || h.CommandID == "" || !outcomeEvent(h.Type) {
+			continue
+		}
+		a.flights.resolve(h.CommandID, func(f *flight) (CommandRecord, bool) {
+			if f.env.TenantID != h.TenantID || f.env.RunID != h.RunID {
+				return CommandRecord{}, false // as the read model: another tenant's or run's row is not this command's
+			}
+			rec, err := outcomeRecord(r)
+			if err != nil {
+				a.log.Warn("reading a command outcome from the log", zap.String("command_id", h.CommandID),
+					zap.String("run_id", h.RunID), zap.Error(err))
+				return CommandRecord{}, false
+			}
+			return rec, rec.Outcome != ""
+		})
+	}
+}
+
+func outcomeEvent(t events.Type) bool { return t == events.RunAccepted || events.IsCommandOutcome(t) }
+
+// outcomeRecord is the commands read model's row after r, the command's
+// first outcome event (projections/postgres commands.go makes the same). A
+// command delivered again, answered duplicate of itself, has no new outcome.
+func outcomeRecord(r *uistream.Record) (CommandRecord, error) {
+	e, err := r.Envelope()
+	if err != nil {
+		return CommandRecord{}, err
+	}
+	var v struct {
+		CommandType       string `json:"commandType"`
+		IdempotencyKey    string `json:"idempotencyKey"`
+		Code              string `json:"code"`
+		Message           string `json:"message"`
+		Reason            string `json:"reason"`
+		OriginalCommandID string `json:"originalCommandId"`
+		OriginalOutcome   string `json:"originalOutcome"`
+		OriginalCode      string `json:"originalCode"`
+		CreatedRunID      string `json:"createdRunId"`
+	}
+	if len(e.Payload) > 0 {
+		if err := json.Unmarshal(e.Payload, &v); err != nil {
+			return CommandRecord{}, fmt.Errorf("decode %s payload: %w", e.Type, err)
+		}
+	}
+	rec := CommandRecord{CommandID: e.CommandID, RunID: e.RunID, TenantID: e.TenantID, Type: v.CommandType,
+		IdempotencyKey: v.IdempotencyKey, Seq: e.Seq, UpdatedAt: time.UnixMilli(e.OccurredAt).UTC()}
+	switch e.Type {
+	case events.RunAccepted:
+		rec.Type, rec.Outcome = string(commands.CreateRun), string(events.OutcomeAccepted)
+	case events.CommandAccepted:
+		rec.Outcome = string(events.OutcomeAccepted)
+	case events.CommandRejected:
+		rec.Outcome, rec.Code, rec.Message = string(events.OutcomeRejected), v.Code, v.Message
+	case events.CommandNoEffect:
+		rec.Outcome, rec.Message = string(events.OutcomeNoEffect), v.Reason
+	case events.CommandApplied:
+		rec.Outcome, rec.CreatedRunID = string(events.OutcomeApplied), v.CreatedRunID
+	case events.CommandDuplicate:
+		if v.OriginalCommandID == e.CommandID {
+			return CommandRecord{}, nil
+		}
+		rec.Outcome, rec.Code = string(events.OutcomeDuplicate), string(events.CodeDuplicateCommand)
+		rec.OriginalCommandID, rec.OriginalOutcome, rec.OriginalCode = v.OriginalCommandID, v.OriginalOutcome, v.OriginalCode
+		rec.Message = fmt.Sprintf("idempotency key already used by command %s (%s)", v.OriginalCommandID, v.OriginalOutcome)
+	default:
+		return CommandRecord{}, nil
+	}
+	rec.FirstOutcome = rec.Outcome
+	return rec, nil
+}
+
+// complete reports whether rec, an outcome from the log, is the whole
+// answer: a duplicate of a follow-up names the run its original created,
+// which only the read model joins in.
+func complete(rec CommandRecord) bool {
+	return rec.Outcome != string(events.OutcomeDuplicate) || rec.Type != string(commands.AppendUserInput)
+}
