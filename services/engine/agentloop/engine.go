@@ -24,6 +24,7 @@ import (
 
 	"github.com/xbot-runtime/xbot/commands"
 	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/infra/metrics"
 	"github.com/xbot-runtime/xbot/services/engine/compute"
 	"github.com/xbot-runtime/xbot/services/engine/model"
 	"github.com/xbot-runtime/xbot/services/engine/policy"
@@ -246,6 +247,7 @@ func (r *execution) loop(ctx context.Context) error {
 // ErrPendingCommands; the loop then honours it (a steer means another model
 // call), so nothing is dropped.
 func (r *execution) finish(ctx context.Context, output string) error {
+	defer metrics.ObserveStage(metrics.StageFinish, time.Now())
 	if stop, err := r.run.SafePoint(ctx, executor.BeforeRunTerminal, executor.SafePointOptions{}); err != nil || stop {
 		return stopOr(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/xbot-runtime/xbot/commands"
 	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/infra/metrics"
 	"github.com/xbot-runtime/xbot/services/engine/policy"
 	"github.com/xbot-runtime/xbot/services/engine/tools"
 	"github.com/xbot-runtime/xbot/services/executor"
@@ -67,6 +68,7 @@ func (r *execution) callData(itemID string) (events.ToolCallData, bool) {
 //   - A call to ask_user leaves its clarification_request open and pauses
 //     the run once the other calls are done.
 func (r *execution) toolStage(ctx context.Context, pr progress) error {
+	defer metrics.ObserveStage(metrics.StageTools, time.Now())
 	if stop, err := r.run.SafePoint(ctx, executor.BeforeToolExecution,
 		executor.SafePointOptions{Unstarted: r.cancelledCalls(pr)}); err != nil || stop {
 		return stopOr(err)
@@ -355,7 +357,9 @@ func (r *execution) execute(ctx, step context.Context, id string, tool tools.Too
 	}
 	out := newOutputStream(ctx, r, id)
 	call.Output = out.write
+	toolStart := time.Now()
 	res := tool.Run(step, call)
+	metrics.ObserveToolCall(c.Name, toolStart)
 	cut, err := out.close()
 	if err != nil {
 		return tools.Result{}, streamCut{}, err
