@@ -149,6 +149,9 @@ func (d *devRun) start(ctx context.Context) error {
 	d.printf("executor   running, agents: %s\n", strings.Join(opts.Profiles.IDs(), ", "))
 	d.printf("projectors postgres, clickhouse, im running\n")
 	d.printf("api        http://%s (OpenAPI at /openapi.json, docs at /docs)\n", d.st.Addr())
+	if addr := d.st.MetricsAddr(); addr != "" {
+		d.printf("metrics    http://%s/metrics\n", addr)
+	}
 	if err := d.waitReady(ctx); err != nil {
 		return err
 	}

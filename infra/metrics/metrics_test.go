@@ -37,6 +37,13 @@ func TestEndpointServesTheTextFormat(t *testing.T) {
 	if ct := resp.Header.Get("Content-Type"); resp.StatusCode != http.StatusOK || !strings.HasPrefix(ct, "text/plain; version=0.0.4") {
 		t.Fatalf("status %d, content type %q", resp.StatusCode, ct)
 	}
+	fams, err := metrics.Scrape(context.Background(), srv.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := fams.Histogram("xbot_kafka_transaction_records", "partition", "3"); h.Count == 0 || h.Sum < 5 {
+		t.Errorf("the scraped histogram has %d samples summing to %g, want at least the one of 5 records", h.Count, h.Sum)
+	}
 	for _, want := range []string{
 		"# TYPE xbot_kafka_transaction_seconds histogram",
 		`xbot_kafka_transaction_records_bucket{partition="3",le="8"}`,

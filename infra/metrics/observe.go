@@ -26,6 +26,8 @@ var (
 	tools = newCapped(64)
 	// 128 routes is about twice the API's operations and documents.
 	routes = newCapped(128)
+	// 16 views is several times the views xbot has.
+	views = newCapped(16)
 )
 
 // ObserveTransaction records one transaction of records records on events
@@ -62,12 +64,12 @@ func ObserveToolCall(tool string, start time.Time) {
 // ObserveProjectorBatch records a poll batch of records records that the
 // projector of view applies.
 func ObserveProjectorBatch(view string, records int) {
-	projectorBatchRecords.WithLabelValues(view).Observe(float64(records))
+	projectorBatchRecords.WithLabelValues(views.value(view)).Observe(float64(records))
 }
 
 // SetProjectorLag records the lag of view on partition after a fetch.
 func SetProjectorLag(view string, partition int32, lag int64) {
-	projectorLagRecords.WithLabelValues(view, partitionLabel(partition)).Set(float64(lag))
+	projectorLagRecords.WithLabelValues(views.value(view), partitionLabel(partition)).Set(float64(lag))
 }
 
 // StreamOpened counts an open UI stream of kind stream (StreamRun,

@@ -55,6 +55,7 @@ func (r *Runner) consume(ctx context.Context) error {
 		if fs.IsClientClosed() {
 			return errors.New("the Kafka client was closed")
 		}
+		observePoll(r.cfg.Projector.Name(), fs)
 		fs.EachError(func(_ string, p int32, err error) {
 			if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 				r.log.Error("fetch failed", zap.Int32("partition", p), zap.Error(err))

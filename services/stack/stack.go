@@ -16,6 +16,7 @@ import (
 	"github.com/xbot-runtime/xbot/commands"
 	chinfra "github.com/xbot-runtime/xbot/infra/clickhouse"
 	"github.com/xbot-runtime/xbot/infra/kafka"
+	"github.com/xbot-runtime/xbot/infra/metrics"
 	pginfra "github.com/xbot-runtime/xbot/infra/postgres"
 	pgview "github.com/xbot-runtime/xbot/projections/postgres"
 	"github.com/xbot-runtime/xbot/projections/runner"
@@ -88,6 +89,10 @@ type Options struct {
 	// (command_signing_key). Empty generates one for this process, which
 	// works only when the API and the executor run in it together.
 	CommandKeys commands.KeyRing
+	// MetricsAddr is where the process's /metrics endpoint listens
+	// (metrics_addr), on a listener of its own; "" serves none. Port 0
+	// picks a free one.
+	MetricsAddr string
 }
 
 // Stack is a running set of components.
@@ -109,6 +114,7 @@ type Stack struct {
 	server     *http.Server
 	addr       string
 	producer   *kafka.Producer
+	metrics    *metrics.Server
 	cancel     context.CancelFunc
 	wg         sync.WaitGroup
 	errMu      sync.Mutex
@@ -148,6 +154,9 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 func (s *Stack) CommandKeys() commands.KeyRing { return s.opts.CommandKeys }
 
 func (s *Stack) start(ctx context.Context) error {
+	if err := s.startMetrics(); err != nil {
+		return err
+	}
 	if err := kafka.EnsureTopics(ctx, s.opts.Kafka); err != nil {
 		return err
 	}
@@ -308,6 +317,7 @@ func (s *Stack) stop(ctx context.Context) {
 	if s.Pool != nil {
 		s.Pool.Close()
 	}
+	s.stopMetrics(ctx)
 }
 
 // commandSender produces validated commands to the commands topic, signed
