@@ -9,6 +9,10 @@ import (
 // every metric below. The /metrics endpoint and `xbot bench` read it.
 var Registry = prometheus.NewRegistry()
 
+// lagRegistry holds xbot_projector_lag_records alone, for GatherLag: a
+// sampler reads it several times a second without the cost of the rest.
+var lagRegistry = prometheus.NewRegistry()
+
 // Buckets. Latencies span 0.1 ms (a transaction on an in-memory broker) to
 // tens of seconds (a model call); counts span one record to a poll's cap.
 var (
@@ -76,4 +80,5 @@ func init() {
 		transactionSeconds, transactionRecords, stageSeconds, modelCallSeconds, toolCallSeconds,
 		projectorBatchRecords, projectorLagRecords, sseClients, sseBytes, httpRequestSeconds,
 	)
+	lagRegistry.MustRegister(projectorLagRecords)
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"net/http"
 
+	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -16,8 +17,13 @@ import (
 type Families map[string]*dto.MetricFamily
 
 // Gather reads Registry.
-func Gather() (Families, error) {
-	fams, err := Registry.Gather()
+func Gather() (Families, error) { return gather(Registry) }
+
+// GatherLag reads xbot_projector_lag_records alone, as Gather would.
+func GatherLag() (Families, error) { return gather(lagRegistry) }
+
+func gather(g prometheus.Gatherer) (Families, error) {
+	fams, err := g.Gather()
 	if err != nil {
 		return nil, fmt.Errorf("gather metrics: %w", err)
 	}

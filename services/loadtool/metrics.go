@@ -67,7 +67,7 @@ func msFigures(h metrics.Histogram) HistogramFigures {
 // events partitions of xbot_projector_lag_records, the offsets each
 // projector had still to read after its last fetch.
 func metricLags() (map[string]int64, error) {
-	fams, err := metrics.Gather()
+	fams, err := metrics.GatherLag()
 	if err != nil {
 		return nil, err
 	}
