@@ -33,6 +33,11 @@ func runDev(ctx context.Context, args []string) error {
 		return err
 	}
 	defer func() { _ = s.log.Sync() }()
+	stopTracing, err := startTracing(ctx, s.log, "xbot-dev")
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
 	dataDir, cleanup, err := devDataDir(s.r.Get("data_dir"))
 	if err != nil {
 		return err

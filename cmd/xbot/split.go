@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"go.uber.org/zap"
@@ -35,6 +36,11 @@ func runSplit(ctx context.Context, name string, args []string) error {
 	if name == "migrate" {
 		return migrate(ctx, s, kcfg)
 	}
+	stopTracing, err := startTracing(ctx, s.log, "xbot-"+strings.ReplaceAll(name, " ", "-"))
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
 	s.runsExecutor = name == "executor"
 	s.needsCommandKey = name == "executor" || name == "api"
 	opts, err := s.stackOptions(kcfg, "")

@@ -7,7 +7,12 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/xbot-runtime/xbot/infra/metrics"
+	"github.com/xbot-runtime/xbot/infra/tracing"
 	"github.com/xbot-runtime/xbot/projections/uistream"
 )
 
@@ -21,13 +26,15 @@ type routeNote struct {
 type routeNoteKey struct{}
 
 // observeRequests records every request's latency by route template and
-// status code (xbot_http_request_seconds). Paths never become labels: they
-// hold run ids.
+// status code (xbot_http_request_seconds), and traces it: the span a
+// command's trace starts from (infra/tracing). Paths never become labels or
+// span names: they hold run ids.
 func observeRequests(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		note := &routeNote{}
 		rec := &statusRecorder{ResponseWriter: w}
+		ctx, span := tracing.Start(tracing.ExtractHTTP(r.Context(), r.Header), "HTTP "+r.Method)
 		defer func() {
 			status := rec.status
 			if status == 0 {
@@ -36,9 +43,23 @@ func observeRequests(next http.Handler) http.Handler {
 			note.mu.Lock()
 			defer note.mu.Unlock()
 			metrics.ObserveRequest(note.pattern, status, start)
+			endRequestSpan(span, note.pattern, status)
 		}()
-		next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), routeNoteKey{}, note)))
+		next.ServeHTTP(rec, r.WithContext(context.WithValue(ctx, routeNoteKey{}, note)))
 	})
+}
+
+// endRequestSpan names the request's span after its route and ends it.
+func endRequestSpan(span trace.Span, route string, status int) {
+	if route != "" {
+		span.SetName(route)
+		span.SetAttributes(attribute.String("http.route", route))
+	}
+	span.SetAttributes(attribute.Int("http.response.status_code", status))
+	if status >= http.StatusInternalServerError {
+		span.SetStatus(codes.Error, http.StatusText(status))
+	}
+	span.End()
 }
 
 // noteRoute wraps the mux: once it has served a request, the pattern it

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"go.opentelemetry.io/otel/attribute"
 	"go.uber.org/zap"
 
 	"github.com/xbot-runtime/xbot/commands"
@@ -18,6 +19,7 @@ import (
 	"github.com/xbot-runtime/xbot/infra/kafka"
 	"github.com/xbot-runtime/xbot/infra/metrics"
 	pginfra "github.com/xbot-runtime/xbot/infra/postgres"
+	"github.com/xbot-runtime/xbot/infra/tracing"
 	pgview "github.com/xbot-runtime/xbot/projections/postgres"
 	"github.com/xbot-runtime/xbot/projections/runner"
 	"github.com/xbot-runtime/xbot/projections/uistream"
@@ -333,7 +335,12 @@ func (c commandSender) Send(ctx context.Context, env commands.Envelope) error {
 	if err != nil {
 		return fmt.Errorf("encode command: %w", err)
 	}
-	return c.p.ProduceWithHeaders(ctx, c.topic, env.RunID, raw, c.keys.Sign(env.RunID, raw))
+	ctx, span := tracing.Start(ctx, "command "+string(env.Type), attribute.String("xbot.run_id", env.RunID))
+	headers := c.keys.Sign(env.RunID, raw)
+	tracing.Inject(ctx, headers) // the executor's engine continues this trace
+	err = c.p.ProduceWithHeaders(ctx, c.topic, env.RunID, raw, headers)
+	tracing.End(span, err)
+	return err
 }
 
 func (s *Stack) startAPI() error {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"go.uber.org/zap"
 
@@ -18,7 +17,8 @@ import (
 // modelStage runs before_model_request, one model call and
 // after_model_response.
 func (r *execution) modelStage(ctx context.Context) error {
-	defer metrics.ObserveStage(metrics.StageModel, time.Now())
+	ctx, end := stage(ctx, metrics.StageModel)
+	defer end()
 	// before_model_request: a cancel ends the run before tokens are spent;
 	// steers become user messages of this request.
 	if stop, err := r.run.SafePoint(ctx, executor.BeforeModelRequest, executor.SafePointOptions{}); err != nil || stop {
@@ -82,9 +82,9 @@ func (r *execution) callModel(ctx context.Context, mc *modelContext, pr progress
 
 	step, cancel := r.run.Step(r.wall)
 	s := newStreamer(ctx, r)
-	callStart := time.Now()
+	called := modelCall(ctx)
 	resp, callErr := mc.prov.Stream(step, req, s.onDelta)
-	metrics.ObserveModelCall(callStart, callErr)
+	called(callErr)
 	// Whether a cancel interrupted the call, read before cancel() below
 	// makes every step look interrupted.
 	interrupted := step.Err() != nil
