@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -83,12 +86,23 @@ func assertRunMetrics(t *testing.T, fams metrics.Families, runID string) {
 	}
 }
 
+// TestDevServesMetricsThatMoveWithARun also turns tracing on with the
+// standard variables and checks that the spans reach the OTLP endpoint.
 func TestDevServesMetricsThatMoveWithARun(t *testing.T) {
 	bin := build(t)
 	kport, _ := devstack.FreePort()
 	aport, _ := devstack.FreePort()
 	maddr := metricsAddr(t)
-	dev := start(t, bin, nil, "dev", "--dev-kafka-addr", fmt.Sprintf("127.0.0.1:%d", kport),
+	var traces atomic.Int64
+	collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/traces" && r.Header.Get("Content-Type") == "application/x-protobuf" {
+			traces.Add(1)
+		}
+		w.WriteHeader(http.StatusOK)
+	}))
+	defer collector.Close()
+	env := []string{"OTEL_EXPORTER_OTLP_ENDPOINT=" + collector.URL, "OTEL_BSP_SCHEDULE_DELAY=100"}
+	dev := start(t, bin, env, "dev", "--dev-kafka-addr", fmt.Sprintf("127.0.0.1:%d", kport),
 		"--api-addr", fmt.Sprintf("127.0.0.1:%d", aport), "--metrics-addr", maddr)
 	m := dev.waitFor(t, regexp.MustCompile(`xbot dev ready: api=(\S+) kafka=(\S+) token=(\S+)`), 60*time.Second)
 	api, token := m[1], m[3]
@@ -101,7 +115,10 @@ func TestDevServesMetricsThatMoveWithARun(t *testing.T) {
 	if txns.Count == 0 || txns.Sum < float64(txns.Count) {
 		t.Errorf("the run's transactions: %d holding %g records", txns.Count, txns.Sum)
 	}
-	dev.stop(t)
+	dev.stop(t) // sends the spans still buffered
+	if traces.Load() == 0 {
+		t.Error("no spans reached the OTLP endpoint of OTEL_EXPORTER_OTLP_ENDPOINT")
+	}
 }
 
 func TestAComponentRefusesATakenMetricsAddress(t *testing.T) {
