@@ -115,6 +115,19 @@ func TestDevServesMetricsThatMoveWithARun(t *testing.T) {
 	if txns.Count == 0 || txns.Sum < float64(txns.Count) {
 		t.Errorf("the run's transactions: %d holding %g records", txns.Count, txns.Sum)
 	}
+	// Once the views applied the run, their lag reads 0 again.
+	eventually.Succeeds(t, 30*time.Second, "the views' lag returns to 0", func() error {
+		fams, err := metrics.Scrape(context.Background(), maddr)
+		if err != nil {
+			return err
+		}
+		for _, view := range []string{"postgres", "clickhouse", "im"} {
+			if lag := fams.Value("xbot_projector_lag_records", "view", view); lag != 0 {
+				return fmt.Errorf("%s lag %g", view, lag)
+			}
+		}
+		return nil
+	})
 	dev.stop(t) // sends the spans still buffered
 	if traces.Load() == 0 {
 		t.Error("no spans reached the OTLP endpoint of OTEL_EXPORTER_OTLP_ENDPOINT")

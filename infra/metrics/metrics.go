@@ -56,7 +56,7 @@ var (
 	}, []string{"view"})
 	projectorLagRecords = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "xbot_projector_lag_records",
-		Help: "Offsets of the events partition a projector had still to read after its last fetch of it: last stable offset minus the next offset to read, by view and partition.",
+		Help: "Offsets of the events partition not yet in a view as of its projector's last fetch of it (the last stable offset minus the first offset of the batch applying, or the offset after the batch applied), by view and partition.",
 	}, []string{"view", "partition"})
 	sseClients = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "xbot_sse_clients",

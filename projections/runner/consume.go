@@ -65,6 +65,7 @@ func (r *Runner) consume(ctx context.Context) error {
 			r.cl.AllowRebalance()
 			return nil // only ctx ends a projection that has not applied
 		}
+		observeApplied(r.cfg.Projector.Name(), fs)
 		if !fs.Empty() {
 			if err := r.cl.CommitUncommittedOffsets(ctx); err != nil && ctx.Err() == nil {
 				// The batch is applied; it is delivered again after a

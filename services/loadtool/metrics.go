@@ -64,8 +64,8 @@ func msFigures(h metrics.Histogram) HistogramFigures {
 }
 
 // metricLags reads every view's lag from the metrics: the sum over the
-// events partitions of xbot_projector_lag_records, the offsets each
-// projector had still to read after its last fetch.
+// events partitions of xbot_projector_lag_records, the offsets not yet in
+// each view as of its last fetch.
 func metricLags() (map[string]int64, error) {
 	fams, err := metrics.GatherLag()
 	if err != nil {
