@@ -100,7 +100,7 @@ func New(cfg Config, store Store, sender CommandSender, health []HealthCheck, lo
 }
 
 // Handler returns the http.Handler serving every route, with request logging
-// and the request metrics (metrics.go).
+// and the request metrics and spans (metrics.go).
 // Requests that are not valid UTF-8 text are refused before any route runs.
 func (a *API) Handler() http.Handler {
 	return keepWriter(observeRequests(a.logRequests(a.checkEncoding(noteRoute(a.mux)))))
