@@ -20,7 +20,7 @@ import (
 var benchDefaults = map[string]string{"log_level": "warn", "api_addr": "127.0.0.1:0",
 	"dev_kafka_addr": "127.0.0.1:0", "compute_provider": "local",
 	"sandbox_max_per_tenant": "1000", "sandbox_max_total": "1000",
-	"api_max_streams": "4096", "api_max_streams_per_principal": "1000"}
+	"api_max_streams": "4096", "api_max_streams_per_principal": "1000", "metrics_addr": "off"}
 
 // runBench runs the load tool against the whole system, started like dev.
 func runBench(ctx context.Context, args []string) error {

@@ -33,6 +33,11 @@ func runDev(ctx context.Context, args []string) error {
 		return err
 	}
 	defer func() { _ = s.log.Sync() }()
+	stopTracing, err := startTracing(ctx, s.log, "xbot-dev")
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
 	dataDir, cleanup, err := devDataDir(s.r.Get("data_dir"))
 	if err != nil {
 		return err
@@ -149,6 +154,9 @@ func (d *devRun) start(ctx context.Context) error {
 	d.printf("executor   running, agents: %s\n", strings.Join(opts.Profiles.IDs(), ", "))
 	d.printf("projectors postgres, clickhouse, im running\n")
 	d.printf("api        http://%s (OpenAPI at /openapi.json, docs at /docs)\n", d.st.Addr())
+	if addr := d.st.MetricsAddr(); addr != "" {
+		d.printf("metrics    http://%s/metrics\n", addr)
+	}
 	if err := d.waitReady(ctx); err != nil {
 		return err
 	}

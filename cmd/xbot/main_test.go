@@ -104,7 +104,8 @@ func TestDevRunsEverythingAndStopsCleanly(t *testing.T) {
 	aport, _ := devstack.FreePort()
 	data := t.TempDir()
 	dev := start(t, bin, nil, "dev", "--data-dir", data,
-		"--dev-kafka-addr", fmt.Sprintf("127.0.0.1:%d", kport), "--api-addr", fmt.Sprintf("127.0.0.1:%d", aport))
+		"--dev-kafka-addr", fmt.Sprintf("127.0.0.1:%d", kport), "--api-addr", fmt.Sprintf("127.0.0.1:%d", aport),
+		"--metrics-addr", "off")
 	m := dev.waitFor(t, regexp.MustCompile(`xbot dev ready: api=(\S+) kafka=(\S+) token=(\S+)`), 60*time.Second)
 	api, token := m[1], m[3]
 	runID := createAndComplete(t, api, token)
@@ -119,7 +120,8 @@ func TestDevRunsEverythingAndStopsCleanly(t *testing.T) {
 	assertPrivateTree(t, data)
 	// A restart on the same data dir resumes: same token, the run is still there.
 	dev2 := start(t, bin, nil, "dev", "--data-dir", data,
-		"--dev-kafka-addr", fmt.Sprintf("127.0.0.1:%d", kport), "--api-addr", fmt.Sprintf("127.0.0.1:%d", aport))
+		"--dev-kafka-addr", fmt.Sprintf("127.0.0.1:%d", kport), "--api-addr", fmt.Sprintf("127.0.0.1:%d", aport),
+		"--metrics-addr", "off")
 	m2 := dev2.waitFor(t, regexp.MustCompile(`xbot dev ready: api=(\S+) kafka=(\S+) token=(\S+)`), 60*time.Second)
 	if m2[3] != token {
 		t.Fatalf("token changed across a restart with --data-dir")
@@ -140,15 +142,17 @@ func TestSplitModeProcesses(t *testing.T) {
 		"XBOT_KAFKA_TOPIC_PREFIX=" + kc.TopicPrefix, "XBOT_KAFKA_GROUP_PREFIX=" + kc.GroupPrefix,
 		"XBOT_API_TOKENS=split-token=acme", fmt.Sprintf("XBOT_API_ADDR=127.0.0.1:%d", aport), "XBOT_KAFKA_PARTITIONS=4",
 		"XBOT_COMMAND_SIGNING_KEY=" + commands.FormatKey(commands.GenerateKeyRing().Current()),
-		"XBOT_COMPUTE_DIR=" + computetest.Dir(t)}
+		"XBOT_COMPUTE_DIR=" + computetest.Dir(t), "XBOT_METRICS_ADDR=off"}
 	mig := start(t, bin, env, "migrate")
 	if err := mig.cmd.Wait(); err != nil {
 		t.Fatalf("migrate: %v\n%s", err, mig.out.String())
 	}
-	exe1 := start(t, bin, append(env, "XBOT_EXECUTOR_ID=ex1"), "executor")
-	exe2 := start(t, bin, append(env, "XBOT_EXECUTOR_ID=ex2"), "executor")
-	proj := start(t, bin, env, "projector", "postgres")
-	api := start(t, bin, env, "api")
+	// Every component serves its own /metrics.
+	maddr := map[string]string{"ex1": metricsAddr(t), "ex2": metricsAddr(t), "proj": metricsAddr(t), "api": metricsAddr(t)}
+	exe1 := start(t, bin, append(env, "XBOT_EXECUTOR_ID=ex1", "XBOT_METRICS_ADDR="+maddr["ex1"]), "executor")
+	exe2 := start(t, bin, append(env, "XBOT_EXECUTOR_ID=ex2", "XBOT_METRICS_ADDR="+maddr["ex2"]), "executor")
+	proj := start(t, bin, append(env, "XBOT_METRICS_ADDR="+maddr["proj"]), "projector", "postgres")
+	api := start(t, bin, append(env, "XBOT_METRICS_ADDR="+maddr["api"]), "api")
 	base := fmt.Sprintf("http://127.0.0.1:%d", aport)
 	health := apiAt(t, base, "")
 	eventually.Succeeds(t, 30*time.Second, "split stack healthy", func() error {
@@ -157,6 +161,7 @@ func TestSplitModeProcesses(t *testing.T) {
 	for range 4 {
 		createAndComplete(t, base, "split-token")
 	}
+	assertSplitMetrics(t, maddr)
 	if !json.Valid([]byte(firstLine(api.out.String()))) {
 		t.Fatalf("split mode must log JSON, got %q", firstLine(api.out.String()))
 	}

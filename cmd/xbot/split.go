@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"go.uber.org/zap"
@@ -35,6 +36,11 @@ func runSplit(ctx context.Context, name string, args []string) error {
 	if name == "migrate" {
 		return migrate(ctx, s, kcfg)
 	}
+	stopTracing, err := startTracing(ctx, s.log, "xbot-"+strings.ReplaceAll(name, " ", "-"))
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
 	s.runsExecutor = name == "executor"
 	s.needsCommandKey = name == "executor" || name == "api"
 	opts, err := s.stackOptions(kcfg, "")
@@ -49,7 +55,8 @@ func runSplit(ctx context.Context, name string, args []string) error {
 	if err != nil {
 		return err
 	}
-	s.log.Info("xbot "+name+" running", zap.String("api", st.Addr()), zap.Strings("kafka", kcfg.Brokers))
+	s.log.Info("xbot "+name+" running", zap.String("api", st.Addr()), zap.String("metrics", st.MetricsAddr()),
+		zap.Strings("kafka", kcfg.Brokers))
 	if st.Executor != nil {
 		go s.reloadProfilesOnHangup(ctx, st)
 	}
@@ -91,7 +98,7 @@ func (s *settings) stackOptions(kcfg kafka.Config, dataDir string) (stack.Option
 	opts := stack.Options{EventPageBytes: pageBytes, Kafka: kcfg, PGDSN: s.r.Get("pg_dsn"), APIAddr: s.r.Get("api_addr"),
 		Tokens:   tokens,
 		Profiles: profiles, ExecutorID: s.r.Get("executor_id"), RememberFinished: remember, WaitDefault: wait, WaitMax: maxWait,
-		Logger: s.log, Version: version, LLM: llm, ClickHouse: s.clickhouse(), CommandKeys: keys}
+		Logger: s.log, Version: version, LLM: llm, ClickHouse: s.clickhouse(), CommandKeys: keys, MetricsAddr: s.metricsAddr()}
 	if err := s.apiAccess(&opts); err != nil {
 		return stack.Options{}, err
 	}
@@ -135,6 +142,14 @@ func migrate(ctx context.Context, s *settings, kcfg kafka.Config) error {
 	}
 	fmt.Println("xbot migrate: topics and migrations are up to date")
 	return nil
+}
+
+// metricsAddr is metrics_addr, "" when it is off (or empty).
+func (s *settings) metricsAddr() string {
+	if addr := s.r.Get("metrics_addr"); addr != "off" {
+		return addr
+	}
+	return ""
 }
 
 // clickhouse returns the audit database's configuration, nil when

@@ -77,6 +77,7 @@ func Example() {
 	// llm_model                      (unset)          default  XBOT_LLM_MODEL                      default
 	// log_format                     (unset)          default  XBOT_LOG_FORMAT                     default
 	// log_level                      info             default  XBOT_LOG_LEVEL                      default
+	// metrics_addr                   127.0.0.1:9464   default  XBOT_METRICS_ADDR                   default
 	// pg_dsn                         ***redacted***   env      XBOT_PG_DSN                         XBOT_PG_DSN
 	// sandbox_cgroup_parent          (unset)          default  XBOT_SANDBOX_CGROUP_PARENT          default
 	// sandbox_cpu_millis             1000             default  XBOT_SANDBOX_CPU_MILLIS             default

@@ -48,6 +48,9 @@ var registry = []Key{
 	{Name: "kafka_tls_server_name", Usage: "name to verify in the brokers' certificates (empty = the broker host)"},
 	{Name: "pg_dsn", Secret: true, Usage: "PostgreSQL connection string"},
 	{Name: "api_addr", Default: "127.0.0.1:8080", Usage: "HTTP listen address"},
+	// 9464 is the port Prometheus exporters of OpenTelemetry use; loopback
+	// keeps operational figures off the network until an operator opens it.
+	{Name: "metrics_addr", Default: "127.0.0.1:9464", Usage: "listen address of the process's Prometheus /metrics endpoint, a listener apart from the API's (off = none); each process on a host needs its own"},
 	{Name: "api_tokens", Secret: true, Usage: "bearer tokens as token=tenant or token=tenant/actor/scope+scope (scopes full, read, demo, act_as), comma-separated"},
 	{Name: "api_jwt_hs256_secret", Secret: true, Usage: "accept HS256 JWT bearer tokens signed with this secret (at least 32 bytes)"},
 	{Name: "api_jwt_public_key_file", Usage: "accept RS256/ES256 JWT bearer tokens verified with this PEM public key"},

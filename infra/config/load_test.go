@@ -86,6 +86,7 @@ func TestLoadDefaults(t *testing.T) {
 		"kafka_partitions":         "12",
 		"kafka_replication_factor": "-1",
 		"api_addr":                 "127.0.0.1:8080",
+		"metrics_addr":             "127.0.0.1:9464",
 		"dev_kafka_addr":           "127.0.0.1:9092",
 		"log_level":                "info",
 		"command_wait_default":     "5s",

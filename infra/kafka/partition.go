@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/xbot-runtime/xbot/infra/kafka/partition"
+	"github.com/xbot-runtime/xbot/infra/metrics"
 )
 
 // ErrPartitionLost is returned by Append once the partition is no longer
@@ -125,6 +126,7 @@ func (p *Partition) Append(ctx context.Context, recs []OutRecord, cmdOffset int6
 }
 
 func (p *Partition) transact(ctx context.Context, recs []OutRecord, cmdOffset int64) error {
+	defer metrics.ObserveTransaction(p.id, len(recs), time.Now())
 	if err := p.prod.BeginTransaction(); err != nil {
 		return err
 	}

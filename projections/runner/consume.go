@@ -62,6 +62,7 @@ const rebalanceEvery = time.Second
 type polled struct {
 	batch []pending
 	last  []*kgo.Record
+	fs    kgo.Fetches // for the metrics of what was fetched
 }
 
 // consume polls at most MaxBatch records, projects them in batches of at
@@ -117,6 +118,7 @@ func (r *Runner) projectPoll(ctx context.Context, pl *polled) bool {
 			return false
 		}
 	}
+	observeApplied(r.cfg.Projector.Name(), pl.fs)
 	if len(pl.last) == 0 {
 		return true
 	}
@@ -135,7 +137,8 @@ func (r *Runner) decodePoll(fs kgo.Fetches) *polled {
 			r.log.Error("fetch failed", zap.Int32("partition", p), zap.Error(err))
 		}
 	})
-	pl := &polled{batch: decode(fs)}
+	observePoll(r.cfg.Projector.Name(), fs)
+	pl := &polled{batch: decode(fs), fs: fs}
 	fs.EachPartition(func(p kgo.FetchTopicPartition) {
 		if n := len(p.Records); n > 0 {
 			pl.last = append(pl.last, p.Records[n-1])

@@ -103,9 +103,12 @@ func New(cfg Config, store Store, sender CommandSender, health []HealthCheck, lo
 	return a, nil
 }
 
-// Handler returns the http.Handler serving every route, with request logging.
+// Handler returns the http.Handler serving every route, with request logging
+// and the request metrics and spans (metrics.go).
 // Requests that are not valid UTF-8 text are refused before any route runs.
-func (a *API) Handler() http.Handler { return keepWriter(a.logRequests(a.checkEncoding(a.mux))) }
+func (a *API) Handler() http.Handler {
+	return keepWriter(observeRequests(a.logRequests(a.checkEncoding(noteRoute(a.mux)))))
+}
 
 // OpenAPI returns the OpenAPI 3.1 document describing the API.
 func (a *API) OpenAPI() *huma.OpenAPI { return a.api.OpenAPI() }

@@ -93,7 +93,9 @@ func (a *API) serveStream(ctx context.Context, what string, serve func(context.C
 		// The request logger wraps w, so ask through ResponseController,
 		// which unwraps it.
 		_ = http.NewResponseController(w).Flush()
-		err := serve(hctx.Context(), uistream.HTTPSink(w))
+		sink, closed := observeStream(what, uistream.HTTPSink(w))
+		defer closed()
+		err := serve(hctx.Context(), sink)
 		switch {
 		case err == nil || errors.Is(err, context.Canceled):
 		case errors.Is(err, uistream.ErrCutOff) || errors.Is(err, uistream.ErrBehind):

@@ -9,6 +9,7 @@ import (
 	"github.com/xbot-runtime/xbot/commands"
 	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/infra/kafka"
+	"github.com/xbot-runtime/xbot/infra/tracing"
 )
 
 // admit turns one command record into the events that record its outcome:
@@ -20,6 +21,7 @@ func (b *batch) admit(rec kafka.Record) {
 	if !ok {
 		return
 	}
+	tracing.NoteCommand(c.RunID, rec.Headers) // the run's engine continues the command's trace
 	st := b.state(c.RunID)
 	opts := b.w.ex.admitOptions()
 	opts.Partitions, opts.Now = b.w.part.Partitions(), b.now

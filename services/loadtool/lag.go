@@ -4,8 +4,6 @@ import (
 	"context"
 	"sync"
 	"time"
-
-	"github.com/xbot-runtime/xbot/services/api/client"
 )
 
 // lagSampler keeps the largest and the latest lag of every projector.
@@ -17,8 +15,9 @@ type lagSampler struct {
 	errors  int
 }
 
-func (s *lagSampler) sample(ctx context.Context, c *client.Client) {
-	lags, err := c.Projectors(ctx)
+// sample reads the views' lag from the system's metrics (metricLags).
+func (s *lagSampler) sample() {
+	lags, err := metricLags()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err != nil {
@@ -30,9 +29,9 @@ func (s *lagSampler) sample(ctx context.Context, c *client.Client) {
 	}
 	s.samples++
 	s.last = map[string]int64{}
-	for _, p := range lags {
-		s.max[p.Name] = max(s.max[p.Name], p.Lag)
-		s.last[p.Name] = p.Lag
+	for name, lag := range lags {
+		s.max[name] = max(s.max[name], lag)
+		s.last[name] = lag
 	}
 }
 
@@ -51,7 +50,7 @@ func (l *load) catchUp(ctx context.Context) float64 {
 		case <-ctx.Done():
 		case <-time.After(100 * time.Millisecond):
 		}
-		l.lag.sample(ctx, l.c)
+		l.lag.sample()
 	}
 	return -1
 }

@@ -127,7 +127,7 @@ func (l *load) watch(ctx context.Context) func() {
 		defer tick.Stop()
 		for {
 			pp.report(l.done.Load(), l.failed.Load(), time.Since(l.began), false)
-			l.lag.sample(ctx, l.c)
+			l.lag.sample()
 			select {
 			case <-ctx.Done():
 				return

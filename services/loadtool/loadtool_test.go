@@ -99,7 +99,8 @@ func TestBenchReportsEveryFigure(t *testing.T) {
 		"latencyMs.accepted.p50", "latencyMs.accepted.p99", "latencyMs.firstChunk.p50", "latencyMs.firstChunk.p95",
 		"latencyMs.completed.p50", "latencyMs.completed.p99", "projectorLag.samples",
 		"baselines.kafkaTransactionalProduce.eventsPerSec", "baselines.postgresCopyFrom.eventsPerSec",
-		"baselines.clickhouseBatchInsert.eventsPerSec"} {
+		"baselines.clickhouseBatchInsert.eventsPerSec",
+		"metrics.transactions", "metrics.recordsPerTransaction", "metrics.commitMs.p50", "metrics.commitMs.p99"} {
 		if v, _ := lookup(doc, path).(float64); v <= 0 {
 			t.Errorf("%s = %v, want > 0", path, lookup(doc, path))
 		}

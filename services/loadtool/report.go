@@ -19,6 +19,8 @@ type Report struct {
 	LatencyMs    Latencies  `json:"latencyMs"`
 	ProjectorLag LagFigures `json:"projectorLag"`
 	Baselines    Baselines  `json:"baselines"`
+	// Metrics are read from the system's own metrics (metrics.go).
+	Metrics MetricFigures `json:"metrics"`
 }
 
 // LoadConfig is the load's shape and where it ran.
@@ -65,8 +67,9 @@ type Percentiles struct {
 	Max float64 `json:"max"`
 }
 
-// LagFigures are GET /v1/system/projectors sampled during the load: the
-// largest lag seen and the lag when the last run had completed, per view.
+// LagFigures are the views' lag in the system's metrics
+// (xbot_projector_lag_records) sampled during the load: the largest lag seen
+// and the lag when the last run had completed, per view.
 type LagFigures struct {
 	Max map[string]int64 `json:"max"`
 	End map[string]int64 `json:"end"`
@@ -122,6 +125,10 @@ func (r *Report) Markdown() string {
 	row("projector lag max (records)", "%s", lagText(r.ProjectorLag.Max))
 	row("projector lag at the end (records)", "%s", lagText(r.ProjectorLag.End))
 	row("projectors caught up (lag 0) after the end", "%.1f s", r.ProjectorLag.CatchUpSec)
+	m := r.Metrics
+	row("partition transactions: p50 / p95 / p99 / mean", "%.2f / %.2f / %.2f / %.2f ms (%d transactions)",
+		m.CommitMs.P50, m.CommitMs.P95, m.CommitMs.P99, m.CommitMs.Mean, m.Transactions)
+	row("records per transaction (mean)", "%.1f", m.RecordsPerTransaction)
 	base := func(name string, res baseline.Result) {
 		row(name, "%.0f events/s (%d events)", res.EventsPerSec, res.Events)
 	}

@@ -77,12 +77,14 @@ func (t *tool) run(ctx context.Context) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	mark := markMetrics()
 	elapsed := l.drive(ctx)
 	if err := stopProfile(); err != nil {
 		return nil, err
 	}
-	l.lag.sample(ctx, c) // the lag when the last run completed
+	l.lag.sample() // the lag when the last run completed
 	rep := t.newReport(l, elapsed)
+	rep.Metrics = mark.since()
 	rep.ProjectorLag.CatchUpSec = l.catchUp(ctx)
 	var errs []error
 	if n := l.failed.Load(); n > 0 {

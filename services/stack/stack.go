@@ -11,12 +11,15 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"go.opentelemetry.io/otel/attribute"
 	"go.uber.org/zap"
 
 	"github.com/xbot-runtime/xbot/commands"
 	chinfra "github.com/xbot-runtime/xbot/infra/clickhouse"
 	"github.com/xbot-runtime/xbot/infra/kafka"
+	"github.com/xbot-runtime/xbot/infra/metrics"
 	pginfra "github.com/xbot-runtime/xbot/infra/postgres"
+	"github.com/xbot-runtime/xbot/infra/tracing"
 	pgview "github.com/xbot-runtime/xbot/projections/postgres"
 	"github.com/xbot-runtime/xbot/projections/runner"
 	"github.com/xbot-runtime/xbot/projections/uistream"
@@ -88,6 +91,10 @@ type Options struct {
 	// (command_signing_key). Empty generates one for this process, which
 	// works only when the API and the executor run in it together.
 	CommandKeys commands.KeyRing
+	// MetricsAddr is where the process's /metrics endpoint listens
+	// (metrics_addr), on a listener of its own; "" serves none. Port 0
+	// picks a free one.
+	MetricsAddr string
 }
 
 // Stack is a running set of components.
@@ -109,6 +116,7 @@ type Stack struct {
 	server     *http.Server
 	addr       string
 	producer   *kafka.Producer
+	metrics    *metrics.Server
 	cancel     context.CancelFunc
 	wg         sync.WaitGroup
 	errMu      sync.Mutex
@@ -148,6 +156,9 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 func (s *Stack) CommandKeys() commands.KeyRing { return s.opts.CommandKeys }
 
 func (s *Stack) start(ctx context.Context) error {
+	if err := s.startMetrics(); err != nil {
+		return err
+	}
 	if err := kafka.EnsureTopics(ctx, s.opts.Kafka); err != nil {
 		return err
 	}
@@ -319,6 +330,7 @@ func (s *Stack) stop(ctx context.Context) {
 	if s.Pool != nil {
 		s.Pool.Close()
 	}
+	s.stopMetrics(ctx)
 }
 
 // commandSender produces validated commands to the commands topic, signed
@@ -334,7 +346,12 @@ func (c commandSender) Send(ctx context.Context, env commands.Envelope) error {
 	if err != nil {
 		return fmt.Errorf("encode command: %w", err)
 	}
-	return c.p.ProduceWithHeaders(ctx, c.topic, env.RunID, raw, c.keys.Sign(env.RunID, raw))
+	ctx, span := tracing.Start(ctx, "command "+string(env.Type), attribute.String("xbot.run_id", env.RunID))
+	headers := c.keys.Sign(env.RunID, raw)
+	tracing.Inject(ctx, headers) // the executor's engine continues this trace
+	err = c.p.ProduceWithHeaders(ctx, c.topic, env.RunID, raw, headers)
+	tracing.End(span, err)
+	return err
 }
 
 func (s *Stack) startAPI() error {

@@ -24,6 +24,8 @@ import (
 
 	"github.com/xbot-runtime/xbot/commands"
 	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/infra/metrics"
+	"github.com/xbot-runtime/xbot/infra/tracing"
 	"github.com/xbot-runtime/xbot/services/engine/compute"
 	"github.com/xbot-runtime/xbot/services/engine/model"
 	"github.com/xbot-runtime/xbot/services/engine/policy"
@@ -167,6 +169,8 @@ type execution struct {
 
 // Execute implements executor.Engine.
 func (e *Engine) Execute(ctx context.Context, run *executor.Run, p profile.Profile) error {
+	ctx, span := tracing.StartRun(ctx, run.ID())
+	defer span.End()
 	r := &execution{e: e, run: run, p: p, limits: p.Limits.WithDefaults(), ctxCfg: p.Context.WithDefaults(),
 		log: e.cfg.Log.With(zap.String("run_id", run.ID()))}
 	defer r.closeSandbox()
@@ -246,6 +250,8 @@ func (r *execution) loop(ctx context.Context) error {
 // ErrPendingCommands; the loop then honours it (a steer means another model
 // call), so nothing is dropped.
 func (r *execution) finish(ctx context.Context, output string) error {
+	ctx, end := stage(ctx, metrics.StageFinish)
+	defer end()
 	if stop, err := r.run.SafePoint(ctx, executor.BeforeRunTerminal, executor.SafePointOptions{}); err != nil || stop {
 		return stopOr(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/infra/metrics"
 	"github.com/xbot-runtime/xbot/services/engine/model"
 	"github.com/xbot-runtime/xbot/services/executor"
 )
@@ -16,6 +17,8 @@ import (
 // modelStage runs before_model_request, one model call and
 // after_model_response.
 func (r *execution) modelStage(ctx context.Context) error {
+	ctx, end := stage(ctx, metrics.StageModel)
+	defer end()
 	// before_model_request: a cancel ends the run before tokens are spent;
 	// steers become user messages of this request.
 	if stop, err := r.run.SafePoint(ctx, executor.BeforeModelRequest, executor.SafePointOptions{}); err != nil || stop {
@@ -79,7 +82,9 @@ func (r *execution) callModel(ctx context.Context, mc *modelContext, pr progress
 
 	step, cancel := r.run.Step(r.wall)
 	s := newStreamer(ctx, r)
+	called := modelCall(ctx)
 	resp, callErr := mc.prov.Stream(step, req, s.onDelta)
+	called(callErr)
 	// Whether a cancel interrupted the call, read before cancel() below
 	// makes every step look interrupted.
 	interrupted := step.Err() != nil

@@ -12,6 +12,7 @@ import (
 
 	"github.com/xbot-runtime/xbot/commands"
 	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/infra/metrics"
 	"github.com/xbot-runtime/xbot/services/engine/policy"
 	"github.com/xbot-runtime/xbot/services/engine/tools"
 	"github.com/xbot-runtime/xbot/services/executor"
@@ -67,6 +68,8 @@ func (r *execution) callData(itemID string) (events.ToolCallData, bool) {
 //   - A call to ask_user leaves its clarification_request open and pauses
 //     the run once the other calls are done.
 func (r *execution) toolStage(ctx context.Context, pr progress) error {
+	ctx, end := stage(ctx, metrics.StageTools)
+	defer end()
 	if stop, err := r.run.SafePoint(ctx, executor.BeforeToolExecution,
 		executor.SafePointOptions{Unstarted: r.cancelledCalls(pr)}); err != nil || stop {
 		return stopOr(err)
@@ -355,7 +358,9 @@ func (r *execution) execute(ctx, step context.Context, id string, tool tools.Too
 	}
 	out := newOutputStream(ctx, r, id)
 	call.Output = out.write
+	called := toolCall(ctx, c.Name)
 	res := tool.Run(step, call)
+	called(res)
 	cut, err := out.close()
 	if err != nil {
 		return tools.Result{}, streamCut{}, err
