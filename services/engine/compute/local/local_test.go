@@ -59,6 +59,10 @@ func TestWarnsOnce(t *testing.T) {
 	}
 }
 
+// runDirs are a run's directories below its key directory.
+var runDirs = []string{"workspace", "sessions/s/context", "sessions/s/runs/r/input",
+	"sessions/s/runs/r/output", "sessions/s/runs/r/tmp"}
+
 func TestHostLayout(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -66,17 +70,82 @@ func TestHostLayout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	open(t, p, compute.Key{TenantID: "t", WorkspaceID: "w", AgentID: "a", OwnerID: "o"})
-	for _, d := range []string{"workspace", "sessions/s/context", "sessions/s/runs/r/input",
-		"sessions/s/runs/r/output", "sessions/s/runs/r/tmp"} {
+	sb := open(t, p, compute.Key{TenantID: "t", WorkspaceID: "w", AgentID: "a", OwnerID: "o"})
+	if _, err := sb.Exec(t.Context(), compute.ExecRequest{Command: "true"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range runDirs {
 		if fi, err := os.Stat(filepath.Join(dir, "t/w/a/o", d)); err != nil || !fi.IsDir() {
 			t.Errorf("%s: %v", d, err)
 		}
 	}
-	open(t, p, compute.Key{TenantID: "..", WorkspaceID: "../../etc", AgentID: ".", OwnerID: "a/b"})
+	sb = open(t, p, compute.Key{TenantID: "..", WorkspaceID: "../../etc", AgentID: ".", OwnerID: "a/b"})
+	if err := sb.WriteFile(t.Context(), "f.txt", nil); err != nil {
+		t.Fatal(err)
+	}
 	want := filepath.Join(dir, "%2E.", "%2E.%2F..%2Fetc", "%2E", "a%2Fb", "workspace")
 	if fi, err := os.Stat(want); err != nil || !fi.IsDir() {
 		t.Errorf("escaped key directory %s: %v", want, err)
+	}
+}
+
+// TestDirectoriesOnFirstNeed: opening a sandbox creates nothing on the host,
+// and neither do reads and listings; a write creates the directory it
+// writes into, a command all of the run's directories.
+func TestDirectoriesOnFirstNeed(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	p, err := local.New(local.Config{Dir: dir, Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb := open(t, p, compute.Key{TenantID: "t", WorkspaceID: "w", AgentID: "a", OwnerID: "o"})
+	ps := sb.Paths()
+	for _, d := range []string{ps.Workspace, ps.Context, ps.Input, ps.Output, ps.Tmp} {
+		if files, err := sb.ListFiles(t.Context(), d, 1); err != nil || len(files) != 0 {
+			t.Errorf("ListFiles(%s) before anything exists = %v, %v; want empty", d, files, err)
+		}
+	}
+	if _, _, err := sb.ReadFile(t.Context(), "f.txt", 0); !errors.Is(err, compute.ErrNotFound) {
+		t.Errorf("ReadFile before anything exists: %v, want ErrNotFound", err)
+	}
+	if _, err := sb.ListFiles(t.Context(), "sub", 1); !errors.Is(err, compute.ErrNotFound) {
+		t.Errorf("ListFiles(sub) before anything exists: %v, want ErrNotFound", err)
+	}
+	if ents, err := os.ReadDir(dir); err != nil || len(ents) != 0 {
+		t.Fatalf("open, reads and listings created %v (%v)", ents, err)
+	}
+	if err := sb.WriteFile(t.Context(), ps.Output+"/o.txt", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	key := filepath.Join(dir, "t/w/a/o")
+	if _, err := os.Stat(filepath.Join(key, "sessions/s/runs/r/output/o.txt")); err != nil {
+		t.Error(err)
+	}
+	for _, d := range []string{"workspace", "sessions/s/context", "sessions/s/runs/r/input", "sessions/s/runs/r/tmp"} {
+		if _, err := os.Stat(filepath.Join(key, d)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("a write into the output created %s (%v)", d, err)
+		}
+	}
+	if _, err := sb.Exec(t.Context(), compute.ExecRequest{Command: "true"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range runDirs {
+		if fi, err := os.Stat(filepath.Join(key, d)); err != nil || !fi.IsDir() {
+			t.Errorf("after a command %s: %v", d, err)
+		}
+	}
+	if err := p.Destroy(t.Context(), compute.Key{TenantID: "t", WorkspaceID: "w", AgentID: "a", OwnerID: "o"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(key); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Destroy left the key directory (%v)", err)
+	}
+	if err := sb.WriteFile(t.Context(), "late.txt", nil); err == nil {
+		t.Error("a write through a destroyed sandbox succeeded")
+	}
+	if _, err := os.Stat(key); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a destroyed sandbox created its directories again (%v)", err)
 	}
 }
 

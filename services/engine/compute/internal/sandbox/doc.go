@@ -4,6 +4,11 @@
 // and process-group execution.
 //
 // Guarantees:
+//   - Opening a Box creates nothing on the host. A write creates the
+//     directory it writes into, a command every directory of the run (and
+//     the Box's cgroup); each directory the run gets is the sandbox user's,
+//     those above it the executor's. Reads and listings create nothing: one
+//     of the run's directories not created yet lists as empty.
 //   - Every key, session and run ID becomes one escaped path component, so no
 //     ID can name a directory outside the provider's base directory, and
 //     distinct IDs never share a directory.
@@ -21,9 +26,9 @@
 //
 // Resource limits (compute.Limits), by mechanism, chosen once at start
 // (LimitConfig.Mechanism; auto tries cgroup v2, then v1, then rlimits):
-//   - cgroup v2 / v1: each Box gets a group below the parent (v2: the
-//     configured delegated group; v1: this process's own group in the
-//     memory, pids and cpu hierarchies) holding its memory limit (no swap
+//   - cgroup v2 / v1: each Box gets, with its first command, a group below
+//     the parent (v2: the configured delegated group; v1: this process's
+//     own group in the memory, pids and cpu hierarchies) holding its memory limit (no swap
 //     beyond it), pids limit and CFS quota; each command gets a subgroup.
 //     A command starts gated: a /bin/sh that waits on a pipe is started,
 //     placed into the subgroup, given its rlimits, and only then execs the

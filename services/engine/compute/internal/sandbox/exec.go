@@ -20,6 +20,9 @@ func (b *Box) Exec(ctx context.Context, req compute.ExecRequest) (compute.ExecRe
 	if err := b.usable(ctx); err != nil {
 		return compute.ExecResult{}, err
 	}
+	if err := b.ensure(b.layout.mounts...); err != nil {
+		return compute.ExecResult{}, fmt.Errorf("exec: %w", err)
+	}
 	cwd, err := b.cwd(req.Cwd)
 	if err != nil {
 		return compute.ExecResult{}, fmt.Errorf("exec: cwd %s: %w", req.Cwd, err)

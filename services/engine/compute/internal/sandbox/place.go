@@ -17,8 +17,9 @@ import (
 // command of the box runs in a subgroup of its own.
 type boxLimits struct {
 	h      hierarchy // nil: rlimits only
+	parent cgroup    // where group is created
 	limits compute.Limits
-	group  cgroup
+	group  cgroup // nil until the first command
 
 	mu      sync.Mutex
 	running int  // commands whose subgroup exists
@@ -75,6 +76,10 @@ func (b *boxLimits) prepare(cmd *exec.Cmd) (*placement, error) {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if err := b.ensureGroup(); err != nil {
+		p.abort()
+		return nil, err
+	}
 	leaf := b.group.child(groupName("cmd"))
 	if err := leaf.create(); err != nil {
 		_ = leaf.remove()
