@@ -20,7 +20,7 @@ func (b *Box) Exec(ctx context.Context, req compute.ExecRequest) (compute.ExecRe
 	if err := b.usable(ctx); err != nil {
 		return compute.ExecResult{}, err
 	}
-	if err := b.ensure(b.layout.mounts...); err != nil {
+	if err := b.ensure(b.layout.mounts...); err != nil { // a command may use any of them
 		return compute.ExecResult{}, fmt.Errorf("exec: %w", err)
 	}
 	cwd, err := b.cwd(req.Cwd)

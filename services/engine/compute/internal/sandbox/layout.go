@@ -127,9 +127,6 @@ func (l *Layout) ensure(ms ...Mount) error {
 	return nil
 }
 
-// ensureAll creates every mount: a command may use any of them.
-func (l *Layout) ensureAll() error { return l.ensure(l.mounts...) }
-
 // created reports whether this layout has created mount m.
 func (l *Layout) created(m Mount) bool {
 	l.mu.Lock()
