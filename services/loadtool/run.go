@@ -77,12 +77,15 @@ func (t *tool) run(ctx context.Context) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	cpu := startCPUFigures()
 	elapsed := l.drive(ctx)
+	cpuFigures := cpu()
 	if err := stopProfile(); err != nil {
 		return nil, err
 	}
 	l.lag.sample(ctx, c) // the lag when the last run completed
 	rep := t.newReport(l, elapsed)
+	rep.CPU = cpuFigures
 	rep.ProjectorLag.CatchUpSec = l.catchUp(ctx)
 	var errs []error
 	if n := l.failed.Load(); n > 0 {
