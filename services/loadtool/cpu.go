@@ -34,6 +34,9 @@ type CPUFigures struct {
 	MachineBusyCores float64 `json:"machineBusyCores"`
 	// SystemCores is the sum over System.
 	SystemCores float64 `json:"systemCores"`
+	// SystemMsPerRun is the system's CPU time per completed run, in ms:
+	// on a shared machine it moves less than runs/s does.
+	SystemMsPerRun float64 `json:"systemMsPerRun"`
 	// System is the system's processes, grouped by what they are.
 	System []ProcessCPU `json:"system"`
 	// OthersCores is the machine's busy cores outside System: other

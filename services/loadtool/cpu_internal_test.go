@@ -64,6 +64,9 @@ func TestCPUFigures(t *testing.T) {
 	f.proc(300, "clickhouse-serv", 100, 5, 500, 500, 0, 0, "/usr/sbin/clickhouse-server\x00--config-file=c\x00")
 	f.proc(400, "sh", 100, 70, 1, 1, 0, 0, "")
 	f.proc(500, "go", 1, 80, 0, 0, 0, 0, "/usr/bin/go\x00test\x00")
+	f.proc(600, "bash", 1, 3, 1, 0, 0, 0, "")
+	f.proc(601, "go", 600, 4, 300, 0, 7, 0, "") // exits in the window with its child
+	f.proc(602, "x.test", 601, 5, 900, 0, 0, 0, "")
 	first, err := snapshot(f.dir)
 	if err != nil {
 		t.Fatal(err)
@@ -78,6 +81,9 @@ func TestCPUFigures(t *testing.T) {
 	f.proc(300, "clickhouse-serv", 100, 95, 20, 10, 0, 0, "/usr/sbin/clickhouse-server\x00--config-file=c\x00")
 	f.remove(400)
 	f.proc(500, "go", 1, 80, 30, 10, 0, 0, "/usr/bin/go\x00test\x00")
+	f.remove(601)
+	f.remove(602) // 10 more ticks each in the window: 0.1 core for bash
+	f.proc(600, "bash", 1, 3, 1, 0, 300+7+900+20, 0, "")
 	last, err := snapshot(f.dir)
 	if err != nil {
 		t.Fatal(err)
@@ -101,12 +107,13 @@ func TestCPUFigures(t *testing.T) {
 		!near(got.SystemCores, 1.15) || !near(got.OthersCores, 0.8) {
 		t.Errorf("machine: %+v; want 2 cores 97.5 %% busy (1.95), system 1.15, others 0.8", got)
 	}
-	if len(got.Others) != 1 || got.Others[0].Name != "go" || !near(got.Others[0].Cores, 0.2) {
-		t.Errorf("others = %+v, want go 0.2 alone (init used nothing)", got.Others)
+	if len(got.Others) != 2 || got.Others[0].Name != "go" || !near(got.Others[0].Cores, 0.2) ||
+		got.Others[1].Name != "bash" || !near(got.Others[1].Cores, 0.1) {
+		t.Errorf("others = %+v, want go 0.2 and bash 0.1 (init used nothing)", got.Others)
 	}
 	md := got.markdown()
 	for _, row := range []string{"| postgres | 3 | 0.40 |", "| xbot | 1 | 0.50 |", "98 % busy (1.95 cores)",
-		"| everything else on the machine (busiest: go 0.20) | | 0.80 |"} {
+		"| everything else on the machine (busiest: go 0.20, bash 0.10) | | 0.80 |"} {
 		if !strings.Contains(md, row) {
 			t.Errorf("markdown lacks %q:\n%s", row, md)
 		}

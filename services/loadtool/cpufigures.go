@@ -61,15 +61,29 @@ func figures(first, last cpuSnapshot, self int, name func(procStat) string) *CPU
 	return f
 }
 
-// reapedBefore is, by parent, the time its children that exited between
-// the snapshots had used before the first: the parent's reaped time counts
-// their whole lives.
+// reapedBefore is, by process, the time its descendants that exited
+// between the snapshots had used before the first: reaped time counts their
+// whole lives, and climbs the tree as each parent that exits is reaped in
+// turn, so it is taken off the nearest ancestor still alive at the end.
 func reapedBefore(first, last cpuSnapshot) map[int]int64 {
+	alive := func(pid int) bool {
+		p, ok := first.procs[pid]
+		now, still := last.procs[pid]
+		return ok && still && now.start == p.start
+	}
 	out := map[int]int64{}
 	for pid, p := range first.procs {
-		if now, ok := last.procs[pid]; !ok || now.start != p.start {
-			out[p.ppid] += int64(p.own + p.reaped)
+		if alive(pid) {
+			continue
 		}
+		up := p.ppid
+		for range len(first.procs) { // bounded: a pid cycle cannot loop forever
+			if alive(up) || first.procs[up].ppid == 0 {
+				break
+			}
+			up = first.procs[up].ppid
+		}
+		out[up] += int64(p.own + p.reaped)
 	}
 	return out
 }
@@ -121,6 +135,14 @@ func memo(name func(procStat) string) func(procStat) string {
 	}
 }
 
+// perRun sets SystemMsPerRun for runs completed runs and returns f.
+func (f *CPUFigures) perRun(runs int) *CPUFigures {
+	if f != nil && runs > 0 {
+		f.SystemMsPerRun = 1000 * f.SystemCores * f.WindowSec / float64(runs)
+	}
+	return f
+}
+
 // markdown is the CPU table of the report ("" without figures).
 func (f *CPUFigures) markdown() string {
 	if f == nil {
@@ -128,8 +150,8 @@ func (f *CPUFigures) markdown() string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "\nCPU during the load, from /proc (utime+stime over the %.1f s window, in cores): the machine's %d "+
-		"cores were %.0f %% busy (%.2f cores); the system's own processes used %.2f cores.\n\n",
-		f.WindowSec, f.Cores, 100*f.MachineBusy, f.MachineBusyCores, f.SystemCores)
+		"cores were %.0f %% busy (%.2f cores); the system's own processes used %.2f cores, %.1f ms of CPU per run.\n\n",
+		f.WindowSec, f.Cores, 100*f.MachineBusy, f.MachineBusyCores, f.SystemCores, f.SystemMsPerRun)
 	b.WriteString("| process | processes | cores |\n|---|---:|---:|\n")
 	for _, g := range f.System {
 		fmt.Fprintf(&b, "| %s | %d | %.2f |\n", g.Name, g.Processes, g.Cores)

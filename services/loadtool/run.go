@@ -85,7 +85,7 @@ func (t *tool) run(ctx context.Context) (*Report, error) {
 	}
 	l.lag.sample(ctx, c) // the lag when the last run completed
 	rep := t.newReport(l, elapsed)
-	rep.CPU = cpuFigures
+	rep.CPU = cpuFigures.perRun(rep.Runs.Completed)
 	rep.ProjectorLag.CatchUpSec = l.catchUp(ctx)
 	var errs []error
 	if n := l.failed.Load(); n > 0 {
