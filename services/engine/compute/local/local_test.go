@@ -215,3 +215,34 @@ func open(t *testing.T, p compute.Provider, key compute.Key) compute.Sandbox {
 	})
 	return sb
 }
+
+// TestPlantedSymlinkIsNotFollowed: a symlink planted where a run's
+// directory goes makes its creation fail and creates nothing where it
+// points.
+func TestPlantedSymlinkIsNotFollowed(t *testing.T) {
+	t.Parallel()
+	dir, outside := t.TempDir(), t.TempDir()
+	p, err := local.New(local.Config{Dir: dir, Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := filepath.Join(dir, "t/w/a/o")
+	for target, link := range map[string]string{outside: "sessions", filepath.Join(outside, "ws"): "workspace"} {
+		if err := os.MkdirAll(key, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(target, filepath.Join(key, link)); err != nil {
+			t.Fatal(err)
+		}
+		sb := open(t, p, compute.Key{TenantID: "t", WorkspaceID: "w", AgentID: "a", OwnerID: "o"})
+		if _, err := sb.Exec(t.Context(), compute.ExecRequest{Command: "true"}); err == nil {
+			t.Errorf("a command ran with %s a symlink", link)
+		}
+		if ents, err := os.ReadDir(outside); err != nil || len(ents) != 0 {
+			t.Errorf("with %s a symlink, created %v outside (%v)", link, ents, err)
+		}
+		if err := os.RemoveAll(key); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
