@@ -51,7 +51,7 @@ func New(cfg Config) (*Provider, error) {
 		return nil, err
 	}
 	p, err := sandbox.NewProvider("local", cfg.Dir, launch,
-		sandbox.LimitConfig{Defaults: cfg.Limits, Mechanism: cfg.LimitMechanism})
+		sandbox.LimitConfig{Defaults: cfg.Limits, Mechanism: cfg.LimitMechanism}, sandbox.WithHostPaths())
 	if err != nil {
 		return nil, err
 	}

@@ -71,8 +71,11 @@ func TestHostLayout(t *testing.T) {
 		t.Fatal(err)
 	}
 	sb := open(t, p, compute.Key{TenantID: "t", WorkspaceID: "w", AgentID: "a", OwnerID: "o"})
-	if _, err := sb.Exec(t.Context(), compute.ExecRequest{Command: "true"}); err != nil {
-		t.Fatal(err)
+	ps := sb.Paths()
+	for _, cwd := range []string{ps.Workspace, ps.Context, ps.Input, ps.Output, ps.Tmp} {
+		if _, err := sb.Exec(t.Context(), compute.ExecRequest{Command: "true", Cwd: cwd}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for _, d := range runDirs {
 		if fi, err := os.Stat(filepath.Join(dir, "t/w/a/o", d)); err != nil || !fi.IsDir() {
@@ -130,10 +133,21 @@ func TestDirectoriesOnFirstNeed(t *testing.T) {
 	if _, err := sb.Exec(t.Context(), compute.ExecRequest{Command: "true"}); err != nil {
 		t.Fatal(err)
 	}
-	for _, d := range runDirs {
+	for _, d := range []string{"workspace", "sessions/s/runs/r/output", "sessions/s/runs/r/tmp"} {
 		if fi, err := os.Stat(filepath.Join(key, d)); err != nil || !fi.IsDir() {
 			t.Errorf("after a command %s: %v", d, err)
 		}
+	}
+	for _, d := range []string{"sessions/s/context", "sessions/s/runs/r/input"} {
+		if _, err := os.Stat(filepath.Join(key, d)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("a command created %s, which it cannot reach by its sandbox path (%v)", d, err)
+		}
+	}
+	if _, err := sb.Exec(t.Context(), compute.ExecRequest{Command: "true", Cwd: ps.Context}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(key, "sessions/s/context")); err != nil {
+		t.Errorf("a command in the context directory: %v", err)
 	}
 	if err := p.Destroy(t.Context(), compute.Key{TenantID: "t", WorkspaceID: "w", AgentID: "a", OwnerID: "o"}); err != nil {
 		t.Fatal(err)

@@ -41,7 +41,10 @@ type Box struct {
 	launch  Launcher
 	release func(*Box)
 	create  func(*Box, []Mount) error // Provider.create
-	limits  *boxLimits
+	// hostPaths: a command needs only its cwd, /workspace and tmp
+	// (WithHostPaths).
+	hostPaths bool
+	limits    *boxLimits
 
 	mu      sync.Mutex
 	closed  bool

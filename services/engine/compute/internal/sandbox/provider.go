@@ -20,6 +20,8 @@ type Provider struct {
 	launch  Launcher
 	limiter *limiter
 	owner   *Owner // nil: processes run as the executor's user
+	// hostPaths: commands see host paths (WithHostPaths).
+	hostPaths bool
 
 	mu    sync.Mutex
 	boxes map[string]map[*Box]struct{} // open handles by key directory
@@ -83,7 +85,7 @@ func (p *Provider) Open(ctx context.Context, spec compute.Spec) (*Box, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	b := &Box{layout: l, spec: spec, launch: p.launch, release: p.release, create: p.create,
-		limits: lim, running: map[int]struct{}{}}
+		hostPaths: p.hostPaths, limits: lim, running: map[int]struct{}{}}
 	if p.boxes[l.keyDir] == nil {
 		p.boxes[l.keyDir] = map[*Box]struct{}{}
 	}
