@@ -42,7 +42,8 @@ type CPUFigures struct {
 	// OthersCores is the machine's busy cores outside System: other
 	// programs, the kernel's threads and interrupts.
 	OthersCores float64 `json:"othersCores"`
-	// Others are the busiest other programs, by name.
+	// Others are the busiest other programs, by name, by their own time
+	// (not their reaped children's).
 	Others []ProcessCPU `json:"others,omitempty"`
 }
 

@@ -9,7 +9,7 @@ import (
 
 // figures compares two snapshots: the processes below self (self included)
 // are the system, grouped by self's child they descend from; the rest are
-// others, grouped by name. A process's time counts from the first snapshot
+// others, grouped by name (their own time only). A process's time counts from the first snapshot
 // (all of it when it started later), plus the time of its children that
 // exited and were reaped in between, less what those children had used
 // before the first snapshot when it saw them. A process that exited in
@@ -48,8 +48,8 @@ func figures(first, last cpuSnapshot, self int, name func(procStat) string) *CPU
 			add(system, selfName+": exited children (tool commands)", 0, max(reaped, 0))
 		case top != 0:
 			add(system, name(last.procs[top]), 1, own+max(reaped, 0))
-		default:
-			add(others, p.name, 1, own+max(reaped, 0))
+		default: // own time only: a shell's reaped time may hold what its children did before the window
+			add(others, p.name, 1, own)
 		}
 	}
 	f.System = sorted(system, 0)
