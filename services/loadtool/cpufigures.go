@@ -9,11 +9,12 @@ import (
 
 // figures compares two snapshots: the processes below self (self included)
 // are the system, grouped by self's child they descend from; the rest are
-// others, grouped by name (their own time only). A process's time counts from the first snapshot
-// (all of it when it started later), plus the time of its children that
-// exited and were reaped in between, less what those children had used
-// before the first snapshot when it saw them. A process that exited in
-// between is not counted itself: its parent's reaped time holds it.
+// others, grouped by name (their own time only). A system process's time
+// counts from the first snapshot (all of it when it started later), plus
+// the time of its children that exited and were reaped in between, less
+// what those had used before the first snapshot when it saw them. A
+// process that exited in between is not counted itself: its parent's
+// reaped time holds it.
 func figures(first, last cpuSnapshot, self int, name func(procStat) string) *CPUFigures {
 	window := last.at.Sub(first.at).Seconds()
 	f := &CPUFigures{WindowSec: window, Cores: last.cores}
