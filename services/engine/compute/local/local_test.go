@@ -260,3 +260,44 @@ func TestPlantedSymlinkIsNotFollowed(t *testing.T) {
 		}
 	}
 }
+
+// TestSequentialCommandsShareASubgroup: with cgroups, a command runs in the
+// subgroup the previous command of its sandbox left empty; two at once get
+// two.
+func TestSequentialCommandsShareASubgroup(t *testing.T) {
+	t.Parallel()
+	p, err := local.New(local.Config{Dir: t.TempDir(), Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.HasPrefix(p.Mechanism(), "rlimit") {
+		t.Skip("no cgroups here: " + p.Mechanism())
+	}
+	sb := open(t, p, compute.Key{TenantID: "t", WorkspaceID: "w", AgentID: "a", OwnerID: "o"})
+	group := func(command string) string {
+		var out bytes.Buffer
+		if _, err := sb.Exec(t.Context(), compute.ExecRequest{Command: command, Stdout: &out}); err != nil {
+			t.Fatal(err)
+		}
+		return out.String()
+	}
+	first, second := group("cat /proc/self/cgroup"), group("cat /proc/self/cgroup")
+	if !strings.Contains(first, ".cmd") || first != second {
+		t.Errorf("sequential commands ran in\n%s\nand\n%s\nwant one subgroup", first, second)
+	}
+	done := make(chan error, 1)
+	go func() { // each waits until the other has written its group
+		_, err := sb.Exec(t.Context(), compute.ExecRequest{Timeout: time.Minute,
+			Command: "cat /proc/self/cgroup > a.tmp && mv a.tmp a; while [ ! -f b ]; do sleep 0.01; done"})
+		done <- err
+	}()
+	group("cat /proc/self/cgroup > b.tmp && mv b.tmp b; while [ ! -f a ]; do sleep 0.01; done")
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	a, _, errA := sb.ReadFile(t.Context(), "a", 0)
+	b, _, errB := sb.ReadFile(t.Context(), "b", 0)
+	if errA != nil || errB != nil || string(a) == string(b) {
+		t.Errorf("concurrent commands ran in\n%s\nand\n%s\n(%v, %v); want two subgroups", a, b, errA, errB)
+	}
+}
