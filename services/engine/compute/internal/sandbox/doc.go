@@ -5,10 +5,12 @@
 //
 // Guarantees:
 //   - Opening a Box creates nothing on the host. A write creates the
-//     directory it writes into, a command every directory of the run (and
-//     the Box's cgroup); each directory the run gets is the sandbox user's,
-//     those above it the executor's. Reads and listings create nothing: one
-//     of the run's directories not created yet lists as empty.
+//     directory it writes into; a command, the directories it can reach
+//     (every directory of the run; with WithHostPaths its working
+//     directory, /workspace and the run's tmp) and the Box's cgroup. Each
+//     directory the run gets is the sandbox user's, those above it the
+//     executor's. Reads and listings create nothing: one of the run's
+//     directories not created yet lists as empty.
 //   - Every key, session and run ID becomes one escaped path component, so no
 //     ID can name a directory outside the provider's base directory, and
 //     distinct IDs never share a directory.
