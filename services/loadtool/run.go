@@ -78,13 +78,16 @@ func (t *tool) run(ctx context.Context) (*Report, error) {
 		return nil, err
 	}
 	mark := markMetrics()
+	cpu := startCPUFigures()
 	elapsed := l.drive(ctx)
+	cpuFigures := cpu()
 	if err := stopProfile(); err != nil {
 		return nil, err
 	}
 	l.lag.sample() // the lag when the last run completed
 	rep := t.newReport(l, elapsed)
 	rep.Metrics = mark.since()
+	rep.CPU = cpuFigures.perRun(rep.Runs.Completed)
 	rep.ProjectorLag.CatchUpSec = l.catchUp(ctx)
 	var errs []error
 	if n := l.failed.Load(); n > 0 {

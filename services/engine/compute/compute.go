@@ -122,8 +122,11 @@ type Paths struct {
 type Provider interface {
 	// Name is "local", "bwrap", ...
 	Name() string
-	// Open creates the sandbox for spec.Key (or reuses it) and the run's
-	// directories, and returns the run's handle.
+	// Open returns the run's handle on the sandbox of spec.Key, created or
+	// reused. What the sandbox holds on the host may be created when the
+	// handle first needs it (local and bwrap: a write creates the directory
+	// it writes into, a command all of the run's directories), so a run
+	// that never uses its handle costs nothing there.
 	Open(ctx context.Context, spec Spec) (Sandbox, error)
 	// Destroy removes everything stored for a key.
 	Destroy(ctx context.Context, key Key) error

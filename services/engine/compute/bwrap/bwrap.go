@@ -145,8 +145,8 @@ func closeFiles(cmd *exec.Cmd) {
 // Name returns "bwrap".
 func (p *Provider) Name() string { return p.p.Name() }
 
-// Open creates the key's workspace and the run's directories if missing and
-// returns the run's handle.
+// Open checks spec and returns the run's handle; the key's workspace and
+// the run's directories are created when the handle first needs them.
 func (p *Provider) Open(ctx context.Context, spec compute.Spec) (compute.Sandbox, error) {
 	b, err := p.p.Open(ctx, spec)
 	if err != nil {

@@ -342,3 +342,41 @@ func TestHostPathsHiddenOnAFilesystemOfItsOwn(t *testing.T) {
 		t.Errorf("mountinfo has no /workspace mount:\n%s", out)
 	}
 }
+
+// TestDirectoriesOnFirstNeed: Open creates nothing; a write creates its
+// directory, a command the rest, with the layout's owners and modes: the
+// run's directories are the sandbox user's, those above them the
+// executor's (mode 0755).
+func TestDirectoriesOnFirstNeed(t *testing.T) {
+	t.Parallel()
+	dir := computetest.Dir(t)
+	sb := open(t, newProviderWith(t, bwrap.Config{Dir: dir}), compute.Spec{})
+	key := filepath.Join(dir, "t/w/a/o")
+	if _, err := os.Stat(key); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("Open created the key directory (%v)", err)
+	}
+	if err := sb.WriteFile(t.Context(), "f.txt", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(key, "sessions")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a write into the workspace created the run's directories (%v)", err)
+	}
+	run(t, sb, "true", 0)
+	owner := os.Getuid()
+	if owner == 0 {
+		owner = bwrap.DefaultUID
+	}
+	for d, uid := range map[string]int{"workspace": owner, "sessions/s/context": owner, "sessions/s/runs/r/input": owner,
+		"sessions/s/runs/r/output": owner, "sessions/s/runs/r/tmp": owner, "sessions": os.Getuid(),
+		"sessions/s/runs/r": os.Getuid()} {
+		fi, err := os.Lstat(filepath.Join(key, d))
+		if err != nil {
+			t.Errorf("%s: %v", d, err)
+			continue
+		}
+		st, _ := fi.Sys().(*syscall.Stat_t)
+		if !fi.IsDir() || fi.Mode().Perm() != 0o755 || st == nil || int(st.Uid) != uid {
+			t.Errorf("%s: mode %v, uid %v; want a directory 0755 of uid %d", d, fi.Mode(), st.Uid, uid)
+		}
+	}
+}

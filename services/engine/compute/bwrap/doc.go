@@ -2,7 +2,9 @@
 // Linux namespaces through bubblewrap (the bwrap binary, Debian package
 // bubblewrap). The sandbox's directories live on the host exactly as with
 // the local provider (<Dir>/<tenant>/<workspace>/<agent>/<owner>/...), and
-// file operations run on the host with the same confinement.
+// file operations run on the host with the same confinement. They are
+// created when first needed: a write creates the directory it writes into,
+// and a command, which has them all mounted, all of them.
 //
 // What a command sees and may do:
 //   - A new root that is a read-only tmpfs holding: /usr and the /bin, /sbin,

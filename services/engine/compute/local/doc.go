@@ -6,7 +6,10 @@
 // What it does guarantee:
 //   - Layout: <Dir>/<tenant>/<workspace>/<agent>/<owner>/ holds workspace/,
 //     sessions/<sid>/context and sessions/<sid>/runs/<rid>/{input,output,tmp}
-//     (each ID escaped, so none can traverse).
+//     (each ID escaped, so none can traverse). Each is created when first
+//     needed: by a write into it, or by a command, which gets its working
+//     directory, the workspace and the run's tmp (it cannot reach the
+//     others by their sandbox paths). Opening a sandbox creates nothing.
 //   - Environment: nothing from the executor's environment is inherited;
 //     processes get PATH, HOME (the workspace), TMPDIR (the run's tmp),
 //     LANG=C.UTF-8 and Spec.Env.

@@ -51,7 +51,7 @@ func New(cfg Config) (*Provider, error) {
 		return nil, err
 	}
 	p, err := sandbox.NewProvider("local", cfg.Dir, launch,
-		sandbox.LimitConfig{Defaults: cfg.Limits, Mechanism: cfg.LimitMechanism})
+		sandbox.LimitConfig{Defaults: cfg.Limits, Mechanism: cfg.LimitMechanism}, sandbox.WithHostPaths())
 	if err != nil {
 		return nil, err
 	}
@@ -63,8 +63,8 @@ func New(cfg Config) (*Provider, error) {
 // Name returns "local".
 func (p *Provider) Name() string { return p.p.Name() }
 
-// Open creates the key's workspace and the run's directories if missing and
-// returns the run's handle.
+// Open checks spec and returns the run's handle; the key's workspace and
+// the run's directories are created when the handle first needs them.
 func (p *Provider) Open(ctx context.Context, spec compute.Spec) (compute.Sandbox, error) {
 	b, err := p.p.Open(ctx, spec)
 	if err != nil {

@@ -59,6 +59,10 @@ func TestWarnsOnce(t *testing.T) {
 	}
 }
 
+// runDirs are a run's directories below its key directory.
+var runDirs = []string{"workspace", "sessions/s/context", "sessions/s/runs/r/input",
+	"sessions/s/runs/r/output", "sessions/s/runs/r/tmp"}
+
 func TestHostLayout(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -66,17 +70,96 @@ func TestHostLayout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	open(t, p, compute.Key{TenantID: "t", WorkspaceID: "w", AgentID: "a", OwnerID: "o"})
-	for _, d := range []string{"workspace", "sessions/s/context", "sessions/s/runs/r/input",
-		"sessions/s/runs/r/output", "sessions/s/runs/r/tmp"} {
+	sb := open(t, p, compute.Key{TenantID: "t", WorkspaceID: "w", AgentID: "a", OwnerID: "o"})
+	ps := sb.Paths()
+	for _, cwd := range []string{ps.Workspace, ps.Context, ps.Input, ps.Output, ps.Tmp} {
+		if _, err := sb.Exec(t.Context(), compute.ExecRequest{Command: "true", Cwd: cwd}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, d := range runDirs {
 		if fi, err := os.Stat(filepath.Join(dir, "t/w/a/o", d)); err != nil || !fi.IsDir() {
 			t.Errorf("%s: %v", d, err)
 		}
 	}
-	open(t, p, compute.Key{TenantID: "..", WorkspaceID: "../../etc", AgentID: ".", OwnerID: "a/b"})
+	sb = open(t, p, compute.Key{TenantID: "..", WorkspaceID: "../../etc", AgentID: ".", OwnerID: "a/b"})
+	if err := sb.WriteFile(t.Context(), "f.txt", nil); err != nil {
+		t.Fatal(err)
+	}
 	want := filepath.Join(dir, "%2E.", "%2E.%2F..%2Fetc", "%2E", "a%2Fb", "workspace")
 	if fi, err := os.Stat(want); err != nil || !fi.IsDir() {
 		t.Errorf("escaped key directory %s: %v", want, err)
+	}
+}
+
+// TestDirectoriesOnFirstNeed: opening a sandbox creates nothing on the host,
+// and neither do reads and listings; a write creates the directory it
+// writes into, a command all of the run's directories.
+func TestDirectoriesOnFirstNeed(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	p, err := local.New(local.Config{Dir: dir, Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb := open(t, p, compute.Key{TenantID: "t", WorkspaceID: "w", AgentID: "a", OwnerID: "o"})
+	ps := sb.Paths()
+	for _, d := range []string{ps.Workspace, ps.Context, ps.Input, ps.Output, ps.Tmp} {
+		if files, err := sb.ListFiles(t.Context(), d, 1); err != nil || len(files) != 0 {
+			t.Errorf("ListFiles(%s) before anything exists = %v, %v; want empty", d, files, err)
+		}
+	}
+	if _, _, err := sb.ReadFile(t.Context(), "f.txt", 0); !errors.Is(err, compute.ErrNotFound) {
+		t.Errorf("ReadFile before anything exists: %v, want ErrNotFound", err)
+	}
+	if _, err := sb.ListFiles(t.Context(), "sub", 1); !errors.Is(err, compute.ErrNotFound) {
+		t.Errorf("ListFiles(sub) before anything exists: %v, want ErrNotFound", err)
+	}
+	if ents, err := os.ReadDir(dir); err != nil || len(ents) != 0 {
+		t.Fatalf("open, reads and listings created %v (%v)", ents, err)
+	}
+	if err := sb.WriteFile(t.Context(), ps.Output+"/o.txt", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	key := filepath.Join(dir, "t/w/a/o")
+	if _, err := os.Stat(filepath.Join(key, "sessions/s/runs/r/output/o.txt")); err != nil {
+		t.Error(err)
+	}
+	for _, d := range []string{"workspace", "sessions/s/context", "sessions/s/runs/r/input", "sessions/s/runs/r/tmp"} {
+		if _, err := os.Stat(filepath.Join(key, d)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("a write into the output created %s (%v)", d, err)
+		}
+	}
+	if _, err := sb.Exec(t.Context(), compute.ExecRequest{Command: "true"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"workspace", "sessions/s/runs/r/output", "sessions/s/runs/r/tmp"} {
+		if fi, err := os.Stat(filepath.Join(key, d)); err != nil || !fi.IsDir() {
+			t.Errorf("after a command %s: %v", d, err)
+		}
+	}
+	for _, d := range []string{"sessions/s/context", "sessions/s/runs/r/input"} {
+		if _, err := os.Stat(filepath.Join(key, d)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("a command created %s, which it cannot reach by its sandbox path (%v)", d, err)
+		}
+	}
+	if _, err := sb.Exec(t.Context(), compute.ExecRequest{Command: "true", Cwd: ps.Context}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(key, "sessions/s/context")); err != nil {
+		t.Errorf("a command in the context directory: %v", err)
+	}
+	if err := p.Destroy(t.Context(), compute.Key{TenantID: "t", WorkspaceID: "w", AgentID: "a", OwnerID: "o"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(key); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Destroy left the key directory (%v)", err)
+	}
+	if err := sb.WriteFile(t.Context(), "late.txt", nil); err == nil {
+		t.Error("a write through a destroyed sandbox succeeded")
+	}
+	if _, err := os.Stat(key); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a destroyed sandbox created its directories again (%v)", err)
 	}
 }
 
@@ -145,4 +228,76 @@ func open(t *testing.T, p compute.Provider, key compute.Key) compute.Sandbox {
 		}
 	})
 	return sb
+}
+
+// TestPlantedSymlinkIsNotFollowed: a symlink planted where a run's
+// directory goes makes its creation fail and creates nothing where it
+// points.
+func TestPlantedSymlinkIsNotFollowed(t *testing.T) {
+	t.Parallel()
+	dir, outside := t.TempDir(), t.TempDir()
+	p, err := local.New(local.Config{Dir: dir, Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := filepath.Join(dir, "t/w/a/o")
+	for target, link := range map[string]string{outside: "sessions", filepath.Join(outside, "ws"): "workspace"} {
+		if err := os.MkdirAll(key, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(target, filepath.Join(key, link)); err != nil {
+			t.Fatal(err)
+		}
+		sb := open(t, p, compute.Key{TenantID: "t", WorkspaceID: "w", AgentID: "a", OwnerID: "o"})
+		if _, err := sb.Exec(t.Context(), compute.ExecRequest{Command: "true"}); err == nil {
+			t.Errorf("a command ran with %s a symlink", link)
+		}
+		if ents, err := os.ReadDir(outside); err != nil || len(ents) != 0 {
+			t.Errorf("with %s a symlink, created %v outside (%v)", link, ents, err)
+		}
+		if err := os.RemoveAll(key); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestSequentialCommandsShareASubgroup: with cgroups, a command runs in the
+// subgroup the previous command of its sandbox left empty; two at once get
+// two.
+func TestSequentialCommandsShareASubgroup(t *testing.T) {
+	t.Parallel()
+	p, err := local.New(local.Config{Dir: t.TempDir(), Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.HasPrefix(p.Mechanism(), "rlimit") {
+		t.Skip("no cgroups here: " + p.Mechanism())
+	}
+	sb := open(t, p, compute.Key{TenantID: "t", WorkspaceID: "w", AgentID: "a", OwnerID: "o"})
+	group := func(command string) string {
+		var out bytes.Buffer
+		if _, err := sb.Exec(t.Context(), compute.ExecRequest{Command: command, Stdout: &out}); err != nil {
+			t.Fatal(err)
+		}
+		return out.String()
+	}
+	first, second := group("cat /proc/self/cgroup"), group("cat /proc/self/cgroup")
+	if !strings.Contains(first, ".cmd") || first != second {
+		t.Errorf("sequential commands ran in\n%s\nand\n%s\nwant one subgroup", first, second)
+	}
+	done := make(chan error, 1)
+	go func() { // each waits until the other has written its group
+		_, err := sb.Exec(t.Context(), compute.ExecRequest{Timeout: time.Minute,
+			Command: "cat /proc/self/cgroup > a.tmp && mv a.tmp a; while [ ! -f b ]; do sleep 0.01; done"})
+		done <- err
+	}()
+	group("cat /proc/self/cgroup > b.tmp && mv b.tmp b; while [ ! -f a ]; do sleep 0.01; done")
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	a, _, errA := sb.ReadFile(t.Context(), "a", 0)
+	b, _, errB := sb.ReadFile(t.Context(), "b", 0)
+	if errA != nil || errB != nil || string(a) == string(b) {
+		t.Errorf("concurrent commands ran in\n%s\nand\n%s\n(%v, %v); want two subgroups", a, b, errA, errB)
+	}
 }

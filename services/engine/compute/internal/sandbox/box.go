@@ -40,7 +40,11 @@ type Box struct {
 	spec    compute.Spec
 	launch  Launcher
 	release func(*Box)
-	limits  *boxLimits
+	create  func(*Box, []Mount) error // Provider.create
+	// hostPaths: a command needs only its cwd, /workspace and tmp
+	// (WithHostPaths).
+	hostPaths bool
+	limits    *boxLimits
 
 	mu      sync.Mutex
 	closed  bool
@@ -63,6 +67,11 @@ func (b *Box) WriteFile(ctx context.Context, p string, data []byte) error {
 	if err := b.usable(ctx); err != nil {
 		return err
 	}
+	if m, _, err := b.layout.resolve(p); err == nil && !m.ReadOnly {
+		if err := b.ensure(m); err != nil {
+			return fmt.Errorf("write %s: %w", p, err)
+		}
+	}
 	if err := b.limits.checkWrite(b.layout, p, len(data)); err != nil {
 		return fmt.Errorf("write %s: %w", p, err)
 	}
@@ -74,7 +83,31 @@ func (b *Box) ListFiles(ctx context.Context, dir string, depth int) ([]compute.F
 	if err := b.usable(ctx); err != nil {
 		return nil, err
 	}
-	return b.layout.ListFiles(dir, depth, ctx.Err)
+	files, err := b.layout.ListFiles(dir, depth, ctx.Err)
+	if errors.Is(err, compute.ErrNotFound) {
+		// One of the run's directories that nothing has needed yet is
+		// empty, not missing.
+		if m, rel, rerr := b.layout.resolve(dir); rerr == nil && rel == "." && !b.layout.created(m) {
+			return nil, nil
+		}
+	}
+	return files, err
+}
+
+// ensure creates the mounts ms unless this layout did already; the check
+// runs without the provider's lock, so only a handle's first use of a
+// directory waits for it.
+func (b *Box) ensure(ms ...Mount) error {
+	missing := ms[:0:0]
+	for _, m := range ms {
+		if !b.layout.created(m) {
+			missing = append(missing, m)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return b.create(b, missing)
 }
 
 // Kill sends SIGKILL to the process group of every command running now.

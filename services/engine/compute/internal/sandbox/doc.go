@@ -4,6 +4,13 @@
 // and process-group execution.
 //
 // Guarantees:
+//   - Opening a Box creates nothing on the host. A write creates the
+//     directory it writes into; a command, the directories it can reach
+//     (every directory of the run; with WithHostPaths its working
+//     directory, /workspace and the run's tmp) and the Box's cgroup. Each
+//     directory the run gets is the sandbox user's, those above it the
+//     executor's. Reads and listings create nothing: one of the run's
+//     directories not created yet lists as empty.
 //   - Every key, session and run ID becomes one escaped path component, so no
 //     ID can name a directory outside the provider's base directory, and
 //     distinct IDs never share a directory.
@@ -21,21 +28,23 @@
 //
 // Resource limits (compute.Limits), by mechanism, chosen once at start
 // (LimitConfig.Mechanism; auto tries cgroup v2, then v1, then rlimits):
-//   - cgroup v2 / v1: each Box gets a group below the parent (v2: the
-//     configured delegated group; v1: this process's own group in the
-//     memory, pids and cpu hierarchies) holding its memory limit (no swap
-//     beyond it), pids limit and CFS quota; each command gets a subgroup.
-//     A command starts gated: a /bin/sh that waits on a pipe is started,
-//     placed into the subgroup, given its rlimits, and only then execs the
-//     command, so no instruction of it runs unlimited. On timeout, cancel
-//     or Kill the subgroup is killed as a whole (cgroup.kill, else SIGKILL
-//     to every member until it is empty), which also reaches processes that
-//     left the process group. Subgroups are removed when the command ends,
-//     the Box's group when it is closed and idle. A command the OOM killer
-//     hit (oom_kill in memory.events, v1 memory.oom_control) or that failed
-//     a fork at pids.max (pids.events max) returns a *compute.LimitError;
-//     counters are compared before and after, so two concurrent commands of
-//     one Box may both report a limit the other hit.
+//   - cgroup v2 / v1: each Box gets, with its first command, a group below
+//     the parent (v2: the configured delegated group; v1: this process's
+//     own group in the memory, pids and cpu hierarchies) holding its memory
+//     limit (no swap beyond it), pids limit and CFS quota; each command gets
+//     a subgroup. A command starts gated: a /bin/sh that waits on a pipe is
+//     started, placed into the subgroup, given its rlimits, and only then
+//     execs the command, so no instruction of it runs unlimited. On
+//     timeout, cancel or Kill the subgroup is killed as a whole (cgroup.kill,
+//     else SIGKILL to every member until it is empty), which also reaches
+//     processes that left the process group. A subgroup its command left
+//     empty serves the Box's next command (its counters are read anew
+//     before each); the subgroups and the Box's group are removed when it is
+//     closed and idle. A command the OOM killer hit (oom_kill in
+//     memory.events, v1 memory.oom_control) or that failed a fork at
+//     pids.max (pids.events max) returns a *compute.LimitError; counters are
+//     compared before and after, so two concurrent commands of one Box may
+//     both report a limit the other hit.
 //   - rlimit (no usable cgroup, e.g. an unprivileged executor without
 //     delegation): RLIMIT_DATA = the memory limit per process (not the
 //     sandbox's total), and for a non-root executor RLIMIT_NPROC = the pids

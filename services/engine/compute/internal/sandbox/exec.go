@@ -20,6 +20,9 @@ func (b *Box) Exec(ctx context.Context, req compute.ExecRequest) (compute.ExecRe
 	if err := b.usable(ctx); err != nil {
 		return compute.ExecResult{}, err
 	}
+	if err := b.ensure(b.commandMounts(req.Cwd)...); err != nil {
+		return compute.ExecResult{}, fmt.Errorf("exec: %w", err)
+	}
 	cwd, err := b.cwd(req.Cwd)
 	if err != nil {
 		return compute.ExecResult{}, fmt.Errorf("exec: cwd %s: %w", req.Cwd, err)
@@ -41,6 +44,20 @@ func (b *Box) Exec(ctx context.Context, req compute.ExecRequest) (compute.ExecRe
 		return compute.ExecResult{}, fmt.Errorf("exec: %w", err)
 	}
 	return b.run(ctx, cmd, pl, streams, req.Timeout)
+}
+
+// commandMounts are the directories a command in cwd may use: all of the
+// run's, or with host paths its cwd's, /workspace and the run's tmp.
+func (b *Box) commandMounts(cwd string) []Mount {
+	ms := b.layout.mounts
+	if !b.hostPaths {
+		return ms
+	}
+	need := []Mount{ms[0], ms[len(ms)-1]} // /workspace, tmp (newLayout's order)
+	if m, _, err := b.layout.resolve(cwd); err == nil {
+		need = append(need, m)
+	}
+	return need
 }
 
 // run starts the prepared command, waits for it and reports how it ended.

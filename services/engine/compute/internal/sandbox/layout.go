@@ -5,6 +5,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"sync"
 
 	"github.com/xbot-runtime/xbot/services/engine/compute"
 )
@@ -23,14 +24,22 @@ type Mount struct {
 	ReadOnly bool
 	// rel is Host relative to the key directory, slash-separated.
 	rel string
+	// i is the mount's index in its layout.
+	i int
 }
 
-// Layout is one run's directories. The first mount is /workspace.
+// Layout is one run's directories. The first mount is /workspace. Nothing
+// exists on the host until something needs it: a write creates the
+// directory it writes into, a command all of them (ensure).
 type Layout struct {
+	base   string
 	keyDir string
 	paths  compute.Paths
 	mounts []Mount
 	owner  *Owner // receives what the layout creates; nil: nobody
+
+	mu   sync.Mutex
+	made []bool // by mount index: created (or found) by this layout
 }
 
 // KeyDir returns the host directory that holds everything of key below
@@ -64,12 +73,13 @@ func newLayout(base string, spec compute.Spec) (*Layout, error) {
 	}
 	sess := path.Join("sessions", ids[0])
 	run := path.Join(sess, "runs", ids[1])
-	l := &Layout{keyDir: keyDir}
+	l := &Layout{base: base, keyDir: keyDir}
 	l.add("workspace", false)
 	l.add(path.Join(sess, "context"), false)
 	l.add(path.Join(run, "input"), true)
 	l.add(path.Join(run, "output"), false)
 	l.add(path.Join(run, "tmp"), false)
+	l.made = make([]bool, len(l.mounts))
 	l.paths = compute.Paths{
 		Workspace: l.mounts[0].Sandbox, Context: l.mounts[1].Sandbox,
 		Input: l.mounts[2].Sandbox, Output: l.mounts[3].Sandbox, Tmp: l.mounts[4].Sandbox,
@@ -80,29 +90,61 @@ func newLayout(base string, spec compute.Spec) (*Layout, error) {
 func (l *Layout) add(rel string, readOnly bool) {
 	l.mounts = append(l.mounts, Mount{
 		Sandbox: "/" + rel, Host: filepath.Join(l.keyDir, filepath.FromSlash(rel)),
-		ReadOnly: readOnly, rel: rel,
+		ReadOnly: readOnly, rel: rel, i: len(l.mounts),
 	})
 }
 
-// create makes every directory of the layout below base, through an os.Root
-// so that nothing planted below base can redirect it.
-func (l *Layout) create(base string) error {
-	root, err := os.OpenRoot(base)
-	if err != nil {
-		return fmt.Errorf("open sandbox base: %w", err)
+// ensure creates the mounts ms that this layout has not created yet, and
+// the directories above them, through an os.Root so that nothing planted
+// below base can redirect it; each is handed to the owner. A mount that
+// exists already (a key's workspace from an earlier run) is left as it is,
+// apart from its owner.
+func (l *Layout) ensure(ms ...Mount) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var root *os.Root
+	defer func() {
+		if root != nil {
+			_ = root.Close()
+		}
+	}()
+	for _, m := range ms {
+		if l.made[m.i] {
+			continue
+		}
+		if root == nil {
+			r, err := os.OpenRoot(l.base)
+			if err != nil {
+				return fmt.Errorf("open sandbox base: %w", err)
+			}
+			root = r
+		}
+		if err := l.create(root, m); err != nil {
+			return err
+		}
+		l.made[m.i] = true
 	}
-	defer func() { _ = root.Close() }()
-	keyRel, err := filepath.Rel(base, l.keyDir)
+	return nil
+}
+
+// created reports whether this layout has created mount m.
+func (l *Layout) created(m Mount) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.made[m.i]
+}
+
+// create makes m's directory and those above it below root (the base).
+func (l *Layout) create(root *os.Root, m Mount) error {
+	keyRel, err := filepath.Rel(l.base, l.keyDir)
 	if err != nil {
 		return err
 	}
-	for _, m := range l.mounts {
-		// 0o755: the base directory (0o700) already keeps other host users out.
-		if err := root.MkdirAll(filepath.Join(keyRel, m.rel), 0o755); err != nil {
-			return fmt.Errorf("create %s: %w", m.Sandbox, fileErr(err))
-		}
+	// 0o755: the base directory (0o700) already keeps other host users out.
+	if err := root.MkdirAll(filepath.Join(keyRel, m.rel), 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", m.Sandbox, fileErr(err))
 	}
-	return l.chownMounts()
+	return l.chownMount(m)
 }
 
 // Paths returns the run's sandbox paths.
@@ -111,9 +153,9 @@ func (l *Layout) Paths() compute.Paths { return l.paths }
 // Mounts returns the run's directories, /workspace first.
 func (l *Layout) Mounts() []Mount { return append([]Mount(nil), l.mounts...) }
 
-// chownMounts hands the run's directories to the layout's owner; those
-// between them and the key directory stay the executor's.
-func (l *Layout) chownMounts() error {
+// chownMount hands a run's directory to the layout's owner; those between
+// it and the key directory stay the executor's.
+func (l *Layout) chownMount(m Mount) error {
 	if l.owner == nil {
 		return nil
 	}
@@ -122,10 +164,8 @@ func (l *Layout) chownMounts() error {
 		return fmt.Errorf("open sandbox key directory: %w", fileErr(err))
 	}
 	defer func() { _ = key.Close() }()
-	for _, m := range l.mounts {
-		if err := key.Lchown(filepath.FromSlash(m.rel), l.owner.UID, l.owner.GID); err != nil {
-			return fmt.Errorf("hand %s to the sandbox user: %w", m.Sandbox, fileErr(err))
-		}
+	if err := key.Lchown(filepath.FromSlash(m.rel), l.owner.UID, l.owner.GID); err != nil {
+		return fmt.Errorf("hand %s to the sandbox user: %w", m.Sandbox, fileErr(err))
 	}
 	return nil
 }

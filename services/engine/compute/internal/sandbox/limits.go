@@ -154,25 +154,33 @@ func (l *limiter) Mechanism() string {
 	return mechRlimit + " (" + l.why + ")"
 }
 
-// open creates a Box's limits: spec's, completed by the defaults, and its
-// group.
+// open returns a Box's limits: spec's, completed by the defaults. Its group
+// is created with its first command (boxLimits.ensureGroup).
 func (l *limiter) open(spec compute.Limits) (*boxLimits, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, fmt.Errorf("limits: %w", err)
 	}
-	b := &boxLimits{h: l.h, limits: spec.Or(l.defaults)}
-	if l.h == nil {
-		return b, nil
+	return &boxLimits{h: l.h, parent: l.parent, limits: spec.Or(l.defaults)}, nil
+}
+
+// ensureGroup creates the box's group below the parent, unless it exists;
+// b.mu is held.
+func (b *boxLimits) ensureGroup() error {
+	if b.group != nil {
+		return nil
 	}
-	g := l.parent.child(groupName("box"))
+	if b.closed {
+		return errClosed
+	}
+	g := b.parent.child(groupName("box"))
 	if err := g.create(); err != nil {
 		_ = g.remove()
-		return nil, fmt.Errorf("limits: %w", err)
+		return fmt.Errorf("limits: %w", err)
 	}
-	if err := errors.Join(l.h.limit(g, b.limits), l.h.nest(g)); err != nil {
+	if err := errors.Join(b.h.limit(g, b.limits), b.h.nest(g)); err != nil {
 		_ = g.remove()
-		return nil, fmt.Errorf("limits: %w", err)
+		return fmt.Errorf("limits: %w", err)
 	}
 	b.group = g
-	return b, nil
+	return nil
 }

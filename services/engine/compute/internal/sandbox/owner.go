@@ -20,6 +20,15 @@ type Owner struct {
 // Option configures a Provider.
 type Option func(*Provider)
 
+// WithHostPaths says that commands see host paths (the local provider):
+// the run's directories are not mounted where Paths says, so a command can
+// reach only its working directory, /workspace (HOME) and the run's tmp
+// (TMPDIR), and only those are created for it. Without it a command gets
+// every directory of the run (bwrap mounts them all).
+func WithHostPaths() Option {
+	return func(p *Provider) { p.hostPaths = true }
+}
+
 // WithOwner hands every directory and file the provider creates to o, and
 // the base directory to o's group (mode 0710: o may only traverse it).
 func WithOwner(o Owner) Option {

@@ -17,12 +17,14 @@ import (
 // command of the box runs in a subgroup of its own.
 type boxLimits struct {
 	h      hierarchy // nil: rlimits only
+	parent cgroup    // where group is created
 	limits compute.Limits
-	group  cgroup
+	group  cgroup // nil until the first command
 
 	mu      sync.Mutex
-	running int  // commands whose subgroup exists
-	closed  bool // the Box is closed: remove the group once running is 0
+	running int      // commands running in a subgroup
+	idle    []cgroup // empty subgroups of finished commands, for the next ones
+	closed  bool     // the Box is closed: remove the group once running is 0
 }
 
 // close removes the box's group, now or once its last command finished.
@@ -30,6 +32,19 @@ func (b *boxLimits) close() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.closed = true
+	b.removeIdle()
+}
+
+// removeIdle removes the idle subgroups and, once no command runs and the
+// Box is closed, its group; b.mu is held.
+func (b *boxLimits) removeIdle() {
+	if !b.closed {
+		return
+	}
+	for _, leaf := range b.idle {
+		_ = leaf.remove()
+	}
+	b.idle = nil
 	if b.running == 0 && b.group != nil {
 		_ = b.group.remove()
 	}
@@ -75,15 +90,36 @@ func (b *boxLimits) prepare(cmd *exec.Cmd) (*placement, error) {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if err := b.ensureGroup(); err != nil {
+		p.abort()
+		return nil, err
+	}
+	leaf, err := b.subgroup()
+	if err != nil {
+		p.abort()
+		return nil, err
+	}
+	b.running++
+	p.leaf, p.before = leaf, b.h.counters(leaf).add(b.h.counters(b.group))
+	return p, nil
+}
+
+// subgroup is an idle subgroup of the box, or a new one; b.mu is held. A
+// subgroup is reused only once its command's processes are all gone, and
+// its counters are read before each command, so reuse changes nothing a
+// command sees; it spares a cgroup mkdir and rmdir per hierarchy.
+func (b *boxLimits) subgroup() (cgroup, error) {
+	if n := len(b.idle); n > 0 {
+		leaf := b.idle[n-1]
+		b.idle = b.idle[:n-1]
+		return leaf, nil
+	}
 	leaf := b.group.child(groupName("cmd"))
 	if err := leaf.create(); err != nil {
 		_ = leaf.remove()
-		p.abort()
 		return nil, fmt.Errorf("limits: %w", err)
 	}
-	b.running++
-	p.leaf, p.before = leaf, b.h.counters(b.group)
-	return p, nil
+	return leaf, nil
 }
 
 // shell runs the gate.
@@ -169,13 +205,16 @@ func (p *placement) finish(ws syscall.WaitStatus) *compute.LimitError {
 	p.kill()
 	b := p.box
 	c := b.h.counters(p.leaf).add(b.h.counters(b.group))
+	empty := len(readPids(b.h.procs(p.leaf))) == 0
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	_ = p.leaf.remove()
 	b.running--
-	if b.closed && b.running == 0 {
-		_ = b.group.remove()
+	if empty && !b.closed {
+		b.idle = append(b.idle, p.leaf)
+	} else {
+		_ = p.leaf.remove()
 	}
+	b.removeIdle()
 	switch {
 	case c.oomKills > p.before.oomKills:
 		return &compute.LimitError{Resource: compute.ResourceMemory, Limit: l.MemoryBytes, Mechanism: b.h.mechanism()}

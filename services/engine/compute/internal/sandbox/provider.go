@@ -20,6 +20,8 @@ type Provider struct {
 	launch  Launcher
 	limiter *limiter
 	owner   *Owner // nil: processes run as the executor's user
+	// hostPaths: commands see host paths (WithHostPaths).
+	hostPaths bool
 
 	mu    sync.Mutex
 	boxes map[string]map[*Box]struct{} // open handles by key directory
@@ -60,8 +62,10 @@ func (p *Provider) Name() string { return p.name }
 // Base returns the absolute base directory.
 func (p *Provider) Base() string { return p.base }
 
-// Open creates the key's workspace and the run's directories if missing and
-// returns the run's handle.
+// Open checks spec and returns the run's handle. It creates nothing: the
+// key's workspace and the run's directories are created when the handle
+// first needs them (a write creates the directory it writes into, a command
+// all of them), and the limits' group with the first command.
 func (p *Provider) Open(ctx context.Context, spec compute.Spec) (*Box, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -80,11 +84,8 @@ func (p *Provider) Open(ctx context.Context, spec compute.Spec) (*Box, error) {
 	l.owner = p.owner
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if err := l.create(p.base); err != nil {
-		lim.close()
-		return nil, fmt.Errorf("open sandbox: %w", err)
-	}
-	b := &Box{layout: l, spec: spec, launch: p.launch, release: p.release, limits: lim, running: map[int]struct{}{}}
+	b := &Box{layout: l, spec: spec, launch: p.launch, release: p.release, create: p.create,
+		hostPaths: p.hostPaths, limits: lim, running: map[int]struct{}{}}
 	if p.boxes[l.keyDir] == nil {
 		p.boxes[l.keyDir] = map[*Box]struct{}{}
 	}
@@ -112,6 +113,21 @@ func (p *Provider) Destroy(ctx context.Context, key compute.Key) error {
 		return fmt.Errorf("destroy sandbox: %w", err)
 	}
 	return nil
+}
+
+// create creates the mounts ms of b's layout unless b is closed; under
+// the provider's lock, so that a Destroy either closes b first or removes
+// what this created.
+func (p *Provider) create(b *Box, ms []Mount) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	b.mu.Lock()
+	closed := b.closed
+	b.mu.Unlock()
+	if closed {
+		return errClosed
+	}
+	return b.layout.ensure(ms...)
 }
 
 func (p *Provider) release(b *Box) {
