@@ -23,6 +23,7 @@ type batch struct {
 	recs      []kafka.OutRecord
 	cmdOffset int64
 	replies   []*appendReq
+	folded    []*Run // runs with appends that did not wait (ahead.go)
 	refused   []refusal
 	wake      []string // runs whose engine must (re)start: a paused run a command resumes
 	enqueue   []string // runs accepted by this batch; they start when their sandbox key is free
@@ -83,7 +84,7 @@ func (b *batch) state(runID string) *events.RunState {
 		}
 	}
 	if r != nil {
-		s = r.State()
+		s = r.committed()
 	}
 	b.staged[runID] = &s
 	return &s
@@ -140,6 +141,10 @@ func (b *batch) appendFor(req *appendReq) {
 		b.refused = append(b.refused, refusal{req, err})
 		return
 	}
+	if req.posted || req.opts.NoWait {
+		b.fold(req)
+		return
+	}
 	b.replies = append(b.replies, req)
 }
 
@@ -150,7 +155,7 @@ func (b *batch) commit() {
 	free := map[string]bool{}
 	for id, st := range b.staged {
 		r := b.w.run(id)
-		before := r.State().Status
+		before := r.committed().Status
 		b.w.placed(r, b)
 		r.setState(*st, b.sealed[id], b.sizes[id])
 		if st.Status.Terminal() && !before.Terminal() {
@@ -163,7 +168,7 @@ func (b *batch) commit() {
 	}
 	for _, id := range b.enqueue {
 		b.w.enqueue(b.w.runs[id])
-		free[sandboxKey(b.w.runs[id].State())] = true
+		free[sandboxKey(b.w.runs[id].committed())] = true
 	}
 	for k := range free {
 		b.w.schedule(k)
@@ -183,14 +188,18 @@ func (b *batch) commit() {
 // finish answers refused requests; they changed nothing.
 func (b *batch) finish() {
 	for _, r := range b.refused {
-		r.req.done <- appendResult{state: r.req.run.State(), err: r.err}
+		r.req.answer(appendResult{state: r.req.run.State(), err: r.err})
 	}
 }
 
 func (b *batch) fail(err error) {
+	lost := fmt.Errorf("%w: %w", kafka.ErrPartitionLost, err)
 	for _, req := range b.replies {
-		req.done <- appendResult{err: fmt.Errorf("%w: %w", kafka.ErrPartitionLost, err)}
+		req.done <- appendResult{err: lost}
 	}
-	b.replies = nil
+	for _, r := range b.folded {
+		r.loseAppend(lost)
+	}
+	b.replies, b.folded = nil, nil
 	b.finish()
 }

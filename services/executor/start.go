@@ -27,7 +27,9 @@ func (w *partitionWorker) start(r *Run) (*profile.Profile, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := r.Append(w.ctx, AppendOptions{}, events.Draft{Type: events.CapabilitySnapshotFrozen, Payload: frozen}, started); err != nil {
+	// Nothing waits for the start's commit: the engine's first side effect
+	// (a tool call's start) or answer (a pause, the run's end) commits it.
+	if _, err := r.Append(w.ctx, AppendOptions{NoWait: true}, events.Draft{Type: events.CapabilitySnapshotFrozen, Payload: frozen}, started); err != nil {
 		return nil, err
 	}
 	return &snap.Profile, nil

@@ -47,6 +47,7 @@ type appendReq struct {
 	runID  string
 	drafts []events.Draft
 	opts   AppendOptions
+	posted bool // Run.Post: nobody waits for the answer
 	done   chan appendResult
 }
 
@@ -154,7 +155,7 @@ func (w *partitionWorker) failWaiting() {
 		select {
 		case m := <-w.inbox:
 			if r, ok := m.(*appendReq); ok {
-				r.done <- appendResult{err: kafka.ErrPartitionLost}
+				r.answer(appendResult{err: kafka.ErrPartitionLost})
 			}
 		default:
 			return
