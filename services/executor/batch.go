@@ -24,6 +24,7 @@ type batch struct {
 	cmdOffset int64
 	replies   []*appendReq
 	folded    []*Run // runs with appends that did not wait (ahead.go)
+	urgent    bool   // something waits for the commit: a command, an append, an expiry
 	refused   []refusal
 	wake      []string // runs whose engine must (re)start: a paused run a command resumes
 	enqueue   []string // runs accepted by this batch; they start when their sandbox key is free
@@ -56,6 +57,9 @@ func newBatch(w *partitionWorker) *batch {
 }
 
 func (b *batch) add(m any) {
+	if req, ok := m.(*appendReq); !ok || !req.posted && !req.opts.NoWait {
+		b.urgent = true
+	}
 	switch v := m.(type) {
 	case commandRecs:
 		for _, rec := range v {
