@@ -22,8 +22,9 @@ import (
 // runtime_lost).
 
 // ahead is what the worker folded for a run in the batch it is committing:
-// the staged state, the run's events of the batch (deltas left out, as in
-// Run.Events) and their encoded size. The batch's commit clears it.
+// the staged state, the run's committed events followed by those of the
+// batch (deltas left out, as in Run.Events; nil when the run's events are
+// not loaded) and the batch's encoded size. The batch's commit clears it.
 type ahead struct {
 	state  *events.RunState
 	events []events.Envelope
@@ -60,27 +61,30 @@ func (r *Run) loseAppend(err error) {
 	}
 }
 
-// answer replies to the request; a post's failure is kept for the run's next
-// append instead.
-func (req *appendReq) answer(res appendResult) {
-	if req.posted && res.err != nil {
-		req.run.loseAppend(res.err)
+// refuse refuses the request; a refused post fails the run's next append,
+// and so does one that was refused because an earlier post was.
+func (b *batch) refuse(req *appendReq, err error) {
+	if req.posted {
+		req.run.loseAppend(err)
 	}
-	req.done <- res
+	b.refused = append(b.refused, refusal{req, err})
 }
 
 // fold makes the request's drafts, staged by this batch, what the run's
 // engine sees (Run.State, Run.Events), and answers it before the commit.
 func (b *batch) fold(req *appendReq) {
 	st := *b.staged[req.runID]
-	var evs []events.Envelope
-	for _, e := range b.sealed[req.runID] {
-		if e.Type != events.ItemDelta {
-			evs = append(evs, e)
-		}
-	}
 	r := req.run
 	r.mu.Lock()
+	var evs []events.Envelope
+	if r.loaded {
+		evs = r.hist[:len(r.hist):len(r.hist)]
+		for _, e := range b.sealed[req.runID] {
+			if e.Type != events.ItemDelta {
+				evs = append(evs, e)
+			}
+		}
+	}
 	r.ahead = ahead{state: &st, events: evs, bytes: b.sizes[req.runID]}
 	r.mu.Unlock()
 	b.folded = append(b.folded, r)

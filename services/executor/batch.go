@@ -127,22 +127,26 @@ func (b *batch) push(id events.Identity, drafts []events.Draft) error {
 func (b *batch) appendFor(req *appendReq) {
 	if _, live := b.w.runs[req.runID]; !live {
 		// Only runs that ended leave the worker; nothing more is appended to them.
-		b.refused = append(b.refused, refusal{req, ErrRunEnded})
+		b.refuse(req, ErrRunEnded)
+		return
+	}
+	if err := req.run.asyncErr(); err != nil {
+		b.refuse(req, err) // an earlier post of the run was refused
 		return
 	}
 	st := b.state(req.runID)
 	switch {
 	case st.Status.Terminal():
-		b.refused = append(b.refused, refusal{req, ErrRunEnded})
+		b.refuse(req, ErrRunEnded)
 		return
 	case req.opts.IfNoPending && len(st.Pending) > 0:
-		b.refused = append(b.refused, refusal{req, ErrPendingCommands})
+		b.refuse(req, ErrPendingCommands)
 		return
 	}
 	id := events.Identity{RunID: st.RunID, TenantID: st.TenantID, PlatformSessionID: st.PlatformSessionID}
 	if err := b.push(id, req.drafts); err != nil {
 		b.w.log.Error("engine append refused by the state machine", zap.String("run_id", req.runID), zap.Error(err))
-		b.refused = append(b.refused, refusal{req, err})
+		b.refuse(req, err)
 		return
 	}
 	if req.posted || req.opts.NoWait {
@@ -192,7 +196,7 @@ func (b *batch) commit() {
 // finish answers refused requests; they changed nothing.
 func (b *batch) finish() {
 	for _, r := range b.refused {
-		r.req.answer(appendResult{state: r.req.run.State(), err: r.err})
+		r.req.done <- appendResult{state: r.req.run.State(), err: r.err}
 	}
 }
 

@@ -89,8 +89,8 @@ func (r *Run) committed() events.RunState {
 func (r *Run) Events() []events.Envelope {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if len(r.ahead.events) > 0 {
-		return append(r.hist[:len(r.hist):len(r.hist)], r.ahead.events...)
+	if r.ahead.events != nil {
+		return r.ahead.events[:len(r.ahead.events):len(r.ahead.events)]
 	}
 	return r.hist[:len(r.hist):len(r.hist)]
 }

@@ -181,7 +181,10 @@ func (w *partitionWorker) failWaiting() {
 		select {
 		case m := <-w.inbox:
 			if r, ok := m.(*appendReq); ok {
-				r.answer(appendResult{err: kafka.ErrPartitionLost})
+				if r.posted {
+					r.run.loseAppend(kafka.ErrPartitionLost)
+				}
+				r.done <- appendResult{err: kafka.ErrPartitionLost}
 			}
 		default:
 			return
