@@ -21,8 +21,8 @@ import (
 )
 
 // BenchmarkExecutorAlone measures events/s through the executor alone: b.N
-// signed creates (one sandbox key each; a no-op tool turn, then a streamed
-// answer from a zero-latency scripted model) are produced to the commands
+// signed creates (one sandbox key each; three no-op tool turns, then a
+// streamed answer from a zero-latency scripted model) are produced to the commands
 // topic, and a read_committed consumer of the events topic counts events
 // until every run has completed; no API, no projector. In the same run, the
 // same event records (keys and values) are then written by one raw franz-go
@@ -34,7 +34,7 @@ func BenchmarkExecutorAlone(b *testing.B) {
 	kcfg := kafkatest.NewCluster(b, 12).Config().WithDefaults()
 	turn := profile.Turn{ToolCalls: []profile.ScriptedCall{{Name: "noop", Arguments: "{}"}}}
 	cat, err := profile.NewCatalog(profile.Profile{ID: "exec", Model: profile.ModelScripted, Tools: []string{"noop"},
-		Script: []profile.Turn{turn, {Text: "a quick scripted answer!", ChunkChars: 8}}})
+		Script: []profile.Turn{turn, turn, turn, {Text: "a quick scripted answer!", ChunkChars: 8}}})
 	if err != nil {
 		b.Fatal(err)
 	}
