@@ -37,7 +37,7 @@ type Config struct {
 	// Linger is how long a batch that holds only appends nobody waits for
 	// (AppendOptions.NoWait, Run.Post) waits for more before it commits: an
 	// append that waits, a command or a full batch commits it at once.
-	// Default 5ms.
+	// Default 5ms; negative: none.
 	Linger time.Duration
 	// Hooks inject Kafka faults in tests. Nil in production.
 	Hooks *kafka.Hooks

@@ -133,7 +133,7 @@ func (w *partitionWorker) loop() {
 // appends nobody waits for: until one that needs its commit arrives, the
 // batch is full or Linger passed. It returns false when the worker stops.
 func (w *partitionWorker) linger(b *batch, n int) bool {
-	if b.urgent || len(b.recs) == 0 {
+	if b.urgent || len(b.recs) == 0 || w.ex.cfg.Linger < 0 {
 		return true
 	}
 	t := time.NewTimer(w.ex.cfg.Linger)

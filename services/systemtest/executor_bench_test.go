@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"syscall"
 	"testing"
 	"time"
 
@@ -28,7 +29,8 @@ import (
 // same event records (keys and values) are then written by one raw franz-go
 // transactional producer, 50 per transaction, as BenchmarkRawTransactionalProduce
 // does: ratio-% is the executor's events/s over that raw produce's.
-// txns/run is the executor's transactions that wrote events (commit markers
+// cpu-µs/event is the process's CPU (executor, kfake, consumer) per event,
+// raw-cpu-µs/event the raw produce's; txns/run is the executor's transactions that wrote events (commit markers
 // on the events topic) per run; events/txn their average size.
 func BenchmarkExecutorAlone(b *testing.B) {
 	kcfg := kafkatest.NewCluster(b, 12).Config().WithDefaults()
@@ -62,7 +64,7 @@ func BenchmarkExecutorAlone(b *testing.B) {
 	defer cons.Close()
 
 	b.ResetTimer()
-	start := time.Now()
+	start, cpu0 := time.Now(), processCPU(b)
 	for _, rec := range creates {
 		prod.Produce(ctx, rec, func(_ *kgo.Record, err error) {
 			if err != nil {
@@ -71,11 +73,16 @@ func BenchmarkExecutorAlone(b *testing.B) {
 		})
 	}
 	out := countEvents(b, cons, b.N)
-	elapsed := time.Since(start)
+	elapsed, cpu := time.Since(start), processCPU(b)-cpu0
 	b.StopTimer()
 
+	cpu0 = processCPU(b)
 	raw := rawTransactionalProduce(b, kcfg, out.recs)
+	rawCPU := processCPU(b) - cpu0
 	execRate := float64(len(out.recs)) / elapsed.Seconds()
+	// CPU per event moves less than wall time on a shared machine.
+	b.ReportMetric(float64(cpu.Microseconds())/float64(len(out.recs)), "cpu-µs/event")
+	b.ReportMetric(float64(rawCPU.Microseconds())/float64(len(out.recs)), "raw-cpu-µs/event")
 	b.ReportMetric(execRate, "events/s")
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "runs/s")
 	b.ReportMetric(raw, "raw-events/s")
@@ -141,6 +148,16 @@ func countEvents(b *testing.B, cons *kgo.Client, runs int) consumed {
 		})
 	}
 	return out
+}
+
+// processCPU is the user and system time this process has used: the
+// executor's, kfake's and the consumer's, all in this process.
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // rawTransactionalProduce writes recs' keys and values to a topic of their
