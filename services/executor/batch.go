@@ -11,6 +11,7 @@ import (
 	"github.com/xbot-runtime/xbot/commands"
 	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/infra/kafka"
+	"github.com/xbot-runtime/xbot/services/engine/profile"
 )
 
 // batch collects one transaction's worth of events. Runs' states are staged
@@ -26,8 +27,11 @@ type batch struct {
 	folded    []*Run // runs with appends that did not wait (ahead.go)
 	urgent    bool   // something waits for the commit: a command, an append, an expiry
 	refused   []refusal
-	wake      []string // runs whose engine must (re)start: a paused run a command resumes
-	enqueue   []string // runs accepted by this batch; they start when their sandbox key is free
+	wake      []string                   // runs whose engine must (re)start: a paused run a command resumes
+	enqueue   []string                   // runs accepted by this batch; they start when their sandbox key is free
+	started   []string                   // runs accepted and started by this batch (startAtAdmission)
+	profiles  map[string]profile.Profile // the profiles of their snapshots
+	keyTaken  map[string]bool            // sandbox keys a run accepted by this batch asked for
 	cancels   []string
 	now       int64
 
@@ -53,7 +57,7 @@ func newBatch(w *partitionWorker) *batch {
 	return &batch{w: w, staged: map[string]*events.RunState{}, sealed: map[string][]events.Envelope{},
 		sizes: map[string]int64{}, cmdOffset: -1, now: time.Now().UnixMilli(),
 		cpIdx: map[string]int{}, orders: map[string]int64{}, histories: map[string]*commands.SessionHistory{},
-		nextOrder: w.nextOrder}
+		nextOrder: w.nextOrder, profiles: map[string]profile.Profile{}, keyTaken: map[string]bool{}}
 }
 
 func (b *batch) add(m any) {
@@ -174,12 +178,22 @@ func (b *batch) commit() {
 			b.w.armExpiry(*st)
 		}
 	}
+	for _, id := range b.started {
+		// Its key was free at admission; it holds it before any run of
+		// this batch that waits for the key is scheduled.
+		r := b.w.runs[id]
+		b.w.hold(r)
+		r.setStartProfile(b.profiles[id])
+	}
 	for _, id := range b.enqueue {
 		b.w.enqueue(b.w.runs[id])
 		free[sandboxKey(b.w.runs[id].committed())] = true
 	}
 	for k := range free {
 		b.w.schedule(k)
+	}
+	for _, id := range b.started {
+		b.w.startEngine(b.w.runs[id])
 	}
 	for _, req := range b.replies {
 		req.done <- appendResult{state: *b.staged[req.runID]}

@@ -10,6 +10,7 @@ import (
 	"github.com/xbot-runtime/xbot/commands"
 	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/infra/kafka"
+	"github.com/xbot-runtime/xbot/services/engine/profile"
 )
 
 // ErrPendingCommands is returned by a conditional append when commands wait
@@ -57,6 +58,28 @@ type Run struct {
 	// driving goroutine touch it.
 	lost  bool
 	again bool // a command arrived that the driving engine may have missed
+	// started is the profile of the snapshot its admission started it with
+	// (startAtAdmission), until its first drive takes it.
+	started *profile.Profile
+}
+
+func (r *Run) setStartProfile(p profile.Profile) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.started = &p
+}
+
+// takeStartProfile returns, once, the profile the run was started with at
+// admission.
+func (r *Run) takeStartProfile() (profile.Profile, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	p := r.started
+	r.started = nil
+	if p == nil {
+		return profile.Profile{}, false
+	}
+	return *p, true
 }
 
 // ID returns the run id.
