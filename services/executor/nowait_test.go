@@ -142,3 +142,43 @@ func TestARefusedPostFailsTheNextAppend(t *testing.T) {
 		}
 	}
 }
+
+// A run whose sandbox key is free starts in its admission's transaction: its
+// snapshot and start follow the accepted event with no commit marker (which
+// takes an offset) between them.
+func TestARunWhoseKeyIsFreeStartsInItsAdmissionsTransaction(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, profile.Profile{ID: "nw", Model: profile.ModelScripted, Script: []profile.Turn{{Text: "unused"}}})
+	h.startHooked(stepEngine{steps: func(ctx context.Context, run *executor.Run) error {
+		_, err := run.Append(ctx, executor.AppendOptions{}, runCompleted)
+		return err
+	}}, nil)
+	c := createRun(t, "acme", "start-at-admission", "nw", "hi")
+	h.send(c)
+	h.waitFor("run completed", statusIs(c.RunID, events.StatusCompleted))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var offsets []int64
+	var types []events.Type
+	err := kafka.ReadTopic(ctx, h.kcfg, h.kcfg.EventsTopic(), func(r kafka.Record) error {
+		if r.Key != c.RunID {
+			return nil
+		}
+		env, err := events.Decode(r.Value)
+		if err != nil {
+			return err
+		}
+		offsets, types = append(offsets, r.Offset), append(types, env.Type)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []events.Type{events.RunAccepted, events.CapabilitySnapshotFrozen, events.RunStarted}
+	if len(types) < 3 || types[0] != want[0] || types[1] != want[1] || types[2] != want[2] {
+		t.Fatalf("the run's first events are %v, want %v", types, want)
+	}
+	if offsets[1] != offsets[0]+1 || offsets[2] != offsets[1]+1 {
+		t.Errorf("accepted, snapshot and start at offsets %v: not one transaction", offsets[:3])
+	}
+}
