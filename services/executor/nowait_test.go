@@ -182,3 +182,23 @@ func TestARunWhoseKeyIsFreeStartsInItsAdmissionsTransaction(t *testing.T) {
 		t.Errorf("accepted, snapshot and start at offsets %v: not one transaction", offsets[:3])
 	}
 }
+
+// Appends nobody waits for commit on their own: a run that posts a delta and
+// then waits for something else still has it on the log.
+func TestAppendsNobodyWaitsForCommitOnTheirOwn(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, profile.Profile{ID: "nw", Model: profile.ModelScripted, Script: []profile.Turn{{Text: "unused"}}})
+	h.startHooked(stepEngine{steps: func(ctx context.Context, run *executor.Run) error {
+		if _, err := run.Append(ctx, executor.AppendOptions{NoWait: true}, assistantStarted("itm-c")); err != nil {
+			return err
+		}
+		if err := run.Post(ctx, delta("itm-c", "streaming")); err != nil {
+			return err
+		}
+		<-ctx.Done() // a model that never answers
+		return ctx.Err()
+	}}, nil)
+	c := createRun(t, "acme", "nowait-3", "nw", "hi")
+	h.send(c)
+	h.waitFor("the delta committed", func(map[string]events.RunState) bool { return count(h, c.RunID, events.ItemDelta) == 1 })
+}
