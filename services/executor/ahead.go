@@ -31,6 +31,13 @@ type ahead struct {
 	bytes  int64
 }
 
+// committed returns the committed state of the run; the loop decides on it.
+func (r *Run) committed() events.RunState {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.state
+}
+
 // Post hands drafts to the worker and returns at once: they are folded in
 // order with the run's other appends and commit with the partition's next
 // transaction. It is for facts nothing reads back nor waits on (an item's

@@ -63,25 +63,6 @@ type Run struct {
 	started *profile.Profile
 }
 
-func (r *Run) setStartProfile(p profile.Profile) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.started = &p
-}
-
-// takeStartProfile returns, once, the profile the run was started with at
-// admission.
-func (r *Run) takeStartProfile() (profile.Profile, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	p := r.started
-	r.started = nil
-	if p == nil {
-		return profile.Profile{}, false
-	}
-	return *p, true
-}
-
 // ID returns the run id.
 func (r *Run) ID() string { return r.id }
 
@@ -94,13 +75,6 @@ func (r *Run) State() events.RunState {
 	if r.ahead.state != nil {
 		return *r.ahead.state
 	}
-	return r.state
-}
-
-// committed returns the committed state of the run; the loop decides on it.
-func (r *Run) committed() events.RunState {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	return r.state
 }
 

@@ -109,3 +109,22 @@ func (w *partitionWorker) restore(r *Run) error {
 	r.lost = false
 	return nil
 }
+
+func (r *Run) setStartProfile(p profile.Profile) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.started = &p
+}
+
+// takeStartProfile returns, once, the profile the run was started with at
+// admission.
+func (r *Run) takeStartProfile() (profile.Profile, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	p := r.started
+	r.started = nil
+	if p == nil {
+		return profile.Profile{}, false
+	}
+	return *p, true
+}
