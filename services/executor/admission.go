@@ -49,7 +49,9 @@ func (b *batch) admit(rec kafka.Record) {
 	b.recs = append(b.recs, sent...)
 	switch d.Then {
 	case commands.EffectEnqueue:
-		b.enqueue = append(b.enqueue, c.RunID) // starts when its sandbox key is free
+		if !b.startAtAdmission(c.RunID) {
+			b.enqueue = append(b.enqueue, c.RunID) // starts when its sandbox key is free
+		}
 		b.orders[c.RunID] = b.nextOrder
 		b.nextOrder++
 		if p, ok := payload.(*commands.CreateRunPayload); ok {

@@ -11,6 +11,7 @@ import (
 	"github.com/xbot-runtime/xbot/commands"
 	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/infra/kafka"
+	"github.com/xbot-runtime/xbot/services/engine/profile"
 )
 
 // batch collects one transaction's worth of events. Runs' states are staged
@@ -23,9 +24,14 @@ type batch struct {
 	recs      []kafka.OutRecord
 	cmdOffset int64
 	replies   []*appendReq
+	folded    []*Run // runs with appends that did not wait (ahead.go)
+	urgent    bool   // something waits for the commit: a command, an append, an expiry
 	refused   []refusal
-	wake      []string // runs whose engine must (re)start: a paused run a command resumes
-	enqueue   []string // runs accepted by this batch; they start when their sandbox key is free
+	wake      []string                   // runs whose engine must (re)start: a paused run a command resumes
+	enqueue   []string                   // runs accepted by this batch; they start when their sandbox key is free
+	started   []string                   // runs accepted and started by this batch (startAtAdmission)
+	profiles  map[string]profile.Profile // the profiles of their snapshots
+	keyTaken  map[string]bool            // sandbox keys a run accepted by this batch asked for
 	cancels   []string
 	now       int64
 
@@ -51,10 +57,13 @@ func newBatch(w *partitionWorker) *batch {
 	return &batch{w: w, staged: map[string]*events.RunState{}, sealed: map[string][]events.Envelope{},
 		sizes: map[string]int64{}, cmdOffset: -1, now: time.Now().UnixMilli(),
 		cpIdx: map[string]int{}, orders: map[string]int64{}, histories: map[string]*commands.SessionHistory{},
-		nextOrder: w.nextOrder}
+		nextOrder: w.nextOrder, profiles: map[string]profile.Profile{}, keyTaken: map[string]bool{}}
 }
 
 func (b *batch) add(m any) {
+	if req, ok := m.(*appendReq); !ok || !req.posted && !req.opts.NoWait {
+		b.urgent = true
+	}
 	switch v := m.(type) {
 	case commandRecs:
 		for _, rec := range v {
@@ -83,7 +92,7 @@ func (b *batch) state(runID string) *events.RunState {
 		}
 	}
 	if r != nil {
-		s = r.State()
+		s = r.committed()
 	}
 	b.staged[runID] = &s
 	return &s
@@ -122,22 +131,30 @@ func (b *batch) push(id events.Identity, drafts []events.Draft) error {
 func (b *batch) appendFor(req *appendReq) {
 	if _, live := b.w.runs[req.runID]; !live {
 		// Only runs that ended leave the worker; nothing more is appended to them.
-		b.refused = append(b.refused, refusal{req, ErrRunEnded})
+		b.refuse(req, ErrRunEnded)
+		return
+	}
+	if err := req.run.asyncErr(); err != nil {
+		b.refuse(req, err) // an earlier post of the run was refused
 		return
 	}
 	st := b.state(req.runID)
 	switch {
 	case st.Status.Terminal():
-		b.refused = append(b.refused, refusal{req, ErrRunEnded})
+		b.refuse(req, ErrRunEnded)
 		return
 	case req.opts.IfNoPending && len(st.Pending) > 0:
-		b.refused = append(b.refused, refusal{req, ErrPendingCommands})
+		b.refuse(req, ErrPendingCommands)
 		return
 	}
 	id := events.Identity{RunID: st.RunID, TenantID: st.TenantID, PlatformSessionID: st.PlatformSessionID}
 	if err := b.push(id, req.drafts); err != nil {
 		b.w.log.Error("engine append refused by the state machine", zap.String("run_id", req.runID), zap.Error(err))
-		b.refused = append(b.refused, refusal{req, err})
+		b.refuse(req, err)
+		return
+	}
+	if req.posted || req.opts.NoWait {
+		b.fold(req)
 		return
 	}
 	b.replies = append(b.replies, req)
@@ -150,7 +167,7 @@ func (b *batch) commit() {
 	free := map[string]bool{}
 	for id, st := range b.staged {
 		r := b.w.run(id)
-		before := r.State().Status
+		before := r.committed().Status
 		b.w.placed(r, b)
 		r.setState(*st, b.sealed[id], b.sizes[id])
 		if st.Status.Terminal() && !before.Terminal() {
@@ -161,12 +178,22 @@ func (b *batch) commit() {
 			b.w.armExpiry(*st)
 		}
 	}
+	for _, id := range b.started {
+		// Its key was free at admission; it holds it before any run of
+		// this batch that waits for the key is scheduled.
+		r := b.w.runs[id]
+		b.w.hold(r)
+		r.setStartProfile(b.profiles[id])
+	}
 	for _, id := range b.enqueue {
 		b.w.enqueue(b.w.runs[id])
-		free[sandboxKey(b.w.runs[id].State())] = true
+		free[sandboxKey(b.w.runs[id].committed())] = true
 	}
 	for k := range free {
 		b.w.schedule(k)
+	}
+	for _, id := range b.started {
+		b.w.startEngine(b.w.runs[id])
 	}
 	for _, req := range b.replies {
 		req.done <- appendResult{state: *b.staged[req.runID]}
@@ -188,9 +215,13 @@ func (b *batch) finish() {
 }
 
 func (b *batch) fail(err error) {
+	lost := fmt.Errorf("%w: %w", kafka.ErrPartitionLost, err)
 	for _, req := range b.replies {
-		req.done <- appendResult{err: fmt.Errorf("%w: %w", kafka.ErrPartitionLost, err)}
+		req.done <- appendResult{err: lost}
 	}
-	b.replies = nil
+	for _, r := range b.folded {
+		r.loseAppend(lost)
+	}
+	b.replies, b.folded = nil, nil
 	b.finish()
 }

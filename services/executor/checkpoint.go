@@ -110,10 +110,10 @@ const maxLag = 256
 // days, and its checkpoint must not hold back where a new owner reads from.
 func (b *batch) mayLag(id string, st events.RunState) bool {
 	r, ok := b.w.runs[id]
-	if !ok || st.Status != events.StatusRunning || r.State().Status != events.StatusRunning {
+	if !ok || st.Status != events.StatusRunning || r.committed().Status != events.StatusRunning {
 		return false
 	}
-	cp := r.State().LastSeq // not lagging: the committed state is checkpointed
+	cp := r.committed().LastSeq // not lagging: the committed state is checkpointed
 	if l, ok := b.lagging[id]; ok {
 		cp = l.Seq
 	}
@@ -261,7 +261,7 @@ func (b *batch) checkpoints() error {
 		st := *b.state(id)
 		if b.mayLag(id, st) {
 			if _, ok := b.lagging[id]; !ok {
-				b.lagging[id] = lag{From: w.eventsEnd, Seq: w.runs[id].State().LastSeq}
+				b.lagging[id] = lag{From: w.eventsEnd, Seq: w.runs[id].committed().LastSeq}
 			}
 			continue
 		}
@@ -338,7 +338,7 @@ func (b *batch) base() (int, error) {
 		if _, ok := b.cpIdx[id]; ok {
 			continue // written above
 		}
-		st := r.State()
+		st := r.committed()
 		if s, ok := b.staged[id]; ok {
 			st = *s // a lagging run this batch appended deltas to
 		}
@@ -473,7 +473,7 @@ func (w *partitionWorker) evictEnded(b *batch) {
 const recentCap = 256
 
 func (w *partitionWorker) keepRecent(r *Run) {
-	if r == nil || r.State().LastSeq == 0 {
+	if r == nil || r.committed().LastSeq == 0 {
 		return
 	}
 	if _, ok := w.recent[r.id]; !ok {

@@ -65,9 +65,12 @@ func (w *partitionWorker) drive(r *Run) error {
 		}
 		return w.ex.engine.Execute(w.ctx, r, *p)
 	}
-	p, err := w.frozenProfile(r)
-	if err != nil {
-		return err
+	p, ok := r.takeStartProfile()
+	if !ok {
+		var err error
+		if p, err = w.frozenProfile(r); err != nil {
+			return err
+		}
 	}
 	if st.Status == events.StatusRunning && r.lost {
 		if err := w.restore(r); err != nil {

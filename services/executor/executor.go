@@ -34,6 +34,11 @@ type Config struct {
 	// one transaction. Default 256: large enough to amortise a commit over
 	// many runs, small enough to keep a transaction well under a megabyte.
 	MaxBatch int
+	// Linger is how long a batch that holds only appends nobody waits for
+	// (AppendOptions.NoWait, Run.Post) waits for more before it commits: an
+	// append that waits, a command or a full batch commits it at once.
+	// Default 5ms; negative: none.
+	Linger time.Duration
 	// Hooks inject Kafka faults in tests. Nil in production.
 	Hooks *kafka.Hooks
 	// CommandKeys verify every command record (the API signs with the same
@@ -60,6 +65,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.MaxBatch == 0 {
 		c.MaxBatch = 256
+	}
+	if c.Linger == 0 {
+		c.Linger = 5 * time.Millisecond
 	}
 	if c.RememberFinished == 0 {
 		c.RememberFinished = DefaultRememberFinished

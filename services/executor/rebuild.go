@@ -161,7 +161,7 @@ func (w *partitionWorker) adopt(rs *restored) {
 func (w *partitionWorker) resumeAll() {
 	n := 0
 	for _, r := range w.runs {
-		st := r.State()
+		st := r.committed()
 		if st.Status == events.StatusRunning || st.Status == events.StatusPaused && len(st.Pending) > 0 {
 			w.startEngine(r)
 			n++

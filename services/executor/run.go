@@ -10,6 +10,7 @@ import (
 	"github.com/xbot-runtime/xbot/commands"
 	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/infra/kafka"
+	"github.com/xbot-runtime/xbot/services/engine/profile"
 )
 
 // ErrPendingCommands is returned by a conditional append when commands wait
@@ -41,35 +42,53 @@ type Run struct {
 	history *commands.SessionHistory
 	// logBytes is the size of the run's committed events on the log (the
 	// encoded record values), deltas included.
-	logBytes  int64
-	interrupt context.CancelFunc
-	driving   bool // an engine goroutine owns the run
+	logBytes int64
+	// ahead is what the worker folded for the run but has not committed yet
+	// (ahead.go): the engine goes on from it; the loop reads only the
+	// committed state.
+	ahead ahead
+	// lostAppend is why an append that did not wait was refused or did not
+	// commit; the run's next append fails with it.
+	lostAppend error
+	interrupt  context.CancelFunc
+	driving    bool // an engine goroutine owns the run
 	// lost is set when this executor took the run over while it was running
 	// (a crash or a rebalance): the previous owner may have been mid-step,
 	// so the first drive restores it. Only the loop (at rebuild) and the
 	// driving goroutine touch it.
 	lost  bool
 	again bool // a command arrived that the driving engine may have missed
+	// started is the profile of the snapshot its admission started it with
+	// (startAtAdmission), until its first drive takes it.
+	started *profile.Profile
 }
 
 // ID returns the run id.
 func (r *Run) ID() string { return r.id }
 
-// State returns the committed state of the run.
+// State returns the state of the run: the committed one, followed by what
+// the run's engine appended without waiting (AppendOptions.NoWait) and the
+// worker folded, which commits with the partition's next transaction.
 func (r *Run) State() events.RunState {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.ahead.state != nil {
+		return *r.ahead.state
+	}
 	return r.state
 }
 
-// Events returns the run's committed events, oldest first, except its
-// runtime.item.delta events: the streamed text is repeated (or, past a cap,
-// previewed) by the item's closing event, no engine decision reads it, and
-// keeping it would let one item's output fill the executor's memory. The
+// Events returns the run's events, oldest first, as State sees them, except
+// its runtime.item.delta events: the streamed text is repeated (or, past a
+// cap, previewed) by the item's closing event, no engine decision reads it,
+// and keeping it would let one item's output fill the executor's memory. The
 // slice must not be modified.
 func (r *Run) Events() []events.Envelope {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.ahead.events != nil {
+		return r.ahead.events[:len(r.ahead.events):len(r.ahead.events)]
+	}
 	return r.hist[:len(r.hist):len(r.hist)]
 }
 
@@ -126,12 +145,12 @@ func (r *Run) sessionRefs(eventsEnd int64) *commands.SessionHistory {
 	return &commands.SessionHistory{Runs: runs}
 }
 
-// EventBytes returns the size in bytes of the run's committed events as
-// encoded on the log, every event counted (deltas too).
+// EventBytes returns the size in bytes of the run's events as encoded on
+// the log, every event counted (deltas too), those State sees included.
 func (r *Run) EventBytes() int64 {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.logBytes
+	return r.logBytes + r.ahead.bytes
 }
 
 // setState installs a committed state and the events that led to it, which
@@ -141,6 +160,7 @@ func (r *Run) setState(s events.RunState, added []events.Envelope, addedBytes in
 	defer r.mu.Unlock()
 	r.state = s
 	r.logBytes += addedBytes
+	r.ahead = ahead{} // the batch that folded it committed
 	if s.Status.Terminal() {
 		r.hist, r.loaded = nil, false // nobody drives an ended run; its log stays in Kafka
 		return
@@ -183,12 +203,23 @@ type AppendOptions struct {
 	// IfNoPending refuses the append with ErrPendingCommands when commands
 	// wait for a safe point. Engines set it on appends that end the run.
 	IfNoPending bool
+	// NoWait returns once the drafts are folded, in order, onto the run's
+	// state (State and Events show them), without waiting for their commit:
+	// they join the partition's next transaction. Engines set it on facts
+	// that neither start a side effect nor answer a client; the next append
+	// that waits commits them too, or fails when they did not commit.
+	NoWait bool
 }
 
 // Append appends drafts atomically (all or none) and returns the new state
-// once they are committed. Fold errors mean an engine bug and are returned as
-// is; ownership errors (the partition moved) mean the engine must stop.
+// once they are committed (or, with NoWait, folded). Fold errors mean an
+// engine bug and are returned as is; ownership errors (the partition moved)
+// mean the engine must stop. An earlier append that did not wait and did not
+// commit fails this one.
 func (r *Run) Append(ctx context.Context, opts AppendOptions, drafts ...events.Draft) (events.RunState, error) {
+	if err := r.asyncErr(); err != nil {
+		return r.State(), err
+	}
 	req := &appendReq{run: r, runID: r.id, drafts: drafts, opts: opts, done: make(chan appendResult, 1)}
 	if err := r.worker.submit(ctx, req); err != nil {
 		return r.State(), err

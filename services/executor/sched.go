@@ -32,7 +32,7 @@ func sandboxKey(st events.RunState) string { return commands.SandboxKeyString(st
 
 // enqueue appends a newly accepted run to its key's queue.
 func (w *partitionWorker) enqueue(r *Run) {
-	k := sandboxKey(r.State())
+	k := sandboxKey(r.committed())
 	q := w.keys[k]
 	if q == nil {
 		q = &keyQueue{}
@@ -44,7 +44,7 @@ func (w *partitionWorker) enqueue(r *Run) {
 // hold records a run that is already active (found running or paused when
 // the partition was rebuilt).
 func (w *partitionWorker) hold(r *Run) {
-	k := sandboxKey(r.State())
+	k := sandboxKey(r.committed())
 	q := w.keys[k]
 	if q == nil {
 		q = &keyQueue{}
@@ -77,7 +77,7 @@ func (w *partitionWorker) schedule(k string) {
 		id := q.queued[0]
 		q.queued = q.queued[1:]
 		r, ok := w.runs[id]
-		if !ok || r.State().Status != events.StatusQueued {
+		if !ok || r.committed().Status != events.StatusQueued {
 			continue // cancelled while it waited
 		}
 		q.holder = id

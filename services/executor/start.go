@@ -23,14 +23,56 @@ func (w *partitionWorker) start(r *Run) (*profile.Profile, error) {
 			Payload: events.RunFailedPayload{ErrorCode: events.FailInternal, Message: err.Error()}})
 		return nil, aerr
 	}
+	drafts, err := w.startDrafts(snap)
+	if err != nil {
+		return nil, err
+	}
+	// Nothing waits for the start's commit: the engine's first side effect
+	// (a tool call's start) or answer (a pause, the run's end) commits it.
+	if _, err := r.Append(w.ctx, AppendOptions{NoWait: true}, drafts...); err != nil {
+		return nil, err
+	}
+	return &snap.Profile, nil
+}
+
+// startDrafts are the events that start a run with snapshot snap.
+func (w *partitionWorker) startDrafts(snap profile.Snapshot) ([]events.Draft, error) {
 	frozen, err := snap.Freeze()
 	if err != nil {
 		return nil, err
 	}
-	if _, err := r.Append(w.ctx, AppendOptions{}, events.Draft{Type: events.CapabilitySnapshotFrozen, Payload: frozen}, started); err != nil {
-		return nil, err
+	return []events.Draft{{Type: events.CapabilitySnapshotFrozen, Payload: frozen},
+		{Type: events.RunStarted, Payload: events.RunStartedPayload{ExecutorID: w.ex.cfg.ID}}}, nil
+}
+
+// startAtAdmission starts a run the batch just accepted, in the admission's
+// transaction, when its sandbox key is free: no run holds it, none waits for
+// it, and no earlier run of this batch asked for it, so the key's FIFO holds.
+// It returns false when the run waits for its key (or its snapshot cannot be
+// made now): the scheduler starts it, as any queued run, after the commit.
+func (b *batch) startAtAdmission(runID string) bool {
+	st := b.state(runID)
+	k := sandboxKey(*st)
+	if q := b.w.keys[k]; q != nil && (q.holder != "" || len(q.queued) > 0) || b.keyTaken[k] {
+		b.keyTaken[k] = true
+		return false
 	}
-	return &snap.Profile, nil
+	b.keyTaken[k] = true
+	snap, err := b.w.ex.snapshot(*st)
+	if err != nil {
+		return false // the scheduler's start records why it cannot start
+	}
+	drafts, err := b.w.startDrafts(snap)
+	if err == nil {
+		err = b.push(events.Identity{RunID: runID, TenantID: st.TenantID, PlatformSessionID: st.PlatformSessionID}, drafts)
+	}
+	if err != nil {
+		b.w.log.Error("starting an accepted run failed", zap.String("run_id", runID), zap.Error(err))
+		return false
+	}
+	b.started = append(b.started, runID)
+	b.profiles[runID] = snap.Profile
+	return true
 }
 
 // frozenProfile is the profile of the run's capability snapshot; a run that
@@ -66,4 +108,23 @@ func (w *partitionWorker) restore(r *Run) error {
 	}
 	r.lost = false
 	return nil
+}
+
+func (r *Run) setStartProfile(p profile.Profile) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.started = &p
+}
+
+// takeStartProfile returns, once, the profile the run was started with at
+// admission.
+func (r *Run) takeStartProfile() (profile.Profile, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	p := r.started
+	r.started = nil
+	if p == nil {
+		return profile.Profile{}, false
+	}
+	return *p, true
 }

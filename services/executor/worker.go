@@ -47,6 +47,7 @@ type appendReq struct {
 	runID  string
 	drafts []events.Draft
 	opts   AppendOptions
+	posted bool // Run.Post: nobody waits for the answer
 	done   chan appendResult
 }
 
@@ -95,6 +96,10 @@ func (w *partitionWorker) loop() {
 		for _, m := range msgs {
 			b.add(m)
 		}
+		if !w.linger(b, len(msgs)) {
+			b.fail(kafka.ErrPartitionLost)
+			return
+		}
 		if len(b.recs) == 0 && b.err == nil {
 			b.finish()
 			continue
@@ -122,6 +127,28 @@ func (w *partitionWorker) loop() {
 		b.commit()
 		b.finish()
 	}
+}
+
+// linger keeps folding into b, which holds n messages, while it holds only
+// appends nobody waits for: until one that needs its commit arrives, the
+// batch is full or Linger passed. It returns false when the worker stops.
+func (w *partitionWorker) linger(b *batch, n int) bool {
+	if b.urgent || len(b.recs) == 0 || w.ex.cfg.Linger < 0 {
+		return true
+	}
+	t := time.NewTimer(w.ex.cfg.Linger)
+	defer t.Stop()
+	for ; !b.urgent && n < w.ex.cfg.MaxBatch; n++ {
+		select {
+		case m := <-w.inbox:
+			b.add(m)
+		case <-t.C:
+			return true
+		case <-w.ctx.Done():
+			return false
+		}
+	}
+	return true
 }
 
 // drain takes whatever else is waiting, up to MaxBatch messages.
@@ -154,6 +181,9 @@ func (w *partitionWorker) failWaiting() {
 		select {
 		case m := <-w.inbox:
 			if r, ok := m.(*appendReq); ok {
+				if r.posted {
+					r.run.loseAppend(kafka.ErrPartitionLost)
+				}
 				r.done <- appendResult{err: kafka.ErrPartitionLost}
 			}
 		default:

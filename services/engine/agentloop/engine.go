@@ -49,8 +49,9 @@ type Config struct {
 	// Log is the engine's logger. Required.
 	Log *zap.Logger
 	// FlushInterval and FlushBytes coalesce streamed text into item deltas:
-	// a delta is appended when this much time passed since the last one or
-	// this many bytes are buffered. Defaults 50ms and 256.
+	// an item's first text is appended at once, later text when this much
+	// time passed since the last delta or this many bytes are buffered.
+	// Defaults 50ms and 256.
 	FlushInterval time.Duration
 	FlushBytes    int
 }

@@ -158,6 +158,7 @@ type streamer struct {
 	reasoningID, assistantID string
 	reasoning, text          string
 	cur                      string // item receiving deltas
+	curSent                  bool   // a delta of cur was appended
 	buf                      string
 	lastFlush                int64 // unix ms
 }
@@ -200,7 +201,7 @@ func (s *streamer) ensureAssistant() {
 func (s *streamer) start(id string, t events.ItemType) {
 	s.flushNow()
 	s.appendDrafts(events.Draft{Type: events.ItemStarted, ItemID: id, Payload: events.ItemStartedPayload{ItemType: t}})
-	s.cur = id
+	s.cur, s.curSent = id, false
 }
 
 func (s *streamer) push(text string) {
@@ -208,23 +209,30 @@ func (s *streamer) push(text string) {
 		return // the item's closing event keeps the text; the run fails after this response
 	}
 	s.buf += text
-	if len(s.buf) >= s.r.e.cfg.FlushBytes || nowMs()-s.lastFlush >= s.r.e.cfg.FlushInterval.Milliseconds() {
+	// The item's first text goes out at once; later text is coalesced.
+	if !s.curSent || len(s.buf) >= s.r.e.cfg.FlushBytes || nowMs()-s.lastFlush >= s.r.e.cfg.FlushInterval.Milliseconds() {
 		s.flushNow()
 	}
 }
 
+// flushNow appends the buffered text as a delta of the current item. Nothing
+// waits for a delta's commit: it joins the partition's next transaction.
 func (s *streamer) flushNow() {
-	if s.buf != "" && s.cur != "" {
-		s.appendDrafts(events.Draft{Type: events.ItemDelta, ItemID: s.cur, Payload: events.ItemDeltaPayload{Delta: s.buf}})
+	if s.buf != "" && s.cur != "" && s.err == nil {
+		s.err = s.r.run.Post(s.ctx, events.Draft{Type: events.ItemDelta, ItemID: s.cur, Payload: events.ItemDeltaPayload{Delta: s.buf}})
+		s.curSent = true
 	}
 	s.buf, s.lastFlush = "", nowMs()
 }
 
+// appendDrafts appends the response's items without waiting for their
+// commit: no side effect starts and no client is answered on them; the
+// tool call's start or the run's end that follows waits for them.
 func (s *streamer) appendDrafts(drafts ...events.Draft) {
 	if s.err != nil {
 		return
 	}
-	_, s.err = s.r.run.Append(s.ctx, executor.AppendOptions{}, drafts...)
+	_, s.err = s.r.run.Append(s.ctx, executor.AppendOptions{NoWait: true}, drafts...)
 }
 
 func (s *streamer) flush() error {

@@ -1,8 +1,6 @@
 package agentloop
 
 import (
-	"encoding/json"
-
 	"github.com/xbot-runtime/xbot/services/engine/model"
 
 	"github.com/xbot-runtime/xbot/events"
@@ -54,16 +52,14 @@ func analyzeItems(order []*item, evs []events.Envelope) progress {
 				continue
 			}
 			p.turns++
-			var data events.AssistantData
-			_ = json.Unmarshal(it.end, &data)
-			p.last = &response{itemID: it.id, text: it.content, calls: data.ToolCalls}
+			p.last = &response{itemID: it.id, text: it.content, calls: it.assistantData().ToolCalls}
 			p.inputAfter = false
 			started = map[string]bool{}
 		case events.ItemUserMessage:
 			p.inputAfter = true
 		default:
-			var call events.ToolCallData
-			if it.start == nil || json.Unmarshal(it.start, &call) != nil || call.ToolCallID == "" {
+			call, ok := it.toolCall()
+			if !ok || call.ToolCallID == "" {
 				continue
 			}
 			p.toolCalls++
@@ -134,7 +130,7 @@ func (r *execution) progress() progress {
 func (r *execution) project(session [][]events.Envelope) []model.Message {
 	evs := r.run.Events()
 	if r.memo.projectLen != len(evs) || len(evs) == 0 {
-		r.memo.project, r.memo.projectLen = Project(r.p.SystemPrompt, session, evs), len(evs)
+		r.memo.project, r.memo.projectLen = projectFolded(r.p.SystemPrompt, session, evs, &r.memo.fold), len(evs)
 	}
 	return r.memo.project
 }

@@ -1,7 +1,6 @@
 package agentloop
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/xbot-runtime/xbot/events"
@@ -31,19 +30,6 @@ func Project(systemPrompt string, session [][]events.Envelope, run []events.Enve
 		msgs = append(msgs, projectRun(evs)...)
 	}
 	return append(msgs, projectRun(run)...)
-}
-
-// item is what the projector knows of one item.
-type item struct {
-	id      string
-	typ     events.ItemType
-	status  string // started | completed | truncated | failed | awaiting_approval
-	content string // started content, then final content
-	start   json.RawMessage
-	end     json.RawMessage
-	errCode string
-	errMsg  string
-	last    int64 // seq of the item's latest event
 }
 
 // itemRelevant says whether items reads events of type t.
@@ -110,6 +96,7 @@ func (it *item) apply(p any) {
 	switch v := p.(type) {
 	case *events.ItemCompletedPayload:
 		it.status, it.content, it.end = events.ItemStatusCompleted, v.Content, v.Data
+		it.asst, it.res = nil, nil
 		if v.Status == events.ItemStatusTruncated {
 			it.status = events.ItemStatusTruncated
 		}
@@ -122,6 +109,28 @@ func (it *item) apply(p any) {
 
 func projectRun(evs []events.Envelope) []model.Message {
 	order, _, input := items(evs)
+	return projectOrder(order, input)
+}
+
+// projectFolded is Project of run, whose items f has folded: an execution
+// keeps one fold of its run (memo) instead of decoding the log again.
+func projectFolded(systemPrompt string, session [][]events.Envelope, run []events.Envelope, f *itemFold) []model.Message {
+	if latestCompaction(run) != nil {
+		return Project(systemPrompt, session, run)
+	}
+	var msgs []model.Message
+	if systemPrompt != "" {
+		msgs = append(msgs, model.Message{Role: model.RoleSystem, Content: systemPrompt})
+	}
+	for _, evs := range session {
+		msgs = append(msgs, projectRun(evs)...)
+	}
+	f.add(run)
+	return append(msgs, projectOrder(f.order, f.input)...)
+}
+
+// projectOrder projects a run's input and its items.
+func projectOrder(order []*item, input string) []model.Message {
 	var msgs []model.Message
 	if input != "" {
 		msgs = append(msgs, model.Message{Role: model.RoleUser, Content: input})
@@ -180,8 +189,7 @@ func projectCompacted(run []events.Envelope, c *events.ContextCompactedPayload) 
 			continue
 		}
 		open[it.id] = true
-		var call events.ToolCallData
-		if it.start != nil && json.Unmarshal(it.start, &call) == nil && call.ResponseItemID != "" {
+		if call, ok := it.toolCall(); ok && call.ResponseItemID != "" {
 			open[call.ResponseItemID] = true
 		}
 	}
@@ -218,8 +226,7 @@ func assistant(it *item, results map[string]map[string]string) []model.Message {
 	default:
 		return nil // failed or never finished: the model call is repeated, not remembered
 	}
-	var data events.AssistantData
-	_ = json.Unmarshal(it.end, &data)
+	data := it.assistantData()
 	if it.content == "" && len(data.ToolCalls) == 0 {
 		return nil
 	}
@@ -241,8 +248,8 @@ func assistant(it *item, results map[string]map[string]string) []model.Message {
 func toolResults(order []*item) map[string]map[string]string {
 	out := map[string]map[string]string{}
 	for _, it := range order {
-		var call events.ToolCallData
-		if it.start == nil || json.Unmarshal(it.start, &call) != nil || call.ToolCallID == "" {
+		call, ok := it.toolCall()
+		if !ok || call.ToolCallID == "" {
 			continue
 		}
 		if out[call.ResponseItemID] == nil {
@@ -256,8 +263,7 @@ func toolResults(order []*item) map[string]map[string]string {
 func resultText(it *item) string {
 	switch it.status {
 	case events.ItemStatusCompleted, events.ItemStatusTruncated:
-		var res events.ToolResultData
-		if json.Unmarshal(it.end, &res) == nil && res.Output != "" {
+		if res, ok := it.toolResult(); ok && res.Output != "" {
 			return res.Output
 		}
 		return it.content

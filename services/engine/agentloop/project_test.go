@@ -3,6 +3,7 @@ package agentloop
 import (
 	"encoding/json"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/xbot-runtime/xbot/events"
@@ -140,6 +141,13 @@ func checkGolden(t *testing.T, cases map[string]func(t *testing.T) ([][]events.E
 			}
 			eventstest.Golden(t, filepath.Join("testdata", "project."+name+".golden.json"), append(got, '\n'))
 			assertProviderValid(t, Project("", session, run))
+			// An execution projects from one fold it grows with the log.
+			var f itemFold
+			for n := range len(run) + 1 {
+				if got, want := projectFolded("p", session, run[:n], &f), Project("p", session, run[:n]); !reflect.DeepEqual(got, want) {
+					t.Errorf("after %d events the folded projection is\n%+v\nwant\n%+v", n, got, want)
+				}
+			}
 		})
 	}
 }

@@ -8,7 +8,6 @@ import (
 
 	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/services/engine/profile"
-	"github.com/xbot-runtime/xbot/services/executor"
 )
 
 // outputStream coalesces a tool's streamed output into deltas of its item,
@@ -28,6 +27,7 @@ type outputStream struct {
 
 	mu        sync.Mutex
 	buf       string
+	sent      bool // a delta was appended
 	lastFlush int64
 	text      int   // output bytes streamed (appended or buffered)
 	cost      int   // log bytes charged for the appended deltas
@@ -54,7 +54,8 @@ func (o *outputStream) write(_, chunk string) {
 	}
 	o.buf += chunk
 	o.text += len(chunk)
-	if len(o.buf) >= o.r.e.cfg.FlushBytes || nowMs()-o.lastFlush >= o.r.e.cfg.FlushInterval.Milliseconds() {
+	// The item's first output goes out at once; later output is coalesced.
+	if !o.sent || len(o.buf) >= o.r.e.cfg.FlushBytes || nowMs()-o.lastFlush >= o.r.e.cfg.FlushInterval.Milliseconds() {
 		o.flushLocked()
 	}
 }
@@ -69,11 +70,14 @@ func runeCut(s string, n int) int {
 	return n
 }
 
+// flushLocked appends the buffered output as a delta; nothing waits for its
+// commit (the item's closing event does).
 func (o *outputStream) flushLocked() {
 	if o.buf != "" && o.err == nil {
-		_, o.err = o.r.run.Append(o.ctx, executor.AppendOptions{}, events.Draft{Type: events.ItemDelta, ItemID: o.id,
+		o.err = o.r.run.Post(o.ctx, events.Draft{Type: events.ItemDelta, ItemID: o.id,
 			Payload: events.ItemDeltaPayload{Delta: o.buf}})
 		o.cost += len(o.buf) + profile.DeltaEnvelopeBytes
+		o.sent = true
 	}
 	o.buf, o.lastFlush = "", nowMs()
 }

@@ -99,7 +99,8 @@ func (r *execution) toolStage(ctx context.Context, pr progress) error {
 		}
 	}
 	if len(blocked) > 0 {
-		if _, err := r.run.Append(ctx, executor.AppendOptions{}, blocked...); err != nil {
+		// No tool runs and nobody is answered: the next append that waits commits them.
+		if _, err := r.run.Append(ctx, executor.AppendOptions{NoWait: true}, blocked...); err != nil {
 			return err
 		}
 	}
@@ -276,6 +277,7 @@ func (r *execution) call(ctx, step context.Context, pc pendingCall) (asked bool,
 	id := toolItemID(pc.responseID, c.ID)
 	tool, args, bad := r.prepare(c)
 	if pc.itemID == "" {
+		// The start is durable before the tool runs: this append waits.
 		if _, err := r.run.Append(ctx, executor.AppendOptions{}, events.Draft{Type: events.ItemStarted, ItemID: id,
 			Payload: r.startData(pc)}); err != nil {
 			return false, err

@@ -1,0 +1,191 @@
+package systemtest_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"go.uber.org/zap"
+
+	"github.com/xbot-runtime/xbot/commands"
+	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
+	"github.com/xbot-runtime/xbot/infra/devstack/kafkatest"
+	"github.com/xbot-runtime/xbot/infra/kafka"
+	"github.com/xbot-runtime/xbot/services/engine/profile"
+	"github.com/xbot-runtime/xbot/services/stack"
+)
+
+// BenchmarkExecutorAlone measures events/s through the executor alone: b.N
+// signed creates (one sandbox key each; three no-op tool turns, then a
+// streamed answer from a zero-latency scripted model) are produced to the commands
+// topic, and a read_committed consumer of the events topic counts events
+// until every run has completed; no API, no projector. In the same run, the
+// same event records (keys and values) are then written by one raw franz-go
+// transactional producer, 50 per transaction, as BenchmarkRawTransactionalProduce
+// does: ratio-% is the executor's events/s over that raw produce's.
+// cpu-µs/event is the process's CPU (executor, kfake, consumer) per event,
+// raw-cpu-µs/event the raw produce's; txns/run is the executor's transactions that wrote events (commit markers
+// on the events topic) per run; events/txn their average size.
+func BenchmarkExecutorAlone(b *testing.B) {
+	kcfg := kafkatest.NewCluster(b, 12).Config().WithDefaults()
+	turn := profile.Turn{ToolCalls: []profile.ScriptedCall{{Name: "noop", Arguments: "{}"}}}
+	cat, err := profile.NewCatalog(profile.Profile{ID: "exec", Model: profile.ModelScripted, Tools: []string{"noop"},
+		Script: []profile.Turn{turn, turn, turn, {Text: "a quick scripted answer!", ChunkChars: 8}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	st, err := stack.Start(ctx, stack.Options{Kafka: kcfg, Profiles: cat, Logger: zap.NewNop(),
+		Components: []stack.Component{stack.Executor}, Tools: noopRegistry(b)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Stop(ctx)
+	eventually.Holds(b, 30*time.Second, "executor owns every partition", func() bool {
+		return len(st.Executor.Partitions()) == 12
+	})
+	creates := signedCreates(b, st, kcfg, b.N)
+	prod, err := kafka.NewClient(kcfg, kgo.DefaultProduceTopic(kcfg.CommandsTopic()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer prod.Close()
+	cons, err := kafka.NewClient(kcfg, kgo.ConsumeTopics(kcfg.EventsTopic()), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.KeepControlRecords(), kgo.FetchMaxWait(10*time.Millisecond))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cons.Close()
+
+	b.ResetTimer()
+	start, cpu0 := time.Now(), processCPU(b)
+	for _, rec := range creates {
+		prod.Produce(ctx, rec, func(_ *kgo.Record, err error) {
+			if err != nil {
+				b.Errorf("produce a create: %v", err)
+			}
+		})
+	}
+	out := countEvents(b, cons, b.N)
+	elapsed, cpu := time.Since(start), processCPU(b)-cpu0
+	b.StopTimer()
+
+	cpu0 = processCPU(b)
+	raw := rawTransactionalProduce(b, kcfg, out.recs)
+	rawCPU := processCPU(b) - cpu0
+	execRate := float64(len(out.recs)) / elapsed.Seconds()
+	// CPU per event moves less than wall time on a shared machine.
+	b.ReportMetric(float64(cpu.Microseconds())/float64(len(out.recs)), "cpu-µs/event")
+	b.ReportMetric(float64(rawCPU.Microseconds())/float64(len(out.recs)), "raw-cpu-µs/event")
+	b.ReportMetric(execRate, "events/s")
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "runs/s")
+	b.ReportMetric(raw, "raw-events/s")
+	b.ReportMetric(100*execRate/raw, "ratio-%")
+	b.ReportMetric(float64(out.txns)/float64(b.N), "txns/run")
+	b.ReportMetric(float64(len(out.recs))/float64(max(out.txns, 1)), "events/txn")
+}
+
+// signedCreates builds n signed CreateRun records, each on a sandbox key of
+// its own so that the runs run concurrently.
+func signedCreates(b *testing.B, st *stack.Stack, kcfg kafka.Config, n int) []*kgo.Record {
+	recs := make([]*kgo.Record, 0, n)
+	for i := range n {
+		key := fmt.Sprintf("exec-bench-%d-%d", n, i)
+		sk := events.SandboxKey{TenantID: tenant, WorkspaceID: "w", AgentID: "exec", OwnerID: key}
+		hdr := commands.Header{RunID: commands.RunIDFor(tenant, key, sk, 12), TenantID: tenant,
+			Actor: events.Actor{Type: "user", ID: "u"}, IdempotencyKey: key}
+		c, err := commands.New(commands.CreateRun, hdr, commands.CreateRunPayload{AgentID: "exec",
+			Input: events.UserInput{Content: "go"}, SandboxKey: sk})
+		if err != nil {
+			b.Fatal(err)
+		}
+		raw, err := json.Marshal(c)
+		if err != nil {
+			b.Fatal(err)
+		}
+		rec := &kgo.Record{Topic: kcfg.CommandsTopic(), Key: []byte(c.RunID), Value: raw}
+		for k, v := range st.CommandKeys().Sign(c.RunID, raw) {
+			rec.Headers = append(rec.Headers, kgo.RecordHeader{Key: k, Value: []byte(v)})
+		}
+		recs = append(recs, rec)
+	}
+	return recs
+}
+
+// consumed is what countEvents saw: the event records and the transactions
+// (commit markers) they came in.
+type consumed struct {
+	recs []*kgo.Record
+	txns int
+}
+
+// countEvents reads the events topic until runs runs have completed.
+func countEvents(b *testing.B, cons *kgo.Client, runs int) consumed {
+	var out consumed
+	completed := []byte(`"` + events.RunCompleted + `"`)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	for done := 0; done < runs; {
+		fs := cons.PollFetches(ctx)
+		if ctx.Err() != nil {
+			b.Fatalf("%d of %d runs completed: %v", done, runs, ctx.Err())
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			if r.Attrs.IsControl() {
+				out.txns++
+				return
+			}
+			out.recs = append(out.recs, r)
+			if bytes.Contains(r.Value, completed) {
+				done++
+			}
+		})
+	}
+	return out
+}
+
+// processCPU is the user and system time this process has used: the
+// executor's, kfake's and the consumer's, all in this process.
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// rawTransactionalProduce writes recs' keys and values to a topic of their
+// own with one transactional producer, 50 records per transaction, and
+// returns its records/s.
+func rawTransactionalProduce(b *testing.B, kcfg kafka.Config, recs []*kgo.Record) float64 {
+	prod, err := kafka.NewClient(kcfg, append([]kgo.Opt{kgo.TransactionalID(kcfg.Group("raw-exec-bench")),
+		kgo.DefaultProduceTopic(kcfg.TopicPrefix + "raw-exec"), kgo.AllowAutoTopicCreation()}, kafka.WriterTuning()...)...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer prod.Close()
+	ctx := context.Background()
+	const perTxn = 50
+	start := time.Now()
+	for i := 0; i < len(recs); {
+		if err := prod.BeginTransaction(); err != nil {
+			b.Fatal(err)
+		}
+		for end := min(i+perTxn, len(recs)); i < end; i++ {
+			prod.Produce(ctx, &kgo.Record{Key: recs[i].Key, Value: recs[i].Value}, nil)
+		}
+		if err := prod.Flush(ctx); err != nil {
+			b.Fatal(err)
+		}
+		if err := prod.EndTransaction(ctx, kgo.TryCommit); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return float64(len(recs)) / time.Since(start).Seconds()
+}
