@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/projections/uistream"
@@ -78,7 +79,7 @@ func (a *API) findCreatedRun(ctx context.Context, runID string) (RunRecord, erro
 	}
 	f, ok := a.flights.createOf(tenantOf(ctx), runID)
 	if !ok {
-		return run, err
+		return a.findLoggedRun(ctx, runID, err)
 	}
 	if rec, done := f.result(); done && rec.Outcome == string(events.OutcomeRejected) {
 		return run, err
@@ -92,4 +93,51 @@ func (a *API) findCreatedRun(ctx context.Context, runID string) (RunRecord, erro
 		return run, err
 	}
 	return a.findRun(ctx, runID)
+}
+
+// readModelPoll is how often findLoggedRun asks the read model again.
+const readModelPoll = 5 * time.Millisecond
+
+// tailCatchUp bounds how long a run read that finds nothing waits for this
+// instance's tail to show the run: another instance's tail may have
+// answered its create a moment before this one's sees it. Every such 404
+// waits as long, so another tenant's run looks exactly like a missing one.
+const tailCatchUp = 250 * time.Millisecond
+
+// findLoggedRun serves a client that created the run through another
+// instance moments ago (behind a load balancer): when this instance's tail
+// shows, within tailCatchUp, that the run exists for the caller's tenant,
+// the read model is asked again, up to Config.StreamAppearWait, until it
+// has it; notFound otherwise.
+func (a *API) findLoggedRun(ctx context.Context, runID string, notFound error) (RunRecord, error) {
+	deps, err := a.streamDeps()
+	if err != nil {
+		return RunRecord{}, notFound
+	}
+	seen, cancel := context.WithTimeout(ctx, tailCatchUp)
+	ok := deps.hub.AwaitRun(seen, tenantOf(ctx), runID)
+	cancel()
+	if !ok {
+		if ctx.Err() != nil {
+			return RunRecord{}, ctx.Err()
+		}
+		return RunRecord{}, notFound
+	}
+	deadline := time.NewTimer(a.cfg.StreamAppearWait)
+	defer deadline.Stop()
+	tick := time.NewTicker(readModelPoll)
+	defer tick.Stop()
+	for {
+		run, err := a.findRun(ctx, runID)
+		if !errors.Is(err, errRunNotFound) {
+			return run, err
+		}
+		select {
+		case <-ctx.Done():
+			return RunRecord{}, ctx.Err()
+		case <-deadline.C:
+			return RunRecord{}, notFound
+		case <-tick.C:
+		}
+	}
 }

@@ -96,6 +96,33 @@ func TestARunIsReadableRightAfterItsCreateIsAnswered(t *testing.T) {
 	}
 }
 
+// TestARunCreatedThroughOneInstanceIsReadableThroughAnother: behind a load
+// balancer the read after a create may reach another API instance, whose
+// tail shows the run on the log before the read model has it.
+func TestARunCreatedThroughOneInstanceIsReadableThroughAnother(t *testing.T) {
+	t.Parallel()
+	e, st, _ := agentEnv(t, echoAgent())
+	other := e.startWith("api-2", func(o *stack.Options) { o.Components = []stack.Component{stack.API} })
+	startStreams(t, e, st)
+	startStreams(t, e, other)
+	c, c2 := apiOf(t, st), apiOf(t, other)
+	for i := range 30 {
+		res := createRun(t, c, client.CreateRunRequest{AgentID: "chat", Input: client.UserInput{Content: "hi"}}, fmt.Sprintf("lb-%d", i))
+		if res.Outcome != client.OutcomeAccepted {
+			t.Fatalf("create: %+v", res)
+		}
+		var err error
+		if i%2 == 0 {
+			_, err = c2.GetRun(t.Context(), res.RunID)
+		} else {
+			_, err = c2.ListEvents(t.Context(), res.RunID, 0, 10)
+		}
+		if err != nil {
+			t.Fatalf("try %d: run %s created through one instance, read through another: %v", i, res.RunID, err)
+		}
+	}
+}
+
 func TestAStreamOfAnotherTenantsRunIs404LikeAMissingOne(t *testing.T) {
 	t.Parallel()
 	e, st, _ := agentEnv(t, echoAgent())
