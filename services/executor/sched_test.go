@@ -55,18 +55,30 @@ func TestRunsOfOneSandboxKeyTakeTurns(t *testing.T) {
 	})
 	h.send(cancelRun(t, "acme", a2.RunID, "cancel-a2")) // a queued run: cancelled at once, never started
 	h.waitFor("a2 cancelled", statusIs(a2.RunID, events.StatusCancelled))
-	h.send(cancelRun(t, "acme", a1.RunID, "cancel-a1")) // the holder: its end frees the key for a3
-	h.waitFor("a3 and b1 completed", func(m map[string]events.RunState) bool {
+	// The holder: its end frees the key for a3. Its script may also end
+	// before the cancel lands (a real broker's commits take longer than the
+	// script's pauses); then the cancel has no effect and the run's
+	// completion frees the key instead.
+	h.send(cancelRun(t, "acme", a1.RunID, "cancel-a1"))
+	states := h.waitFor("a3 and b1 completed", func(m map[string]events.RunState) bool {
 		return m[a3.RunID].Status == events.StatusCompleted && m[b1.RunID].Status == events.StatusCompleted &&
-			m[a1.RunID].Status == events.StatusCancelled
+			m[a1.RunID].Status.Terminal()
 	})
+	end := events.RunCancelled
+	if states[a1.RunID].Status == events.StatusCompleted {
+		end = events.RunCompleted
+	}
 	if at(t, h, a2.RunID, events.RunStarted) != 0 {
 		t.Error("a2 started although it was cancelled while it waited")
 	}
-	if started, released := at(t, h, a3.RunID, events.RunStarted), at(t, h, a1.RunID, events.RunCancelled); started < released {
+	released := at(t, h, a1.RunID, end)
+	if released == 0 {
+		t.Fatalf("a1 is %s without a %s event", states[a1.RunID].Status, end)
+	}
+	if started := at(t, h, a3.RunID, events.RunStarted); started < released {
 		t.Errorf("a3 started at %d, before a1 released the key at %d", started, released)
 	}
-	if started, released := at(t, h, b1.RunID, events.RunStarted), at(t, h, a1.RunID, events.RunCancelled); started >= released {
+	if started := at(t, h, b1.RunID, events.RunStarted); started >= released {
 		t.Errorf("b1, of another key, started at %d, only after a1 ended at %d", started, released)
 	}
 }
