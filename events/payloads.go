@@ -1,6 +1,9 @@
 package events
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"fmt"
+)
 
 // Actor is who issued a command.
 type Actor struct {
@@ -180,6 +183,28 @@ type CommandDuplicatePayload struct {
 	OriginalCode      Code    `json:"originalCode,omitempty"`
 	// Actor is who sent the repeated command; nil in logs written before outcomes kept it.
 	Actor *Actor `json:"actor,omitempty"`
+}
+
+// CommandOutcomeFields are the fields of the runtime.command.* payloads
+// (accepted, rejected, no_effect, applied, duplicate) that a reader of any
+// outcome needs, as plain strings: one shape for every view that turns an
+// outcome event into a command's record.
+type CommandOutcomeFields struct {
+	CommandType       string `json:"commandType"`
+	IdempotencyKey    string `json:"idempotencyKey"`
+	Code              string `json:"code"`
+	Message           string `json:"message"`
+	Reason            string `json:"reason"`
+	OriginalCommandID string `json:"originalCommandId"`
+	OriginalOutcome   string `json:"originalOutcome"`
+	OriginalCode      string `json:"originalCode"`
+	CreatedRunID      string `json:"createdRunId"`
+}
+
+// DuplicateMessage is the message of a command answered duplicate: the
+// command that used its idempotency key first, and that one's outcome.
+func (f CommandOutcomeFields) DuplicateMessage() string {
+	return fmt.Sprintf("idempotency key already used by command %s (%s)", f.OriginalCommandID, f.OriginalOutcome)
 }
 
 // ItemType names a kind of RuntimeItem.

@@ -1,10 +1,6 @@
 package postgres
 
-import (
-	"fmt"
-
-	"github.com/xbot-runtime/xbot/events"
-)
+import "github.com/xbot-runtime/xbot/events"
 
 // The outcomes and codes of the log (events.Outcome, events.Code) as the
 // read model's text columns hold them. createRunType is commands.CreateRun;
@@ -78,17 +74,7 @@ var outcomeOf = map[events.Type]string{
 
 // outcomeRow decodes a runtime.command.* payload into the row it leads to.
 func outcomeRow(e events.Envelope, outcome string) (commandRow, error) {
-	var v struct {
-		CommandType       string `json:"commandType"`
-		IdempotencyKey    string `json:"idempotencyKey"`
-		Code              string `json:"code"`
-		Message           string `json:"message"`
-		Reason            string `json:"reason"`
-		OriginalCommandID string `json:"originalCommandId"`
-		OriginalOutcome   string `json:"originalOutcome"`
-		OriginalCode      string `json:"originalCode"`
-		CreatedRunID      string `json:"createdRunId"`
-	}
+	var v events.CommandOutcomeFields
 	if err := decodePayload(e, &v); err != nil {
 		return commandRow{}, err
 	}
@@ -103,7 +89,7 @@ func outcomeRow(e events.Envelope, outcome string) (commandRow, error) {
 	case outcomeDuplicate:
 		row.code = codeDuplicateCommand
 		row.originalCommandID, row.originalOutcome, row.originalCode = v.OriginalCommandID, v.OriginalOutcome, v.OriginalCode
-		row.message = fmt.Sprintf("idempotency key already used by command %s (%s)", v.OriginalCommandID, v.OriginalOutcome)
+		row.message = v.DuplicateMessage()
 	}
 	return row, nil
 }

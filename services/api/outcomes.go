@@ -75,17 +75,7 @@ func outcomeRecord(r *uistream.Record) (CommandRecord, error) {
 	if err != nil {
 		return CommandRecord{}, err
 	}
-	var v struct {
-		CommandType       string `json:"commandType"`
-		IdempotencyKey    string `json:"idempotencyKey"`
-		Code              string `json:"code"`
-		Message           string `json:"message"`
-		Reason            string `json:"reason"`
-		OriginalCommandID string `json:"originalCommandId"`
-		OriginalOutcome   string `json:"originalOutcome"`
-		OriginalCode      string `json:"originalCode"`
-		CreatedRunID      string `json:"createdRunId"`
-	}
+	var v events.CommandOutcomeFields
 	if len(e.Payload) > 0 {
 		if err := json.Unmarshal(e.Payload, &v); err != nil {
 			return CommandRecord{}, fmt.Errorf("decode %s payload: %w", e.Type, err)
@@ -110,7 +100,7 @@ func outcomeRecord(r *uistream.Record) (CommandRecord, error) {
 		}
 		rec.Outcome, rec.Code = string(events.OutcomeDuplicate), string(events.CodeDuplicateCommand)
 		rec.OriginalCommandID, rec.OriginalOutcome, rec.OriginalCode = v.OriginalCommandID, v.OriginalOutcome, v.OriginalCode
-		rec.Message = fmt.Sprintf("idempotency key already used by command %s (%s)", v.OriginalCommandID, v.OriginalOutcome)
+		rec.Message = v.DuplicateMessage()
 	default:
 		return CommandRecord{}, nil
 	}
