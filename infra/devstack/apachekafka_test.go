@@ -102,7 +102,13 @@ func testEndTxnLatency(ctx context.Context, t *testing.T, k *devstack.ApacheKafk
 func testLeaderKilled(ctx context.Context, t *testing.T, k *devstack.ApacheKafka) {
 	topic := createTopic(ctx, t, k, 1)
 	adm := kadm.NewClient(kafkaClient(t, k))
-	leader := partitionState(ctx, t, adm, topic).Leader
+	// A topic just created may not have elected its leader yet (node ids
+	// start at 1; a partition the metadata does not hold yet reads 0).
+	var leader int32
+	eventually.Holds(t, time.Minute, "the new topic's partition has a leader", func() bool {
+		leader = partitionState(ctx, t, adm, topic).Leader
+		return leader >= 1
+	})
 	p := kafkaClient(t, k, kgo.DefaultProduceTopic(topic), kgo.RequiredAcks(kgo.AllISRAcks()))
 	if err := p.ProduceSync(ctx, kgo.StringRecord("before")).FirstErr(); err != nil {
 		t.Fatal(err)
