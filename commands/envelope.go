@@ -45,6 +45,11 @@ type CreateRunPayload struct {
 	SandboxKey  events.SandboxKey `json:"sandboxKey"`
 	ParentRunID string            `json:"parentRunId,omitempty"`
 	Metadata    map[string]string `json:"metadata,omitempty"`
+	// Options are the per-run options the caller asked for, already
+	// checked against the agent profile and the caller's scopes by the API;
+	// the executor freezes the effective options into the snapshot. Nil:
+	// the profile's defaults.
+	Options *events.RunOptions `json:"options,omitempty"`
 	// SessionGrants are the platform_session grants in force for the run's
 	// session, which its capability snapshot inherits. The runtime sets them
 	// (the API from the read model, the executor for a follow-up); clients
