@@ -180,6 +180,7 @@ func validateCreate(ck *checker, c Envelope, v *CreateRunPayload) {
 	ck.match("payload.sandboxKey.workspaceId", v.SandboxKey.WorkspaceID, keyPattern, "1-160 characters of [A-Za-z0-9._:-]")
 	ck.match("payload.sandboxKey.agentId", v.SandboxKey.AgentID, namePattern, "1-64 characters of [A-Za-z0-9._-]")
 	ck.match("payload.sandboxKey.ownerId", v.SandboxKey.OwnerID, keyPattern, "1-160 characters of [A-Za-z0-9._:-]")
+	ck.options("payload.options", v.Options)
 	if len(v.SessionGrants) > maxSessionGrants {
 		ck.add("payload.sessionGrants", "must have at most %d grants", maxSessionGrants)
 	}

@@ -46,6 +46,10 @@ const (
 	// executor again (half of executor_remember_finished). The run is not
 	// created again; send the new request with a new key.
 	CodeIdempotencyKeyExpired Code = "idempotency_key_expired"
+	// CodeOptionNotAllowed: a per-run option asks for more than the agent's
+	// profile allows (a mode it does not list, network it forbids). Nothing
+	// is downgraded; nothing reached Kafka.
+	CodeOptionNotAllowed Code = "option_not_allowed"
 )
 
 // Codes lists every code.
@@ -54,5 +58,5 @@ func Codes() []Code {
 		CodeDuplicateCommand, CodeUnknownAgent, CodeNotImplemented, CodeUnauthorized, CodeNotFound,
 		CodePayloadTooLarge, CodeUnavailable, CodeInternal, CodeCommandNotFound,
 		CodeApprovalNotPending, CodeSandboxKeyMisrouted, CodeIdempotencyKeyReused, CodeForbiddenScope,
-		CodeInvalidEncoding, CodeTooManyStreams, CodeIdempotencyKeyExpired}
+		CodeInvalidEncoding, CodeTooManyStreams, CodeIdempotencyKeyExpired, CodeOptionNotAllowed}
 }

@@ -139,7 +139,7 @@ func applyAccepted(n *RunState, e Envelope, v *RunAcceptedPayload) error {
 	}
 	n.TenantID, n.PlatformSessionID = e.TenantID, e.PlatformSessionID
 	n.AgentID, n.ParentRunID, n.Input, n.SandboxKey = v.AgentID, v.ParentRunID, v.Input, v.SandboxKey
-	n.InheritedGrants = v.SessionGrants
+	n.InheritedGrants, n.Options = v.SessionGrants, v.Options
 	n.CreatedAt = e.OccurredAt
 	remember(n, v.IdempotencyKey, CommandRecord{CommandID: e.CommandID, Type: "CreateRun", Outcome: OutcomeAccepted, Fingerprint: v.Fingerprint})
 	return nil

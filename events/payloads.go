@@ -35,6 +35,9 @@ type RunAcceptedPayload struct {
 	Actor          Actor             `json:"actor"`
 	// SessionGrants are the platform_session grants the run inherits.
 	SessionGrants []PermissionGrant `json:"sessionGrants,omitempty"`
+	// Options are the per-run options the CreateRun asked for (nil: the
+	// profile's defaults); the capability snapshot freezes the effective ones.
+	Options *RunOptions `json:"options,omitempty"`
 	// Fingerprint identifies what the command asked for, so a later use of
 	// the same idempotency key for something else is refused; empty in
 	// older logs.

@@ -72,6 +72,10 @@ type RunState struct {
 	// InheritedGrants are the session grants given with the run's creation;
 	// the capability snapshot freezes them.
 	InheritedGrants []PermissionGrant `json:"inheritedGrants,omitempty"`
+	// Options are the per-run options asked for at the run's creation (nil:
+	// the profile's defaults); the capability snapshot freezes the
+	// effective ones.
+	Options *RunOptions `json:"options,omitempty"`
 	// SnapshotHash is the hash of the run's capability snapshot.
 	SnapshotHash string `json:"snapshotHash,omitempty"`
 	// PauseTTLMs is how long the run may stay paused (0: no limit), from its snapshot.
