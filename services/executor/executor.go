@@ -180,7 +180,16 @@ func (ex *Executor) snapshot(st events.RunState) (profile.Snapshot, error) {
 	if !ok {
 		return profile.Snapshot{}, fmt.Errorf("agent profile %q is no longer configured", st.AgentID)
 	}
-	return ex.engine.Snapshot(p, st.InheritedGrants)
+	snap, err := ex.engine.Snapshot(p, st.InheritedGrants)
+	if err != nil {
+		return profile.Snapshot{}, err
+	}
+	// The API checked the options against the profile; a profile reloaded
+	// since, or a command that did not pass the API, is checked here.
+	if snap.Options, err = p.EffectiveOptions(st.Options); err != nil {
+		return profile.Snapshot{}, fmt.Errorf("run options: %w", err)
+	}
+	return snap, nil
 }
 
 // maxAncestors bounds how far back a follow-up's history reaches.

@@ -176,6 +176,9 @@ type Profile struct {
 	PauseTTL time.Duration `yaml:"pauseTtl" json:"pauseTtl"`
 	// Context governs the model context: compaction and large-output offload.
 	Context Context `yaml:"context" json:"context"`
+	// RunOptions bounds the per-run options a caller may ask for and names
+	// the defaults of a run that asks for none.
+	RunOptions RunOptions `yaml:"runOptions" json:"runOptions"`
 }
 
 // DefaultPauseTTL is the pause TTL of a profile that sets none.
@@ -294,6 +297,9 @@ func (p Profile) Validate() error {
 		}
 	}
 	errs = append(errs, p.Sandbox.validateHosts(p.ID)...)
+	if err := p.RunOptions.validate(); err != nil {
+		errs = append(errs, fmt.Errorf("profile %q: %w", p.ID, err))
+	}
 	if _, err := policy.Compile(p.Policy); err != nil {
 		errs = append(errs, fmt.Errorf("profile %q: policy: %w", p.ID, err))
 	}

@@ -31,6 +31,21 @@ type Snapshot struct {
 	// Grants are the permission grants the run starts with: the
 	// platform_session grants of its session (events.SnapshotGovernance).
 	Grants []events.PermissionGrant `json:"grants,omitempty"`
+	// Options are the run's effective per-run options: the profile's
+	// defaults merged with what the run asked for (Profile.EffectiveOptions).
+	// Zero in snapshots frozen before runs had options; RunOptions then
+	// gives the frozen profile's defaults.
+	Options events.RunOptions `json:"options"`
+}
+
+// RunOptions are the run's effective options: Options, or the frozen
+// profile's defaults when the snapshot predates them.
+func (s Snapshot) RunOptions() events.RunOptions {
+	if s.Options.SafetyMode != "" {
+		return s.Options
+	}
+	o, _ := s.Profile.EffectiveOptions(nil) // asking for nothing is always allowed
+	return o
 }
 
 // NewSnapshot resolves profile p, the tool specs offered and the inherited

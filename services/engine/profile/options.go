@@ -1,0 +1,141 @@
+package profile
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/xbot-runtime/xbot/events"
+)
+
+// RunOptions is what a profile allows of the per-run options a caller may
+// ask for (events.RunOptions), and what a run that asks for none gets. The
+// network is bounded by Sandbox.Network: a profile without it forbids
+// networkAccess, one with it has the network on by default and lets a run
+// turn it off.
+type RunOptions struct {
+	// SafetyModes are the safety modes a run may ask for. Default
+	// read-only and workspace-write: danger-full-access must be listed.
+	SafetyModes []events.SafetyMode `yaml:"safetyModes" json:"safetyModes"`
+	// SafetyMode is a run's safety mode when it asks for none; one of
+	// SafetyModes. Default workspace-write.
+	SafetyMode events.SafetyMode `yaml:"safetyMode" json:"safetyMode"`
+	// ApprovalModes are the approval modes a run may ask for. Default ask
+	// and auto: bypass must be listed.
+	ApprovalModes []events.ApprovalMode `yaml:"approvalModes" json:"approvalModes"`
+	// ApprovalMode is a run's approval mode when it asks for none; one of
+	// ApprovalModes. Default ask.
+	ApprovalMode events.ApprovalMode `yaml:"approvalMode" json:"approvalMode"`
+}
+
+// WithDefaults fills what o leaves empty.
+func (o RunOptions) WithDefaults() RunOptions {
+	if len(o.SafetyModes) == 0 {
+		o.SafetyModes = []events.SafetyMode{events.SafetyReadOnly, events.SafetyWorkspaceWrite}
+	}
+	if o.SafetyMode == "" {
+		o.SafetyMode = events.SafetyWorkspaceWrite
+	}
+	if len(o.ApprovalModes) == 0 {
+		o.ApprovalModes = []events.ApprovalMode{events.ApprovalAsk, events.ApprovalAuto}
+	}
+	if o.ApprovalMode == "" {
+		o.ApprovalMode = events.ApprovalAsk
+	}
+	return o
+}
+
+func (o RunOptions) validate() error {
+	var errs []error
+	for _, m := range o.SafetyModes {
+		if !m.Valid() {
+			errs = append(errs, fmt.Errorf("runOptions.safetyModes: %q is not read-only, workspace-write or danger-full-access", m))
+		}
+	}
+	for _, m := range o.ApprovalModes {
+		if !m.Valid() {
+			errs = append(errs, fmt.Errorf("runOptions.approvalModes: %q is not ask, auto or bypass", m))
+		}
+	}
+	d := o.WithDefaults()
+	if !slices.Contains(d.SafetyModes, d.SafetyMode) {
+		errs = append(errs, fmt.Errorf("runOptions.safetyMode %q is not one of runOptions.safetyModes", d.SafetyMode))
+	}
+	if !slices.Contains(d.ApprovalModes, d.ApprovalMode) {
+		errs = append(errs, fmt.Errorf("runOptions.approvalMode %q is not one of runOptions.approvalModes", d.ApprovalMode))
+	}
+	return errors.Join(errs...)
+}
+
+// ErrOptionNotAllowed is wrapped by every *OptionError.
+var ErrOptionNotAllowed = errors.New("option not allowed by the agent profile")
+
+// OptionError is a per-run option that asks for more than the agent's
+// profile allows.
+type OptionError struct {
+	// Agent is the profile's id.
+	Agent string
+	// Option is the option's name on the wire (safetyMode, approvalMode,
+	// networkAccess).
+	Option string
+	// Asked is the value asked for.
+	Asked string
+	// Allowed are the values the profile allows.
+	Allowed []string
+}
+
+func (e *OptionError) Error() string {
+	return fmt.Sprintf("agent %q does not allow %s %s (it allows %s)", e.Agent, e.Option, e.Asked, strings.Join(e.Allowed, ", "))
+}
+
+// Unwrap makes errors.Is(err, ErrOptionNotAllowed) hold.
+func (e *OptionError) Unwrap() error { return ErrOptionNotAllowed }
+
+// EffectiveOptions merges the options a run asked for (nil: none) into
+// the profile's defaults: every field of the result is set (NetworkAccess
+// too). An option the profile does not allow is an *OptionError, never a
+// downgrade; a malformed one (events.RunOptions.Problems) is an error too.
+func (p Profile) EffectiveOptions(asked *events.RunOptions) (events.RunOptions, error) {
+	o := p.RunOptions.WithDefaults()
+	network := p.Sandbox.Network
+	eff := events.RunOptions{SafetyMode: o.SafetyMode, ApprovalMode: o.ApprovalMode, NetworkAccess: &network}
+	if asked == nil {
+		return eff, nil
+	}
+	if probs := asked.Problems(); len(probs) > 0 {
+		return events.RunOptions{}, fmt.Errorf("options.%s: %s", probs[0].Field, probs[0].Message)
+	}
+	eff.WorkingDirectory = asked.WorkingDirectory
+	var errs []error
+	if m := asked.SafetyMode; m != "" {
+		eff.SafetyMode = m
+		if !slices.Contains(o.SafetyModes, m) {
+			errs = append(errs, &OptionError{Agent: p.ID, Option: "safetyMode", Asked: string(m), Allowed: names(o.SafetyModes)})
+		}
+	}
+	if m := asked.ApprovalMode; m != "" {
+		eff.ApprovalMode = m
+		if !slices.Contains(o.ApprovalModes, m) {
+			errs = append(errs, &OptionError{Agent: p.ID, Option: "approvalMode", Asked: string(m), Allowed: names(o.ApprovalModes)})
+		}
+	}
+	if n := asked.NetworkAccess; n != nil {
+		eff.NetworkAccess = n
+		if *n && !p.Sandbox.Network {
+			errs = append(errs, &OptionError{Agent: p.ID, Option: "networkAccess", Asked: "true", Allowed: []string{"false"}})
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return events.RunOptions{}, err
+	}
+	return eff, nil
+}
+
+func names[S ~string](vs []S) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = string(v)
+	}
+	return out
+}
