@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"regexp"
 	"time"
+
+	"github.com/xbot-runtime/xbot/services/engine/profile"
 )
 
 // Defaults of Config.
@@ -97,6 +99,12 @@ type Config struct {
 	// answers 404. Every such 404 waits it out, so that another tenant's run
 	// looks exactly like a missing one. Default DefaultStreamAppearWait.
 	StreamAppearWait time.Duration
+	// Agents looks up an agent's profile, whose runOptions and sandbox bound
+	// the per-run options a request may ask for (403 option_not_allowed).
+	// Optional: without it options are checked for their shape and scopes
+	// only here, and against the profile by the executor when the run
+	// starts (a run whose options the profile refuses fails).
+	Agents func(agentID string) (profile.Profile, bool)
 }
 
 func (c *Config) setDefaults() {

@@ -29,6 +29,7 @@ type createRunBody struct {
 	ParentRunID       string            `json:"parentRunId,omitempty" maxLength:"160" pattern:"^[A-Za-z0-9._:-]{1,160}$" doc:"The run that spawned this one."`
 	Metadata          map[string]string `json:"metadata,omitempty" maxProperties:"32" doc:"Free-form labels (keys 1-64 characters of [A-Za-z0-9._-], values at most 1 KiB)."`
 	IdempotencyKey    string            `json:"idempotencyKey,omitempty" maxLength:"160" doc:"Alternative to the Idempotency-Key header."`
+	Options           *runOptionsBody   `json:"options,omitempty" doc:"Per-run options (seed 002's agentRun), each bounded by the agent profile (403 option_not_allowed) and the token's scopes (403 forbidden_scope); absent fields take the profile's defaults. The effective options are frozen into the run's capability snapshot and shown in the stream's start metadata."`
 }
 
 type createRunInput struct {
@@ -53,7 +54,7 @@ func (a *API) registerCreateRun() {
 			"models, or 409 idempotency_key_expired when they do not hold the original create.",
 		Tags:          []string{"Runs"},
 		DefaultStatus: http.StatusAccepted,
-		Errors: []int{http.StatusUnauthorized, http.StatusConflict, http.StatusRequestEntityTooLarge,
+		Errors: []int{http.StatusUnauthorized, http.StatusForbidden, http.StatusConflict, http.StatusRequestEntityTooLarge,
 			http.StatusUnprocessableEntity, http.StatusServiceUnavailable},
 	}, a.createRun)
 }
@@ -71,6 +72,9 @@ func (a *API) createRun(ctx context.Context, in *createRunInput) (*commandOutput
 	p := createPayload(principal, in)
 	if p.SandboxKey.OwnerID != principal.Actor && !principal.canActAs() {
 		return nil, forbidden("sandboxKey.ownerId names another owner; acting for another owner needs scope act_as")
+	}
+	if p.Options, err = a.runOptions(ctx, p.AgentID, in.Body.Options); err != nil {
+		return nil, err
 	}
 	d.runID = commands.RunIDFor(principal.Tenant, d.key, p.SandboxKey, a.partitions(ctx))
 	if d.sessionID, p.SessionGrants, err = a.joinSession(ctx, in.Body.PlatformSessionID); err != nil {

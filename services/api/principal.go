@@ -25,6 +25,11 @@ const (
 	// (sandboxKey.ownerId of someone else) and joining a platform session
 	// another actor owns. The command's actor stays the principal.
 	ScopeActAs Scope = "act_as"
+	// ScopeUnconfined adds, to ScopeFull or ScopeActAs, asking for the
+	// per-run options that lift a run's confinement: safetyMode
+	// danger-full-access and approvalMode bypass (where the agent's
+	// profile allows them).
+	ScopeUnconfined Scope = "unconfined"
 )
 
 // actorPattern is the rule commands.Envelope.Validate applies to actor ids.
@@ -52,8 +57,8 @@ func (p Principal) canActAs() bool { return p.has(ScopeActAs) }
 // ParsePrincipal parses the principal a token maps to: "tenant" (actor =
 // the tenant, scope full: the form api_tokens always had), "tenant/actor"
 // (scope full) or "tenant/actor/scope+scope". Tenants are 1-64 characters of
-// [A-Za-z0-9._-], actors 1-160 of [A-Za-z0-9._:-], scopes full, read, demo
-// or act_as.
+// [A-Za-z0-9._-], actors 1-160 of [A-Za-z0-9._:-], scopes full, read, demo,
+// act_as or unconfined.
 func ParsePrincipal(s string) (Principal, error) {
 	parts := strings.Split(s, "/")
 	if len(parts) > 3 {
@@ -85,9 +90,9 @@ func (p Principal) validate() error {
 	}
 	for _, s := range p.Scopes {
 		switch s {
-		case ScopeFull, ScopeRead, ScopeDemo, ScopeActAs:
+		case ScopeFull, ScopeRead, ScopeDemo, ScopeActAs, ScopeUnconfined:
 		default:
-			errs = append(errs, fmt.Errorf("unknown scope %q (want full, read, demo or act_as)", s))
+			errs = append(errs, fmt.Errorf("unknown scope %q (want full, read, demo, act_as or unconfined)", s))
 		}
 	}
 	return errors.Join(errs...)

@@ -138,6 +138,9 @@ func (ex *Executor) SetProfiles(c *profile.Catalog) {
 	ex.profiles.Store(c)
 }
 
+// Profiles returns the agent profiles runs start with now.
+func (ex *Executor) Profiles() *profile.Catalog { return ex.profiles.Load() }
+
 // Run consumes commands and drives runs until ctx is done.
 func (ex *Executor) Run(ctx context.Context) error { return ex.owner.Run(ctx) }
 

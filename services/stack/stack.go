@@ -354,6 +354,19 @@ func (c commandSender) Send(ctx context.Context, env commands.Envelope) error {
 	return err
 }
 
+// agentProfile is the profile of agentID as runs start with it now: the
+// executor's (reloaded with agents.yaml) when this stack runs one.
+func (s *Stack) agentProfile(agentID string) (profile.Profile, bool) {
+	c := s.opts.Profiles
+	if s.Executor != nil {
+		c = s.Executor.Profiles()
+	}
+	if c == nil {
+		return profile.Profile{}, false
+	}
+	return c.Get(agentID)
+}
+
 func (s *Stack) startAPI() error {
 	prod, err := kafka.NewProducer(s.opts.Kafka)
 	if err != nil {
@@ -363,7 +376,7 @@ func (s *Stack) startAPI() error {
 	a, err := api.New(api.Config{Tokens: s.opts.Tokens, JWT: s.opts.JWT, Limits: s.opts.APILimits,
 		PublicURL: s.opts.PublicURL, WaitDefault: s.opts.WaitDefault, WaitMax: s.opts.WaitMax,
 		MaxEventPageBytes: s.opts.EventPageBytes, Version: s.opts.Version, RememberFinished: s.opts.RememberFinished,
-		Partitions: int(s.opts.Kafka.WithDefaults().Partitions),
+		Partitions: int(s.opts.Kafka.WithDefaults().Partitions), Agents: s.agentProfile,
 		CommandPartitions: func(ctx context.Context) (int, error) {
 			return prod.PartitionCount(ctx, s.opts.Kafka.CommandsTopic())
 		}}, APIStore(s.Store.Queries), commandSender{p: prod, topic: s.opts.Kafka.CommandsTopic(), keys: s.opts.CommandKeys},

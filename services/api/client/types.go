@@ -22,6 +22,8 @@ type CreateRunRequest struct {
 	SandboxKey        *SandboxKeyRequest `json:"sandboxKey,omitempty"`
 	ParentRunID       string             `json:"parentRunId,omitempty"`
 	Metadata          map[string]string  `json:"metadata,omitempty"`
+	// Options are the per-run options (nil: the profile's defaults).
+	Options *events.RunOptions `json:"options,omitempty"`
 }
 
 // AppendInputRequest is the body of POST /v1/runs/{runId}/inputs.

@@ -71,11 +71,18 @@ func (o RunOptions) validate() error {
 // ErrOptionNotAllowed is wrapped by every *OptionError.
 var ErrOptionNotAllowed = errors.New("option not allowed by the agent profile")
 
-// OptionError is a per-run option that asks for more than the agent's
-// profile allows.
+// OptionError lists the per-run options that ask for more than the
+// agent's profile allows.
 type OptionError struct {
 	// Agent is the profile's id.
 	Agent string
+	// Refused are the options refused, in the order safetyMode,
+	// approvalMode, networkAccess.
+	Refused []RefusedOption
+}
+
+// RefusedOption is one option a profile does not allow.
+type RefusedOption struct {
 	// Option is the option's name on the wire (safetyMode, approvalMode,
 	// networkAccess).
 	Option string
@@ -85,8 +92,16 @@ type OptionError struct {
 	Allowed []string
 }
 
+func (r RefusedOption) String() string {
+	return fmt.Sprintf("%s %s is not allowed (allowed: %s)", r.Option, r.Asked, strings.Join(r.Allowed, ", "))
+}
+
 func (e *OptionError) Error() string {
-	return fmt.Sprintf("agent %q does not allow %s %s (it allows %s)", e.Agent, e.Option, e.Asked, strings.Join(e.Allowed, ", "))
+	msgs := make([]string, len(e.Refused))
+	for i, r := range e.Refused {
+		msgs[i] = r.String()
+	}
+	return fmt.Sprintf("agent %q: %s", e.Agent, strings.Join(msgs, "; "))
 }
 
 // Unwrap makes errors.Is(err, ErrOptionNotAllowed) hold.
@@ -107,27 +122,27 @@ func (p Profile) EffectiveOptions(asked *events.RunOptions) (events.RunOptions, 
 		return events.RunOptions{}, fmt.Errorf("options.%s: %s", probs[0].Field, probs[0].Message)
 	}
 	eff.WorkingDirectory = asked.WorkingDirectory
-	var errs []error
+	var refused []RefusedOption
 	if m := asked.SafetyMode; m != "" {
 		eff.SafetyMode = m
 		if !slices.Contains(o.SafetyModes, m) {
-			errs = append(errs, &OptionError{Agent: p.ID, Option: "safetyMode", Asked: string(m), Allowed: names(o.SafetyModes)})
+			refused = append(refused, RefusedOption{Option: "safetyMode", Asked: string(m), Allowed: names(o.SafetyModes)})
 		}
 	}
 	if m := asked.ApprovalMode; m != "" {
 		eff.ApprovalMode = m
 		if !slices.Contains(o.ApprovalModes, m) {
-			errs = append(errs, &OptionError{Agent: p.ID, Option: "approvalMode", Asked: string(m), Allowed: names(o.ApprovalModes)})
+			refused = append(refused, RefusedOption{Option: "approvalMode", Asked: string(m), Allowed: names(o.ApprovalModes)})
 		}
 	}
 	if n := asked.NetworkAccess; n != nil {
 		eff.NetworkAccess = n
 		if *n && !p.Sandbox.Network {
-			errs = append(errs, &OptionError{Agent: p.ID, Option: "networkAccess", Asked: "true", Allowed: []string{"false"}})
+			refused = append(refused, RefusedOption{Option: "networkAccess", Asked: "true", Allowed: []string{"false"}})
 		}
 	}
-	if err := errors.Join(errs...); err != nil {
-		return events.RunOptions{}, err
+	if len(refused) > 0 {
+		return events.RunOptions{}, &OptionError{Agent: p.ID, Refused: refused}
 	}
 	return eff, nil
 }

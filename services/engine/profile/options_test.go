@@ -62,8 +62,8 @@ func TestEffectiveOptions(t *testing.T) {
 				}
 			}
 			var oe *profile.OptionError
-			if !errors.As(err, &oe) || oe.Agent != tc.p.ID {
-				t.Fatalf("err = %v, want an *OptionError of agent %s", err, tc.p.ID)
+			if !errors.As(err, &oe) || oe.Agent != tc.p.ID || len(oe.Refused) != len(tc.bad) {
+				t.Fatalf("err = %v, want an *OptionError of agent %s refusing %v", err, tc.p.ID, tc.bad)
 			}
 		})
 	}
