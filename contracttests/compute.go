@@ -69,6 +69,7 @@ func ComputeProvider(t *testing.T, newProvider func(t *testing.T) compute.Provid
 		{"Destroy", computeDestroy},
 	}
 	tests = append(tests, limitCases()...)
+	tests = append(tests, optionCases()...)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -81,7 +82,7 @@ func ComputeProvider(t *testing.T, newProvider func(t *testing.T) compute.Provid
 func computeLayout(t *testing.T, p compute.Provider) {
 	ctx := testCtx(t)
 	sb := openSandbox(t, p, newKey("layout"), "s1", "r1")
-	want := compute.Paths{Workspace: "/workspace", Context: "/sessions/s1/context",
+	want := compute.Paths{WorkingDirectory: "/workspace", Workspace: "/workspace", Context: "/sessions/s1/context",
 		Input: "/sessions/s1/runs/r1/input", Output: "/sessions/s1/runs/r1/output", Tmp: "/sessions/s1/runs/r1/tmp"}
 	if got := sb.Paths(); got != want {
 		t.Fatalf("Paths() = %+v, want %+v", got, want)

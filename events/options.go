@@ -22,11 +22,16 @@ type SafetyMode string
 
 // Safety modes.
 const (
-	// SafetyReadOnly: the workspace and everything else is read-only.
+	// SafetyReadOnly: the workspace, the session's context and the system
+	// are read-only; only the run's own output and scratch directories
+	// (and the sandbox's /tmp) are writable.
 	SafetyReadOnly SafetyMode = "read-only"
-	// SafetyWorkspaceWrite: the workspace is writable, nothing else.
+	// SafetyWorkspaceWrite: the workspace and the run's directories are
+	// writable, nothing else.
 	SafetyWorkspaceWrite SafetyMode = "workspace-write"
-	// SafetyDangerFullAccess: the sandbox's own limits only.
+	// SafetyDangerFullAccess: the sandbox's own limits only (its root
+	// filesystem is writable too); tool calls are not taken to stay in
+	// the workspace.
 	SafetyDangerFullAccess SafetyMode = "danger-full-access"
 )
 

@@ -12,8 +12,18 @@
 //	/sessions/{sessionId}/runs/{runId}/tmp       scratch space (TMPDIR)
 //
 // Paths given to a Sandbox are these sandbox paths: absolute, or relative to
-// /workspace. A path that leaves the sandbox (.., symlinks) is refused with
-// ErrPathOutside.
+// the run's working directory (Spec.WorkingDirectory; /workspace unless the
+// run names a directory below it). A path that leaves the sandbox (..,
+// symlinks) is refused with ErrPathOutside.
+//
+// Spec.SafetyMode bounds what a run may change: read-only makes /workspace
+// and the session's context read-only (for commands and WriteFile alike),
+// leaving only the run's own output and tmp writable; workspace-write (the
+// default) makes the workspace and the run's directories writable and
+// nothing else; danger-full-access also leaves the sandbox's own root
+// filesystem writable (bwrap: a tmpfs of each command's, discarded when it
+// ends). The local provider isolates nothing: it enforces read-only for
+// WriteFile only, never for commands.
 package compute
 
 import (
@@ -21,6 +31,8 @@ import (
 	"errors"
 	"io"
 	"time"
+
+	"github.com/xbot-runtime/xbot/events"
 )
 
 // Key routes a run to its sandbox. Runs with the same key
@@ -52,13 +64,22 @@ type Spec struct {
 	// Limits bound the sandbox's resources; a zero field takes the
 	// provider's default.
 	Limits Limits
+	// SafetyMode bounds what the run may change (see the package comment);
+	// "" is workspace-write.
+	SafetyMode events.SafetyMode
+	// WorkingDirectory is where commands start and relative paths resolve:
+	// a clean path relative to /workspace that stays inside it
+	// (events.RunOptions.Problems); "" is /workspace itself. It must exist
+	// when a command starts there; WriteFile creates it when it writes
+	// below it.
+	WorkingDirectory string
 }
 
 // ExecRequest runs one command.
 type ExecRequest struct {
 	// Command is run by /bin/sh -c.
 	Command string
-	// Cwd is a sandbox path; "" means /workspace.
+	// Cwd is a sandbox path; "" means the run's working directory.
 	Cwd string
 	// Timeout kills the process group when it elapses; 0 means no limit
 	// beyond ctx.
@@ -111,11 +132,14 @@ type Sandbox interface {
 
 // Paths are a run's directories as sandbox paths.
 type Paths struct {
-	Workspace string
-	Context   string
-	Input     string
-	Output    string
-	Tmp       string
+	// WorkingDirectory is where commands start and relative paths
+	// resolve: Workspace, or the directory below it the run named.
+	WorkingDirectory string
+	Workspace        string
+	Context          string
+	Input            string
+	Output           string
+	Tmp              string
 }
 
 // Provider creates or reuses sandboxes.

@@ -113,8 +113,12 @@ func (p *Provider) args(l sandbox.Launch) []string {
 		a = append(a, op, m.Host, m.Sandbox)
 	}
 	// Remounting the root tmpfs read-only after the binds leaves only them,
-	// /tmp and /dev/shm writable.
-	a = append(a, "--remount-ro", "/", "--chdir", l.Cwd, "--clearenv")
+	// /tmp and /dev/shm writable; danger-full-access keeps it writable (it
+	// is the command's own and discarded with it).
+	if !l.WritableRoot {
+		a = append(a, "--remount-ro", "/")
+	}
+	a = append(a, "--chdir", l.Cwd, "--clearenv")
 	paths := l.Layout.Paths()
 	for _, kv := range sandbox.Env(paths.Workspace, paths.Tmp, l.Env) {
 		name, value, _ := strings.Cut(kv, "=")

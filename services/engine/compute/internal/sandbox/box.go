@@ -28,6 +28,9 @@ type Launch struct {
 	AllowHosts []string
 	// Env is Spec.Env.
 	Env []string
+	// WritableRoot leaves the sandbox's root filesystem writable (safety
+	// mode danger-full-access); bwrap only.
+	WritableRoot bool
 }
 
 // Launcher builds the process of one command: path, arguments, environment
@@ -204,7 +207,7 @@ func (b *Box) finished(pgid int) {
 	delete(b.running, pgid)
 }
 
-// cwd checks that the sandbox path p ("" = /workspace) is an existing
+// cwd checks that the sandbox path p ("" = the working directory) is an existing
 // directory inside the run's directories and returns it cleaned.
 func (b *Box) cwd(p string) (string, error) {
 	m, rel, err := b.layout.resolve(p)

@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/services/engine/compute"
 )
 
@@ -28,7 +29,8 @@ func (b *Box) Exec(ctx context.Context, req compute.ExecRequest) (compute.ExecRe
 		return compute.ExecResult{}, fmt.Errorf("exec: cwd %s: %w", req.Cwd, err)
 	}
 	cmd, err := b.launch(Launch{Layout: b.layout, Command: req.Command, Cwd: cwd,
-		Network: b.spec.Network, AllowHosts: b.spec.AllowHosts, Env: b.spec.Env})
+		Network: b.spec.Network, AllowHosts: b.spec.AllowHosts, Env: b.spec.Env,
+		WritableRoot: b.spec.SafetyMode == events.SafetyDangerFullAccess})
 	if err != nil {
 		return compute.ExecResult{}, fmt.Errorf("exec: %w", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/services/engine/compute"
 )
 
@@ -20,7 +21,8 @@ type Mount struct {
 	Sandbox string
 	// Host is the absolute host directory.
 	Host string
-	// ReadOnly is true for the run's input.
+	// ReadOnly is true for the run's input, and in safety mode read-only
+	// for the workspace and the session's context too.
 	ReadOnly bool
 	// rel is Host relative to the key directory, slash-separated.
 	rel string
@@ -73,15 +75,17 @@ func newLayout(base string, spec compute.Spec) (*Layout, error) {
 	}
 	sess := path.Join("sessions", ids[0])
 	run := path.Join(sess, "runs", ids[1])
+	shared := spec.SafetyMode == events.SafetyReadOnly // the workspace and context are read-only
 	l := &Layout{base: base, keyDir: keyDir}
-	l.add("workspace", false)
-	l.add(path.Join(sess, "context"), false)
+	l.add("workspace", shared)
+	l.add(path.Join(sess, "context"), shared)
 	l.add(path.Join(run, "input"), true)
 	l.add(path.Join(run, "output"), false)
 	l.add(path.Join(run, "tmp"), false)
 	l.made = make([]bool, len(l.mounts))
 	l.paths = compute.Paths{
-		Workspace: l.mounts[0].Sandbox, Context: l.mounts[1].Sandbox,
+		WorkingDirectory: path.Join(l.mounts[0].Sandbox, spec.WorkingDirectory),
+		Workspace:        l.mounts[0].Sandbox, Context: l.mounts[1].Sandbox,
 		Input: l.mounts[2].Sandbox, Output: l.mounts[3].Sandbox, Tmp: l.mounts[4].Sandbox,
 	}
 	return l, nil

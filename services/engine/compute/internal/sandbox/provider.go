@@ -73,6 +73,9 @@ func (p *Provider) Open(ctx context.Context, spec compute.Spec) (*Box, error) {
 	if err := checkEnv(spec.Env); err != nil {
 		return nil, fmt.Errorf("open sandbox: %w", err)
 	}
+	if err := checkOptions(spec); err != nil {
+		return nil, fmt.Errorf("open sandbox: %w", err)
+	}
 	l, err := newLayout(p.base, spec)
 	if err != nil {
 		return nil, fmt.Errorf("open sandbox: %w", err)

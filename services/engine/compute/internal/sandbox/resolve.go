@@ -14,8 +14,8 @@ import (
 	"github.com/xbot-runtime/xbot/services/engine/compute"
 )
 
-// resolve maps a sandbox path (absolute, or relative to /workspace; ""
-// is /workspace) to one of the run's mounts and a clean path below it ("."
+// resolve maps a sandbox path (absolute, or relative to the working
+// directory; "" is the working directory) to one of the run's mounts and a clean path below it ("."
 // for the mount itself). It is lexical: symlinks are left to os.Root.
 func (l *Layout) resolve(p string) (Mount, string, error) {
 	if strings.IndexByte(p, 0) >= 0 {
@@ -24,7 +24,7 @@ func (l *Layout) resolve(p string) (Mount, string, error) {
 	if path.IsAbs(p) {
 		p = path.Clean(p)
 	} else {
-		p = path.Join(l.paths.Workspace, p)
+		p = path.Join(l.paths.WorkingDirectory, p)
 	}
 	for _, m := range l.mounts {
 		if p == m.Sandbox {
