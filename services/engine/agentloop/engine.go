@@ -159,7 +159,9 @@ type execution struct {
 	loaded  bool
 	memo    memo // touched by the loop's goroutine only
 	// specs are the tools offered, from the capability snapshot.
-	specs   []model.ToolSpec
+	specs []model.ToolSpec
+	// opts are the run's effective options, from the capability snapshot.
+	opts    events.RunOptions
 	policy  *policy.Policy
 	ctxCfg  profile.Context
 	sbMu    sync.Mutex // tool calls run concurrently; the first opens the sandbox
@@ -206,11 +208,12 @@ func (r *execution) loadSnapshot() error {
 	snap, err := profile.SnapshotOf(r.run.Events())
 	switch {
 	case err == nil:
-		r.specs = snap.Tools
+		r.specs, r.opts = snap.Tools, snap.RunOptions()
 	case errors.Is(err, profile.ErrNoSnapshot):
 		if r.specs, err = r.e.cfg.Tools.Specs(r.p.Tools); err != nil {
 			return err
 		}
+		r.opts, _ = r.p.EffectiveOptions(nil) // asking for nothing is always allowed
 	default:
 		return err
 	}
@@ -317,8 +320,8 @@ func (r *execution) openSandbox(ctx context.Context) (compute.Sandbox, error) {
 		Key: compute.Key{TenantID: st.SandboxKey.TenantID, WorkspaceID: st.SandboxKey.WorkspaceID,
 			AgentID: st.SandboxKey.AgentID, OwnerID: st.SandboxKey.OwnerID},
 		SessionID: st.PlatformSessionID, RunID: st.RunID,
-		Network: r.p.Sandbox.Network, AllowHosts: r.p.Sandbox.AllowHosts, Env: r.p.Sandbox.Env,
-		Limits: r.p.Sandbox.Limits(),
+		Network: r.network(), AllowHosts: r.p.Sandbox.AllowHosts, Env: r.p.Sandbox.Env,
+		Limits: r.p.Sandbox.Limits(), SafetyMode: r.opts.SafetyMode, WorkingDirectory: r.opts.WorkingDirectory,
 	})
 	if err != nil {
 		return nil, err

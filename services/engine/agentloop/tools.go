@@ -173,7 +173,7 @@ func (r *execution) decide(c events.ToolCallRef) policy.Decision {
 	if !slices.Contains(r.p.Tools, c.Name) {
 		return policy.Decision{Action: policy.Allow}
 	}
-	return r.policy.Evaluate(c.Name, json.RawMessage(c.Arguments))
+	return r.policy.Decide(r.policyRun(), c.Name, json.RawMessage(c.Arguments))
 }
 
 // startData is the item.started of a tool call.

@@ -12,7 +12,17 @@ import (
 // match the Config's Default does. Arguments that are not a JSON object can
 // only be matched by rules on the whole text.
 func (p *Policy) Evaluate(tool string, arguments json.RawMessage) Decision {
-	a := &args{raw: arguments}
+	return p.EvaluateIn(workspaceDir, tool, arguments)
+}
+
+// EvaluateIn is Evaluate for a run whose relative paths resolve in dir, a
+// clean absolute sandbox path (the run's working directory): a path tool's
+// relative path is matched as the tool will open it, joined to dir.
+func (p *Policy) EvaluateIn(dir, tool string, arguments json.RawMessage) Decision {
+	if dir == "" {
+		dir = workspaceDir
+	}
+	a := &args{raw: arguments, dir: dir}
 	for i := range p.rules {
 		r := &p.rules[i]
 		if r.matches(tool, a) {
@@ -31,7 +41,7 @@ func (r *compiled) matches(tool string, a *args) bool {
 	if !ok {
 		return false
 	}
-	return r.matchArgument(tool, value)
+	return r.matchArgument(tool, value, a.dir)
 }
 
 func (r *compiled) reason() string {

@@ -21,14 +21,15 @@ var pathTools = map[string]bool{
 const pathArgument = "path"
 
 // resolvePath returns p as the file tools resolve it: relative paths are
-// joined to the workspace, "." and ".." and repeated slashes are resolved
-// lexically. /workspace/.ssh//id_rsa and /workspace/x/../.ssh/id_rsa both
-// become /workspace/.ssh/id_rsa.
-func resolvePath(p string) string {
+// joined to dir (the run's working directory, /workspace by default), "."
+// and ".." and repeated slashes are resolved lexically.
+// /workspace/.ssh//id_rsa and /workspace/x/../.ssh/id_rsa both become
+// /workspace/.ssh/id_rsa.
+func resolvePath(dir, p string) string {
 	if path.IsAbs(p) {
 		return path.Clean(p)
 	}
-	return path.Join(workspaceDir, p)
+	return path.Join(dir, p)
 }
 
 // slashRuns and dotSegment are what collapseSlashes removes.
@@ -64,9 +65,9 @@ func (r *compiled) matchValue(value string) bool {
 // slashes collapsed, so /workspace/.ssh//id_rsa in a command is caught
 // where /workspace/.ssh/id_rsa is. An allow rule never gains a call that
 // way.
-func (r *compiled) matchArgument(tool, value string) bool {
+func (r *compiled) matchArgument(tool, value, dir string) bool {
 	if pathTools[tool] && strings.EqualFold(r.Argument, pathArgument) {
-		return r.matchValue(resolvePath(value))
+		return r.matchValue(resolvePath(dir, value))
 	}
 	if r.matchValue(value) {
 		return true

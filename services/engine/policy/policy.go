@@ -78,7 +78,9 @@ type Decision struct {
 // args is a call's arguments, decoded on first use by a rule that names an
 // argument.
 type args struct {
-	raw     json.RawMessage
+	raw json.RawMessage
+	// dir is where a path tool's relative path resolves.
+	dir     string
 	decoded bool
 	fields  []field // nil when raw is not a JSON object
 }

@@ -30,7 +30,7 @@ func (l listFiles) Spec() model.ToolSpec {
 		Parameters: []byte(`{
   "type": "object",
   "properties": {
-    "path": {"type": "string", "description": "Directory: absolute, or relative to /workspace. Default \".\" (/workspace)."},
+    "path": {"type": "string", "description": "Directory: absolute, or relative to the working directory (/workspace unless the run names another). Default \".\" (the working directory)."},
     "depth": {"type": "integer", "minimum": 1, "maximum": 5, "description": "Levels to descend; 1 lists direct children only. Default 2."}
   },
   "additionalProperties": false

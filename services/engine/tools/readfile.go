@@ -38,7 +38,7 @@ func (r readFile) Spec() model.ToolSpec {
 		Parameters: []byte(`{
   "type": "object",
   "properties": {
-    "path": {"type": "string", "minLength": 1, "description": "File path: absolute, or relative to /workspace."},
+    "path": {"type": "string", "minLength": 1, "description": "File path: absolute, or relative to the working directory (/workspace unless the run names another)."},
     "offset": {"type": "integer", "minimum": 1, "description": "First line to return, 1-based. Default 1."},
     "limit": {"type": "integer", "minimum": 1, "description": "Maximum number of lines to return. Default: up to the size cap."}
   },

@@ -40,7 +40,7 @@ func (readFilePart) Spec() model.ToolSpec {
 		Parameters: []byte(fmt.Sprintf(`{
   "type": "object",
   "properties": {
-    "path": {"type": "string", "minLength": 1, "description": "File path: absolute, or relative to /workspace."},
+    "path": {"type": "string", "minLength": 1, "description": "File path: absolute, or relative to the working directory (/workspace unless the run names another)."},
     "offset": {"type": "integer", "minimum": 0, "description": "First byte to read, 0-based. Default 0."},
     "length": {"type": "integer", "minimum": 1, "maximum": %d, "description": "Number of bytes to read. Default %d."}
   },

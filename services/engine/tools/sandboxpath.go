@@ -24,14 +24,23 @@ func workspace(sb compute.Sandbox) string {
 	return defaultWorkspace
 }
 
+// workdir returns the sandbox's working directory: where relative paths
+// resolve and commands start.
+func workdir(sb compute.Sandbox) string {
+	if w := sb.Paths().WorkingDirectory; w != "" {
+		return w
+	}
+	return workspace(sb)
+}
+
 // resolve turns a path given by the model into the absolute sandbox path the
-// sandbox will use: "" is the workspace, relative paths are relative to it.
-// Escapes (..) are left for the sandbox to refuse.
+// sandbox will use: "" is the working directory, relative paths are
+// relative to it. Escapes (..) are left for the sandbox to refuse.
 func resolve(sb compute.Sandbox, p string) string {
 	if path.IsAbs(p) {
 		return path.Clean(p)
 	}
-	return path.Join(workspace(sb), p)
+	return path.Join(workdir(sb), p)
 }
 
 // display is how a resolved path reads in a diff header or a listing:

@@ -28,7 +28,7 @@ func (s shell) Spec() model.ToolSpec {
 	return model.ToolSpec{
 		Name: ShellName,
 		Description: fmt.Sprintf("Run a command with /bin/sh -c in the sandbox and return its exit code, stdout and stderr. "+
-			"The working directory defaults to /workspace. A non-zero exit code is reported, not treated as a failure. "+
+			"The working directory defaults to the run's (/workspace unless the run names another). A non-zero exit code is reported, not treated as a failure. "+
 			"The command is killed after timeoutSeconds (default %d). stdout and stderr are each cut to %d bytes, "+
 			"keeping the beginning and the end. Stdin is empty: do not run interactive programs.",
 			int(s.opts.ShellTimeout/time.Second), s.opts.MaxOutputBytes),
@@ -36,7 +36,7 @@ func (s shell) Spec() model.ToolSpec {
   "type": "object",
   "properties": {
     "command": {"type": "string", "minLength": 1, "description": "The shell command line to run."},
-    "cwd": {"type": "string", "description": "Working directory: absolute, or relative to /workspace. Default /workspace."},
+    "cwd": {"type": "string", "description": "Working directory: absolute, or relative to the run's working directory. Default: that directory."},
     "timeoutSeconds": {"type": "integer", "minimum": 1, "maximum": 3600, "description": "Kill the command after this many seconds."}
   },
   "required": ["command"],

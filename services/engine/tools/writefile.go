@@ -34,7 +34,7 @@ func (writeFile) Spec() model.ToolSpec {
 		Parameters: []byte(`{
   "type": "object",
   "properties": {
-    "path": {"type": "string", "minLength": 1, "description": "File path: absolute, or relative to /workspace."},
+    "path": {"type": "string", "minLength": 1, "description": "File path: absolute, or relative to the working directory (/workspace unless the run names another)."},
     "content": {"type": "string", "description": "The complete content of the file."}
   },
   "required": ["path", "content"],
