@@ -387,4 +387,7 @@ type SnapshotFrozenPayload struct {
 type SnapshotGovernance struct {
 	PauseTTLMs int64             `json:"pauseTtlMs,omitempty"`
 	Grants     []PermissionGrant `json:"grants,omitempty"`
+	// Options are the run's effective per-run options; absent in
+	// snapshots frozen before runs had options.
+	Options *RunOptions `json:"options,omitempty"`
 }

@@ -186,7 +186,8 @@ var goldenCases = map[string]func(t testing.TB) []events.Envelope{
 	},
 	"governance_and_other_items": func(t testing.TB) []events.Envelope {
 		b := newLog(t, runA).accept(cmdA, "k", "", "plan it")
-		b.Add(events.Draft{Type: events.CapabilitySnapshotFrozen, Payload: events.SnapshotFrozenPayload{Hash: "sha256:abc", Snapshot: eventstest.Raw(map[string]any{"pauseTtlMs": 60000})}})
+		b.Add(events.Draft{Type: events.CapabilitySnapshotFrozen, Payload: events.SnapshotFrozenPayload{Hash: "sha256:abc", Snapshot: eventstest.Raw(map[string]any{"pauseTtlMs": 60000,
+			"options": map[string]any{"workingDirectory": "docs", "safetyMode": "read-only", "approvalMode": "auto", "networkAccess": false}})}})
 		b.Started("")
 		b.Add(events.Draft{Type: events.PermissionGrantApplied, Payload: events.PermissionGrantPayload{GrantID: "grt_1", Scope: "run", ToolName: "shell", RuleID: "r"}})
 		b.ItemStarted("itm_plan", events.ItemPlan, nil).Deltas("itm_plan", "1. look")

@@ -46,6 +46,9 @@ type Metadata struct {
 	RetractedPartIDs []string      `json:"retracted_part_ids,omitempty"`
 	Outcome          string        `json:"outcome,omitempty"`
 	Usage            *events.Usage `json:"usage,omitempty"`
+	// Options are the run's effective per-run options, from its capability
+	// snapshot (absent for a run frozen before runs had options).
+	Options *events.RunOptions `json:"options,omitempty"`
 }
 
 // Interaction is the data of a data-interaction part: a question the reply

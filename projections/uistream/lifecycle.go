@@ -1,6 +1,7 @@
 package uistream
 
 import (
+	"encoding/json"
 	"strings"
 
 	"github.com/xbot-runtime/xbot/events"
@@ -24,6 +25,17 @@ func (m *Mapper) accepted(e events.Envelope, p *events.RunAcceptedPayload) {
 	}
 	if input != "" {
 		m.meta.InputIDs = append(m.meta.InputIDs, input)
+	}
+}
+
+// snapshotFrozen takes the run's effective options from its capability
+// snapshot into the metadata, so the start chunk (the snapshot comes just
+// before runtime.run.started) shows them. A snapshot that does not decode
+// shows none: the fold has checked it already.
+func (m *Mapper) snapshotFrozen(p *events.SnapshotFrozenPayload) {
+	var g events.SnapshotGovernance
+	if json.Unmarshal(p.Snapshot, &g) == nil {
+		m.meta.Options = g.Options
 	}
 }
 

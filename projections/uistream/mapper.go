@@ -78,6 +78,8 @@ func (m *Mapper) apply(e events.Envelope, p any) {
 	switch e.Type {
 	case events.RunAccepted:
 		m.accepted(e, p.(*events.RunAcceptedPayload))
+	case events.CapabilitySnapshotFrozen:
+		m.snapshotFrozen(p.(*events.SnapshotFrozenPayload))
 	case events.RunStarted:
 		m.open()
 	case events.RunPaused:
@@ -110,7 +112,7 @@ func (m *Mapper) apply(e events.Envelope, p any) {
 	case events.ContextCompacted:
 		m.compacted(p.(*events.ContextCompactedPayload))
 	case events.RunCheckpointRestored, events.CommandAccepted, events.CommandRejected, events.CommandNoEffect,
-		events.CommandDuplicate, events.PermissionGrantApplied, events.CapabilitySnapshotFrozen:
+		events.CommandDuplicate, events.PermissionGrantApplied:
 		// Not part of the reply's message: the runs, items and commands
 		// read models show them.
 	}
