@@ -35,7 +35,7 @@ func optionsEnv(t *testing.T, agents ...profile.Profile) *stack.Stack {
 
 // optionRun creates a run of agent with options o through c, waits until
 // it is in status and returns its id.
-func optionRun(t *testing.T, st *stack.Stack, c *client.Client, agent, key, status string, o *events.RunOptions) string {
+func optionRun(t *testing.T, c *client.Client, agent, key, status string, o *events.RunOptions) string {
 	t.Helper()
 	req := client.CreateRunRequest{AgentID: agent, Input: client.UserInput{Content: "probe"}, Options: o,
 		SandboxKey: &client.SandboxKeyRequest{WorkspaceID: "ws-" + key}}
@@ -59,15 +59,15 @@ func commandOutputs(t *testing.T, st *stack.Stack, runID string) []string {
 // frozenOptions are the effective options of the run's capability snapshot.
 func frozenOptions(t *testing.T, st *stack.Stack, runID string) events.RunOptions {
 	t.Helper()
-	for _, p := range payloads[events.SnapshotFrozenPayload](t, st, runID) {
-		var g events.SnapshotGovernance
-		if err := json.Unmarshal(p.Snapshot, &g); err != nil || g.Options == nil {
-			t.Fatalf("snapshot of %s: options %v, %v", runID, g.Options, err)
-		}
-		return *g.Options
+	frozen := payloads[events.SnapshotFrozenPayload](t, st, runID)
+	if len(frozen) != 1 {
+		t.Fatalf("run %s has %d capability snapshots", runID, len(frozen))
 	}
-	t.Fatalf("run %s has no capability snapshot", runID)
-	return events.RunOptions{}
+	var g events.SnapshotGovernance
+	if err := json.Unmarshal(frozen[0].Snapshot, &g); err != nil || g.Options == nil {
+		t.Fatalf("snapshot of %s: options %v, %v", runID, g.Options, err)
+	}
+	return *g.Options
 }
 
 func boolp(b bool) *bool { return &b }
@@ -119,7 +119,7 @@ func TestOptionsInTheSandbox(t *testing.T) {
 	c := apiOf(t, st)
 
 	t.Run("read-only cannot write", func(t *testing.T) {
-		ro := optionRun(t, st, c, "writer", "opt-ro", "completed", &events.RunOptions{SafetyMode: events.SafetyReadOnly})
+		ro := optionRun(t, c, "writer", "opt-ro", "completed", &events.RunOptions{SafetyMode: events.SafetyReadOnly})
 		if out := commandOutputs(t, st, ro); len(out) != 1 || out[0] != "TOOL-REFUSED\nCOMMAND-REFUSED\n" {
 			t.Errorf("read-only run: the workspace was written: %q", out)
 		}
@@ -131,7 +131,7 @@ func TestOptionsInTheSandbox(t *testing.T) {
 		if !strings.Contains(start, `"options":{"safetyMode":"read-only","approvalMode":"ask","networkAccess":false}`) {
 			t.Errorf("the stream's start chunk does not show the options: %s", start)
 		}
-		rw := optionRun(t, st, c, "writer", "opt-rw", "completed", nil)
+		rw := optionRun(t, c, "writer", "opt-rw", "completed", nil)
 		if out := commandOutputs(t, st, rw); len(out) != 1 || out[0] != "TOOL-WROTE\nCOMMAND-WROTE\n" {
 			t.Errorf("workspace-write run could not write: %q", out)
 		}
@@ -141,11 +141,11 @@ func TestOptionsInTheSandbox(t *testing.T) {
 	})
 
 	t.Run("network off cannot connect", func(t *testing.T) {
-		off := optionRun(t, st, c, "netprober", "opt-net-off", "completed", &events.RunOptions{NetworkAccess: boolp(false)})
+		off := optionRun(t, c, "netprober", "opt-net-off", "completed", &events.RunOptions{NetworkAccess: boolp(false)})
 		if out := commandOutputs(t, st, off); len(out) != 1 || !strings.Contains(out[0], "BLOCKED:listener") {
 			t.Errorf("network off: %q", out)
 		}
-		on := optionRun(t, st, c, "netprober", "opt-net-on", "completed", nil)
+		on := optionRun(t, c, "netprober", "opt-net-on", "completed", nil)
 		if out := commandOutputs(t, st, on); len(out) != 1 || !strings.Contains(out[0], "REACHED:listener") {
 			t.Errorf("network on (the profile's default): %q", out)
 		}
@@ -155,7 +155,7 @@ func TestOptionsInTheSandbox(t *testing.T) {
 	})
 
 	t.Run("working directory is the cwd", func(t *testing.T) {
-		wd := optionRun(t, st, c, "walker", "opt-wd", "completed", &events.RunOptions{WorkingDirectory: "sub/dir"})
+		wd := optionRun(t, c, "walker", "opt-wd", "completed", &events.RunOptions{WorkingDirectory: "sub/dir"})
 		if out := commandOutputs(t, st, wd); len(out) != 1 || out[0] != "/workspace/sub/dir\nmarker.txt\n" {
 			t.Errorf("working directory sub/dir: the command printed %q", out)
 		}
@@ -207,15 +207,15 @@ func TestOptionsBoundedByProfileAndScope(t *testing.T) {
 		}
 	}
 
-	ask := optionRun(t, st, c, "strict", "opt-ask", "paused", nil)
+	ask := optionRun(t, c, "strict", "opt-ask", "paused", nil)
 	if n := countType(t, st, ask, events.ItemAwaitingApproval); n != 1 {
 		t.Errorf("ask: %d calls await approval, want 1", n)
 	}
-	auto := optionRun(t, st, c, "strict", "opt-auto", "completed", &events.RunOptions{ApprovalMode: events.ApprovalAuto})
+	auto := optionRun(t, c, "strict", "opt-auto", "completed", &events.RunOptions{ApprovalMode: events.ApprovalAuto})
 	if n := countType(t, st, auto, events.ItemAwaitingApproval); n != 0 {
 		t.Errorf("auto: %d calls waited for approval, want none (a workspace write and a confined command)", n)
 	}
-	bypass := optionRun(t, st, unconfined, "open", "opt-bypass", "completed", &events.RunOptions{ApprovalMode: events.ApprovalBypass})
+	bypass := optionRun(t, unconfined, "open", "opt-bypass", "completed", &events.RunOptions{ApprovalMode: events.ApprovalBypass})
 	if out := commandOutputs(t, st, bypass); len(out) != 1 || out[0] != "x" {
 		t.Errorf("bypass: the command printed %q", out)
 	}

@@ -68,6 +68,14 @@ func (o RunOptions) validate() error {
 	return errors.Join(errs...)
 }
 
+// runOptionErrors are the problems of the profile's runOptions.
+func (p Profile) runOptionErrors() []error {
+	if err := p.RunOptions.validate(); err != nil {
+		return []error{fmt.Errorf("profile %q: %w", p.ID, err)}
+	}
+	return nil
+}
+
 // ErrOptionNotAllowed is wrapped by every *OptionError.
 var ErrOptionNotAllowed = errors.New("option not allowed by the agent profile")
 

@@ -297,9 +297,7 @@ func (p Profile) Validate() error {
 		}
 	}
 	errs = append(errs, p.Sandbox.validateHosts(p.ID)...)
-	if err := p.RunOptions.validate(); err != nil {
-		errs = append(errs, fmt.Errorf("profile %q: %w", p.ID, err))
-	}
+	errs = append(errs, p.runOptionErrors()...)
 	if _, err := policy.Compile(p.Policy); err != nil {
 		errs = append(errs, fmt.Errorf("profile %q: policy: %w", p.ID, err))
 	}
