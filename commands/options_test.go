@@ -30,6 +30,8 @@ func TestValidateRunOptions(t *testing.T) {
 		{"control character", events.RunOptions{WorkingDirectory: "a\nb"}, []string{"payload.options.workingDirectory"}},
 		{"too long", events.RunOptions{WorkingDirectory: strings.Repeat("a/", 600) + "a"}, []string{"payload.options.workingDirectory"}},
 		{"long name", events.RunOptions{WorkingDirectory: strings.Repeat("a", 256)}, []string{"payload.options.workingDirectory"}},
+		{"full access without network", events.RunOptions{SafetyMode: events.SafetyDangerFullAccess, NetworkAccess: new(false)},
+			[]string{"payload.options.networkAccess"}},
 		{"unknown modes", events.RunOptions{SafetyMode: "yolo", ApprovalMode: "never"},
 			[]string{"payload.options.safetyMode", "payload.options.approvalMode"}},
 	}

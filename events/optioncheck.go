@@ -20,8 +20,10 @@ type OptionProblem struct {
 }
 
 // Problems reports every malformed field of o: a mode that is not one of
-// its values, or a working directory that is not a clean relative path
-// inside the workspace. It says nothing of what a profile allows.
+// its values, a working directory that is not a clean relative path inside
+// the workspace, or networkAccess false with safetyMode danger-full-access
+// (which always has the network on, as seed 002 says). It says nothing of
+// what a profile allows.
 func (o RunOptions) Problems() []OptionProblem {
 	var out []OptionProblem
 	if msg := workingDirectoryProblem(o.WorkingDirectory); msg != "" {
@@ -32,6 +34,9 @@ func (o RunOptions) Problems() []OptionProblem {
 	}
 	if o.ApprovalMode != "" && !o.ApprovalMode.Valid() {
 		out = append(out, OptionProblem{Field: "approvalMode", Message: "must be one of ask, auto, bypass"})
+	}
+	if o.SafetyMode == SafetyDangerFullAccess && o.NetworkAccess != nil && !*o.NetworkAccess {
+		out = append(out, OptionProblem{Field: "networkAccess", Message: "is always true with safetyMode danger-full-access"})
 	}
 	return out
 }

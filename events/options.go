@@ -30,8 +30,8 @@ const (
 	// writable, nothing else.
 	SafetyWorkspaceWrite SafetyMode = "workspace-write"
 	// SafetyDangerFullAccess: the sandbox's own limits only (its root
-	// filesystem is writable too); tool calls are not taken to stay in
-	// the workspace.
+	// filesystem is writable too, and the network is always on); tool
+	// calls are not taken to stay in the workspace.
 	SafetyDangerFullAccess SafetyMode = "danger-full-access"
 )
 

@@ -17,7 +17,7 @@ type runOptionsBody struct {
 	WorkingDirectory string `json:"workingDirectory,omitempty" maxLength:"1024" doc:"Where tool calls start: a clean path relative to the workspace root that stays inside it (no leading /, no . or .. segments, no control characters). Default: the workspace root."`
 	SafetyMode       string `json:"safetyMode,omitempty" enum:"read-only,workspace-write,danger-full-access" doc:"What the sandbox lets a tool call change. Default: the profile's (workspace-write unless it names another). danger-full-access needs scope unconfined."`
 	ApprovalMode     string `json:"approvalMode,omitempty" enum:"ask,auto,bypass" doc:"Which tool calls wait for a person. Default: the profile's (ask unless it names another). bypass needs scope unconfined."`
-	NetworkAccess    *bool  `json:"networkAccess,omitempty" doc:"Whether a tool call may use the network. Default: the profile's sandbox.network; true for an agent whose profile forbids the network is refused."`
+	NetworkAccess    *bool  `json:"networkAccess,omitempty" doc:"Whether a tool call may use the network. Default: the profile's sandbox.network; true for an agent whose profile forbids the network is refused (403 option_not_allowed). Always true with safetyMode danger-full-access (false with it is 422)."`
 }
 
 // runOptions checks the options a caller asked for on a run of agentID

@@ -13,7 +13,7 @@ import (
 // ask for (events.RunOptions), and what a run that asks for none gets. The
 // network is bounded by Sandbox.Network: a profile without it forbids
 // networkAccess, one with it has the network on by default and lets a run
-// turn it off.
+// turn it off (except in danger-full-access, which always has it on).
 type RunOptions struct {
 	// SafetyModes are the safety modes a run may ask for. Default
 	// read-only and workspace-write: danger-full-access must be listed.
@@ -68,9 +68,15 @@ func (o RunOptions) validate() error {
 	return errors.Join(errs...)
 }
 
-// runOptionErrors are the problems of the profile's runOptions.
+// runOptionErrors are the problems of the profile's runOptions; allowing
+// danger-full-access, which always has the network on, needs
+// sandbox.network.
 func (p Profile) runOptionErrors() []error {
-	if err := p.RunOptions.validate(); err != nil {
+	err := p.RunOptions.validate()
+	if slices.Contains(p.RunOptions.WithDefaults().SafetyModes, events.SafetyDangerFullAccess) && !p.Sandbox.Network {
+		err = errors.Join(err, errors.New("runOptions.safetyModes lists danger-full-access, which has the network on: it needs sandbox.network"))
+	}
+	if err != nil {
 		return []error{fmt.Errorf("profile %q: %w", p.ID, err)}
 	}
 	return nil
@@ -124,7 +130,7 @@ func (p Profile) EffectiveOptions(asked *events.RunOptions) (events.RunOptions, 
 	network := p.Sandbox.Network
 	eff := events.RunOptions{SafetyMode: o.SafetyMode, ApprovalMode: o.ApprovalMode, NetworkAccess: &network}
 	if asked == nil {
-		return eff, nil
+		return fullAccessNetwork(eff), nil
 	}
 	if probs := asked.Problems(); len(probs) > 0 {
 		return events.RunOptions{}, fmt.Errorf("options.%s: %s", probs[0].Field, probs[0].Message)
@@ -152,7 +158,18 @@ func (p Profile) EffectiveOptions(asked *events.RunOptions) (events.RunOptions, 
 	if len(refused) > 0 {
 		return events.RunOptions{}, &OptionError{Agent: p.ID, Refused: refused}
 	}
-	return eff, nil
+	return fullAccessNetwork(eff), nil
+}
+
+// fullAccessNetwork turns the network on in danger-full-access, which
+// always has it (seed 002); Validate makes sure a profile that allows the
+// mode allows the network.
+func fullAccessNetwork(o events.RunOptions) events.RunOptions {
+	if o.SafetyMode == events.SafetyDangerFullAccess {
+		on := true
+		o.NetworkAccess = &on
+	}
+	return o
 }
 
 func names[S ~string](vs []S) []string {

@@ -101,7 +101,25 @@ func TestLoadReadsRunOptions(t *testing.T) {
 	if err != nil || got.SafetyMode != events.SafetyReadOnly || got.ApprovalMode != events.ApprovalAsk {
 		t.Fatalf("coder.v2 defaults = %+v, %v", got, err)
 	}
-	if _, err := coder.EffectiveOptions(&events.RunOptions{SafetyMode: events.SafetyDangerFullAccess}); err != nil {
-		t.Fatalf("danger-full-access listed but refused: %v", err)
+	full, err := coder.EffectiveOptions(&events.RunOptions{SafetyMode: events.SafetyDangerFullAccess})
+	if err != nil || full.NetworkAccess == nil || !*full.NetworkAccess {
+		t.Fatalf("danger-full-access = %+v, %v; want allowed, with the network on", full, err)
+	}
+}
+
+// TestDangerFullAccessHasTheNetwork: as seed 002 says, danger-full-access
+// always has the network on; asking it off with that mode is malformed,
+// and a profile that allows the mode must allow the network.
+func TestDangerFullAccessHasTheNetwork(t *testing.T) {
+	t.Parallel()
+	full := profile.Profile{ID: "full", Sandbox: profile.Sandbox{Network: true}, RunOptions: profile.RunOptions{
+		SafetyModes: []events.SafetyMode{events.SafetyWorkspaceWrite, events.SafetyDangerFullAccess}}}
+	if _, err := full.EffectiveOptions(&events.RunOptions{SafetyMode: events.SafetyDangerFullAccess, NetworkAccess: boolPtr(false)}); err == nil ||
+		errors.Is(err, profile.ErrOptionNotAllowed) {
+		t.Fatalf("danger-full-access without network = %v, want a malformed-option error", err)
+	}
+	full.Sandbox.Network = false
+	if err := full.Validate(); err == nil || !strings.Contains(err.Error(), "needs sandbox.network") {
+		t.Fatalf("Validate() = %v, want danger-full-access to need sandbox.network", err)
 	}
 }
