@@ -24,6 +24,7 @@ func write(ctx context.Context, tx pgx.Tx, projector, topic string, p *batchPlan
 		queueItems(b, p)
 		queueApprovals(b, p)
 		queueGrants(b, p)
+		queueRevocations(b, p)
 		queueSessions(b, p)
 	}
 	if len(p.notify) > 0 {
