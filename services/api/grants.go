@@ -71,7 +71,7 @@ type revokeGrantBody struct {
 
 type revokeGrantInput struct {
 	PlatformSessionID string `path:"platformSessionId" maxLength:"160" pattern:"^[A-Za-z0-9._:-]{1,160}$" doc:"The platform session's id."`
-	GrantID string `path:"grantId" maxLength:"160" pattern:"^grt_[A-Za-z0-9._:-]{1,156}$" doc:"The grant's id (grt_…)."`
+	GrantID           string `path:"grantId" maxLength:"160" pattern:"^grt_[A-Za-z0-9._:-]{1,156}$" doc:"The grant's id (grt_…)."`
 	CommandParams
 	Body *revokeGrantBody `required:"false"`
 }
