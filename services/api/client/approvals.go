@@ -98,6 +98,8 @@ type ApprovalDecisionRequest struct {
 	// Scope is item, run or platform_session: how far an allow reaches.
 	Scope  string `json:"scope"`
 	Reason string `json:"reason,omitempty"`
+	// TTLSeconds bounds a platform_session grant's life; 0: until revoked.
+	TTLSeconds int64 `json:"ttlSeconds,omitempty"`
 }
 
 // DecideApproval queues a SubmitApprovalDecision command (POST

@@ -1,0 +1,194 @@
+package systemtest_test
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
+	"github.com/xbot-runtime/xbot/services/api/client"
+	"github.com/xbot-runtime/xbot/services/engine/policy"
+	"github.com/xbot-runtime/xbot/services/engine/profile"
+	"github.com/xbot-runtime/xbot/services/stack"
+)
+
+// The end-to-end tests of session grants one can see and revoke (issue 16):
+// the list, a revoke that reaches the run in flight and later runs through
+// the log, a TTL, and their tenant isolation.
+
+// twoDeploys is an agent that deploys, asks the user whether to go on, and
+// deploys again: the second deploy is the call a grant given for the first
+// covers, asked after the test changed the grant.
+func twoDeploys(count string) profile.Profile {
+	deploy := func(n int) profile.Turn {
+		return profile.Turn{Text: "Deploying.", ToolCalls: call1("shell", fmt.Sprintf(`{"command":"echo deploy-%d >> %s"}`, n, count))}
+	}
+	return profile.Profile{ID: "ops", Model: profile.ModelScripted, Tools: []string{"shell", "ask_user"},
+		Policy: policy.Config{Rules: []policy.Rule{deployRule}}, Script: []profile.Turn{
+			deploy(1), {ToolCalls: call1("ask_user", `{"question":"Deploy again?"}`)}, deploy(2), {Text: "Done."}}}
+}
+
+// grantedThenAsking runs twoDeploys in session until it asks the user, the
+// first deploy allowed for the session with ttl (0: none); it returns the
+// run and the grant.
+func grantedThenAsking(t *testing.T, st *stack.Stack, session string, ttl int64) (string, client.SessionGrant) {
+	t.Helper()
+	c := apiOf(t, st)
+	runID := createRun(t, c, client.CreateRunRequest{AgentID: "ops", Input: client.UserInput{Content: "ship"},
+		PlatformSessionID: session}, session+"-create").RunID
+	waitStatus(t, st, runID, "paused", 10*time.Second)
+	items := pendingApprovals(t, st, runID, 1)
+	if _, err := c.DecideApproval(t.Context(), runID, client.ApprovalDecisionRequest{ItemID: items[0], Decision: "allow",
+		Scope: "platform_session", TTLSeconds: ttl}, client.CommandOptions{IdempotencyKey: session + "-allow"}); err != nil {
+		t.Fatalf("decision: %v", err)
+	}
+	waitPause(t, st, runID, events.PauseAwaitingUserInput)
+	var grants []client.SessionGrant
+	eventually.Succeeds(t, 10*time.Second, "the session lists its grant", func() error {
+		var err error
+		if grants, err = c.SessionGrants(t.Context(), session); err == nil && len(grants) != 1 {
+			err = fmt.Errorf("grants %+v", grants)
+		}
+		return err
+	})
+	g := grants[0]
+	if g.ToolName != "shell" || g.RuleID != "deploy" || g.RunID != runID || g.Scope != "platform_session" ||
+		g.GrantedBy.ID == "" || g.GrantedAt == 0 || (ttl > 0) != (g.ExpiresAt > 0) {
+		t.Fatalf("grant %+v", g)
+	}
+	return runID, g
+}
+
+// waitPause waits until runID is paused for reason.
+func waitPause(t *testing.T, st *stack.Stack, runID string, reason events.PauseReason) {
+	t.Helper()
+	eventually.Succeeds(t, 10*time.Second, "run paused "+string(reason), func() error {
+		if r := getRun(t, st, runID); r.Status != "paused" || r.PauseReason != string(reason) {
+			return fmt.Errorf("run is %s (%s)", r.Status, r.PauseReason)
+		}
+		return nil
+	})
+}
+
+// askedAgain answers the run's question and returns the awaiting_approval of
+// the second deploy, which must ask again.
+func askedAgain(t *testing.T, st *stack.Stack, runID, key string) events.ItemAwaitingApprovalPayload {
+	t.Helper()
+	input(t, st, runID, "clarification", "yes", key)
+	waitPause(t, st, runID, events.PauseAwaitingApproval)
+	asks := payloads[events.ItemAwaitingApprovalPayload](t, st, runID)
+	if len(asks) != 2 {
+		t.Fatalf("%d asks, want two: the second deploy asks again", len(asks))
+	}
+	return asks[1]
+}
+
+func TestRevokedSessionGrantAsksAgainWithTheReasonInTheLog(t *testing.T) {
+	t.Parallel()
+	count := filepath.Join(t.TempDir(), "count")
+	e, st, _ := agentEnv(t, twoDeploys(count))
+	runID, g := grantedThenAsking(t, st, "sess-revoke", 0)
+	c := apiOf(t, st)
+	// Neither another tenant nor another actor of the tenant may revoke it.
+	if _, err := c.WithToken(otherToken).RevokeGrant(t.Context(), "sess-revoke", g.GrantID, "", client.CommandOptions{}); !isProblem(err, 404, "not_found") {
+		t.Errorf("another tenant's revoke: %v, want 404", err)
+	}
+	if _, err := c.WithToken(otherToken).SessionGrants(t.Context(), "sess-revoke"); !isProblem(err, 404, "not_found") {
+		t.Errorf("another tenant's list: %v, want 404", err)
+	}
+	if _, err := c.WithToken(bobToken).RevokeGrant(t.Context(), "sess-revoke", g.GrantID, "", client.CommandOptions{}); !isProblem(err, 403, "forbidden_scope") {
+		t.Errorf("another owner's revoke: %v, want 403 forbidden_scope", err)
+	}
+	res, err := c.RevokeGrant(t.Context(), "sess-revoke", g.GrantID, "no more deploys", client.CommandOptions{IdempotencyKey: "revoke-1"})
+	if err != nil || len(res.Commands) != 1 || res.Commands[0].RunID != runID || res.Commands[0].Outcome != client.OutcomeApplied {
+		t.Fatalf("revoke: %+v %v, want one command applied on run %s", res, err, runID)
+	}
+	eventually.Succeeds(t, 10*time.Second, "the read model drops the revoked grant", func() error {
+		if grants, err := c.SessionGrants(t.Context(), "sess-revoke"); err != nil || len(grants) != 0 {
+			return fmt.Errorf("the session lists %+v %v", grants, err)
+		}
+		return nil
+	})
+	revoked := payloads[events.PermissionGrantRevokedPayload](t, st, runID)
+	if len(revoked) != 1 || revoked[0].GrantID != g.GrantID || revoked[0].Reason != "no more deploys" || revoked[0].Actor.ID == "" {
+		t.Fatalf("revocations in the log %+v", revoked)
+	}
+	ask := askedAgain(t, st, runID, "revoke-answer")
+	if ask.AskReason != events.GrantRevoked || ask.GrantID != g.GrantID {
+		t.Errorf("the second deploy asks with %q %q, want grant_revoked %s", ask.AskReason, ask.GrantID, g.GrantID)
+	}
+	items := pendingApprovals(t, st, runID, 1)
+	decide(t, st, runID, items[0], "allow", "item", "revoke-allow-2")
+	waitStatus(t, st, runID, "completed", 10*time.Second)
+	if got := lines(t, count); !slices.Equal(got, []string{"deploy-1", "deploy-2"}) {
+		t.Errorf("tools ran %v", got)
+	}
+	// Neither a follow-up (from the run's state) nor a new run of the session
+	// (from the read model) inherits it.
+	next := input(t, st, runID, "follow_up", "ship again", "revoke-next").CreatedRunID
+	third := createRun(t, c, client.CreateRunRequest{AgentID: "ops", Input: client.UserInput{Content: "ship"},
+		PlatformSessionID: "sess-revoke"}, "revoke-third").RunID
+	for _, id := range []string{next, third} {
+		if acc := accepted(t, st, id); len(acc.SessionGrants) != 0 {
+			t.Errorf("run %s inherits %+v, want no grant", id, acc.SessionGrants)
+		}
+	}
+	e.invariants(st)
+}
+
+func TestExpiredSessionGrantAsksAgainWithTheReasonInTheLog(t *testing.T) {
+	t.Parallel()
+	count := filepath.Join(t.TempDir(), "count")
+	e, st, _ := agentEnv(t, twoDeploys(count))
+	runID, g := grantedThenAsking(t, st, "sess-ttl", 1)
+	applied := payloads[events.PermissionGrantPayload](t, st, runID)
+	if len(applied) != 1 || applied[0].ExpiresAt != g.ExpiresAt {
+		t.Fatalf("the log's grant %+v, the API's expires at %d", applied, g.ExpiresAt)
+	}
+	// The list drops the grant once its expiry has passed.
+	eventually.Succeeds(t, 10*time.Second, "the grant lapses", func() error {
+		if grants, err := apiOf(t, st).SessionGrants(t.Context(), "sess-ttl"); err != nil || len(grants) != 0 {
+			return fmt.Errorf("grants %+v %v", grants, err)
+		}
+		return nil
+	})
+	ask := askedAgain(t, st, runID, "ttl-answer")
+	if ask.AskReason != events.GrantExpired || ask.GrantID != g.GrantID {
+		t.Errorf("the second deploy asks with %q %q, want grant_expired %s", ask.AskReason, ask.GrantID, g.GrantID)
+	}
+	if items := pendingApprovals(t, st, runID, 1); len(items) == 1 {
+		decide(t, st, runID, items[0], "deny", "item", "ttl-deny")
+	}
+	waitStatus(t, st, runID, "completed", 10*time.Second)
+	if got := lines(t, count); !slices.Equal(got, []string{"deploy-1"}) {
+		t.Errorf("tools ran %v", got)
+	}
+	next := input(t, st, runID, "follow_up", "ship again", "ttl-next").CreatedRunID
+	if acc := accepted(t, st, next); len(acc.SessionGrants) != 0 {
+		t.Errorf("the follow-up inherits %+v, want no grant", acc.SessionGrants)
+	}
+	e.invariants(st)
+}
+
+// accepted waits for the run's runtime.run.accepted in the read model.
+func accepted(t *testing.T, st *stack.Stack, runID string) events.RunAcceptedPayload {
+	t.Helper()
+	var acc events.RunAcceptedPayload
+	eventually.Succeeds(t, 10*time.Second, "run "+runID+" accepted", func() error {
+		evs, err := apiOf(t, st).AllEvents(t.Context(), runID)
+		if err != nil {
+			return err
+		}
+		for _, ev := range evs {
+			if ev.Type == events.RunAccepted {
+				acc, err = client.DecodePayload[events.RunAcceptedPayload](ev)
+				return err
+			}
+		}
+		return fmt.Errorf("no runtime.run.accepted among %d events", len(evs))
+	})
+	return acc
+}
