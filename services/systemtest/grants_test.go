@@ -107,10 +107,11 @@ func TestRevokedSessionGrantAsksAgainWithTheReasonInTheLog(t *testing.T) {
 		t.Fatalf("revoke: %+v %v, want one command applied on run %s", res, err, runID)
 	}
 	eventually.Succeeds(t, 10*time.Second, "the read model drops the revoked grant", func() error {
-		if grants, err := c.SessionGrants(t.Context(), "sess-revoke"); err != nil || len(grants) != 0 {
-			return fmt.Errorf("the session lists %+v %v", grants, err)
+		grants, err := c.SessionGrants(t.Context(), "sess-revoke")
+		if err == nil && len(grants) != 0 {
+			err = fmt.Errorf("the session lists %+v", grants)
 		}
-		return nil
+		return err
 	})
 	revoked := payloads[events.PermissionGrantRevokedPayload](t, st, runID)
 	if len(revoked) != 1 || revoked[0].GrantID != g.GrantID || revoked[0].Reason != "no more deploys" || revoked[0].Actor.ID == "" {
@@ -150,10 +151,11 @@ func TestExpiredSessionGrantAsksAgainWithTheReasonInTheLog(t *testing.T) {
 	}
 	// The list drops the grant once its expiry has passed.
 	eventually.Succeeds(t, 10*time.Second, "the grant lapses", func() error {
-		if grants, err := apiOf(t, st).SessionGrants(t.Context(), "sess-ttl"); err != nil || len(grants) != 0 {
-			return fmt.Errorf("grants %+v %v", grants, err)
+		grants, err := apiOf(t, st).SessionGrants(t.Context(), "sess-ttl")
+		if err == nil && len(grants) != 0 {
+			err = fmt.Errorf("grants %+v", grants)
 		}
-		return nil
+		return err
 	})
 	ask := askedAgain(t, st, runID, "ttl-answer")
 	if ask.AskReason != events.GrantExpired || ask.GrantID != g.GrantID {
