@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
+	"go.uber.org/zap"
 
 	"github.com/xbot-runtime/xbot/commands"
 	"github.com/xbot-runtime/xbot/events"
@@ -98,6 +99,8 @@ func (a *API) registerGrants() {
 		Description: "Sends a RevokePermissionGrant command to every run of the session. Each run that holds the grant " +
 			"records runtime.permission_grant.revoked: a run in flight asks again at its next call of the tool " +
 			"(its runtime.item.awaiting_approval says askReason grant_revoked), and no later run inherits it. " +
+			"Once the command to the run that gave the grant has an outcome in the answer, the read model no longer " +
+			"lists the grant or hands it to a new run of the session. " +
 			"Revoking needs to be the owner of the run that gave the grant, or scope act_as. " +
 			"404 for a grant the tenant's session does not have.",
 		Tags: []string{"Runs"}, DefaultStatus: http.StatusAccepted, Errors: runCommandErrors,
@@ -175,9 +178,27 @@ func (a *API) revokeSessionGrant(ctx context.Context, in *revokeGrantInput) (*re
 		if err != nil {
 			return nil, err
 		}
+		if runID == g.RunID && res.Body.Outcome != outcomePending {
+			a.awaitReadModel(ctx, env, wait)
+		}
 		out.Body.Commands = append(out.Body.Commands, res.Body)
 	}
 	return out, nil
+}
+
+// awaitReadModel waits, up to wait, for the read model to record the
+// outcome of env, the revoke sent to the run that gave the grant. The
+// projector applies a partition's events in order and the revocation comes
+// before its outcome, so from then on the grant's row is marked revoked and
+// no new run of the session is handed it. A wait that runs out changes
+// nothing but that promise: the revoke is in the log either way.
+func (a *API) awaitReadModel(ctx context.Context, env commands.Envelope, wait time.Duration) {
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	if _, err := a.store.WaitCommand(wctx, env.TenantID, env.CommandID); err != nil && ctx.Err() == nil {
+		a.log.Debug("the revoke's outcome is not in the read model yet", zap.String("command_id", env.CommandID),
+			zap.String("run_id", env.RunID), zap.String("tenant_id", env.TenantID), zap.Error(err))
+	}
 }
 
 // checkGrantOwner refuses a revoke by anyone but the owner of the run that
