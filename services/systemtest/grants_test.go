@@ -1,14 +1,19 @@
 package systemtest_test
 
 import (
+	"context"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
+	"go.uber.org/zap/zaptest"
+
 	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
+	"github.com/xbot-runtime/xbot/projections/runner"
 	"github.com/xbot-runtime/xbot/services/api/client"
 	"github.com/xbot-runtime/xbot/services/engine/policy"
 	"github.com/xbot-runtime/xbot/services/engine/profile"
@@ -191,4 +196,59 @@ func accepted(t *testing.T, st *stack.Stack, runID string) events.RunAcceptedPay
 		return fmt.Errorf("no runtime.run.accepted among %d events", len(evs))
 	})
 	return acc
+}
+
+// TestRevokedGrantsRebuildTheSame: a grant revoked in the run that gave it
+// and in a run that inherited it gives the same Postgres read models live
+// and rebuilt from the log, whichever run's revocation a view reads first.
+func TestRevokedGrantsRebuildTheSame(t *testing.T) {
+	t.Parallel()
+	count := filepath.Join(t.TempDir(), "count")
+	e, st, _ := agentEnv(t, deployer("ops", count, "deploy"))
+	c := apiOf(t, st)
+	ship := func(key string) string {
+		return createRun(t, c, client.CreateRunRequest{AgentID: "ops", Input: client.UserInput{Content: "ship"},
+			PlatformSessionID: "sess-rebuild"}, key).RunID
+	}
+	first := ship("rb-grant-1")
+	waitStatus(t, st, first, "paused", 10*time.Second)
+	decide(t, st, first, pendingApprovals(t, st, first, 1)[0], "allow", "platform_session", "rb-grant-allow")
+	waitStatus(t, st, first, "completed", 10*time.Second)
+	second := ship("rb-grant-2") // inherits the grant, which covers its deploy
+	waitStatus(t, st, second, "completed", 10*time.Second)
+	grants := payloads[events.PermissionGrantPayload](t, st, first)
+	res, err := c.RevokeGrant(t.Context(), "sess-rebuild", grants[0].GrantID, "rebuild", client.CommandOptions{})
+	if err != nil || len(res.Commands) != 2 {
+		t.Fatalf("revoke %+v %v", res, err)
+	}
+	for _, r := range res.Commands {
+		if r.Outcome != client.OutcomeApplied {
+			t.Errorf("revoke on run %s: %s, want applied (both runs hold the grant)", r.RunID, r.Outcome)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	eventually.Succeeds(t, 20*time.Second, "postgres caught up", func() error {
+		lag, err := st.Projectors["postgres"].Lag(ctx)
+		if err != nil || lag.Total() != 0 {
+			return fmt.Errorf("lag %v (%w)", lag.Partitions, err)
+		}
+		return nil
+	})
+	live, err := st.Store.Checksums(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Stop(ctx)
+	store := postgresView(ctx, t, e.dsn, e.kcfg)
+	eventually.Succeeds(t, 30*time.Second, "rebuild", func() error {
+		return runner.Rebuild(ctx, runner.Config{Kafka: e.kcfg, Projector: store, Logger: zaptest.NewLogger(t)}, true, nil)
+	})
+	rebuilt, err := store.Checksums(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !maps.Equal(live, rebuilt) {
+		t.Errorf("postgres read models differ after the rebuild:\nlive    %v\nrebuilt %v", live, rebuilt)
+	}
 }
