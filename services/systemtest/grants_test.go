@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -28,12 +29,16 @@ import (
 // deploys again: the second deploy is the call a grant given for the first
 // covers, asked after the test changed the grant.
 func twoDeploys(count string) profile.Profile {
+	return deploysAround(count, profile.Turn{ToolCalls: call1("ask_user", `{"question":"Deploy again?"}`)})
+}
+
+// deploysAround is an agent that deploys, plays middle, and deploys again.
+func deploysAround(count string, middle profile.Turn) profile.Profile {
 	deploy := func(n int) profile.Turn {
 		return profile.Turn{Text: "Deploying.", ToolCalls: call1("shell", fmt.Sprintf(`{"command":"echo deploy-%d >> %s"}`, n, count))}
 	}
 	return profile.Profile{ID: "ops", Model: profile.ModelScripted, Tools: []string{"shell", "ask_user"},
-		Policy: policy.Config{Rules: []policy.Rule{deployRule}}, Script: []profile.Turn{
-			deploy(1), {ToolCalls: call1("ask_user", `{"question":"Deploy again?"}`)}, deploy(2), {Text: "Done."}}}
+		Policy: policy.Config{Rules: []policy.Rule{deployRule}}, Script: []profile.Turn{deploy(1), middle, deploy(2), {Text: "Done."}}}
 }
 
 // grantedThenAsking runs twoDeploys in session until it asks the user, the
@@ -140,6 +145,46 @@ func TestRevokedSessionGrantAsksAgainWithTheReasonInTheLog(t *testing.T) {
 			t.Errorf("run %s inherits %+v, want no grant", id, acc.SessionGrants)
 		}
 	}
+	e.invariants(st)
+}
+
+// TestRevokeReachesARunningRun: the revoke is recorded while the run is in
+// a tool call; its next call the grant covered asks again.
+func TestRevokeReachesARunningRun(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	count, gate := filepath.Join(dir, "count"), filepath.Join(dir, "gate")
+	// The middle call runs until the test opens the gate, after the revoke.
+	wait := profile.Turn{ToolCalls: call1("shell", fmt.Sprintf(`{"command":"while [ ! -f %s ]; do sleep 0.05; done"}`, gate))}
+	e, st, _ := agentEnv(t, deploysAround(count, wait))
+	c := apiOf(t, st)
+	runID := createRun(t, c, client.CreateRunRequest{AgentID: "ops", Input: client.UserInput{Content: "ship"},
+		PlatformSessionID: "sess-running"}, "running-create").RunID
+	waitStatus(t, st, runID, "paused", 10*time.Second)
+	decide(t, st, runID, pendingApprovals(t, st, runID, 1)[0], "allow", "platform_session", "running-allow")
+	eventually.Succeeds(t, 10*time.Second, "the gated call runs", func() error {
+		if n := countType(t, st, runID, events.ItemStarted); n < 4 { // response, deploy, response, gated call
+			return fmt.Errorf("%d items started", n)
+		}
+		return nil
+	})
+	g := payloads[events.PermissionGrantPayload](t, st, runID)[0]
+	res, err := c.RevokeGrant(t.Context(), "sess-running", g.GrantID, "", client.CommandOptions{})
+	if err != nil || len(res.Commands) != 1 || res.Commands[0].Outcome != client.OutcomeApplied {
+		t.Fatalf("revoke %+v %v", res, err)
+	}
+	if r := getRun(t, st, runID); r.Status != "running" {
+		t.Fatalf("the run is %s at the revoke, want running", r.Status)
+	}
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	waitPause(t, st, runID, events.PauseAwaitingApproval)
+	asks := payloads[events.ItemAwaitingApprovalPayload](t, st, runID)
+	if len(asks) != 2 || asks[1].AskReason != events.GrantRevoked || asks[1].GrantID != g.GrantID {
+		t.Errorf("asks %+v, want the second deploy to ask again, grant_revoked", asks)
+	}
+	cancelRun(t, st, runID, "done", "running-cancel")
 	e.invariants(st)
 }
 
