@@ -2,8 +2,7 @@
 // command types with their validation, and admission — the pure decision of
 // what a command does to a run in a given state. Each command type decides
 // for itself (create.go, cancel.go, input.go, approval.go, compaction.go,
-// revoke.go):
-// given the run's state it returns the outcome, the events that record it,
+// revoke.go): given the run's state it returns the outcome, the events that record it,
 // the commands to send and what the executor does next. Outcomes and error
 // codes are the log's words and live in package events.
 //
