@@ -158,32 +158,43 @@ func (a *API) revokeSessionGrant(ctx context.Context, in *revokeGrantInput) (*re
 	if err != nil {
 		return nil, err
 	}
+	out := &revokeGrantOutput{}
+	out.Body.GrantID, out.Body.Commands = in.GrantID, make([]commandResult, 0, len(runs))
+	for _, runID := range runs {
+		res, err := a.revokeIn(ctx, in, runID, runID == g.RunID, wait)
+		if err != nil {
+			return nil, err
+		}
+		out.Body.Commands = append(out.Body.Commands, res)
+	}
+	return out, nil
+}
+
+// revokeIn sends the revoke to run runID and waits up to wait for its
+// outcome; for the run that gave the grant (granting), also for the read
+// model to record it.
+func (a *API) revokeIn(ctx context.Context, in *revokeGrantInput, runID string, granting bool, wait time.Duration) (commandResult, error) {
 	p := commands.RevokePermissionGrantPayload{GrantID: in.GrantID}
 	if in.Body != nil {
 		p.Reason = in.Body.Reason
 	}
-	out := &revokeGrantOutput{}
-	out.Body.GrantID, out.Body.Commands = in.GrantID, make([]commandResult, 0, len(runs))
-	for _, runID := range runs {
-		d, err := newDraft(commands.RevokePermissionGrant, in.IdempotencyKey, "")
-		if err != nil {
-			return nil, err
-		}
-		d.runID, d.sessionID, d.payload = runID, in.PlatformSessionID, p
-		env, err := d.envelope(ctx, in.ActorID)
-		if err != nil {
-			return nil, err
-		}
-		res, err := a.dispatch(ctx, env, wait)
-		if err != nil {
-			return nil, err
-		}
-		if runID == g.RunID && res.Body.Outcome != outcomePending {
-			a.awaitReadModel(ctx, env, wait)
-		}
-		out.Body.Commands = append(out.Body.Commands, res.Body)
+	d, err := newDraft(commands.RevokePermissionGrant, in.IdempotencyKey, "")
+	if err != nil {
+		return commandResult{}, err
 	}
-	return out, nil
+	d.runID, d.sessionID, d.payload = runID, in.PlatformSessionID, p
+	env, err := d.envelope(ctx, in.ActorID)
+	if err != nil {
+		return commandResult{}, err
+	}
+	res, err := a.dispatch(ctx, env, wait)
+	if err != nil {
+		return commandResult{}, err
+	}
+	if granting && res.Body.Outcome != outcomePending {
+		a.awaitReadModel(ctx, env, wait)
+	}
+	return res.Body, nil
 }
 
 // awaitReadModel waits, up to wait, for the read model to record the
