@@ -83,6 +83,7 @@ func (p *batchPlan) requestApproval(e events.Envelope) error {
 		p.approvalOrder = append(p.approvalOrder, c.key)
 	}
 	p.approvals[c.key] = c
+	p.noteAsk(c.key, v)
 	return nil
 }
 

@@ -35,6 +35,7 @@ type batchPlan struct {
 	approvalOrder []itemKey                   // keys of approvals in first-seen order
 	grants        []grantRow                  // new permission_grants rows
 	revocations   []grantRevocation           // grants their granting run revoked
+	asks          []approvalAsk               // requests that ask again after a grant lapsed
 	closures      []runClosure                // runs that ended: their pending approvals close
 
 	cur shared // payloads of the event being planned

@@ -129,8 +129,11 @@ func TestRevokedSessionGrantAsksAgainWithTheReasonInTheLog(t *testing.T) {
 	if ask.AskReason != events.GrantRevoked || ask.GrantID != g.GrantID {
 		t.Errorf("the second deploy asks with %q %q, want grant_revoked %s", ask.AskReason, ask.GrantID, g.GrantID)
 	}
-	items := pendingApprovals(t, st, runID, 1)
-	decide(t, st, runID, items[0], "allow", "item", "revoke-allow-2")
+	pending, err := c.AllApprovals(t.Context(), client.ApprovalQuery{Status: client.ApprovalPending, RunID: runID})
+	if err != nil || len(pending) != 1 || pending[0].AskReason != events.GrantRevoked || pending[0].LapsedGrantID != g.GrantID {
+		t.Fatalf("pending approvals %+v %v, want one saying grant_revoked %s", pending, err, g.GrantID)
+	}
+	decide(t, st, runID, pending[0].ItemID, "allow", "item", "revoke-allow-2")
 	waitStatus(t, st, runID, "completed", 10*time.Second)
 	if got := lines(t, count); !slices.Equal(got, []string{"deploy-1", "deploy-2"}) {
 		t.Errorf("tools ran %v", got)

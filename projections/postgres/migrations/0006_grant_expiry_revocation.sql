@@ -10,3 +10,9 @@ ALTER TABLE permission_grants
     ADD COLUMN revoked_by_id   text NOT NULL DEFAULT '';
 
 CREATE INDEX permission_grants_grant_id ON permission_grants (grant_id);
+
+-- A request that asks again because the grant that covered such calls was
+-- revoked or expired: runtime.item.awaiting_approval askReason and grantId.
+ALTER TABLE approvals
+    ADD COLUMN ask_reason      text NOT NULL DEFAULT '',
+    ADD COLUMN lapsed_grant_id text NOT NULL DEFAULT '';

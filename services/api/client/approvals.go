@@ -45,6 +45,10 @@ type Approval struct {
 	// RequestedAt and ResolvedAt are Unix milliseconds.
 	RequestedAt int64  `json:"requestedAt"`
 	ResolvedAt  *int64 `json:"resolvedAt,omitempty"`
+	// AskReason (grant_revoked or grant_expired) and LapsedGrantID say why
+	// a call a grant covered asks again.
+	AskReason     string `json:"askReason,omitempty"`
+	LapsedGrantID string `json:"lapsedGrantId,omitempty"`
 }
 
 // ApprovalQuery selects approvals of GET /v1/approvals.
