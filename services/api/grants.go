@@ -103,7 +103,9 @@ func (a *API) registerGrants() {
 			"lists the grant or hands it to a new run of the session. " +
 			"Revoking needs to be the owner of the run that gave the grant, or scope act_as. " +
 			"404 for a grant the tenant's session does not have.",
-		Tags: []string{"Runs"}, DefaultStatus: http.StatusAccepted, Errors: runCommandErrors,
+		Tags: []string{"Runs"}, DefaultStatus: http.StatusAccepted, Errors: []int{http.StatusUnauthorized,
+			http.StatusForbidden, http.StatusNotFound, http.StatusRequestEntityTooLarge, http.StatusUnprocessableEntity,
+			http.StatusServiceUnavailable},
 	}, a.revokeSessionGrant)
 }
 
