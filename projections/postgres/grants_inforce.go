@@ -32,13 +32,13 @@ func (s *Queries) SessionGrantsInForce(ctx context.Context, tenantID, sessionID 
 	return out, nil
 }
 
-// SessionGrant returns grant grantID of the platform session sessionID of
-// tenantID, revoked or expired as it may be; ok is false when the session
-// of that tenant has no such grant.
+// SessionGrant returns the platform_session grant grantID of the platform
+// session sessionID of tenantID, revoked or expired as it may be; ok is false
+// when the session of that tenant has no such grant.
 func (s *Queries) SessionGrant(ctx context.Context, tenantID, sessionID, grantID string) (g PermissionGrant, ok bool, err error) {
 	rows, err := s.pool.Query(ctx, "SELECT "+grantColumnsSQL+
-		" FROM permission_grants WHERE tenant_id = $1 AND platform_session_id = $2 AND grant_id = $3"+grantOrderSQL+
-		" LIMIT 1", tenantID, sessionID, grantID)
+		" FROM permission_grants WHERE tenant_id = $1 AND platform_session_id = $2 AND grant_id = $3 AND scope = $4"+
+		grantOrderSQL+" LIMIT 1", tenantID, sessionID, grantID, events.ScopePlatformSession)
 	if err != nil {
 		return g, false, fmt.Errorf("grant %s of session %s: %w", grantID, sessionID, err)
 	}
