@@ -26,7 +26,7 @@ func (p *SubmitApprovalDecisionPayload) decide(st *events.RunState, c Envelope, 
 	if !implemented(string(SubmitApprovalDecision), opts) {
 		return unsupported(c, string(SubmitApprovalDecision))
 	}
-	drafts, resumed := decisionEvents(*st, c, p)
+	drafts, resumed := decisionEvents(*st, c, p, opts.Now)
 	d := Decision{Outcome: events.OutcomeApplied, Events: drafts}
 	if resumed {
 		d.Then = EffectWake // the last decision resumed the run: the engine runs what was allowed
@@ -40,7 +40,7 @@ func (p *SubmitApprovalDecisionPayload) decide(st *events.RunState, c Envelope, 
 // run or platform_session also applies a grant, which resolves the other
 // items awaiting for the same tool and rule. The run resumes (resumed is
 // true) only when no item awaits any more.
-func decisionEvents(st events.RunState, c Envelope, p *SubmitApprovalDecisionPayload) (drafts []events.Draft, resumed bool) {
+func decisionEvents(st events.RunState, c Envelope, p *SubmitApprovalDecisionPayload, now int64) (drafts []events.Draft, resumed bool) {
 	it, _ := st.Item(p.ItemID)
 	drafts = []events.Draft{{Type: events.ApprovalDecisionSubmitted, ItemID: it.ID, CommandID: c.CommandID,
 		Payload: events.ApprovalDecisionPayload{Decision: p.Decision, Scope: p.Scope, Reason: p.Reason, Actor: c.Actor,
@@ -55,7 +55,7 @@ func decisionEvents(st events.RunState, c Envelope, p *SubmitApprovalDecisionPay
 		drafts = append(drafts, events.Draft{Type: events.ItemFailed, ItemID: it.ID, CommandID: c.CommandID,
 			Payload: events.ItemFailedPayload{ItemType: it.Type, ErrorCode: events.ToolErrDeniedByUser, Message: msg}})
 	case p.Scope == events.ScopeRun || p.Scope == events.ScopePlatformSession:
-		drafts = append(drafts, grantEvents(st, c, p, it, resolved)...)
+		drafts = append(drafts, grantEvents(st, c, p, it, resolved, now)...)
 	}
 	drafts = append(drafts, AppliedEvent(Pending(c), ""))
 	for _, other := range st.AwaitingApproval() {
@@ -68,10 +68,11 @@ func decisionEvents(st events.RunState, c Envelope, p *SubmitApprovalDecisionPay
 
 // grantEvents apply the grant an allow of item it with scope run or
 // platform_session gives, and allow the other awaiting items it covers,
-// marking them resolved.
-func grantEvents(st events.RunState, c Envelope, p *SubmitApprovalDecisionPayload, it events.ItemRef, resolved map[string]bool) []events.Draft {
+// marking them resolved. A TTL counts from now, the time of the admission
+// that records the grant.
+func grantEvents(st events.RunState, c Envelope, p *SubmitApprovalDecisionPayload, it events.ItemRef, resolved map[string]bool, now int64) []events.Draft {
 	g := events.PermissionGrant{GrantID: events.DerivedID("grt", c.CommandID), Scope: p.Scope, ToolName: it.ToolName,
-		RuleID: it.RuleID, RunID: st.RunID, ItemID: it.ID, Actor: c.Actor}
+		RuleID: it.RuleID, RunID: st.RunID, ItemID: it.ID, Actor: c.Actor, ExpiresAt: grantExpiry(p, now)}
 	drafts := []events.Draft{{Type: events.PermissionGrantApplied, CommandID: c.CommandID, Payload: g}}
 	for _, other := range st.AwaitingApproval() {
 		if other.ID == it.ID || !g.Covers(other.ToolName, other.RuleID) {

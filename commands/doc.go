@@ -1,8 +1,8 @@
-// Package commands holds the intents of xbot: the command envelope, the five
+// Package commands holds the intents of xbot: the command envelope, the six
 // command types with their validation, and admission — the pure decision of
 // what a command does to a run in a given state. Each command type decides
-// for itself (create.go, cancel.go, input.go, approval.go, compaction.go):
-// given the run's state it returns the outcome, the events that record it,
+// for itself (create.go, cancel.go, input.go, approval.go, compaction.go,
+// revoke.go): given the run's state it returns the outcome, the events that record it,
 // the commands to send and what the executor does next. Outcomes and error
 // codes are the log's words and live in package events.
 //

@@ -17,11 +17,12 @@ const (
 	CancelRun              Type = "CancelRun"
 	SubmitApprovalDecision Type = "SubmitApprovalDecision"
 	RequestCompaction      Type = "RequestCompaction"
+	RevokePermissionGrant  Type = "RevokePermissionGrant"
 )
 
 // Types lists every command type.
 func Types() []Type {
-	return []Type{CreateRun, AppendUserInput, CancelRun, SubmitApprovalDecision, RequestCompaction}
+	return []Type{CreateRun, AppendUserInput, CancelRun, SubmitApprovalDecision, RequestCompaction, RevokePermissionGrant}
 }
 
 // Envelope is one command as it travels on xbot.commands.v1.
@@ -108,6 +109,10 @@ type SubmitApprovalDecisionPayload struct {
 	Decision string `json:"decision"`
 	Scope    string `json:"scope"`
 	Reason   string `json:"reason,omitempty"`
+	// TTLSeconds bounds how long the grant an allow with scope
+	// platform_session gives stays in force (1 to MaxGrantTTLSeconds);
+	// 0: until revoked.
+	TTLSeconds int64 `json:"ttlSeconds,omitempty"`
 }
 
 // RequestCompactionPayload asks for a context compaction.
@@ -128,6 +133,8 @@ func NewPayload(t Type) (any, error) {
 		return new(SubmitApprovalDecisionPayload), nil
 	case RequestCompaction:
 		return new(RequestCompactionPayload), nil
+	case RevokePermissionGrant:
+		return new(RevokePermissionGrantPayload), nil
 	}
 	return nil, fmt.Errorf("unknown command type %q", t)
 }

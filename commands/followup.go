@@ -27,8 +27,9 @@ func FollowUpCreate(followUp Envelope, p *AppendUserInputPayload, parent events.
 	payload, err := json.Marshal(CreateRunPayload{
 		AgentID: parent.AgentID, Input: events.UserInput{Content: p.Content},
 		SandboxKey: parent.SandboxKey, ParentRunID: parent.RunID,
-		// The session's grants go on with it.
-		SessionGrants: parent.SessionGrants(),
+		// The session's grants in force go on with it; a revoked or
+		// expired one does not.
+		SessionGrants: parent.SessionGrants(issuedAt),
 		History:       history,
 	})
 	if err != nil {

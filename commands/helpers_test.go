@@ -23,6 +23,7 @@ var (
 	parentRun = events.NewID("run")
 	// awaitingItem is the item the paused(awaiting_approval) fixtures wait on.
 	awaitingItem = events.NewID("itm")
+	revokedGrant = events.NewID("grt")
 )
 
 // validPayload returns a payload of type typ that passes Validate for tenant.
@@ -42,6 +43,8 @@ func validPayload(typ commands.Type) any {
 		return &commands.SubmitApprovalDecisionPayload{ItemID: awaitingItem, Decision: "allow", Scope: "item", Reason: "looks safe"}
 	case commands.RequestCompaction:
 		return &commands.RequestCompactionPayload{Reason: "context is long"}
+	case commands.RevokePermissionGrant:
+		return &commands.RevokePermissionGrantPayload{GrantID: revokedGrant, Reason: "no longer needed"}
 	}
 	return nil
 }

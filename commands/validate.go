@@ -160,6 +160,10 @@ func validatePayload(ck *checker, c Envelope, p any) {
 			ck.add("payload.scope", "must be one of item, run, platform_session")
 		}
 		ck.maxBytes("payload.reason", v.Reason, maxReasonBytes)
+		validateGrantTTL(ck, v)
+	case *RevokePermissionGrantPayload:
+		ck.id("payload.grantId", "grt", v.GrantID)
+		ck.maxBytes("payload.reason", v.Reason, maxReasonBytes)
 	case *RequestCompactionPayload:
 		ck.maxBytes("payload.reason", v.Reason, maxReasonBytes)
 	}

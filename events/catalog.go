@@ -31,6 +31,7 @@ const (
 
 	ApprovalDecisionSubmitted Type = "runtime.approval.decision_submitted"
 	PermissionGrantApplied    Type = "runtime.permission_grant.applied"
+	PermissionGrantRevoked    Type = "runtime.permission_grant.revoked"
 	ContextCompacted          Type = "runtime.context.compacted"
 	CapabilitySnapshotFrozen  Type = "runtime.capability.snapshot_frozen"
 )
@@ -46,6 +47,7 @@ var catalogOrder = []Type{
 	CommandAccepted, CommandRejected, CommandApplied, CommandNoEffect, CommandDuplicate,
 	ItemStarted, ItemDelta, ItemCompleted, ItemFailed, ItemAwaitingApproval,
 	ApprovalDecisionSubmitted, PermissionGrantApplied, ContextCompacted, CapabilitySnapshotFrozen,
+	PermissionGrantRevoked,
 }
 
 var payloadFactories = map[Type]func() any{
@@ -70,6 +72,7 @@ var payloadFactories = map[Type]func() any{
 	ItemAwaitingApproval:      func() any { return new(ItemAwaitingApprovalPayload) },
 	ApprovalDecisionSubmitted: func() any { return new(ApprovalDecisionPayload) },
 	PermissionGrantApplied:    func() any { return new(PermissionGrantPayload) },
+	PermissionGrantRevoked:    func() any { return new(PermissionGrantRevokedPayload) },
 	ContextCompacted:          func() any { return new(ContextCompactedPayload) },
 	CapabilitySnapshotFrozen:  func() any { return new(SnapshotFrozenPayload) },
 }

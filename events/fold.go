@@ -82,6 +82,8 @@ func apply(n *RunState, e Envelope, p any) error {
 			}
 		}
 		n.Grants = append(n.Grants, *v)
+	case *PermissionGrantRevokedPayload:
+		return applyRevoked(n, e, v)
 	case *RunFailedPayload:
 		if v.ErrorCode == "" {
 			return &PayloadError{Type: e.Type, Seq: e.Seq, Err: errors.New("errorCode is required")}

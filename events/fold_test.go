@@ -25,6 +25,8 @@ func validPayload(t events.Type) any {
 		return events.ApprovalDecisionPayload{Decision: events.DecisionAllow, Scope: events.ScopeItem}
 	case events.PermissionGrantApplied:
 		return events.PermissionGrantPayload{GrantID: "grt_1", Scope: events.ScopeRun, ToolName: "shell", RuleID: "network"}
+	case events.PermissionGrantRevoked:
+		return events.PermissionGrantRevokedPayload{GrantID: "grt_1", Scope: events.ScopeRun, ToolName: "shell", RuleID: "network"}
 	case events.CapabilitySnapshotFrozen:
 		return events.SnapshotFrozenPayload{Hash: "sha256:00", Snapshot: json.RawMessage(`{"pauseTtlMs":60000}`)}
 	}
@@ -110,6 +112,7 @@ var legal = map[events.Type][]events.Status{
 	events.PermissionGrantApplied:    {events.StatusQueued, events.StatusRunning, events.StatusPaused},
 	events.ContextCompacted:          {events.StatusRunning, events.StatusPaused},
 	events.CapabilitySnapshotFrozen:  {events.StatusQueued, events.StatusRunning},
+	events.PermissionGrantRevoked:    {events.StatusQueued, events.StatusRunning, events.StatusPaused, events.StatusCompleted, events.StatusFailed, events.StatusCancelled, events.StatusExpired},
 }
 
 func TestFoldEveryStateAndEventType(t *testing.T) {

@@ -281,6 +281,11 @@ type ItemAwaitingApprovalPayload struct {
 	RuleID string `json:"ruleId,omitempty"`
 	// Reason says in words why the call needs approval.
 	Reason string `json:"reason,omitempty"`
+	// AskReason says why a call a grant covered asks again: GrantRevoked
+	// or GrantExpired, with GrantID the grant that no longer covers it.
+	// Empty for a call no grant ever covered.
+	AskReason string `json:"askReason,omitempty"`
+	GrantID   string `json:"grantId,omitempty"`
 }
 
 // Approval decisions and grant scopes.
@@ -318,6 +323,9 @@ type PermissionGrant struct {
 	RunID  string `json:"runId,omitempty"`
 	ItemID string `json:"itemId,omitempty"`
 	Actor  Actor  `json:"actor"`
+	// ExpiresAt is when a grant given with a TTL stops covering calls
+	// (Unix ms, from the deciding event's time); 0: it does not expire.
+	ExpiresAt int64 `json:"expiresAt,omitempty"`
 }
 
 // Covers reports whether the grant lets a call of tool that rule ruleID

@@ -85,6 +85,10 @@ type RunState struct {
 	// Grants are the permission grants in force: inherited through the
 	// snapshot, then applied during the run.
 	Grants []PermissionGrant `json:"grants,omitempty"`
+	// RevokedGrants are the grants revoked while the run held them
+	// (runtime.permission_grant.revoked), kept so that a call they covered
+	// says why it asks again.
+	RevokedGrants []PermissionGrant `json:"revokedGrants,omitempty"`
 }
 
 // PauseDeadline is when a paused run expires (ms); ok is false when the run
@@ -97,22 +101,24 @@ func (s RunState) PauseDeadline() (deadline int64, ok bool) {
 }
 
 // Granted returns the grant that lets a call of tool that rule ruleID sends
-// for approval run without asking.
-func (s RunState) Granted(tool, ruleID string) (PermissionGrant, bool) {
+// for approval run without asking at time at (Unix ms): one in force and not
+// expired.
+func (s RunState) Granted(tool, ruleID string, at int64) (PermissionGrant, bool) {
 	for _, g := range s.Grants {
-		if g.Covers(tool, ruleID) {
+		if g.Covers(tool, ruleID) && g.ActiveAt(at) {
 			return g, true
 		}
 	}
 	return PermissionGrant{}, false
 }
 
-// SessionGrants returns the platform_session grants in force, which a later
-// run of the same session inherits.
-func (s RunState) SessionGrants() []PermissionGrant {
+// SessionGrants returns the platform_session grants in force at time at
+// (Unix ms), which a later run of the same session inherits: neither
+// revoked nor expired.
+func (s RunState) SessionGrants(at int64) []PermissionGrant {
 	var out []PermissionGrant
 	for _, g := range s.Grants {
-		if g.Scope == ScopePlatformSession {
+		if g.Scope == ScopePlatformSession && g.ActiveAt(at) {
 			out = append(out, g)
 		}
 	}
@@ -169,5 +175,6 @@ func (s *RunState) Clone() *RunState {
 	c.Pending = append([]PendingCommand(nil), s.Pending...)
 	c.Items = append([]ItemRef(nil), s.Items...)
 	c.Grants = append([]PermissionGrant(nil), s.Grants...)
+	c.RevokedGrants = append([]PermissionGrant(nil), s.RevokedGrants...)
 	return &c
 }

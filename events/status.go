@@ -105,6 +105,10 @@ var allowedFrom = map[Type][]Status{
 	CommandRejected:  Statuses(),
 	CommandNoEffect:  Statuses(),
 	CommandDuplicate: Statuses(),
+	// A session grant outlives the run that gave it, so its revocation is
+	// recorded on every run that holds it, a finished one included: a
+	// follow-up of that run must not inherit it.
+	PermissionGrantRevoked: {StatusQueued, StatusRunning, StatusPaused, StatusCompleted, StatusFailed, StatusCancelled, StatusExpired},
 	// applied follows the effect it reports, which may be a terminal event
 	// (a cancel); it needs an existing run.
 	CommandApplied: {StatusQueued, StatusRunning, StatusPaused, StatusCompleted, StatusFailed, StatusCancelled, StatusExpired},

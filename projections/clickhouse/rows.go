@@ -119,7 +119,8 @@ func fillOther(r *eventRow, p any) {
 		if v.Usage != nil && v.Usage.TotalTokens > 0 {
 			r.TotalTokens = uint32(min(v.Usage.TotalTokens, math.MaxUint32))
 		}
-	case *events.ItemAwaitingApprovalPayload, *events.ApprovalDecisionPayload, *events.PermissionGrantPayload:
+	case *events.ItemAwaitingApprovalPayload, *events.ApprovalDecisionPayload, *events.PermissionGrantPayload,
+		*events.PermissionGrantRevokedPayload:
 		fillGovernance(r, p)
 	case *events.RunStartedPayload, *events.RunResumedPayload, *events.RunCompletedPayload,
 		*events.CheckpointRestoredPayload, *events.ItemDeltaPayload, *events.SnapshotFrozenPayload:
@@ -135,6 +136,7 @@ func fillGovernance(r *eventRow, p any) {
 	case *events.ItemAwaitingApprovalPayload:
 		r.ItemType, r.ToolName, r.Arguments = string(v.ItemType), v.ToolName, string(v.Input)
 		r.ApprovalID, r.RuleID, r.Reason = v.ApprovalID, v.RuleID, v.Reason
+		r.GrantID = v.GrantID // the grant that no longer covers the call (askReason stays in payload)
 	case *events.ApprovalDecisionPayload:
 		r.Decision, r.Scope, r.Reason = v.Decision, v.Scope, v.Reason
 		r.ActorType, r.ActorID = v.Actor.Type, v.Actor.ID
@@ -145,6 +147,9 @@ func fillGovernance(r *eventRow, p any) {
 		if r.ItemID == "" {
 			r.ItemID = v.ItemID // the item whose approval gave the grant
 		}
+	case *events.PermissionGrantRevokedPayload:
+		r.Scope, r.ToolName, r.RuleID, r.GrantID, r.Reason = v.Scope, v.ToolName, v.RuleID, v.GrantID, v.Reason
+		r.ActorType, r.ActorID = v.Actor.Type, v.Actor.ID
 	}
 }
 

@@ -150,7 +150,9 @@ var cases = map[string]func(t *testing.T) []events.Envelope{
 		cmd := b.command("CancelRun", "late-cancel")
 		b.response(itm(1), "Thought it through.").Completed("")
 		return b.Add(events.Draft{Type: events.CommandNoEffect, CommandID: cmd, Payload: events.CommandNoEffectPayload{
-			CommandType: "CancelRun", IdempotencyKey: "late-cancel", Reason: "the run already completed"}}).Events()
+			CommandType: "CancelRun", IdempotencyKey: "late-cancel", Reason: "the run already completed"}},
+			events.Draft{Type: events.PermissionGrantRevoked, Payload: events.PermissionGrantRevokedPayload{
+				GrantID: id("grt", 1, "G"), Scope: "run", ToolName: "shell", RuleID: "r"}}).Events()
 	},
 }
 

@@ -52,6 +52,8 @@ func (p *batchPlan) applyApproval(e events.Envelope) error {
 		return p.failApproval(e)
 	case events.PermissionGrantApplied:
 		return p.grant(e)
+	case events.PermissionGrantRevoked:
+		return p.revokeGrant(e)
 	case events.RunExpired:
 		p.closures = append(p.closures, runClosure{runID: e.RunID, status: ApprovalExpired, seq: e.Seq, at: e.OccurredAt})
 	case events.RunCancelled, events.RunFailed, events.RunCompleted:
@@ -81,6 +83,7 @@ func (p *batchPlan) requestApproval(e events.Envelope) error {
 		p.approvalOrder = append(p.approvalOrder, c.key)
 	}
 	p.approvals[c.key] = c
+	p.noteAsk(c.key, v)
 	return nil
 }
 

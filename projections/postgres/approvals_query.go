@@ -41,6 +41,10 @@ type Approval struct {
 	ResolvedSeq *int64     `json:"resolvedSeq,omitempty"`
 	RequestedAt time.Time  `json:"requestedAt"`
 	ResolvedAt  *time.Time `json:"resolvedAt,omitempty"`
+	// AskReason and LapsedGrantID say why a call a grant covered asks
+	// again (runtime.item.awaiting_approval askReason and grantId).
+	AskReason     string `json:"askReason,omitempty"`
+	LapsedGrantID string `json:"lapsedGrantId,omitempty"`
 }
 
 // ApprovalFilter selects a tenant's approvals, newest request first. Empty
@@ -56,14 +60,15 @@ type ApprovalFilter struct {
 
 const approvalColumnsSQL = `run_id, item_id, tenant_id, platform_session_id, item_type, status, tool_name, input,
 	decision, scope, actor_type, actor_id, reason, command_id, requested_seq, resolved_seq, requested_at,
-	resolved_at, approval_id, rule_id, request_reason, grant_id`
+	resolved_at, approval_id, rule_id, request_reason, grant_id, ask_reason, lapsed_grant_id`
 
 func scanApproval(row pgx.CollectableRow) (Approval, error) {
 	var a Approval
 	var input *string
 	err := row.Scan(&a.RunID, &a.ItemID, &a.TenantID, &a.PlatformSessionID, &a.ItemType, &a.Status, &a.ToolName,
 		&input, &a.Decision, &a.Scope, &a.ActorType, &a.ActorID, &a.Reason, &a.CommandID, &a.RequestedSeq,
-		&a.ResolvedSeq, &a.RequestedAt, &a.ResolvedAt, &a.ApprovalID, &a.RuleID, &a.RequestReason, &a.GrantID)
+		&a.ResolvedSeq, &a.RequestedAt, &a.ResolvedAt, &a.ApprovalID, &a.RuleID, &a.RequestReason, &a.GrantID,
+		&a.AskReason, &a.LapsedGrantID)
 	if input != nil {
 		a.Input = []byte(*input)
 	}

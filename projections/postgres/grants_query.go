@@ -26,11 +26,20 @@ type PermissionGrant struct {
 	RuleID            string    `json:"ruleId,omitempty"`
 	ActorType         string    `json:"actorType,omitempty"`
 	ActorID           string    `json:"actorId,omitempty"`
+	// ExpiresAt is when a grant given with a TTL lapses; nil: never.
+	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
+	// RevokedAt, RevokeReason and RevokedBy say when, why and by whom the
+	// grant was revoked; RevokedAt is nil for a grant not revoked.
+	RevokedAt     *time.Time `json:"revokedAt,omitempty"`
+	RevokeReason  string     `json:"revokeReason,omitempty"`
+	RevokedByType string     `json:"revokedByType,omitempty"`
+	RevokedByID   string     `json:"revokedById,omitempty"`
 }
 
 // grantColumnsSQL selects a PermissionGrant.
 const grantColumnsSQL = `run_id, seq, tenant_id, platform_session_id, item_id, command_id, scope, tool_name,
-	granted_at, grant_id, rule_id, actor_type, actor_id`
+	granted_at, grant_id, rule_id, actor_type, actor_id, expires_at, revoked_at, revoke_reason, revoked_by_type,
+	revoked_by_id`
 
 // grantOrderSQL orders grants oldest first, then by where they were given.
 const grantOrderSQL = ` ORDER BY granted_at, run_id COLLATE "C", seq`
@@ -38,8 +47,10 @@ const grantOrderSQL = ` ORDER BY granted_at, run_id COLLATE "C", seq`
 func scanGrant(row pgx.CollectableRow) (PermissionGrant, error) {
 	var g PermissionGrant
 	err := row.Scan(&g.RunID, &g.Seq, &g.TenantID, &g.PlatformSessionID, &g.ItemID, &g.CommandID, &g.Scope,
-		&g.ToolName, &g.GrantedAt, &g.GrantID, &g.RuleID, &g.ActorType, &g.ActorID)
+		&g.ToolName, &g.GrantedAt, &g.GrantID, &g.RuleID, &g.ActorType, &g.ActorID, &g.ExpiresAt, &g.RevokedAt,
+		&g.RevokeReason, &g.RevokedByType, &g.RevokedByID)
 	g.GrantedAt = g.GrantedAt.UTC()
+	g.ExpiresAt, g.RevokedAt = utc(g.ExpiresAt), utc(g.RevokedAt)
 	return g, err
 }
 
@@ -59,25 +70,26 @@ func (s *Queries) ListPermissionGrants(ctx context.Context, tenantID, sessionID 
 	return out, nil
 }
 
-// SessionGrants returns the platform_session grants given in any run of the
-// platform session sessionID of tenantID, in the order ListPermissionGrants
-// lists them: the grants a new run of the session inherits
-// (CreateRunPayload.SessionGrants). An empty sessionID, or a session unknown
-// to the tenant, has none.
+// SessionGrants returns the platform_session grants in force (not revoked,
+// not expired) given in any run of the platform session sessionID of
+// tenantID, in the order ListPermissionGrants lists them: the grants a new
+// run of the session inherits (CreateRunPayload.SessionGrants). An empty
+// sessionID, or a session unknown to the tenant, has none.
 func (s *Queries) SessionGrants(ctx context.Context, tenantID, sessionID string) ([]events.PermissionGrant, error) {
 	if sessionID == "" {
 		return nil, nil
 	}
 	rows, err := s.pool.Query(ctx, "SELECT "+grantColumnsSQL+
-		" FROM permission_grants WHERE tenant_id = $1 AND platform_session_id = $2 AND scope = $3"+grantOrderSQL,
-		tenantID, sessionID, events.ScopePlatformSession)
+		" FROM permission_grants WHERE tenant_id = $1 AND platform_session_id = $2 AND scope = $3"+inForceSQL+
+		grantOrderSQL, tenantID, sessionID, events.ScopePlatformSession)
 	if err != nil {
 		return nil, fmt.Errorf("session grants of %s: %w", sessionID, err)
 	}
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (events.PermissionGrant, error) {
 		g, err := scanGrant(row)
 		return events.PermissionGrant{GrantID: g.GrantID, Scope: g.Scope, ToolName: g.ToolName, RuleID: g.RuleID,
-			RunID: g.RunID, ItemID: g.ItemID, Actor: events.Actor{Type: g.ActorType, ID: g.ActorID}}, err
+			RunID: g.RunID, ItemID: g.ItemID, Actor: events.Actor{Type: g.ActorType, ID: g.ActorID},
+			ExpiresAt: unixMs(g.ExpiresAt)}, err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("session grants of %s: %w", sessionID, err)

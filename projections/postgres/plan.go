@@ -34,6 +34,8 @@ type batchPlan struct {
 	approvals     map[itemKey]*approvalChange // item → change to its approvals row
 	approvalOrder []itemKey                   // keys of approvals in first-seen order
 	grants        []grantRow                  // new permission_grants rows
+	revocations   []grantRevocation           // grants their granting run revoked
+	asks          []approvalAsk               // requests that ask again after a grant lapsed
 	closures      []runClosure                // runs that ended: their pending approvals close
 
 	cur shared // payloads of the event being planned

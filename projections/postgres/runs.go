@@ -83,7 +83,7 @@ func (p *batchPlan) applyRun(d decoded) (*events.RunAcceptedPayload, error) {
 		events.CommandAccepted, events.CommandRejected, events.CommandApplied, events.CommandNoEffect,
 		events.CommandDuplicate,
 		events.ItemStarted, events.ItemDelta, events.ItemFailed, events.ItemAwaitingApproval,
-		events.ApprovalDecisionSubmitted, events.PermissionGrantApplied:
+		events.ApprovalDecisionSubmitted, events.PermissionGrantApplied, events.PermissionGrantRevoked:
 		// No runs column beyond status, last_seq and updated_at depends on these.
 	}
 	if err != nil {

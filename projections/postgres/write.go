@@ -23,7 +23,9 @@ func write(ctx context.Context, tx pgx.Tx, projector, topic string, p *batchPlan
 		queueCommands(b, p)
 		queueItems(b, p)
 		queueApprovals(b, p)
+		queueAsks(b, p)
 		queueGrants(b, p)
+		queueRevocations(b, p)
 		queueSessions(b, p)
 	}
 	if len(p.notify) > 0 {

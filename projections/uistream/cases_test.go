@@ -206,6 +206,9 @@ var goldenCases = map[string]func(t testing.TB) []events.Envelope{
 		b.ItemStarted(think, events.ItemReasoning, nil).Deltas(think, "Stopping")
 		b.ItemCompleted(think, events.ItemReasoning, events.ItemStatusTruncated, "Stopping", nil)
 		b.CommandRejected(cmdB, events.CommandRejectedPayload{CommandType: "RequestCompaction", IdempotencyKey: "k5", Code: "not_implemented"})
-		return b.Failed(events.FailBudgetExhausted, "").Events()
+		b.Failed(events.FailBudgetExhausted, "")
+		// A session grant revoked after the run ended: nothing to show.
+		return b.Add(events.Draft{Type: events.PermissionGrantRevoked, Payload: events.PermissionGrantRevokedPayload{
+			GrantID: "grt_1", Scope: "run", ToolName: "shell", RuleID: "r"}}).Events()
 	},
 }

@@ -62,7 +62,7 @@
 //	runtime.context.compacted         data-compaction {artifactId, triggerReason, cutoffEventSeq, tokenStats, summary}
 //	                                  (id = artifactId; not transient: a reloaded message still shows where the
 //	                                  context was summarised)
-//	runtime.permission_grant.applied, runtime.capability.snapshot_frozen: nothing
+//	runtime.permission_grant.applied, runtime.permission_grant.revoked, runtime.capability.snapshot_frozen: nothing
 //
 // Text and reasoning parts carry providerMetadata {"xbot": {"part_id":
 // itemId}}; messageMetadata.retracted_part_ids lists the parts of model calls

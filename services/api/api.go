@@ -27,6 +27,7 @@ type Store interface {
 	GetCommand(ctx context.Context, tenantID, commandID string) (CommandRecord, error)
 	WaitCommand(ctx context.Context, tenantID, commandID string) (CommandRecord, error)
 	ReadModels
+	GrantReader
 }
 
 // CommandSender durably produces a command to xbot.commands.v1, keyed by its
@@ -66,6 +67,8 @@ type API struct {
 	flights *flights
 	// tailReady is set by FollowOutcomes (outcomes.go).
 	tailReady atomic.Pointer[<-chan struct{}]
+	// agents is set by EnableAgents (agents.go).
+	agents atomic.Pointer[AgentCatalog]
 }
 
 // New builds the API. It panics on a nil dependency (a wiring bug) and
@@ -131,6 +134,7 @@ func (a *API) humaConfig() huma.Config {
 	c.Tags = []*huma.Tag{
 		{Name: "Runs", Description: "Create and steer runs; read their state and event log."},
 		{Name: "Commands", Description: "Outcomes of commands."},
+		{Name: "Agents", Description: "What each agent offers: tools, options, controls."},
 		{Name: "System", Description: "Health."},
 	}
 	return c
@@ -154,6 +158,9 @@ func (a *API) registerRoutes() {
 	a.registerBuiltinPolicy()
 	a.registerListSessionRuns()
 	a.registerStreams()
+	a.registerAgents()
+	a.registerGetRunSnapshot()
+	a.registerGrants()
 }
 
 // register adds an operation whose handler errors all go through problemFor.

@@ -36,6 +36,8 @@ type approval struct {
 	ResolvedSeq       *int64          `json:"resolvedSeq,omitempty" doc:"Seq of the event that ended the wait: runtime.approval.decision_submitted, or the item's runtime.item.failed (or the run's end) that expired or cancelled it."`
 	RequestedAt       int64           `json:"requestedAt" doc:"Unix milliseconds."`
 	ResolvedAt        *int64          `json:"resolvedAt,omitempty" doc:"Unix milliseconds."`
+	AskReason         string          `json:"askReason,omitempty" enum:"grant_revoked,grant_expired" doc:"Set when a grant covered such calls and no longer does (the askReason of runtime.item.awaiting_approval): it was revoked, or it expired."`
+	LapsedGrantID     string          `json:"lapsedGrantId,omitempty" doc:"With askReason: the grant that no longer covers the call (the grantId of runtime.item.awaiting_approval)."`
 }
 
 func approvalView(r ApprovalRecord) approval {
@@ -43,7 +45,7 @@ func approvalView(r ApprovalRecord) approval {
 		Status: r.Status, ToolName: r.ToolName, Input: r.Input, ApprovalID: r.ApprovalID, RuleID: r.RuleID,
 		RequestReason: r.RequestReason, Decision: r.Decision, Scope: r.Scope, Reason: r.Reason,
 		CommandID: r.CommandID, GrantID: r.GrantID, RequestedSeq: r.RequestedSeq, ResolvedSeq: r.ResolvedSeq,
-		RequestedAt: r.RequestedAt.UnixMilli()}
+		RequestedAt: r.RequestedAt.UnixMilli(), AskReason: r.AskReason, LapsedGrantID: r.LapsedGrantID}
 	if r.ActorType != "" || r.ActorID != "" {
 		v.Actor = &approvalActor{Type: r.ActorType, ID: r.ActorID}
 	}

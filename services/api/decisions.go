@@ -14,6 +14,8 @@ type approvalDecisionBody struct {
 	Decision string `json:"decision" enum:"allow,deny"`
 	Scope    string `json:"scope" enum:"item,run,platform_session" doc:"How far an allow reaches: item: this call only; run: this tool under this policy rule for the rest of the run; platform_session: also for every later run of the platform session. A deny only ever concerns the item."`
 	Reason   string `json:"reason,omitempty" maxLength:"1024" doc:"Why, for the audit trail."`
+	// TTLSeconds is validated by commands.Validate (scope and decision).
+	TTLSeconds int64 `json:"ttlSeconds,omitempty" minimum:"1" maximum:"2592000" doc:"Only with decision allow and scope platform_session: the grant lapses this many seconds after the decision is recorded (at most 30 days); a later call asks again, its runtime.item.awaiting_approval saying askReason grant_expired. Absent: until revoked (DELETE /v1/sessions/{platformSessionId}/grants/{grantId})."`
 }
 
 type approvalDecisionInput struct {
@@ -41,7 +43,8 @@ func (a *API) registerSubmitApprovalDecision() {
 		Tags: []string{"Approvals"}, DefaultStatus: http.StatusAccepted, Errors: runCommandErrors,
 	}, func(ctx context.Context, in *approvalDecisionInput) (*commandOutput, error) {
 		b := in.Body
-		p := commands.SubmitApprovalDecisionPayload{ItemID: b.ItemID, Decision: b.Decision, Scope: b.Scope, Reason: b.Reason}
+		p := commands.SubmitApprovalDecisionPayload{ItemID: b.ItemID, Decision: b.Decision, Scope: b.Scope, Reason: b.Reason,
+			TTLSeconds: b.TTLSeconds}
 		return a.runCommand(ctx, commands.SubmitApprovalDecision, in.RunID, in.CommandParams, p)
 	})
 }

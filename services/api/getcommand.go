@@ -14,7 +14,7 @@ type command struct {
 	CommandID         string `json:"commandId"`
 	RunID             string `json:"runId"`
 	TenantID          string `json:"tenantId"`
-	Type              string `json:"type" doc:"CreateRun, AppendUserInput, CancelRun, SubmitApprovalDecision or RequestCompaction."`
+	Type              string `json:"type" doc:"CreateRun, AppendUserInput, CancelRun, SubmitApprovalDecision, RequestCompaction or RevokePermissionGrant."`
 	IdempotencyKey    string `json:"idempotencyKey"`
 	Outcome           string `json:"outcome" enum:"pending,accepted,rejected,duplicate,no_effect,applied" doc:"The latest outcome (an accepted command later becomes applied). pending: this API instance sent the command and no outcome is recorded yet; poll again."`
 	FirstOutcome      string `json:"firstOutcome" enum:"pending,accepted,rejected,duplicate,no_effect,applied" doc:"The outcome the command endpoints answer with (pending while the command is in flight)."`

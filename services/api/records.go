@@ -172,6 +172,9 @@ type ApprovalRecord struct {
 	ResolvedSeq *int64
 	RequestedAt time.Time
 	ResolvedAt  *time.Time
+	// AskReason and LapsedGrantID say why a call a grant covered asks again.
+	AskReason     string
+	LapsedGrantID string
 }
 
 // ApprovalFilter selects a tenant's approvals, newest request first. Empty

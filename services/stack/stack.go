@@ -389,6 +389,13 @@ func (s *Stack) startAPI() error {
 		return err
 	}
 	a.EnableProjectorLag(s.projectorLag)
+	reg := s.opts.Tools
+	if reg == nil {
+		reg = tools.Builtin(tools.Options{})
+	}
+	if s.opts.Profiles != nil {
+		a.EnableAgents(agentCatalog{profiles: s.opts.Profiles, tools: reg})
+	}
 	addr := s.opts.APIAddr
 	if addr == "" {
 		addr = "127.0.0.1:8080"

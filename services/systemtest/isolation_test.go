@@ -14,6 +14,7 @@ import (
 	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
 	"github.com/xbot-runtime/xbot/services/api/client"
+	"github.com/xbot-runtime/xbot/services/engine/policy"
 	"github.com/xbot-runtime/xbot/services/engine/profile"
 	"github.com/xbot-runtime/xbot/services/stack"
 )
@@ -28,6 +29,8 @@ const otherToken = "tok-other"
 // tenantA is tenant acme's data the sweep probes.
 type tenantA struct {
 	done, paused, next, session, commandID string
+	// grant is a platform_session grant given in session.
+	grant string
 	// secrets must never appear in an answer to another tenant.
 	secrets []string
 }
@@ -69,6 +72,13 @@ func sweepCases(a tenantA) map[string]sweepCase {
 	cases["POST /v1/runs/{runId}/compact"] = sweepCase{path: "/v1/runs/" + a.paused + "/compact?wait=0", body: `{}`, status: 404, code: "run_not_found"}
 	cases["GET /v1/runs/{runId}/stream"] = sweepCase{path: "/v1/runs/" + a.done + "/stream", status: 404, code: "run_not_found"}
 	cases["GET /v1/sessions/{platformSessionId}/stream"] = sweepCase{path: "/v1/sessions/" + a.session + "/stream", status: 404, code: "not_found"}
+	// Agent profiles are global today: every tenant sees every agent.
+	cases["GET /v1/agents"] = sweepCase{path: "/v1/agents", status: 200}
+	cases["GET /v1/agents/{agentId}"] = sweepCase{path: "/v1/agents/asker", status: 200}
+	cases["GET /v1/runs/{runId}/snapshot"] = nf("/v1/runs/"+a.done+"/snapshot", "run_not_found")
+	cases["GET /v1/sessions/{platformSessionId}/grants"] = nf("/v1/sessions/"+a.session+"/grants", "not_found")
+	cases["DELETE /v1/sessions/{platformSessionId}/grants/{grantId}"] = sweepCase{
+		path: "/v1/sessions/" + a.session + "/grants/" + a.grant + "?wait=0", body: `{"reason":"probe"}`, status: 404, code: "not_found"}
 	return cases
 }
 
@@ -300,6 +310,8 @@ func isolationAgents() []profile.Profile {
 		{ID: "chat", Model: profile.ModelScripted, Script: []profile.Turn{{Text: "You said: {{input}}"}}},
 		{ID: "asker", Model: profile.ModelScripted, Tools: []string{"ask_user"}, Script: []profile.Turn{
 			{ToolCalls: call1("ask_user", `{"question":"Which colour for acme-q7?"}`)}, {Text: "Painting it."}}},
+		{ID: "gater", Model: profile.ModelScripted, Tools: []string{"shell"}, Policy: policy.Config{Rules: []policy.Rule{deployRule}},
+			Script: []profile.Turn{{ToolCalls: call1("shell", `{"command":"echo deploy"}`)}, {Text: "Deployed."}}},
 	}
 }
 
@@ -321,7 +333,8 @@ func seedTenantA(t *testing.T, st *stack.Stack) tenantA {
 	if run := waitStatus(t, st, a.paused, "paused", 10*time.Second); run.PauseReason != string(events.PauseAwaitingUserInput) {
 		t.Fatalf("paused run %+v", run)
 	}
-	a.secrets = []string{a.done, a.paused, a.next, a.session, a.commandID, "zx81", "qq42", "acme-q7", "acme door", `"acme"`}
+	a.grant = seedGrant(t, st, a.session)
+	a.secrets = []string{a.done, a.paused, a.next, a.session, a.commandID, a.grant, "zx81", "qq42", "acme-q7", "acme door", `"acme"`}
 	return a
 }
 
@@ -421,4 +434,19 @@ func pct(d []time.Duration, p int) time.Duration {
 	s := slices.Clone(d)
 	slices.Sort(s)
 	return s[min(len(s)-1, len(s)*p/100)].Round(10 * time.Microsecond)
+}
+
+// seedGrant gives a platform_session grant in session and returns its id.
+func seedGrant(t *testing.T, st *stack.Stack, session string) string {
+	t.Helper()
+	runID := createRun(t, apiOf(t, st), client.CreateRunRequest{AgentID: "gater", Input: client.UserInput{Content: "deploy"},
+		PlatformSessionID: session}, "iso-grant").RunID
+	waitStatus(t, st, runID, "paused", 10*time.Second)
+	decide(t, st, runID, pendingApprovals(t, st, runID, 1)[0], "allow", "platform_session", "iso-grant-allow")
+	waitStatus(t, st, runID, "completed", 10*time.Second)
+	grants := payloads[events.PermissionGrantPayload](t, st, runID)
+	if len(grants) != 1 {
+		t.Fatalf("grants %+v", grants)
+	}
+	return grants[0].GrantID
 }

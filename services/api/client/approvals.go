@@ -45,6 +45,10 @@ type Approval struct {
 	// RequestedAt and ResolvedAt are Unix milliseconds.
 	RequestedAt int64  `json:"requestedAt"`
 	ResolvedAt  *int64 `json:"resolvedAt,omitempty"`
+	// AskReason (grant_revoked or grant_expired) and LapsedGrantID say why
+	// a call a grant covered asks again.
+	AskReason     string `json:"askReason,omitempty"`
+	LapsedGrantID string `json:"lapsedGrantId,omitempty"`
 }
 
 // ApprovalQuery selects approvals of GET /v1/approvals.
@@ -98,6 +102,8 @@ type ApprovalDecisionRequest struct {
 	// Scope is item, run or platform_session: how far an allow reaches.
 	Scope  string `json:"scope"`
 	Reason string `json:"reason,omitempty"`
+	// TTLSeconds bounds a platform_session grant's life; 0: until revoked.
+	TTLSeconds int64 `json:"ttlSeconds,omitempty"`
 }
 
 // DecideApproval queues a SubmitApprovalDecision command (POST

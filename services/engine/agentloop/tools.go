@@ -81,6 +81,7 @@ func (r *execution) toolStage(ctx context.Context, pr progress) error {
 		return r.budget(ctx, fmt.Sprintf("the run reached its limit of %d tool calls", r.limits.MaxToolCalls))
 	}
 	var blocked, asks []events.Draft
+	now := nowMs() // a grant's expiry is checked at the call, which the log records either way
 	for _, c := range pr.unstarted[:min(max(left, 0), len(pr.unstarted))] {
 		pc := pendingCall{responseID: pr.last.itemID, call: c}
 		d := r.decide(c)
@@ -88,12 +89,12 @@ func (r *execution) toolStage(ctx context.Context, pr progress) error {
 		case policy.Deny:
 			blocked = append(blocked, r.blockedDrafts(pc, d)...)
 		case policy.RequireApproval:
-			if g, ok := st.Granted(c.Name, d.RuleID); ok {
+			if g, ok := st.Granted(c.Name, d.RuleID, now); ok {
 				pc.grantID = g.GrantID
 				runnable = append(runnable, pc)
 				continue
 			}
-			asks = append(asks, r.askDrafts(pc, d)...)
+			asks = append(asks, r.askDrafts(pc, d, st, now)...)
 		default:
 			runnable = append(runnable, pc)
 		}
@@ -204,19 +205,23 @@ func (r *execution) blockedDrafts(pc pendingCall, d policy.Decision) []events.Dr
 	}
 }
 
-// askDrafts records a call that waits for a person's decision.
-func (r *execution) askDrafts(pc pendingCall, d policy.Decision) []events.Draft {
+// askDrafts records a call that waits for a person's decision, and, when a
+// grant covered such calls and no longer does at now, which one and why.
+func (r *execution) askDrafts(pc pendingCall, d policy.Decision, st events.RunState, now int64) []events.Draft {
 	id := toolItemID(pc.responseID, pc.call.ID)
 	start := r.startData(pc)
 	input := json.RawMessage(pc.call.Arguments)
 	if !json.Valid(input) {
 		input, _ = json.Marshal(map[string]string{"arguments": pc.call.Arguments})
 	}
+	ask := events.ItemAwaitingApprovalPayload{ItemType: start.ItemType, ToolName: pc.call.Name, Input: input,
+		ApprovalID: commands.ApprovalID(r.run.ID(), id), RuleID: d.RuleID, Reason: d.Reason}
+	if g, why, ok := st.Lapsed(pc.call.Name, d.RuleID, now); ok {
+		ask.AskReason, ask.GrantID = why, g.GrantID
+	}
 	return []events.Draft{
 		{Type: events.ItemStarted, ItemID: id, Payload: start},
-		{Type: events.ItemAwaitingApproval, ItemID: id, Payload: events.ItemAwaitingApprovalPayload{
-			ItemType: start.ItemType, ToolName: pc.call.Name, Input: input,
-			ApprovalID: commands.ApprovalID(r.run.ID(), id), RuleID: d.RuleID, Reason: d.Reason}},
+		{Type: events.ItemAwaitingApproval, ItemID: id, Payload: ask},
 	}
 }
 

@@ -1,0 +1,58 @@
+package commands
+
+import (
+	"fmt"
+
+	"github.com/xbot-runtime/xbot/events"
+)
+
+// MaxGrantTTLSeconds bounds SubmitApprovalDecisionPayload.TTLSeconds: 30
+// days, the longest a person may let a session's calls run unasked without
+// deciding again.
+const MaxGrantTTLSeconds = 30 * 24 * 3600
+
+// RevokePermissionGrantPayload revokes grant GrantID in the run the command
+// names. The API sends one to every run of the grant's session, so that no
+// run in flight keeps using it and no later run inherits it.
+type RevokePermissionGrantPayload struct {
+	GrantID string `json:"grantId"`
+	Reason  string `json:"reason,omitempty"`
+}
+
+// decide admits a RevokePermissionGrant. A grant is data the run reads at
+// each tool call, so the revocation applies at once, in every state: a
+// running run's next check no longer finds the grant, and a finished run's
+// follow-up does not inherit it. A run that does not hold the grant (never
+// had it, or it is already revoked) is left as it is.
+func (p *RevokePermissionGrantPayload) decide(st *events.RunState, c Envelope, _ AdmitOptions) Decision {
+	g, ok := st.Grant(p.GrantID)
+	if !ok {
+		return noEffect(c, fmt.Sprintf("run %s holds no grant %s", st.RunID, p.GrantID))
+	}
+	return Decision{Outcome: events.OutcomeApplied, Events: []events.Draft{
+		{Type: events.PermissionGrantRevoked, CommandID: c.CommandID, Payload: events.PermissionGrantRevokedPayload{
+			GrantID: g.GrantID, ToolName: g.ToolName, RuleID: g.RuleID, Scope: g.Scope, Reason: p.Reason, Actor: c.Actor}},
+		AppliedEvent(Pending(c), ""),
+	}}
+}
+
+// grantExpiry is when the grant decision p gives at time now expires (Unix
+// ms); 0 when it has no TTL.
+func grantExpiry(p *SubmitApprovalDecisionPayload, now int64) int64 {
+	if p.TTLSeconds <= 0 {
+		return 0
+	}
+	return now + p.TTLSeconds*1000
+}
+
+// validateGrantTTL checks that a TTL comes with an allow of scope
+// platform_session and is within bounds.
+func validateGrantTTL(ck *checker, p *SubmitApprovalDecisionPayload) {
+	switch {
+	case p.TTLSeconds == 0:
+	case p.TTLSeconds < 0 || p.TTLSeconds > MaxGrantTTLSeconds:
+		ck.add("payload.ttlSeconds", "must be between 1 and %d", MaxGrantTTLSeconds)
+	case p.Decision != events.DecisionAllow || p.Scope != events.ScopePlatformSession:
+		ck.add("payload.ttlSeconds", "is allowed only on an allow with scope platform_session")
+	}
+}

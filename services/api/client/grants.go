@@ -1,0 +1,71 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+
+	"github.com/xbot-runtime/xbot/events"
+)
+
+// SessionGrant is a platform_session grant in force.
+type SessionGrant struct {
+	GrantID   string       `json:"grantId"`
+	ToolName  string       `json:"toolName"`
+	RuleID    string       `json:"ruleId"`
+	Scope     string       `json:"scope"`
+	RunID     string       `json:"runId"`
+	ItemID    string       `json:"itemId,omitempty"`
+	GrantedBy events.Actor `json:"grantedBy"`
+	// GrantedAt and ExpiresAt are Unix milliseconds; ExpiresAt is 0 for a
+	// grant without a TTL.
+	GrantedAt int64 `json:"grantedAt"`
+	ExpiresAt int64 `json:"expiresAt,omitempty"`
+}
+
+// RevokeResult is the answer of a revoke: one command per run of the session.
+type RevokeResult struct {
+	GrantID  string          `json:"grantId"`
+	Commands []CommandResult `json:"commands"`
+}
+
+// SessionGrants reads the grants in force of a platform session (GET
+// /v1/sessions/{platformSessionId}/grants).
+func (c *Client) SessionGrants(ctx context.Context, sessionID string) ([]SessionGrant, error) {
+	var out struct {
+		Grants []SessionGrant `json:"grants"`
+	}
+	err := c.call(ctx, http.MethodGet, "/v1/sessions/"+url.PathEscape(sessionID)+"/grants", nil, &out)
+	return out.Grants, err
+}
+
+// RevokeGrant revokes a session grant in every run of the session (DELETE
+// /v1/sessions/{platformSessionId}/grants/{grantId}).
+func (c *Client) RevokeGrant(ctx context.Context, sessionID, grantID, reason string, opts CommandOptions) (RevokeResult, error) {
+	path, hdr := opts.apply("/v1/sessions/" + url.PathEscape(sessionID) + "/grants/" + url.PathEscape(grantID))
+	var body any
+	if reason != "" {
+		body = map[string]string{"reason": reason}
+	}
+	var out RevokeResult
+	err := c.call(ctx, http.MethodDelete, path, body, &out, hdr...)
+	return out, err
+}
+
+// RunSnapshot is a run's frozen capability snapshot.
+type RunSnapshot struct {
+	RunID    string          `json:"runId"`
+	Seq      int64           `json:"seq"`
+	Hash     string          `json:"hash"`
+	FrozenAt int64           `json:"frozenAt"`
+	Snapshot json.RawMessage `json:"snapshot"`
+}
+
+// GetRunSnapshot reads a run's capability snapshot (GET
+// /v1/runs/{runId}/snapshot); a *Problem with status 404 until it is frozen.
+func (c *Client) GetRunSnapshot(ctx context.Context, runID string) (RunSnapshot, error) {
+	var out RunSnapshot
+	err := c.call(ctx, http.MethodGet, "/v1/runs/"+url.PathEscape(runID)+"/snapshot", nil, &out)
+	return out, err
+}

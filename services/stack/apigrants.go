@@ -1,0 +1,28 @@
+package stack
+
+import (
+	"context"
+
+	"github.com/xbot-runtime/xbot/events"
+	pgview "github.com/xbot-runtime/xbot/projections/postgres"
+	"github.com/xbot-runtime/xbot/services/api"
+)
+
+// SessionGrantsInForce reads the session's platform_session grants neither
+// revoked nor expired.
+func (s *APIReadModels) SessionGrantsInForce(ctx context.Context, tenantID, sessionID string) ([]api.GrantRecord, error) {
+	rows, err := s.Queries.SessionGrantsInForce(ctx, tenantID, sessionID)
+	return convert(rows, grantRecord), apiErr(err)
+}
+
+// SessionGrant reads one grant of the session.
+func (s *APIReadModels) SessionGrant(ctx context.Context, tenantID, sessionID, grantID string) (api.GrantRecord, bool, error) {
+	g, ok, err := s.Queries.SessionGrant(ctx, tenantID, sessionID, grantID)
+	return grantRecord(g), ok, apiErr(err)
+}
+
+func grantRecord(g pgview.PermissionGrant) api.GrantRecord {
+	return api.GrantRecord{GrantID: g.GrantID, Scope: g.Scope, ToolName: g.ToolName, RuleID: g.RuleID, RunID: g.RunID,
+		ItemID: g.ItemID, Actor: events.Actor{Type: g.ActorType, ID: g.ActorID}, GrantedAt: g.GrantedAt,
+		ExpiresAt: g.ExpiresAt, RevokedAt: g.RevokedAt}
+}

@@ -1,0 +1,302 @@
+package systemtest_test
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zaptest"
+
+	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
+	"github.com/xbot-runtime/xbot/projections/runner"
+	"github.com/xbot-runtime/xbot/services/api/client"
+	"github.com/xbot-runtime/xbot/services/engine/policy"
+	"github.com/xbot-runtime/xbot/services/engine/profile"
+	"github.com/xbot-runtime/xbot/services/stack"
+)
+
+// The end-to-end tests of session grants one can see and revoke (issue 16):
+// the list, a revoke that reaches the run in flight and later runs through
+// the log, a TTL, and their tenant isolation.
+
+// twoDeploys is an agent that deploys, asks the user whether to go on, and
+// deploys again: the second deploy is the call a grant given for the first
+// covers, asked after the test changed the grant.
+func twoDeploys(count string) profile.Profile {
+	return deploysAround(count, profile.Turn{ToolCalls: call1("ask_user", `{"question":"Deploy again?"}`)})
+}
+
+// deploysAround is an agent that deploys, plays middle, and deploys again.
+func deploysAround(count string, middle profile.Turn) profile.Profile {
+	deploy := func(n int) profile.Turn {
+		return profile.Turn{Text: "Deploying.", ToolCalls: call1("shell", fmt.Sprintf(`{"command":"echo deploy-%d >> %s"}`, n, count))}
+	}
+	return profile.Profile{ID: "ops", Model: profile.ModelScripted, Tools: []string{"shell", "ask_user"},
+		Policy: policy.Config{Rules: []policy.Rule{deployRule}}, Script: []profile.Turn{deploy(1), middle, deploy(2), {Text: "Done."}}}
+}
+
+// grantedThenAsking runs twoDeploys in session until it asks the user, the
+// first deploy allowed for the session with ttl (0: none); it returns the
+// run and the grant.
+func grantedThenAsking(t *testing.T, st *stack.Stack, session string, ttl int64) (string, client.SessionGrant) {
+	t.Helper()
+	c := apiOf(t, st)
+	runID := createRun(t, c, client.CreateRunRequest{AgentID: "ops", Input: client.UserInput{Content: "ship"},
+		PlatformSessionID: session}, session+"-create").RunID
+	waitStatus(t, st, runID, "paused", 10*time.Second)
+	items := pendingApprovals(t, st, runID, 1)
+	if _, err := c.DecideApproval(t.Context(), runID, client.ApprovalDecisionRequest{ItemID: items[0], Decision: "allow",
+		Scope: "platform_session", TTLSeconds: ttl}, client.CommandOptions{IdempotencyKey: session + "-allow"}); err != nil {
+		t.Fatalf("decision: %v", err)
+	}
+	waitPause(t, st, runID, events.PauseAwaitingUserInput)
+	var grants []client.SessionGrant
+	eventually.Succeeds(t, 10*time.Second, "the session lists its grant", func() error {
+		var err error
+		if grants, err = c.SessionGrants(t.Context(), session); err == nil && len(grants) != 1 {
+			err = fmt.Errorf("grants %+v", grants)
+		}
+		return err
+	})
+	g := grants[0]
+	if g.ToolName != "shell" || g.RuleID != "deploy" || g.RunID != runID || g.Scope != "platform_session" ||
+		g.GrantedBy.ID == "" || g.GrantedAt == 0 || (ttl > 0) != (g.ExpiresAt > 0) {
+		t.Fatalf("grant %+v", g)
+	}
+	return runID, g
+}
+
+// waitPause waits until runID is paused for reason.
+func waitPause(t *testing.T, st *stack.Stack, runID string, reason events.PauseReason) {
+	t.Helper()
+	eventually.Succeeds(t, 10*time.Second, "run paused "+string(reason), func() error {
+		if r := getRun(t, st, runID); r.Status != "paused" || r.PauseReason != string(reason) {
+			return fmt.Errorf("run is %s (%s)", r.Status, r.PauseReason)
+		}
+		return nil
+	})
+}
+
+// askedAgain answers the run's question and returns the awaiting_approval of
+// the second deploy, which must ask again.
+func askedAgain(t *testing.T, st *stack.Stack, runID, key string) events.ItemAwaitingApprovalPayload {
+	t.Helper()
+	input(t, st, runID, "clarification", "yes", key)
+	waitPause(t, st, runID, events.PauseAwaitingApproval)
+	asks := payloads[events.ItemAwaitingApprovalPayload](t, st, runID)
+	if len(asks) != 2 {
+		t.Fatalf("%d asks, want two: the second deploy asks again", len(asks))
+	}
+	return asks[1]
+}
+
+func TestRevokedSessionGrantAsksAgainWithTheReasonInTheLog(t *testing.T) {
+	t.Parallel()
+	count := filepath.Join(t.TempDir(), "count")
+	e, st, _ := agentEnv(t, twoDeploys(count))
+	runID, g := grantedThenAsking(t, st, "sess-revoke", 0)
+	c := apiOf(t, st)
+	// Neither another tenant nor another actor of the tenant may revoke it.
+	if _, err := c.WithToken(otherToken).RevokeGrant(t.Context(), "sess-revoke", g.GrantID, "", client.CommandOptions{}); !isProblem(err, 404, "not_found") {
+		t.Errorf("another tenant's revoke: %v, want 404", err)
+	}
+	if _, err := c.WithToken(otherToken).SessionGrants(t.Context(), "sess-revoke"); !isProblem(err, 404, "not_found") {
+		t.Errorf("another tenant's list: %v, want 404", err)
+	}
+	if _, err := c.WithToken(bobToken).RevokeGrant(t.Context(), "sess-revoke", g.GrantID, "", client.CommandOptions{}); !isProblem(err, 403, "forbidden_scope") {
+		t.Errorf("another owner's revoke: %v, want 403 forbidden_scope", err)
+	}
+	res, err := c.RevokeGrant(t.Context(), "sess-revoke", g.GrantID, "no more deploys", client.CommandOptions{IdempotencyKey: "revoke-1"})
+	if err != nil || len(res.Commands) != 1 || res.Commands[0].RunID != runID || res.Commands[0].Outcome != client.OutcomeApplied {
+		t.Fatalf("revoke: %+v %v, want one command applied on run %s", res, err, runID)
+	}
+	// The answer came once the read model had the revocation: the grant is
+	// no longer listed, nor handed to a new run of the session.
+	if grants, err := c.SessionGrants(t.Context(), "sess-revoke"); err != nil || len(grants) != 0 {
+		t.Errorf("after the revoke the session lists %+v %v", grants, err)
+	}
+	revoked := payloads[events.PermissionGrantRevokedPayload](t, st, runID)
+	if len(revoked) != 1 || revoked[0].GrantID != g.GrantID || revoked[0].Reason != "no more deploys" || revoked[0].Actor.ID == "" {
+		t.Fatalf("revocations in the log %+v", revoked)
+	}
+	ask := askedAgain(t, st, runID, "revoke-answer")
+	if ask.AskReason != events.GrantRevoked || ask.GrantID != g.GrantID {
+		t.Errorf("the second deploy asks with %q %q, want grant_revoked %s", ask.AskReason, ask.GrantID, g.GrantID)
+	}
+	pending, err := c.AllApprovals(t.Context(), client.ApprovalQuery{Status: client.ApprovalPending, RunID: runID})
+	if err != nil || len(pending) != 1 || pending[0].AskReason != events.GrantRevoked || pending[0].LapsedGrantID != g.GrantID {
+		t.Fatalf("pending approvals %+v %v, want one saying grant_revoked %s", pending, err, g.GrantID)
+	}
+	decide(t, st, runID, pending[0].ItemID, "allow", "item", "revoke-allow-2")
+	waitStatus(t, st, runID, "completed", 10*time.Second)
+	if got := lines(t, count); !slices.Equal(got, []string{"deploy-1", "deploy-2"}) {
+		t.Errorf("tools ran %v", got)
+	}
+	// Neither a follow-up (from the run's state) nor a new run of the session
+	// (from the read model) inherits it.
+	next := input(t, st, runID, "follow_up", "ship again", "revoke-next").CreatedRunID
+	third := createRun(t, c, client.CreateRunRequest{AgentID: "ops", Input: client.UserInput{Content: "ship"},
+		PlatformSessionID: "sess-revoke"}, "revoke-third").RunID
+	for _, id := range []string{next, third} {
+		if acc := accepted(t, st, id); len(acc.SessionGrants) != 0 {
+			t.Errorf("run %s inherits %+v, want no grant", id, acc.SessionGrants)
+		}
+	}
+	e.invariants(st)
+}
+
+// TestRevokeReachesARunningRun: the revoke is recorded while the run is in
+// a tool call; its next call the grant covered asks again.
+func TestRevokeReachesARunningRun(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	count, gate := filepath.Join(dir, "count"), filepath.Join(dir, "gate")
+	// The middle call runs until the test opens the gate, after the revoke.
+	wait := profile.Turn{ToolCalls: call1("shell", fmt.Sprintf(`{"command":"while [ ! -f %s ]; do sleep 0.05; done"}`, gate))}
+	e, st, _ := agentEnv(t, deploysAround(count, wait))
+	c := apiOf(t, st)
+	runID := createRun(t, c, client.CreateRunRequest{AgentID: "ops", Input: client.UserInput{Content: "ship"},
+		PlatformSessionID: "sess-running"}, "running-create").RunID
+	waitStatus(t, st, runID, "paused", 10*time.Second)
+	decide(t, st, runID, pendingApprovals(t, st, runID, 1)[0], "allow", "platform_session", "running-allow")
+	eventually.Succeeds(t, 10*time.Second, "the gated call runs", func() error {
+		if n := countType(t, st, runID, events.ItemStarted); n < 4 { // response, deploy, response, gated call
+			return fmt.Errorf("%d items started", n)
+		}
+		return nil
+	})
+	g := payloads[events.PermissionGrantPayload](t, st, runID)[0]
+	res, err := c.RevokeGrant(t.Context(), "sess-running", g.GrantID, "", client.CommandOptions{})
+	if err != nil || len(res.Commands) != 1 || res.Commands[0].Outcome != client.OutcomeApplied {
+		t.Fatalf("revoke %+v %v", res, err)
+	}
+	if r := getRun(t, st, runID); r.Status != "running" {
+		t.Fatalf("the run is %s at the revoke, want running", r.Status)
+	}
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	waitPause(t, st, runID, events.PauseAwaitingApproval)
+	asks := payloads[events.ItemAwaitingApprovalPayload](t, st, runID)
+	if len(asks) != 2 || asks[1].AskReason != events.GrantRevoked || asks[1].GrantID != g.GrantID {
+		t.Errorf("asks %+v, want the second deploy to ask again, grant_revoked", asks)
+	}
+	cancelRun(t, st, runID, "done", "running-cancel")
+	e.invariants(st)
+}
+
+func TestExpiredSessionGrantAsksAgainWithTheReasonInTheLog(t *testing.T) {
+	t.Parallel()
+	count := filepath.Join(t.TempDir(), "count")
+	e, st, _ := agentEnv(t, twoDeploys(count))
+	runID, g := grantedThenAsking(t, st, "sess-ttl", 1)
+	applied := payloads[events.PermissionGrantPayload](t, st, runID)
+	if len(applied) != 1 || applied[0].ExpiresAt != g.ExpiresAt {
+		t.Fatalf("the log's grant %+v, the API's expires at %d", applied, g.ExpiresAt)
+	}
+	// The list drops the grant once its expiry has passed.
+	eventually.Succeeds(t, 10*time.Second, "the grant lapses", func() error {
+		grants, err := apiOf(t, st).SessionGrants(t.Context(), "sess-ttl")
+		if err == nil && len(grants) != 0 {
+			err = fmt.Errorf("grants %+v", grants)
+		}
+		return err
+	})
+	ask := askedAgain(t, st, runID, "ttl-answer")
+	if ask.AskReason != events.GrantExpired || ask.GrantID != g.GrantID {
+		t.Errorf("the second deploy asks with %q %q, want grant_expired %s", ask.AskReason, ask.GrantID, g.GrantID)
+	}
+	if items := pendingApprovals(t, st, runID, 1); len(items) == 1 {
+		decide(t, st, runID, items[0], "deny", "item", "ttl-deny")
+	}
+	waitStatus(t, st, runID, "completed", 10*time.Second)
+	if got := lines(t, count); !slices.Equal(got, []string{"deploy-1"}) {
+		t.Errorf("tools ran %v", got)
+	}
+	next := input(t, st, runID, "follow_up", "ship again", "ttl-next").CreatedRunID
+	if acc := accepted(t, st, next); len(acc.SessionGrants) != 0 {
+		t.Errorf("the follow-up inherits %+v, want no grant", acc.SessionGrants)
+	}
+	e.invariants(st)
+}
+
+// accepted waits for the run's runtime.run.accepted in the read model.
+func accepted(t *testing.T, st *stack.Stack, runID string) events.RunAcceptedPayload {
+	t.Helper()
+	var acc events.RunAcceptedPayload
+	eventually.Succeeds(t, 10*time.Second, "run "+runID+" accepted", func() error {
+		evs, err := apiOf(t, st).AllEvents(t.Context(), runID)
+		if err != nil {
+			return err
+		}
+		for _, ev := range evs {
+			if ev.Type == events.RunAccepted {
+				acc, err = client.DecodePayload[events.RunAcceptedPayload](ev)
+				return err
+			}
+		}
+		return fmt.Errorf("no runtime.run.accepted among %d events", len(evs))
+	})
+	return acc
+}
+
+// TestRevokedGrantsRebuildTheSame: a grant revoked in the run that gave it
+// and in a run that inherited it gives the same Postgres read models live
+// and rebuilt from the log, whichever run's revocation a view reads first.
+func TestRevokedGrantsRebuildTheSame(t *testing.T) {
+	t.Parallel()
+	count := filepath.Join(t.TempDir(), "count")
+	e, st, _ := agentEnv(t, deployer("ops", count, "deploy"))
+	c := apiOf(t, st)
+	ship := func(key string) string {
+		return createRun(t, c, client.CreateRunRequest{AgentID: "ops", Input: client.UserInput{Content: "ship"},
+			PlatformSessionID: "sess-rebuild"}, key).RunID
+	}
+	first := ship("rb-grant-1")
+	waitStatus(t, st, first, "paused", 10*time.Second)
+	decide(t, st, first, pendingApprovals(t, st, first, 1)[0], "allow", "platform_session", "rb-grant-allow")
+	waitStatus(t, st, first, "completed", 10*time.Second)
+	second := ship("rb-grant-2") // inherits the grant, which covers its deploy
+	waitStatus(t, st, second, "completed", 10*time.Second)
+	grants := payloads[events.PermissionGrantPayload](t, st, first)
+	res, err := c.RevokeGrant(t.Context(), "sess-rebuild", grants[0].GrantID, "rebuild", client.CommandOptions{})
+	if err != nil || len(res.Commands) != 2 {
+		t.Fatalf("revoke %+v %v", res, err)
+	}
+	for _, r := range res.Commands {
+		if r.Outcome != client.OutcomeApplied {
+			t.Errorf("revoke on run %s: %s, want applied (both runs hold the grant)", r.RunID, r.Outcome)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	eventually.Succeeds(t, 20*time.Second, "postgres caught up", func() error {
+		lag, err := st.Projectors["postgres"].Lag(ctx)
+		if err != nil || lag.Total() != 0 {
+			return fmt.Errorf("lag %v (%w)", lag.Partitions, err)
+		}
+		return nil
+	})
+	live, err := st.Store.Checksums(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Stop(ctx)
+	store := postgresView(ctx, t, e.dsn, e.kcfg)
+	eventually.Succeeds(t, 30*time.Second, "rebuild", func() error {
+		return runner.Rebuild(ctx, runner.Config{Kafka: e.kcfg, Projector: store, Logger: zaptest.NewLogger(t)}, true, nil)
+	})
+	rebuilt, err := store.Checksums(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !maps.Equal(live, rebuilt) {
+		t.Errorf("postgres read models differ after the rebuild:\nlive    %v\nrebuilt %v", live, rebuilt)
+	}
+}
