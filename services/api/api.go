@@ -27,6 +27,7 @@ type Store interface {
 	GetCommand(ctx context.Context, tenantID, commandID string) (CommandRecord, error)
 	WaitCommand(ctx context.Context, tenantID, commandID string) (CommandRecord, error)
 	ReadModels
+	SessionStates
 }
 
 // CommandSender durably produces a command to xbot.commands.v1, keyed by its
@@ -153,6 +154,7 @@ func (a *API) registerRoutes() {
 	a.registerRequestCompaction()
 	a.registerBuiltinPolicy()
 	a.registerListSessionRuns()
+	a.registerSessionState()
 	a.registerStreams()
 }
 

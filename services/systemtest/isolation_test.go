@@ -69,6 +69,7 @@ func sweepCases(a tenantA) map[string]sweepCase {
 	cases["POST /v1/runs/{runId}/compact"] = sweepCase{path: "/v1/runs/" + a.paused + "/compact?wait=0", body: `{}`, status: 404, code: "run_not_found"}
 	cases["GET /v1/runs/{runId}/stream"] = sweepCase{path: "/v1/runs/" + a.done + "/stream", status: 404, code: "run_not_found"}
 	cases["GET /v1/sessions/{platformSessionId}/stream"] = sweepCase{path: "/v1/sessions/" + a.session + "/stream", status: 404, code: "not_found"}
+	cases["GET /v1/sessions/{platformSessionId}/state"] = nf("/v1/sessions/"+a.session+"/state", "not_found")
 	return cases
 }
 
