@@ -41,8 +41,8 @@ func (a *API) registerSessionState() {
 			"continues right after it, with nothing missed and nothing repeated. An input id is the Idempotency-Key of the command that " +
 			"sent the input (its commandId when it had none). Each list holds at most " + strconv.Itoa(maxStateInteractions) +
 			" interactions or " + strconv.Itoa(maxStateInputs) + " inputs (the latest, for closed interactions and admitted inputs); `truncated` " +
-			"names the lists that were cut. The state lags the log by the projectors' delay. Only the session's owner, or a principal " +
-			"with scope act_as, reads it (403 forbidden_scope); 404 when the tenant has no run in the session.",
+			"names the lists that were cut. The state lags the log by the projectors' delay. Only the session's owner, a principal " +
+			"with scope act_as or a read-only one (scope read or demo) reads it (403 forbidden_scope); 404 when the tenant has no run in the session.",
 		Tags:   []string{"Runs"},
 		Errors: []int{http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound, http.StatusUnprocessableEntity},
 	}, a.getSessionState)
@@ -54,10 +54,18 @@ func (a *API) getSessionState(ctx context.Context, in *getSessionStateInput) (*g
 	if err != nil {
 		return nil, wrapNotFound(err, "session")
 	}
-	if st.OwnerID != "" && st.OwnerID != p.Actor && !p.canActAs() {
+	if !mayReadSession(p, st.OwnerID) {
 		return nil, forbidden("the session belongs to another actor; reading its state needs scope act_as")
 	}
 	return &getSessionStateOutput{Body: sessionStateView(in.PlatformSessionID, st)}, nil
+}
+
+// mayReadSession reports whether p may read the state of a session owned by
+// owner: its owner, an act_as principal, or a read-only one (scope read or
+// demo: an observer of the whole tenant, which sends no commands). A
+// session with no owner on record is the tenant's.
+func mayReadSession(p Principal, owner string) bool {
+	return owner == "" || owner == p.Actor || p.canActAs() || (!p.canCommand() && (p.has(ScopeRead) || p.has(ScopeDemo)))
 }
 
 // The bounds of the state's lists, as the read models apply them.
