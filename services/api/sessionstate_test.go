@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
@@ -85,6 +86,31 @@ func TestSessionStateIsTheOwnersToRead(t *testing.T) {
 	for _, c := range []struct{ token, path string }{{tokenB, "/v1/sessions/s-1/state"}, {tokenAlice, "/v1/sessions/s-2/state"}} {
 		if r := e.do(t, http.MethodGet, c.path, c.token, nil); r.status != http.StatusNotFound {
 			t.Fatalf("%s: status %d: %s", c.path, r.status, r.raw)
+		}
+	}
+}
+
+func TestSessionStateIsDocumented(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	r := e.do(t, "GET", "/openapi.json", "", nil).want(t, http.StatusOK)
+	var doc struct {
+		Paths map[string]map[string]struct {
+			OperationID string                     `json:"operationId"`
+			Security    []map[string][]string      `json:"security"`
+			Responses   map[string]json.RawMessage `json:"responses"`
+		} `json:"paths"`
+	}
+	if err := json.Unmarshal(r.raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	op := doc.Paths["/v1/sessions/{platformSessionId}/state"]["get"]
+	if op.OperationID != "getSessionState" || len(op.Security) == 0 {
+		t.Fatalf("GET state: %+v", op)
+	}
+	for _, code := range []string{"200", "401", "403", "404"} {
+		if op.Responses[code] == nil {
+			t.Errorf("GET state documents no %s answer", code)
 		}
 	}
 }
