@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strconv"
 	"time"
@@ -41,7 +42,7 @@ func (a *API) registerSessionState() {
 			"continues right after it, with nothing missed and nothing repeated. An input id is the Idempotency-Key of the command that " +
 			"sent the input (its commandId when it had none). Each list holds at most " + strconv.Itoa(maxStateInteractions) +
 			" interactions or " + strconv.Itoa(maxStateInputs) + " inputs (the latest, for closed interactions and admitted inputs); `truncated` " +
-			"names the lists that were cut. The state lags the log by the projectors' delay. Only the session's owner, a principal " +
+			"names the lists that were cut. The state lags the log by the projectors' delay (a session whose first run this instance created moments ago is waited for, like a read of that run). Only the session's owner, a principal " +
 			"with scope act_as or a read-only one (scope read or demo) reads it (403 forbidden_scope); 404 when the tenant has no run in the session.",
 		Tags:   []string{"Runs"},
 		Errors: []int{http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound, http.StatusUnprocessableEntity},
@@ -51,6 +52,9 @@ func (a *API) registerSessionState() {
 func (a *API) getSessionState(ctx context.Context, in *getSessionStateInput) (*getSessionStateOutput, error) {
 	p := principalOf(ctx)
 	st, err := a.store.GetSessionState(ctx, p.Tenant, in.PlatformSessionID)
+	if errors.Is(err, ErrNotFound) {
+		st, err = a.createdSessionState(ctx, in.PlatformSessionID, err)
+	}
 	if err != nil {
 		return nil, wrapNotFound(err, "session")
 	}
@@ -58,6 +62,21 @@ func (a *API) getSessionState(ctx context.Context, in *getSessionStateInput) (*g
 		return nil, forbidden("the session belongs to another actor; reading its state needs scope act_as")
 	}
 	return &getSessionStateOutput{Body: sessionStateView(in.PlatformSessionID, st)}, nil
+}
+
+// createdSessionState serves a client that created the session's first run
+// through this instance moments ago: it waits, as a read of that run would
+// (findCreatedRun), for the read model to hold the run, then reads again.
+// Otherwise it returns notFound.
+func (a *API) createdSessionState(ctx context.Context, sessionID string, notFound error) (SessionStateRecord, error) {
+	runID, ok := a.flights.sessionRun(tenantOf(ctx), sessionID)
+	if !ok {
+		return SessionStateRecord{}, notFound
+	}
+	if _, err := a.findCreatedRun(ctx, runID); err != nil {
+		return SessionStateRecord{}, notFound
+	}
+	return a.store.GetSessionState(ctx, tenantOf(ctx), sessionID)
 }
 
 // mayReadSession reports whether p may read the state of a session owned by

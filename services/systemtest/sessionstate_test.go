@@ -169,3 +169,24 @@ func lastStatus(stream string) string {
 	}
 	return last
 }
+
+// A session whose first run this instance created (even with ?wait=0) has a
+// state at once: the read waits for the read model, like a read of the run.
+func TestSessionStateRightAfterAnUnwaitedCreate(t *testing.T) {
+	t.Parallel()
+	e, st, _ := agentEnv(t, echoAgent())
+	startStreams(t, e, st)
+	c := apiOf(t, st)
+	for i := range 10 {
+		session := fmt.Sprintf("sess-state-now-%d", i)
+		res, err := c.CreateRun(t.Context(), client.CreateRunRequest{AgentID: "chat", Input: client.UserInput{Content: "hi"},
+			PlatformSessionID: session}, client.CommandOptions{IdempotencyKey: "state-now-" + strconv.Itoa(i), Wait: client.WaitFor(0)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := c.SessionState(t.Context(), session)
+		if err != nil || s.Status.RunID != res.RunID || !strings.HasPrefix(s.Cursor, res.RunID+":") {
+			t.Fatalf("try %d: state of %s right after its first create: %+v %v", i, session, s, err)
+		}
+	}
+}
