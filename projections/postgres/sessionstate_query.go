@@ -170,16 +170,22 @@ func sessionInteractions(ctx context.Context, tx pgx.Tx, query, tenantID, sessio
 // admitted once applied, and so is a follow-up (applied at once; the
 // CreateRun it produced under the key "follow_up:…" is not an input of its
 // own). A CreateRun's input is admitted with the run's acceptance.
+// $3 lists the command types that carry an input into a run
+// (inputCommandTypes).
 const inputsCTE = `WITH inputs AS (
   SELECT COALESCE(NULLIF(c.idempotency_key, ''), c.command_id) AS input_id, c.command_id, c.updated_at,
-    CASE WHEN c.type = 'AppendUserInput' AND c.outcome = 'accepted' THEN 'queued'
-      WHEN c.type = 'AppendUserInput' AND c.outcome = 'applied' THEN 'admitted'
+    CASE WHEN c.type = ANY($3) AND c.outcome = 'accepted' THEN 'queued'
+      WHEN c.type = ANY($3) AND c.outcome = 'applied' THEN 'admitted'
       WHEN c.type = 'CreateRun' AND c.outcome = 'accepted' AND c.idempotency_key NOT LIKE 'follow\_up:%' THEN 'admitted'
     END AS state
   FROM commands c JOIN runs r ON r.run_id = c.run_id
   WHERE r.tenant_id = $1 AND r.platform_session_id = $2 AND c.tenant_id = $1
 )
 SELECT input_id FROM inputs `
+
+// inputCommandTypes are the commands whose input enters a run at a safe
+// point or at once: queued while accepted, admitted once applied.
+var inputCommandTypes = []string{"AppendUserInput"}
 
 var (
 	queuedInputsSQL = inputsCTE + `WHERE state = 'queued'
@@ -189,7 +195,7 @@ ORDER BY updated_at DESC, command_id DESC LIMIT ` + fmt.Sprint(MaxStateInputs+1)
 )
 
 func sessionInputs(ctx context.Context, tx pgx.Tx, query, tenantID, sessionID string) ([]string, bool, error) {
-	rows, err := tx.Query(ctx, query, tenantID, sessionID)
+	rows, err := tx.Query(ctx, query, tenantID, sessionID, inputCommandTypes)
 	if err != nil {
 		return nil, false, fmt.Errorf("inputs: %w", err)
 	}
