@@ -34,16 +34,19 @@ func (a *API) registerSessionState() {
 	register(a, huma.Operation{
 		OperationID: "getSessionState", Method: http.MethodGet, Path: "/v1/sessions/{platformSessionId}/state",
 		Summary: "Get a session's state",
-		Description: "The session's RuntimeState as the read models hold it, all read at one point of its log: its status " +
-			"(the data part `data-status` the session stream sent last), the open reply (the first running or paused run and its " +
-			"assistant message in progress), the interactions its replies wait on and the latest closed ones with how they closed, " +
-			"the ids of its inputs queued (accepted, not applied yet) and admitted (applied), and `cursor`, the chunk id of the session " +
-			"stream up to which this state is reflected: `GET /v1/sessions/{platformSessionId}/stream` with `Last-Event-ID: <cursor>` " +
-			"continues right after it, with nothing missed and nothing repeated. An input id is the Idempotency-Key of the command that " +
-			"sent the input (its commandId when it had none). Each list holds at most " + strconv.Itoa(maxStateInteractions) +
-			" interactions or " + strconv.Itoa(maxStateInputs) + " inputs (the latest, for closed interactions and admitted inputs); `truncated` " +
-			"names the lists that were cut. The state lags the log by the projectors' delay (a session whose first run this instance created moments ago is waited for, like a read of that run). Only the session's owner, a principal " +
-			"with scope act_as or a read-only one (scope read or demo) reads it (403 forbidden_scope); 404 when the tenant has no run in the session.",
+		Description: "The session's RuntimeState as the read models hold it, all read at one point of its log: its " +
+			"status (the data part `data-status` the session stream sent last), the open reply (the first running or " +
+			"paused run and its assistant message in progress), the interactions its replies wait on and the latest " +
+			"closed ones with how they closed, the ids of its inputs queued (accepted, not applied yet) and admitted " +
+			"(applied), and `cursor`, the chunk id of the session stream up to which this state is reflected: " +
+			"`GET /v1/sessions/{platformSessionId}/stream` with `Last-Event-ID: <cursor>` continues right after it, " +
+			"with nothing missed and nothing repeated. An input id is the Idempotency-Key of the command that sent the " +
+			"input (its commandId when it had none). Each list holds at most " + strconv.Itoa(maxStateInteractions) +
+			" interactions or " + strconv.Itoa(maxStateInputs) + " inputs (the latest, for closed interactions and " +
+			"admitted inputs); `truncated` names the lists that were cut. The state lags the log by the projectors' " +
+			"delay (a session whose first run this instance created moments ago is waited for, like a read of that " +
+			"run). Only the session's owner, a principal with scope act_as or a read-only one (scope read or demo) " +
+			"reads it (403 forbidden_scope); 404 when the tenant has no run in the session.",
 		Tags:   []string{"Runs"},
 		Errors: []int{http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound, http.StatusUnprocessableEntity},
 	}, a.getSessionState)
