@@ -190,3 +190,38 @@ func TestSessionStateRightAfterAnUnwaitedCreate(t *testing.T) {
 		}
 	}
 }
+
+// A question the run waits on is a pending interaction with its text; the
+// answer closes it and is an admitted input.
+func TestSessionStateShowsAQuestionUntilAnswered(t *testing.T) {
+	t.Parallel()
+	e, st, _ := agentEnv(t, askerAgent)
+	c := apiOf(t, st)
+	const session = "sess-state-ask"
+	runID := createRun(t, c, client.CreateRunRequest{AgentID: "asker", Input: client.UserInput{Content: "paint the door"},
+		PlatformSessionID: session}, "state-ask").RunID
+	waitStatus(t, st, runID, "paused", 10*time.Second)
+	asked := sessionStateWhen(t, c, session, "the question pending", func(s client.SessionState) error {
+		if len(s.PendingInteractions) != 1 || s.Status.Reason != string(events.PauseAwaitingUserInput) {
+			return fmt.Errorf("state %+v", s)
+		}
+		return nil
+	})
+	q := asked.PendingInteractions[0]
+	if q.Kind != "question" || q.Status != "open" || q.Question != "Which colour?" || q.ToolName != "ask_user" {
+		t.Fatalf("question %+v", q)
+	}
+	if res := input(t, st, runID, "clarification", "blue", "state-ask-answer"); res.Outcome != client.OutcomeAccepted {
+		t.Fatalf("clarification: %+v", res)
+	}
+	waitStatus(t, st, runID, "completed", 10*time.Second)
+	sessionStateWhen(t, c, session, "the question answered", func(s client.SessionState) error {
+		if len(s.PendingInteractions) != 0 || len(s.ClosedInteractions) != 1 || s.ClosedInteractions[0].ItemID != q.ItemID ||
+			s.ClosedInteractions[0].Status != "answered" || !slices.Equal(s.AdmittedInputIDs, []string{"state-ask", "state-ask-answer"}) ||
+			s.Status.Status != "idle" {
+			return fmt.Errorf("state %+v", s)
+		}
+		return nil
+	})
+	e.invariants(st)
+}
