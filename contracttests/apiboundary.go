@@ -170,7 +170,7 @@ func (c apiProbe) badIDs(t *testing.T) {
 		for _, path := range []string{
 			"/v1/runs/" + id, "/v1/runs/" + id + "/events", "/v1/runs/" + id + "/items", "/v1/commands/" + id,
 			"/v1/sessions/" + id + "/runs", "/v1/runs?platformSessionId=" + q, "/v1/approvals?runId=" + q,
-			"/v1/runs?cursor=" + q, "/v1/runs/" + id + "/stream",
+			"/v1/runs?cursor=" + q, "/v1/runs/" + id + "/stream", "/v1/sessions/" + id + "/state",
 		} {
 			a := c.do(t, "GET", path, c.FullToken, nil, nil)
 			if a.status < 400 || a.status >= 500 || a.code == "" {

@@ -64,6 +64,18 @@
 //	                                  context was summarised)
 //	runtime.permission_grant.applied, runtime.permission_grant.revoked, runtime.capability.snapshot_frozen: nothing
 //
+// # Status
+//
+// Every lifecycle event that changes what the run is doing ends its chunks
+// with a transient data-status part {status, runId, reason?} (Status, the
+// runtime client contract's StatusChanged), sent only when the status
+// changes: waiting (reason "queued") at runtime.run.accepted, working at
+// started and resumed, waiting (reason = the pauseReason) at paused, idle at
+// the run's end. It is sent even while the message is closed (after a
+// pause's finish, after the final finish or abort), and nothing else is. A
+// session stream carries the parts of each run it streams, so the session's
+// status is the last one received: idle after its latest run ended.
+//
 // Text and reasoning parts carry providerMetadata {"xbot": {"part_id":
 // itemId}}; messageMetadata.retracted_part_ids lists the parts of model calls
 // that failed (a repeated call after a crash shows its text anew). Chunk

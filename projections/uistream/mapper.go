@@ -41,7 +41,9 @@ type Mapper struct {
 	usage        events.Usage
 	hasUsage     bool
 	lastSeq      int64
-	out          []Chunk
+	// status is the last data-status sent (status.go).
+	status Status
+	out    []Chunk
 }
 
 // NewMapper returns a mapper for the run runID, before its first event.
@@ -68,6 +70,7 @@ func (m *Mapper) Next(e events.Envelope) ([]Chunk, error) {
 	}
 	m.out = nil
 	m.apply(e, p)
+	m.statusChanged(e, p)
 	m.lastSeq = e.Seq
 	out := m.out
 	m.out = nil

@@ -28,6 +28,7 @@ type Store interface {
 	WaitCommand(ctx context.Context, tenantID, commandID string) (CommandRecord, error)
 	ReadModels
 	GrantReader
+	SessionStates
 }
 
 // CommandSender durably produces a command to xbot.commands.v1, keyed by its
@@ -157,6 +158,7 @@ func (a *API) registerRoutes() {
 	a.registerRequestCompaction()
 	a.registerBuiltinPolicy()
 	a.registerListSessionRuns()
+	a.registerSessionState()
 	a.registerStreams()
 	a.registerAgents()
 	a.registerGetRunSnapshot()

@@ -25,7 +25,9 @@ func (a *API) registerSessionStream() {
 			"UI message stream; each reply is one message (messageId = runId) from its start chunk to its finish. " +
 			"Without a position the stream starts at the first reply that has not ended (from its start), or waits for " +
 			"the next run; it stays open for the session's later runs. Chunk ids are `<runId>:<seq>[.<i>]`; " +
-			"reconnect with `Last-Event-ID` to continue exactly after the last chunk received. 404 when the tenant has no run in the session, " +
+			"reconnect with `Last-Event-ID` to continue exactly after the last chunk received (or with the `cursor` of " +
+			"`GET /v1/sessions/{platformSessionId}/state`). Each run's transient `data-status` parts (working, waiting, idle) " +
+			"show the session's status: the last one received is current. 404 when the tenant has no run in the session, " +
 			"after waiting for the event log to show one (2 s by default) (a session created moments ago is streamed at once). The response headers are sent at once.",
 		Tags:      []string{"Runs"},
 		Errors:    []int{http.StatusUnauthorized, http.StatusNotFound, http.StatusUnprocessableEntity, http.StatusTooManyRequests, http.StatusServiceUnavailable},

@@ -116,7 +116,8 @@ func (a *API) streamResponses(what string) map[string]*huma.Response {
 			Description: "A Vercel AI SDK UI message stream chunk (npm ai@6, uiMessageChunkSchema): start, " +
 				"text-*, reasoning-*, start-step, finish-step, tool-input-start, tool-input-available, " +
 				"tool-output-available, tool-output-error, tool-output-denied, tool-approval-request, " +
-				"data-interaction, data-file-changes, data-tool-output, data-plan, message-metadata, error, finish, abort.",
+				"data-interaction, data-file-changes, data-tool-output, data-plan, data-compaction, data-status (transient " +
+				"{status: working|waiting|idle, runId, reason?}, sent when the run's status changes), message-metadata, error, finish, abort.",
 			Properties: map[string]*huma.Schema{"type": {Type: huma.TypeString, Description: "The chunk type."}}}
 	}
 	return map[string]*huma.Response{"200": {

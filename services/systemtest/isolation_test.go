@@ -79,6 +79,7 @@ func sweepCases(a tenantA) map[string]sweepCase {
 	cases["GET /v1/sessions/{platformSessionId}/grants"] = nf("/v1/sessions/"+a.session+"/grants", "not_found")
 	cases["DELETE /v1/sessions/{platformSessionId}/grants/{grantId}"] = sweepCase{
 		path: "/v1/sessions/" + a.session + "/grants/" + a.grant + "?wait=0", body: `{"reason":"probe"}`, status: 404, code: "not_found"}
+	cases["GET /v1/sessions/{platformSessionId}/state"] = nf("/v1/sessions/"+a.session+"/state", "not_found")
 	return cases
 }
 

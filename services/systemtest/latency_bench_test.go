@@ -56,7 +56,7 @@ func BenchmarkIdleRunLatency(b *testing.B) {
 }
 
 // streamToEnd reads run runID's stream to its end and returns how long after
-// start its first chunk came; a 404 opens it again.
+// start the reply's start chunk came; a 404 opens it again.
 func streamToEnd(b *testing.B, c *client.Client, runID string, start time.Time) time.Duration {
 	ctx, cancel := context.WithTimeout(b.Context(), 30*time.Second)
 	defer cancel()
@@ -75,7 +75,8 @@ func streamToEnd(b *testing.B, c *client.Client, runID string, start time.Time) 
 		var first time.Duration
 		sc := bufio.NewScanner(resp.Body)
 		for sc.Scan() {
-			if first == 0 && strings.HasPrefix(sc.Text(), "data: ") {
+			// The reply's start, not the status part the run's acceptance sends.
+			if first == 0 && strings.HasPrefix(sc.Text(), `data: {"type":"start"`) {
 				first = time.Since(start)
 			}
 		}

@@ -185,7 +185,7 @@ func TestUIStreamOfASessionFollowsItsNextRun(t *testing.T) {
 	res := input(t, st, first, "follow_up", "second", "ui-session-2")
 	next, followUp := res.CreatedRunID, res.CommandID
 
-	got := readUntil(t, resp.Body, `"type":"finish"`)
+	got := readUntil(t, resp.Body, `"status":"idle"`) // the reply's last chunk
 	waitStatus(t, st, next, "completed", 10*time.Second)
 	want := strings.ReplaceAll("\n"+readRunStream(t, st, next, ""), "\nid: ", "\nid: "+next+":")[1:]
 	if want = strings.TrimSuffix(want, "data: [DONE]\n\n"); got != want {
@@ -194,7 +194,12 @@ func TestUIStreamOfASessionFollowsItsNextRun(t *testing.T) {
 	var start struct {
 		MessageMetadata uistream.Metadata `json:"messageMetadata"`
 	}
-	_ = json.Unmarshal([]byte(strings.TrimPrefix(strings.Split(got, "\n")[1], "data: ")), &start)
+	for _, l := range strings.Split(got, "\n") {
+		if strings.HasPrefix(l, `data: {"type":"start"`) {
+			_ = json.Unmarshal([]byte(strings.TrimPrefix(l, "data: ")), &start)
+			break
+		}
+	}
 	if start.MessageMetadata.ResponseID != next || len(start.MessageMetadata.InputIDs) != 1 || start.MessageMetadata.InputIDs[0] != followUp {
 		t.Errorf("start metadata %+v, want response %s answering the follow-up %s", start.MessageMetadata, next, followUp)
 	}
