@@ -97,6 +97,9 @@ type Config struct {
 	// answers 404. Every such 404 waits it out, so that another tenant's run
 	// looks exactly like a missing one. Default DefaultStreamAppearWait.
 	StreamAppearWait time.Duration
+	// CORS lets browser pages of other origins call the API (cors.go).
+	// Default off.
+	CORS CORSConfig
 }
 
 func (c *Config) setDefaults() {
@@ -125,6 +128,7 @@ func (c *Config) setDefaults() {
 		c.StreamAppearWait = DefaultStreamAppearWait
 	}
 	c.Limits.setDefaults()
+	c.CORS.setDefaults()
 }
 
 // Validate reports every problem of the configuration (after defaults).
@@ -142,7 +146,7 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf("api: principal %q: %w", spec, err))
 		}
 	}
-	errs = append(errs, c.JWT.validate(), c.Limits.validate(), validPublicURL(c.PublicURL))
+	errs = append(errs, c.JWT.validate(), c.Limits.validate(), validPublicURL(c.PublicURL), c.CORS.validate())
 	if c.WaitMax <= 0 {
 		errs = append(errs, fmt.Errorf("api: WaitMax must be positive (got %s)", c.WaitMax))
 	}
