@@ -6,10 +6,13 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -75,13 +78,18 @@ func webDir(t *testing.T) (dir, site string) {
 	return dir, site
 }
 
-// install returns the node_modules directory of web/package-lock.json,
-// running `npm ci` the first time.
+// install returns the node_modules directory of web/package-lock.json:
+// web/node_modules when it holds exactly the locked packages (CI runs
+// `npm ci` there first), else a cache directory keyed by the lock's hash,
+// installed with `npm ci` the first time.
 func install(t *testing.T) string {
 	t.Helper()
 	lock, err := os.ReadFile(filepath.Join("web", "package-lock.json"))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if local, err := filepath.Abs(filepath.Join("web", "node_modules")); err == nil && installed(local, lock) {
+		return local
 	}
 	sum := sha256.Sum256(lock)
 	cache, err := os.UserCacheDir()
@@ -121,6 +129,37 @@ func install(t *testing.T) string {
 		}
 	}
 	return modules
+}
+
+// installed reports whether modules holds every package of lock in its
+// locked version (an optional package may be missing: esbuild's binaries of
+// other platforms).
+func installed(modules string, lock []byte) bool {
+	var l struct {
+		Packages map[string]struct {
+			Version  string `json:"version"`
+			Optional bool   `json:"optional"`
+		} `json:"packages"`
+	}
+	if json.Unmarshal(lock, &l) != nil || len(l.Packages) < 2 {
+		return false
+	}
+	for path, want := range l.Packages {
+		name, ok := strings.CutPrefix(path, "node_modules/")
+		if !ok {
+			continue // the root project
+		}
+		b, err := os.ReadFile(filepath.Join(modules, filepath.FromSlash(name), "package.json"))
+		var got struct {
+			Version string `json:"version"`
+		}
+		switch {
+		case errors.Is(err, fs.ErrNotExist) && want.Optional:
+		case err != nil, json.Unmarshal(b, &got) != nil, got.Version != want.Version:
+			return false
+		}
+	}
+	return true
 }
 
 func copyFile(t *testing.T, from, to string) {
