@@ -103,10 +103,10 @@ func TestChatInABrowser(t *testing.T) {
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() { _ = srv.Close() })
 
-	chat := "/?chat=browser-chat&agent=" + agent
+	chat := "/?chat=browser-chat&agent=" + agent + "&submit=" + submitVia(st)
 	res := runDrive(t, web, chromium, "--url", pageOrigin+chat, "--other-origin-url", otherOrigin+chat,
 		"--api", apiURL.String(), "--artifacts", artifacts, "--prompt", prompt, "--end", end)
-	t.Logf("screenshots in %s: %d", artifacts, len(res.Screenshots))
+	t.Logf("messages submitted via %s; screenshots in %s: %d", submitVia(st), artifacts, len(res.Screenshots))
 
 	if len(res.Lengths) < 2 {
 		t.Errorf("the reply's first text appeared at lengths %v, want it to grow while streaming", res.Lengths)
@@ -123,6 +123,18 @@ func TestChatInABrowser(t *testing.T) {
 	}
 	checkCORS(t, res, pageOrigin, otherOrigin)
 	checkRun(t, st, res.RunID)
+}
+
+// sessionSubmit is the route of the session-level submit.
+const sessionSubmit = "/v1/sessions/{platformSessionId}/messages"
+
+// submitVia is how the page's transport submits messages: to the session
+// when the API has the session-level submit, else through the run endpoints.
+func submitVia(st *stack.Stack) string {
+	if p := st.API.OpenAPI().Paths[sessionSubmit]; p != nil && p.Post != nil {
+		return "session"
+	}
+	return "runs"
 }
 
 // checkCORS: the page's origin reads the API's answers (a 401 for the made-up

@@ -1,6 +1,7 @@
 // The test page: a chat with useChat and XbotChatTransport, through the
-// backend-for-frontend at /api. The chat id (the session) and the agent come
-// from the query: /?chat=<platformSessionId>&agent=<agentId>. The driver
+// backend-for-frontend at /api. The chat id (the session), the agent and how
+// messages are submitted come from the query:
+// /?chat=<platformSessionId>&agent=<agentId>&submit=session|runs. The driver
 // (drive.mjs) reads the DOM: #status is useChat's status, each message a
 // .message with data-role and data-id (the run id of a reply), each part a
 // .text or a .tool with data-state, and a tool waiting for approval has an
@@ -12,7 +13,7 @@ import { XbotChatTransport } from './transport.js';
 
 const query = new URLSearchParams(location.search);
 const chatId = query.get('chat') ?? 'chat';
-const transport = new XbotChatTransport({ api: '/api', agentId: query.get('agent') ?? 'demo' });
+const transport = new XbotChatTransport({ api: '/api', agentId: query.get('agent') ?? 'demo', submit: query.get('submit') ?? 'session' });
 
 function Part({ message, part }) {
   const [deciding, setDeciding] = useState(false);

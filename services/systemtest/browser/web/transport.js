@@ -12,12 +12,15 @@
 // The chat id is the session's platformSessionId. `api` is the base of the
 // API's /v1 routes: a backend-for-frontend that adds the bearer token (the
 // default, "/api"), or the API itself on another origin when its CORS
-// settings allow the page's origin and `headers` carry a token.
+// settings allow the page's origin and `headers` carry a token. `submit`
+// is "session" (POST /v1/sessions/{id}/messages) or, for an API without
+// that route, "runs".
 import { parseJsonEventStream, uiMessageChunkSchema } from 'ai';
 
 export class XbotChatTransport {
-  constructor({ api = '/api', agentId, headers = {}, wait = '10s', fetch = globalThis.fetch.bind(globalThis) }) {
+  constructor({ api = '/api', agentId, headers = {}, wait = '10s', submit = 'session', fetch = globalThis.fetch.bind(globalThis) }) {
     Object.assign(this, { api, agentId, headers, wait, fetch });
+    this.submit = submit === 'runs' ? this.submitToRuns : this.submitToSession;
   }
 
   async sendMessages({ chatId, messages, abortSignal }) {
@@ -39,11 +42,20 @@ export class XbotChatTransport {
       { itemId: approvalId, decision, scope }, `${approvalId}:${decision}`);
   }
 
-  // submit sends content as the session's next message and returns the run
-  // that answers it. Until POST /v1/sessions/{id}/messages routes a message
-  // itself, the first message creates the session's run and a later one
-  // follows up on the session's last run (which must have ended).
-  async submit(chatId, content, messageId, signal) {
+  // submitToSession sends content as the session's next message and returns
+  // the run it went to: the executor routes it (a new run of the session, a
+  // steer, an answer, or queued behind an approval).
+  async submitToSession(chatId, content, messageId, signal) {
+    const res = await this.call('POST', `/v1/sessions/${enc(chatId)}/messages?wait=${this.wait}`,
+      { content, agentId: this.agentId }, messageId, signal);
+    if (!TAKEN.has(res.outcome)) throw new Error(`message ${res.commandId} is ${res.outcome} ${res.code ?? ''}`.trim());
+    return res.runId;
+  }
+
+  // submitToRuns does what submitToSession does with the run endpoints: the
+  // first message creates the session's run, a later one follows up on the
+  // session's last run (which must have ended: invalid_state otherwise).
+  async submitToRuns(chatId, content, messageId, signal) {
     const session = await this.session(chatId, signal);
     if (!session) {
       const created = await this.call('POST', `/v1/runs?wait=${this.wait}`,
@@ -96,6 +108,9 @@ export class XbotChatTransport {
     return res.json();
   }
 }
+
+// TAKEN are the outcomes of a message that went to a run.
+const TAKEN = new Set(['accepted', 'applied', 'duplicate']);
 
 // ENDED are the run statuses whose reply has ended.
 const ENDED = new Set(['completed', 'failed', 'cancelled', 'expired']);
