@@ -39,6 +39,7 @@ func TestMain(m *testing.M) { os.Exit(pgtest.Run(kafkatest.Wrap(m))) }
 
 const (
 	token  = "tok-browser"
+	chatID = "browser-chat"
 	agent  = "deployer"
 	prompt = "Please deploy the site."
 	// end is the last words of the reply.
@@ -74,6 +75,7 @@ type drive struct {
 	StatusBeforeReload string   `json:"statusBeforeReload"`
 	FinalText          string   `json:"finalText"`
 	ToolStates         []string `json:"toolStates"`
+	FollowUpRunID      string   `json:"followUpRunId"`
 	CORS               []struct {
 		Origin      string `json:"origin"`
 		Health      string `json:"health"`
@@ -103,9 +105,9 @@ func TestChatInABrowser(t *testing.T) {
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() { _ = srv.Close() })
 
-	chat := "/?chat=browser-chat&agent=" + agent + "&submit=" + submitVia(st)
+	chat := "/?chat=" + chatID + "&agent=" + agent + "&submit=" + submitVia(st)
 	res := runDrive(t, web, chromium, "--url", pageOrigin+chat, "--other-origin-url", otherOrigin+chat,
-		"--api", apiURL.String(), "--artifacts", artifacts, "--prompt", prompt, "--end", end)
+		"--api", apiURL.String(), "--artifacts", artifacts, "--prompt", prompt, "--end", end, "--follow-up", "And once more, please.")
 	t.Logf("messages submitted via %s; screenshots in %s: %d", submitVia(st), artifacts, len(res.Screenshots))
 
 	if len(res.Lengths) < 2 {
@@ -122,7 +124,7 @@ func TestChatInABrowser(t *testing.T) {
 		t.Errorf("tool parts %v, want one output-available", res.ToolStates)
 	}
 	checkCORS(t, res, pageOrigin, otherOrigin)
-	checkRun(t, st, res.RunID)
+	checkRuns(t, st, res)
 }
 
 // sessionSubmit is the route of the session-level submit.
@@ -152,16 +154,22 @@ func checkCORS(t *testing.T, res drive, allowed, other string) {
 	}
 }
 
-// checkRun: the run completed, and its one approval is the page's allow.
-func checkRun(t *testing.T, st *stack.Stack, runID string) {
+// checkRuns: the first run completed, and its one approval is the page's
+// allow; the follow-up is another run of the same session.
+func checkRuns(t *testing.T, st *stack.Stack, res drive) {
 	t.Helper()
 	c, err := client.New(client.Config{BaseURL: "http://" + st.Addr(), Token: token})
 	if err != nil {
 		t.Fatal(err)
 	}
+	runID := res.RunID
 	run, err := c.GetRun(t.Context(), runID)
-	if err != nil || run.Status != "completed" {
-		t.Errorf("run %s: %+v %v, want completed", runID, run, err)
+	if err != nil || run.Status != "completed" || run.PlatformSessionID != chatID {
+		t.Errorf("run %s: %+v %v, want completed in session %s", runID, run, err, chatID)
+	}
+	next, err := c.GetRun(t.Context(), res.FollowUpRunID)
+	if err != nil || next.RunID == runID || next.PlatformSessionID != chatID {
+		t.Errorf("follow-up run %s: %+v %v, want another run of session %s", res.FollowUpRunID, next, err, chatID)
 	}
 	approvals, err := c.AllApprovals(t.Context(), client.ApprovalQuery{RunID: runID})
 	if err != nil || len(approvals) != 1 || approvals[0].Decision != "allow" || approvals[0].Scope != "item" {

@@ -4,14 +4,16 @@
 // runs out fails the drive with a screenshot (failure.png).
 //
 // Usage: node drive.mjs --url PAGE --other-origin-url PAGE --api URL
-//                       --artifacts DIR --prompt TEXT --end TEXT [--timeout-ms N]
+//                       --artifacts DIR --prompt TEXT --end TEXT --follow-up TEXT
+//                       [--timeout-ms N]
 //
 // 1. send --prompt and watch the reply stream (the lengths its first text
 //    part went through);
 // 2. click Approve on the tool call that waits for approval, see it run;
 // 3. reload while the reply's last text streams (before --end shows), and
 //    see the reply resume and reach --end;
-// 4. from the page's origin, and from --other-origin-url's, call --api
+// 4. send --follow-up and see the session's next reply start;
+// 5. from the page's origin, and from --other-origin-url's, call --api
 //    directly: what a cross-origin page can read.
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -23,7 +25,7 @@ function parseArgs(argv) {
     const name = argv[i].replace(/^--/, '').replace(/-(.)/g, (_, c) => c.toUpperCase());
     o[name] = name === 'timeoutMs' ? Number(argv[i + 1]) : argv[i + 1];
   }
-  for (const k of ['url', 'otherOriginUrl', 'api', 'artifacts', 'prompt', 'end']) {
+  for (const k of ['url', 'otherOriginUrl', 'api', 'artifacts', 'prompt', 'end', 'followUp']) {
     if (!o[k]) throw new Error(`missing --${k}`);
   }
   return o;
@@ -93,6 +95,14 @@ async function chat(page) {
   result.finalText = await replyText(page);
   result.toolStates = await page.locator(`${reply} .tool`).evaluateAll((ts) => ts.map((t) => t.dataset.state));
   await shot(page, 'done');
+
+  // The next message is the session's next run, a reply of its own.
+  await page.fill('#prompt', opts.followUp);
+  await page.click('#send');
+  const next = page.locator(reply).nth(1);
+  await next.locator('.approve').waitFor();
+  result.followUpRunId = await next.getAttribute('data-id');
+  await shot(page, 'follow-up');
 }
 
 // probe calls the API directly from the page's origin: a simple GET and a
