@@ -10,10 +10,15 @@ import (
 	"github.com/xbot-runtime/xbot/services/stack"
 )
 
-// apiAccess sets the API's JWT, limit and public URL options from the
+// apiAccess sets the API's JWT, limit, public URL and CORS options from the
 // api_* keys.
 func (s *settings) apiAccess(opts *stack.Options) error {
 	opts.PublicURL = s.r.Get("api_public_url")
+	creds, err := s.r.Bool("api_cors_credentials")
+	if err != nil {
+		return err
+	}
+	opts.CORS = api.CORSConfig{AllowedOrigins: s.r.List("api_cors_origins"), AllowCredentials: creds}
 	opts.JWT = api.JWTConfig{HS256Secret: []byte(s.r.Get("api_jwt_hs256_secret")),
 		Issuer: s.r.Get("api_jwt_issuer"), Audience: s.r.Get("api_jwt_audience")}
 	if f := s.r.Get("api_jwt_public_key_file"); f != "" {

@@ -32,6 +32,8 @@ func Example() {
 	// KEY                            VALUE            LAYER    VARIABLE                            ORIGIN
 	// agents_file                    (unset)          default  XBOT_AGENTS_FILE                    default
 	// api_addr                       :8081            flag     XBOT_API_ADDR                       --api-addr
+	// api_cors_credentials           false            default  XBOT_API_CORS_CREDENTIALS           default
+	// api_cors_origins               (unset)          default  XBOT_API_CORS_ORIGINS               default
 	// api_idle_timeout               60s              default  XBOT_API_IDLE_TIMEOUT               default
 	// api_jwt_audience               (unset)          default  XBOT_API_JWT_AUDIENCE               default
 	// api_jwt_hs256_secret           (unset)          default  XBOT_API_JWT_HS256_SECRET           default

@@ -56,6 +56,8 @@ var registry = []Key{
 	{Name: "api_jwt_public_key_file", Usage: "accept RS256/ES256 JWT bearer tokens verified with this PEM public key"},
 	{Name: "api_jwt_issuer", Usage: "required iss claim of JWT bearer tokens"},
 	{Name: "api_jwt_audience", Usage: "required aud claim of JWT bearer tokens"},
+	{Name: "api_cors_origins", Usage: "origins (scheme://host[:port], comma-separated, or *) whose browser pages may call the API and read its answers and streams (empty = CORS off; see docs/clients.md)"},
+	{Name: "api_cors_credentials", Default: "false", Usage: "let allowed origins send cookies and HTTP authentication with their requests (not needed for bearer tokens; never with *)"},
 	{Name: "api_public_url", Usage: "external base URL of the API for $schema links (empty = relative links)"},
 	// 10s: a slow link sends its headers in well under this; a client that
 	// does not is holding the connection hostage.

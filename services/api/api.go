@@ -110,8 +110,9 @@ func New(cfg Config, store Store, sender CommandSender, health []HealthCheck, lo
 // Handler returns the http.Handler serving every route, with request logging
 // and the request metrics and spans (metrics.go).
 // Requests that are not valid UTF-8 text are refused before any route runs.
+// With Config.CORS on, cross-origin requests are answered as it says (cors.go).
 func (a *API) Handler() http.Handler {
-	return keepWriter(observeRequests(a.logRequests(a.checkEncoding(noteRoute(a.mux)))))
+	return keepWriter(observeRequests(a.logRequests(a.cors(a.checkEncoding(noteRoute(a.mux))))))
 }
 
 // OpenAPI returns the OpenAPI 3.1 document describing the API.

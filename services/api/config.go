@@ -105,6 +105,9 @@ type Config struct {
 	// only here, and against the profile by the executor when the run
 	// starts (a run whose options the profile refuses fails).
 	Agents func(agentID string) (profile.Profile, bool)
+	// CORS lets browser pages of other origins call the API (cors.go).
+	// Default off.
+	CORS CORSConfig
 }
 
 func (c *Config) setDefaults() {
@@ -133,6 +136,7 @@ func (c *Config) setDefaults() {
 		c.StreamAppearWait = DefaultStreamAppearWait
 	}
 	c.Limits.setDefaults()
+	c.CORS.setDefaults()
 }
 
 // Validate reports every problem of the configuration (after defaults).
@@ -150,7 +154,7 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf("api: principal %q: %w", spec, err))
 		}
 	}
-	errs = append(errs, c.JWT.validate(), c.Limits.validate(), validPublicURL(c.PublicURL))
+	errs = append(errs, c.JWT.validate(), c.Limits.validate(), validPublicURL(c.PublicURL), c.CORS.validate())
 	if c.WaitMax <= 0 {
 		errs = append(errs, fmt.Errorf("api: WaitMax must be positive (got %s)", c.WaitMax))
 	}

@@ -59,10 +59,11 @@ type Options struct {
 	PGDSN   string
 	APIAddr string            // default 127.0.0.1:8080; ":0" style picks a free port
 	Tokens  map[string]string // bearer token → principal (api.ParsePrincipal)
-	// JWT, APILimits and PublicURL configure the API (api.Config).
+	// JWT, APILimits, PublicURL and CORS configure the API (api.Config).
 	JWT        api.JWTConfig
 	APILimits  api.Limits
 	PublicURL  string
+	CORS       api.CORSConfig
 	Profiles   *profile.Catalog
 	ExecutorID string
 	// RememberFinished is executor.Config.RememberFinished and
@@ -374,7 +375,7 @@ func (s *Stack) startAPI() error {
 	}
 	s.producer = prod
 	a, err := api.New(api.Config{Tokens: s.opts.Tokens, JWT: s.opts.JWT, Limits: s.opts.APILimits,
-		PublicURL: s.opts.PublicURL, WaitDefault: s.opts.WaitDefault, WaitMax: s.opts.WaitMax,
+		PublicURL: s.opts.PublicURL, CORS: s.opts.CORS, WaitDefault: s.opts.WaitDefault, WaitMax: s.opts.WaitMax,
 		MaxEventPageBytes: s.opts.EventPageBytes, Version: s.opts.Version, RememberFinished: s.opts.RememberFinished,
 		Partitions: int(s.opts.Kafka.WithDefaults().Partitions), Agents: s.agentProfile,
 		CommandPartitions: func(ctx context.Context) (int, error) {
