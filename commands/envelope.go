@@ -88,6 +88,13 @@ const (
 	IntentSteer         = "steer"
 	IntentFollowUp      = "follow_up"
 	IntentClarification = "clarification"
+	// IntentAuto is a session message: the executor routes it by the state
+	// of the session's head run (AdmitSessionMessage, docs/sessions.md).
+	IntentAuto = "auto"
+	// IntentQueued is what a session message becomes on a run paused for an
+	// approval: kept pending, applied as a steer once the run resumes. It
+	// names an outcome, never a request.
+	IntentQueued = "queued"
 )
 
 // AppendUserInputPayload adds user input to a run; the intent decides how.
@@ -95,6 +102,16 @@ type AppendUserInputPayload struct {
 	Intent        string `json:"intent"`
 	Content       string `json:"content"`
 	InteractionID string `json:"interactionId,omitempty"`
+	// AgentID, SandboxKey and Options are a session message's (intent auto),
+	// used only when it creates the session's first run.
+	AgentID    string             `json:"agentId,omitempty"`
+	SandboxKey *events.SandboxKey `json:"sandboxKey,omitempty"`
+	Options    *events.RunOptions `json:"options,omitempty"`
+	// Behind is set by the executor on a session message it sent again
+	// behind the CreateRun of run Behind, which the session's head named
+	// before that create was admitted. Not part of the request (the
+	// fingerprint leaves it out); clients cannot set it.
+	Behind string `json:"behind,omitempty"`
 }
 
 // CancelRunPayload asks to cancel a run.

@@ -261,7 +261,9 @@ func (r *Run) SafePoint(ctx context.Context, sp SafePoint, opts SafePointOptions
 	case BeforeRunTerminal:
 		drafts = commands.UnneededCompactions(st)
 	case BeforeModelRequest:
-		drafts = commands.SteerEvents(st)
+		if st.Status == events.StatusRunning { // a paused run applies steers queued meanwhile once it resumes
+			drafts = commands.SteerEvents(st)
+		}
 	case AfterModelResponse, BeforeToolExecution, AfterToolResult:
 	}
 	if len(drafts) == 0 {
