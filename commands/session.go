@@ -25,7 +25,7 @@ type SessionRoute struct {
 	// CreateRun (Resend) has no events: it is decided when it comes back.
 	Decision Decision
 	// Resend says the head run is not admitted yet; Decision.Send holds the
-	// message, addressed to it.
+	// message again, marked as behind the head's create.
 	Resend bool
 }
 
@@ -67,9 +67,12 @@ func routeTo(c Envelope, p *AppendUserInputPayload, id string, prev *events.RunS
 		back.RunID = prev.RunID
 		return SessionRoute{Command: back, Payload: p, Decision: decideAuto(prev, back, p, opts)}
 	}
+	// Sent again as it came, to the run it names: the walk goes the same
+	// way once the create is admitted (or refused), which on this
+	// partition is before the message comes back.
 	again := *p
 	again.Behind = id
-	env, err := withPayload(at, &again)
+	env, err := withPayload(c, &again)
 	if err != nil {
 		return SessionRoute{Command: at, Payload: p, Decision: reject(c, events.CodeInternal, "internal error during admission")}
 	}
