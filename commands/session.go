@@ -163,3 +163,11 @@ func withPayload(c Envelope, p any) (Envelope, error) {
 	c.Payload = raw
 	return c, nil
 }
+
+// FirstSessionRunID is the run a session message names when the session has
+// no run yet: derived from the tenant, the session and the sandbox key, and
+// placed on the key's partition (RunIDFor), so that every first message of a
+// new session names the same run, and the first one admitted creates it.
+func FirstSessionRunID(tenantID, sessionID string, sk events.SandboxKey, partitions int) string {
+	return routed(partitions, sk, tenantID, "session", sessionID, SandboxKeyString(sk))
+}

@@ -153,6 +153,7 @@ func (a *API) registerRoutes() {
 	a.registerRequestCompaction()
 	a.registerBuiltinPolicy()
 	a.registerListSessionRuns()
+	a.registerSessionMessage()
 	a.registerStreams()
 }
 
