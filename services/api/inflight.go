@@ -43,7 +43,8 @@ type flights struct {
 	byRun map[string]int // how many commands without an outcome each run has
 	// anyRun is how many commands without an outcome may have it on any run.
 	anyRun int
-	// bySession is the latest create remembered per session, creates per run.
+	// bySession is the latest create or session message remembered per
+	// session, creates per run.
 	bySession map[sessionOf]*flight
 	creates   map[string]*flight
 	fifo      []*flight
@@ -90,9 +91,11 @@ func (fs *flights) begin(f *flight) *flight {
 	}
 	if env.Type == commands.CreateRun {
 		fs.creates[env.RunID] = f
-		if env.PlatformSessionID != "" {
-			fs.bySession[sessionOf{env.TenantID, env.PlatformSessionID}] = f
-		}
+	}
+	if (env.Type == commands.CreateRun || f.anyRun) && env.PlatformSessionID != "" {
+		// A session message names a run of its session too: the session's
+		// later messages may name it before the read model shows it.
+		fs.bySession[sessionOf{env.TenantID, env.PlatformSessionID}] = f
 	}
 	fs.fifo = append(fs.fifo, f)
 	return f
@@ -118,8 +121,8 @@ func (fs *flights) get(tenantID, commandID string) (*flight, bool) {
 	return f, true
 }
 
-// sessionRun returns the run of the latest create this instance sent in
-// session sessionID of tenant, while it remembers it.
+// sessionRun returns the run of the latest create (or session message) this
+// instance sent in session sessionID of tenant, while it remembers it.
 func (fs *flights) sessionRun(tenantID, sessionID string) (string, bool) {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()

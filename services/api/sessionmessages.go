@@ -20,9 +20,11 @@ type sessionMessageBody struct {
 	Options *runOptionsBody `json:"options,omitempty" doc:"Per-run options of the run the message creates as the session's first; they need agentId."`
 }
 
-// sessionParams are CommandParams with the idempotency key required: it is
-// the message's input id, which makes a retry safe.
-type sessionParams struct {
+// SessionParams are CommandParams with the idempotency key required (it is
+// the message's input id, which makes a retry safe) and the session's id.
+// It is exported only because huma reads parameters from exported embedded
+// structs.
+type SessionParams struct {
 	PlatformSessionID string `path:"platformSessionId" maxLength:"160" pattern:"^[A-Za-z0-9._:-]{1,160}$" doc:"The platform session's id."`
 	IdempotencyKey    string `header:"Idempotency-Key" required:"true" maxLength:"160" pattern:"^[A-Za-z0-9._:-]{1,160}$" doc:"The input id: a retry under the same key is answered duplicate with the first attempt's outcome, wherever it landed, and changes nothing."`
 	ActorID           string `header:"X-Actor-Id" maxLength:"160" doc:"Not accepted: the actor of a command is the token's principal. Absent, or equal to the principal's actor; anything else is answered 403 forbidden_scope."`
@@ -30,7 +32,7 @@ type sessionParams struct {
 }
 
 type sessionMessageInput struct {
-	sessionParams
+	SessionParams
 	Body sessionMessageBody
 }
 
