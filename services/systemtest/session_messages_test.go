@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
 	"github.com/xbot-runtime/xbot/services/api/client"
 	"github.com/xbot-runtime/xbot/services/engine/policy"
 	"github.com/xbot-runtime/xbot/services/engine/profile"
@@ -220,14 +221,22 @@ func approveAll(t *testing.T, st *stack.Stack, runID string) {
 // session's next run, never invalid_state, never lost, never both.
 func TestSessionMessageRaceWithTheRunsEnd(t *testing.T) {
 	t.Parallel()
-	e, st, _ := agentEnv(t, echoAgent())
-	const sessions = 24
+	chat := echoAgent()
+	// A reply of several deltas, paced like a streaming model: the run
+	// takes some milliseconds to end.
+	chat.Script[0].ChunkChars, chat.Script[0].Delay = 2, 2*time.Millisecond
+	e, st, _ := agentEnv(t, chat)
+	const sessions = 30
 	var wg sync.WaitGroup
 	intents := make([]string, sessions)
 	for i := range sessions {
 		wg.Go(func() {
 			session := "sess-race-" + strconv.Itoa(i)
 			first := message(t, st, session, "chat", "first "+strconv.Itoa(i), session+"-1")
+			// Each session sends its second message at another point of
+			// the first run's life: after its first i%9 events are read
+			// back (it has 8), the last ones after the run ended.
+			seen(t, st, first.RunID, i%9)
 			second := message(t, st, session, "", "second "+strconv.Itoa(i), session+"-2")
 			intents[i] = second.Intent
 			if second.Intent != "steer" && second.Intent != "follow_up" {
@@ -254,6 +263,17 @@ func TestSessionMessageRaceWithTheRunsEnd(t *testing.T) {
 	wg.Wait()
 	t.Logf("the second message became: %v", intents)
 	e.invariants(st)
+}
+
+// seen waits until the read model holds n events of run runID.
+func seen(t testing.TB, st *stack.Stack, runID string, n int) {
+	t.Helper()
+	eventually.Succeeds(t, 10*time.Second, "events of "+runID, func() error {
+		if got := len(listEvents(t, st, runID)); got < n {
+			return fmt.Errorf("%d events", got)
+		}
+		return nil
+	})
 }
 
 // TestSessionFirstMessagesRace sends the first two messages of new sessions
