@@ -117,6 +117,13 @@ type AppendUserInputPayload struct {
 // CancelRunPayload asks to cancel a run.
 type CancelRunPayload struct {
 	Reason string `json:"reason,omitempty"`
+	// Interrupt makes it a session's interrupt: the executor cancels the
+	// session's head run (the current reply) and keeps the session
+	// (AdmitInterrupt). CancelQueued then says what becomes of the session
+	// messages still pending on it: dropped (true) or the session's next
+	// run (false).
+	Interrupt    bool `json:"interrupt,omitempty"`
+	CancelQueued bool `json:"cancelQueued,omitempty"`
 }
 
 // SubmitApprovalDecisionPayload decides one pending approval.

@@ -37,12 +37,20 @@ type SessionRoute struct {
 // zero state for a run that does not exist); AdmitSessionMessage reads it
 // only. The routing table is in docs/sessions.md.
 func AdmitSessionMessage(c Envelope, p *AppendUserInputPayload, state func(runID string) *events.RunState, opts AdmitOptions) SessionRoute {
-	id, prev := c.RunID, (*events.RunState)(nil)
+	id, prev := sessionHead(c, state)
+	return routeTo(c, p, id, prev, state, opts)
+}
+
+// sessionHead walks from the run c names to the session's head: the first
+// run that knows c's idempotency key, is not finished, or has no next run.
+// prev is the run before it (nil when the head is the run c names).
+func sessionHead(c Envelope, state func(runID string) *events.RunState) (id string, prev *events.RunState) {
+	id = c.RunID
 	for hop := 0; ; hop++ {
 		st := state(id)
 		if _, seen := st.Commands[c.IdempotencyKey]; seen || hop == maxSessionHops ||
 			!st.Status.Terminal() || st.NextRunID == "" || st.TenantID != c.TenantID {
-			return routeTo(c, p, id, prev, state, opts)
+			return id, prev
 		}
 		prev, id = st, st.NextRunID
 	}

@@ -145,6 +145,12 @@ func validatePayload(ck *checker, c Envelope, p any) {
 		validateInput(ck, c, v)
 	case *CancelRunPayload:
 		ck.maxBytes("payload.reason", v.Reason, maxReasonBytes)
+		if v.Interrupt && c.PlatformSessionID == "" {
+			ck.add("platformSessionId", "is required for a session's interrupt")
+		}
+		if v.CancelQueued && !v.Interrupt {
+			ck.add("payload.cancelQueued", "belongs to a session's interrupt (interrupt true)")
+		}
 	case *SubmitApprovalDecisionPayload:
 		ck.id("payload.itemId", "itm", v.ItemID)
 		if v.Decision != "allow" && v.Decision != "deny" {

@@ -154,6 +154,7 @@ func (a *API) registerRoutes() {
 	a.registerBuiltinPolicy()
 	a.registerListSessionRuns()
 	a.registerSessionMessage()
+	a.registerSessionInterrupt()
 	a.registerStreams()
 }
 

@@ -119,23 +119,34 @@ func (a *API) sessionMessagePayload(ctx context.Context, b sessionMessageBody) (
 // the session so that two first messages name the same run. The executor
 // goes on from it to the session's head.
 func (a *API) sessionTarget(ctx context.Context, sessionID string, p commands.AppendUserInputPayload) (string, error) {
+	run, ok, err := a.latestSessionRun(ctx, sessionID)
+	switch {
+	case err != nil:
+		return "", err
+	case ok:
+		return run, nil
+	case p.SandboxKey == nil:
+		return "", invalid("body.agentId", "is required: the session has no run yet", nil)
+	}
+	return commands.FirstSessionRunID(tenantOf(ctx), sessionID, *p.SandboxKey, a.partitions(ctx)), nil
+}
+
+// latestSessionRun is the session's latest run in the read model, or the
+// one this instance sent a command for last (the read model may not show it
+// yet); ok is false when neither knows one.
+func (a *API) latestSessionRun(ctx context.Context, sessionID string) (string, bool, error) {
 	tenant := tenantOf(ctx)
 	s, err := a.store.GetSession(ctx, tenant, sessionID)
 	switch {
 	case err == nil && s.TenantID == tenant && s.LastRunID != "":
-		return s.LastRunID, nil
+		return s.LastRunID, true, nil
 	case err != nil && !errors.Is(err, ErrNotFound):
 		a.log.Warn("reading a platform session failed", zap.String("tenant_id", tenant), zap.Error(err))
-		return "", newProblem(http.StatusServiceUnavailable, events.CodeUnavailable,
+		return "", false, newProblem(http.StatusServiceUnavailable, events.CodeUnavailable,
 			"the session cannot be read right now; retry with the same Idempotency-Key")
 	}
-	if run, ok := a.flights.sessionRun(tenant, sessionID); ok { // created here, not in the read model yet
-		return run, nil
-	}
-	if p.SandboxKey == nil {
-		return "", invalid("body.agentId", "is required: the session has no run yet", nil)
-	}
-	return commands.FirstSessionRunID(tenant, sessionID, *p.SandboxKey, a.partitions(ctx)), nil
+	run, ok := a.flights.sessionRun(tenant, sessionID)
+	return run, ok, nil
 }
 
 // claimSessionKey records, tenant-wide, which request and run the message's

@@ -33,15 +33,8 @@ func (b *batch) admit(rec kafka.Record) {
 	}
 	opts.HistoryOf = b.historyOf
 	var d commands.Decision
-	if in, ok := payload.(*commands.AppendUserInputPayload); ok && in.Intent == commands.IntentAuto {
-		// A session message is decided on the session's head run, which
-		// may be another run of the partition than the one it names.
-		r := commands.AdmitSessionMessage(c, in, b.state, opts)
-		c, payload, d = r.Command, r.Payload, r.Decision
-		st = b.state(c.RunID)
-	} else {
-		d = commands.Admit(st, c, payload, opts)
-	}
+	c, payload, d = b.decide(st, c, payload, opts)
+	st = b.state(c.RunID)
 	id := identity(st, c)
 	sent, err := b.outRecords(d.Send)
 	if err == nil {
@@ -73,15 +66,6 @@ func (b *batch) admit(rec kafka.Record) {
 		b.wake = append(b.wake, c.RunID)
 	case commands.EffectNone:
 	}
-}
-
-// historyOf locates run runID and its session's earlier runs on the events
-// topic (nil when the run is not live).
-func (b *batch) historyOf(runID string) *commands.SessionHistory {
-	if r, ok := b.w.runs[runID]; ok {
-		return r.sessionRefs(b.w.eventsEnd)
-	}
-	return nil
 }
 
 // outRecords encodes and signs the commands a decision sends, for the
