@@ -1,6 +1,8 @@
 package commands_test
 
 import (
+	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/xbot-runtime/xbot/commands"
@@ -206,4 +208,73 @@ func TestQueuedMessageIsAppliedAsASteer(t *testing.T) {
 	if v := drafts[2].Payload.(events.CommandAppliedPayload); v.Intent != commands.IntentSteer {
 		t.Errorf("applied as %q, want steer", v.Intent)
 	}
+}
+
+func TestInterruptKeepsOrDropsTheQueuedMessages(t *testing.T) {
+	t.Parallel()
+	for _, cancelQueued := range []bool{false, true} {
+		t.Run(fmt.Sprint("cancelQueued=", cancelQueued), func(t *testing.T) {
+			t.Parallel()
+			st := stateOf(t, "running")
+			for i, key := range []string{"msg-1", "msg-2"} {
+				c, p := sessionMessage(t, st.RunID, key)
+				p.Content = fmt.Sprint("message ", i)
+				c.Payload, _ = json.Marshal(p)
+				d := commands.AdmitSessionMessage(c, p, runs{st.RunID: st}.state, opts(allFeatures...)).Decision
+				st = fold(t, *st, ev{typ: events.CommandAccepted, cmd: c.CommandID, p: d.Events[0].Payload})
+			}
+			c := newEnvelope(t, commands.CancelRun, commands.Header{RunID: st.RunID, PlatformSessionID: "ps:1",
+				TenantID: tenant, Actor: actor, IdempotencyKey: "int-1"},
+				&commands.CancelRunPayload{Interrupt: true, CancelQueued: cancelQueued})
+			p, err := c.Validate()
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := commands.AdmitInterrupt(c, p.(*commands.CancelRunPayload), runs{st.RunID: st}.state, opts(allFeatures...))
+			if checkDecision(t, r.Decision, accepted); r.Decision.Then != commands.EffectInterrupt {
+				t.Fatalf("then %v, want the run's step interrupted", r.Decision.Then)
+			}
+			st = fold(t, *st, ev{typ: events.CommandAccepted, cmd: c.CommandID, p: r.Decision.Events[0].Payload})
+			cancel, _ := commands.PendingCancel(*st)
+			drafts, send := commands.InterruptEvents(*st, cancel, nil, 1, 1)
+			end := fold(t, *st, evs(drafts)...)
+			if end.Status != events.StatusCancelled || len(end.Pending) != 0 {
+				t.Fatalf("the run is %s with %d pending", end.Status, len(end.Pending))
+			}
+			if cancelQueued {
+				if len(send) != 0 || end.NextRunID != "" {
+					t.Fatalf("dropped messages made a next run: %+v", send)
+				}
+				return
+			}
+			if len(send) != 1 || end.NextRunID != send[0].RunID {
+				t.Fatalf("sends %+v, next run %q", send, end.NextRunID)
+			}
+			cp, err := send[0].Validate()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if in := cp.(*commands.CreateRunPayload); in.Input.Content != "message 0\n\nmessage 1" || in.ParentRunID != st.RunID {
+				t.Errorf("the next run's create %+v", in)
+			}
+		})
+	}
+}
+
+func TestInterruptOfAFinishedSessionHasNoEffect(t *testing.T) {
+	t.Parallel()
+	st := stateOf(t, "completed")
+	c := newEnvelope(t, commands.CancelRun, commands.Header{RunID: st.RunID, PlatformSessionID: "ps:1",
+		TenantID: tenant, Actor: actor, IdempotencyKey: "int-1"}, &commands.CancelRunPayload{Interrupt: true})
+	p, _ := c.Validate()
+	checkDecision(t, commands.AdmitInterrupt(c, p.(*commands.CancelRunPayload), runs{st.RunID: st}.state, opts(allFeatures...)).Decision, noEffect)
+}
+
+// evs turns drafts into fixture events.
+func evs(drafts []events.Draft) []ev {
+	out := make([]ev, len(drafts))
+	for i, d := range drafts {
+		out[i] = ev{typ: d.Type, item: d.ItemID, cmd: d.CommandID, p: d.Payload}
+	}
+	return out
 }
