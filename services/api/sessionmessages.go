@@ -75,14 +75,16 @@ func (a *API) postSessionMessage(ctx context.Context, in *sessionMessageInput) (
 	if err != nil {
 		return nil, err
 	}
-	if _, _, err := a.joinSession(ctx, in.PlatformSessionID); err != nil {
-		return nil, err
-	}
 	p, err := a.sessionMessagePayload(ctx, in.Body)
 	if err != nil {
 		return nil, err
 	}
 	if d.runID, err = a.sessionTarget(ctx, in.PlatformSessionID, p); err != nil {
+		return nil, err
+	}
+	// The first message of a session makes its actor the owner, as a create
+	// does; a request refused above claims nothing.
+	if _, _, err := a.joinSession(ctx, in.PlatformSessionID); err != nil {
 		return nil, err
 	}
 	d.sessionID, d.payload = in.PlatformSessionID, p
