@@ -128,3 +128,25 @@ func TestSessionInterruptOfAnUnknownSessionIs404(t *testing.T) {
 		t.Fatalf("%d %s", ans.status, ans.body)
 	}
 }
+
+// TestSessionCommandsOfAnotherOwnersSession: the session's first message
+// makes its actor the owner; another actor of the tenant can neither send to
+// it nor interrupt it.
+func TestSessionCommandsOfAnotherOwnersSession(t *testing.T) {
+	t.Parallel()
+	_, st, _ := agentEnv(t, echoAgent())
+	ans := send(t, nil, st, http.MethodPost, "/v1/sessions/sess-alice/messages?wait=10s", aliceToken,
+		map[string]any{"content": "hi", "agentId": "chat"}, "Idempotency-Key", "alice-1")
+	if ans.status != http.StatusAccepted {
+		t.Fatalf("alice's first message: %d %s", ans.status, ans.body)
+	}
+	for path, body := range map[string]any{
+		"/v1/sessions/sess-alice/messages":  map[string]any{"content": "let me in", "agentId": "chat"},
+		"/v1/sessions/sess-alice/interrupt": map[string]any{"cancelQueued": true},
+	} {
+		ans := send(t, nil, st, http.MethodPost, path, bobToken, body, "Idempotency-Key", "bob-1")
+		if ans.status != http.StatusForbidden || ans.code() != "forbidden_scope" {
+			t.Errorf("bob: POST %s: %d %s, want 403 forbidden_scope", path, ans.status, ans.body)
+		}
+	}
+}
