@@ -65,7 +65,7 @@ func TestSessionInterruptKeepsQueuedMessagesAsTheNextRun(t *testing.T) {
 	eventually.Succeeds(t, 10*time.Second, "the queued message's outcome", func() error {
 		cmd, err := apiOf(t, st).GetCommand(t.Context(), steer.CommandID)
 		if err != nil || cmd.Outcome != client.OutcomeApplied || cmd.CreatedRunID == "" {
-			return fmt.Errorf("%+v %v", cmd, err)
+			return fmt.Errorf("%+v: %w", cmd, err)
 		}
 		next = cmd.CreatedRunID
 		return nil
@@ -96,7 +96,7 @@ func TestSessionInterruptDropsQueuedMessages(t *testing.T) {
 	eventually.Succeeds(t, 10*time.Second, "the queued message's outcome", func() error {
 		cmd, err := apiOf(t, st).GetCommand(t.Context(), steer.CommandID)
 		if err != nil || cmd.Outcome != client.OutcomeNoEffect {
-			return fmt.Errorf("%+v %v", cmd, err)
+			return fmt.Errorf("%+v: %w", cmd, err)
 		}
 		return nil
 	})
