@@ -124,6 +124,9 @@ type CancelRunPayload struct {
 	// run (false).
 	Interrupt    bool `json:"interrupt,omitempty"`
 	CancelQueued bool `json:"cancelQueued,omitempty"`
+	// Behind is an interrupt's, set by the executor as on a session message
+	// (AppendUserInputPayload.Behind).
+	Behind string `json:"behind,omitempty"`
 }
 
 // SubmitApprovalDecisionPayload decides one pending approval.

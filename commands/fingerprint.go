@@ -36,6 +36,10 @@ func canonicalPayload(c Envelope) []byte {
 		cp := *v
 		cp.Behind = ""
 		p = &cp
+	case *CancelRunPayload:
+		cp := *v
+		cp.Behind = ""
+		p = &cp
 	}
 	raw, err := json.Marshal(p)
 	if err != nil {

@@ -11,8 +11,9 @@ import (
 // session: it walks from the run c names to the session's head as a session
 // message does (AdmitSessionMessage) and cancels the head's current reply
 // there, keeping the session: its next message starts the next run. A head
-// that has finished, or whose create is not admitted yet, has no reply to
-// stop: the interrupt has no effect.
+// that has finished has no reply to stop: the interrupt has no effect. A
+// head whose create is not admitted yet is waited for as a message waits:
+// the interrupt is sent again behind the create.
 func AdmitInterrupt(c Envelope, p *CancelRunPayload, state func(runID string) *events.RunState, opts AdmitOptions) SessionRoute {
 	id, prev := sessionHead(c, state)
 	st := state(id)
@@ -25,10 +26,18 @@ func AdmitInterrupt(c Envelope, p *CancelRunPayload, state func(runID string) *e
 	case st.Exists() || seen || prev == nil:
 		return SessionRoute{Command: at, Payload: p, Decision: Admit(st, at, p, opts)}
 	}
-	back := c
-	back.RunID = prev.RunID
-	return SessionRoute{Command: back, Payload: p,
-		Decision: noEffect(back, "the session's next run is not admitted yet; there is no reply to stop")}
+	if p.Behind == id { // the create was refused: there is no reply to stop
+		back := c
+		back.RunID = prev.RunID
+		return SessionRoute{Command: back, Payload: p, Decision: noEffect(back, "the session has no reply in progress")}
+	}
+	again := *p
+	again.Behind = id
+	env, err := withPayload(c, &again)
+	if err != nil {
+		return SessionRoute{Command: at, Payload: p, Decision: reject(c, events.CodeInternal, "internal error during admission")}
+	}
+	return SessionRoute{Command: at, Payload: p, Resend: true, Decision: Decision{Outcome: events.OutcomeAccepted, Send: []Envelope{env}}}
 }
 
 // InterruptEvents record interrupt p ending the session's head run st, at

@@ -278,3 +278,31 @@ func evs(drafts []events.Draft) []ev {
 	}
 	return out
 }
+
+func TestInterruptWaitsBehindTheNextRunsCreate(t *testing.T) {
+	t.Parallel()
+	next := events.NewID("run")
+	first := followedUp(t, next)
+	c := newEnvelope(t, commands.CancelRun, commands.Header{RunID: first.RunID, PlatformSessionID: "ps:1",
+		TenantID: tenant, Actor: actor, IdempotencyKey: "int-1"}, &commands.CancelRunPayload{Interrupt: true})
+	p, _ := c.Validate()
+	state := runs{first.RunID: first}.state
+	r := commands.AdmitInterrupt(c, p.(*commands.CancelRunPayload), state, opts(allFeatures...))
+	if !r.Resend || len(r.Decision.Send) != 1 || len(r.Decision.Events) != 0 {
+		t.Fatalf("resend %v, %d sends, %d events: want the interrupt sent again", r.Resend, len(r.Decision.Send), len(r.Decision.Events))
+	}
+	again := r.Decision.Send[0]
+	ap, err := again.Validate()
+	if err != nil || commands.Fingerprint(again) != commands.Fingerprint(c) {
+		t.Fatalf("the interrupt sent again: %v", err)
+	}
+	// The create was refused: nothing to stop.
+	r = commands.AdmitInterrupt(again, ap.(*commands.CancelRunPayload), state, opts(allFeatures...))
+	checkDecision(t, r.Decision, noEffect)
+	// The create was admitted: the new run is stopped.
+	head := stateOf(t, "queued")
+	r = commands.AdmitInterrupt(again, ap.(*commands.CancelRunPayload), runs{first.RunID: followedUp(t, head.RunID), head.RunID: head}.state, opts(allFeatures...))
+	if checkDecision(t, r.Decision, applied); r.Command.RunID != head.RunID {
+		t.Errorf("stopped %s, want %s", r.Command.RunID, head.RunID)
+	}
+}

@@ -148,8 +148,11 @@ func validatePayload(ck *checker, c Envelope, p any) {
 		if v.Interrupt && c.PlatformSessionID == "" {
 			ck.add("platformSessionId", "is required for a session's interrupt")
 		}
-		if v.CancelQueued && !v.Interrupt {
-			ck.add("payload.cancelQueued", "belongs to a session's interrupt (interrupt true)")
+		if (v.CancelQueued || v.Behind != "") && !v.Interrupt {
+			ck.add("payload", "cancelQueued and behind belong to a session's interrupt (interrupt true)")
+		}
+		if v.Behind != "" {
+			ck.id("payload.behind", "run", v.Behind)
 		}
 	case *SubmitApprovalDecisionPayload:
 		ck.id("payload.itemId", "itm", v.ItemID)
