@@ -39,7 +39,7 @@ type sessionMessageInput struct {
 // sessionCommandResult is the answer of a session command.
 type sessionCommandResult struct {
 	Intent    string `json:"intent,omitempty" enum:"follow_up,steer,clarification,queued" doc:"What the message became: follow_up (a new run of the session, also its first), steer (of the running run), clarification (the answer to the paused run's question), queued (kept pending while the run waits for an approval; applied as a steer once it resumes). Absent while pending, on a rejection and for an interrupt."`
-	RunID     string `json:"runId" doc:"The run the message went to: the run it created (follow_up) or the run it steers or answers."`
+	RunID     string `json:"runId" doc:"The run the message went to: the run it created (follow_up) or the run it steers or answers; while the outcome is pending, the run the message names, from which the executor goes on to the session's current run."`
 	CommandID string `json:"commandId" doc:"The command's id; for a duplicate, the original command's id."`
 	Outcome   string `json:"outcome" enum:"pending,accepted,rejected,duplicate,no_effect,applied" doc:"The first outcome recorded for the command. pending: durably queued, outcome not known yet — poll GET /v1/commands/{commandId}."`
 	Code      string `json:"code,omitempty" doc:"Stable error code of a rejection."`

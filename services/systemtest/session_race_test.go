@@ -8,12 +8,14 @@ import (
 	"time"
 
 	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
+	"github.com/xbot-runtime/xbot/services/api/client"
 	"github.com/xbot-runtime/xbot/services/stack"
 )
 
 // TestSessionMessageRaceWithTheRunsEnd sends a message while the session's
-// run is finishing, many times: it becomes a steer of that run or the
-// session's next run, never invalid_state, never lost, never both.
+// run is finishing, many times, each time twice at once under one key: it
+// becomes a steer of that run or the session's next run, never
+// invalid_state, never lost, never both, and its retry is its duplicate.
 func TestSessionMessageRaceWithTheRunsEnd(t *testing.T) {
 	t.Parallel()
 	chat := echoAgent()
@@ -32,7 +34,22 @@ func TestSessionMessageRaceWithTheRunsEnd(t *testing.T) {
 			// the first run's life: after its first i%9 events are read
 			// back (it has 8), the last ones after the run ended.
 			seen(t, st, first.RunID, i%9)
-			second := message(t, st, session, "", "second "+strconv.Itoa(i), session+"-2")
+			// Sent twice at once under one key: one is the message, the
+			// other its duplicate, naming the same run.
+			var both [2]sessionAnswer
+			var sent sync.WaitGroup
+			for k := range both {
+				sent.Go(func() { both[k] = message(t, st, session, "", "second "+strconv.Itoa(i), session+"-2") })
+			}
+			sent.Wait()
+			second := both[0]
+			if both[0].Outcome == client.OutcomeDuplicate {
+				second = both[1]
+			}
+			if dup := both[0].Outcome == client.OutcomeDuplicate; dup == (both[1].Outcome == client.OutcomeDuplicate) ||
+				both[0].RunID != both[1].RunID || both[0].Intent != both[1].Intent || both[0].CommandID != both[1].CommandID {
+				t.Errorf("%s: a message and its retry answered %+v and %+v", session, both[0], both[1])
+			}
 			intents[i] = second.Intent
 			if second.Intent != "steer" && second.Intent != "follow_up" {
 				t.Errorf("%s: the second message became %+v", session, second)
