@@ -132,3 +132,54 @@ func TestSessionFirstMessagesRace(t *testing.T) {
 	}
 	e.invariants(st)
 }
+
+// TestSessionMessagesAtOnceOnAFinishedRun sends several messages at once to
+// a session whose run has ended: the first admitted follows it up, and the
+// others meet the new run while its create may still be on the commands
+// topic (they are sent again behind it), steer it, or follow it up in turn.
+// Each is said once, in one run, and the runs form one chain.
+func TestSessionMessagesAtOnceOnAFinishedRun(t *testing.T) {
+	t.Parallel()
+	e, st, _ := agentEnv(t, echoAgent())
+	const rounds, burst = 6, 4
+	for i := range rounds {
+		session := "sess-burst-" + strconv.Itoa(i)
+		first := message(t, st, session, "chat", "start", session+"-0")
+		waitStatus(t, st, first.RunID, "completed", 10*time.Second)
+		answers := make([]sessionAnswer, burst)
+		var wg sync.WaitGroup
+		for j := range answers {
+			wg.Go(func() { answers[j] = message(t, st, session, "", "burst "+strconv.Itoa(j), session+"-b"+strconv.Itoa(j)) })
+		}
+		wg.Wait()
+		runs := map[string]string{first.RunID: ""} // run → parent
+		for j, a := range answers {
+			if a.Intent != "steer" && a.Intent != "follow_up" {
+				t.Fatalf("%s: message %d became %+v", session, j, a)
+			}
+			runs[a.RunID] = waitStatus(t, st, a.RunID, "completed", 20*time.Second).ParentRunID
+		}
+		for j := range answers {
+			said := 0
+			for r := range runs {
+				said += timesSaid(t, st, r, "burst "+strconv.Itoa(j))
+			}
+			if said != 1 {
+				t.Errorf("%s: message %d is in the session's logs %d times, want once (%+v)", session, j, said, answers)
+			}
+		}
+		children := map[string]int{}
+		for r, parent := range runs {
+			if r != first.RunID {
+				children[parent]++
+			}
+		}
+		for parent, n := range children {
+			if n != 1 {
+				t.Errorf("%s: run %q has %d next runs, want a chain (%v)", session, parent, n, runs)
+			}
+		}
+		t.Logf("%s: %v", session, answers)
+	}
+	e.invariants(st)
+}
