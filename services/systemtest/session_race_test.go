@@ -149,7 +149,9 @@ func TestSessionMessagesAtOnceOnAFinishedRun(t *testing.T) {
 		answers := make([]sessionAnswer, burst)
 		var wg sync.WaitGroup
 		for j := range answers {
-			wg.Go(func() { answers[j] = message(t, st, session, "", "burst "+strconv.Itoa(j), session+"-b"+strconv.Itoa(j)) })
+			wg.Go(func() {
+				answers[j] = message(t, st, session, "", "burst "+strconv.Itoa(j), session+"-b"+strconv.Itoa(j))
+			})
 		}
 		wg.Wait()
 		runs := map[string]string{first.RunID: ""} // run → parent
