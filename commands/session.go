@@ -92,9 +92,14 @@ func routeTo(c Envelope, p *AppendUserInputPayload, id string, prev *events.RunS
 // run's records keep c's idempotency key and fingerprint, so a retry of the
 // message is a duplicate of it.
 func firstRun(st *events.RunState, c Envelope, p *AppendUserInputPayload, opts AdmitOptions) SessionRoute {
-	if p.AgentID == "" || p.SandboxKey == nil {
+	switch {
+	case p.AgentID == "" || p.SandboxKey == nil:
 		return SessionRoute{Command: c, Payload: p,
 			Decision: reject(c, events.CodeRunNotFound, "the session has no run yet; its first message needs agentId")}
+	case c.RunID != FirstSessionRunID(c.TenantID, c.PlatformSessionID, *p.SandboxKey, opts.Partitions):
+		// A run the executor does not know (never, or no longer: it was
+		// forgotten) is never created under a message's name.
+		return SessionRoute{Command: c, Payload: p, Decision: reject(c, events.CodeRunNotFound, "run %s does not exist", c.RunID)}
 	}
 	create := &CreateRunPayload{AgentID: p.AgentID, Input: events.UserInput{Content: p.Content},
 		SandboxKey: *p.SandboxKey, Options: p.Options}

@@ -163,7 +163,7 @@ func TestSessionMessageWaitsBehindTheNextRunsCreate(t *testing.T) {
 
 func TestSessionMessageCreatesTheSessionsFirstRun(t *testing.T) {
 	t.Parallel()
-	runID := commands.RunIDFor(tenant, "session:ps:1", sessionKey, 1)
+	runID := commands.FirstSessionRunID(tenant, "ps:1", sessionKey, 1)
 	c, p := sessionMessage(t, runID, "msg-1")
 	r := commands.AdmitSessionMessage(c, p, runs{}.state, opts(allFeatures...))
 	checkDecision(t, r.Decision, accepted)
@@ -186,8 +186,16 @@ func TestSessionMessageCreatesTheSessionsFirstRun(t *testing.T) {
 
 func TestSessionMessageWithoutAgentOnANewSessionIsNotFound(t *testing.T) {
 	t.Parallel()
-	c, p := sessionMessage(t, events.NewID("run"), "msg-1")
+	c, p := sessionMessage(t, commands.FirstSessionRunID(tenant, "ps:1", sessionKey, 1), "msg-1")
 	p.AgentID = ""
+	checkDecision(t, commands.AdmitSessionMessage(c, p, runs{}.state, opts(allFeatures...)).Decision, notFound)
+}
+
+// TestSessionMessageNeverCreatesAnUnknownRun: a message naming a run the
+// executor does not know (forgotten, say) is not the session's first.
+func TestSessionMessageNeverCreatesAnUnknownRun(t *testing.T) {
+	t.Parallel()
+	c, p := sessionMessage(t, events.NewID("run"), "msg-1")
 	checkDecision(t, commands.AdmitSessionMessage(c, p, runs{}.state, opts(allFeatures...)).Decision, notFound)
 }
 

@@ -41,7 +41,7 @@ func (a *API) interruptSession(ctx context.Context, in *interruptInput) (*sessio
 	if err != nil {
 		return nil, err
 	}
-	run, ok, err := a.latestSessionRun(ctx, in.PlatformSessionID)
+	run, ok, _, err := a.latestSessionRun(ctx, in.PlatformSessionID)
 	switch {
 	case err != nil:
 		return nil, err
@@ -64,5 +64,5 @@ func (a *API) interruptSession(ctx context.Context, in *interruptInput) (*sessio
 	if env.RunID, err = a.claimSessionKey(ctx, env); err != nil {
 		return nil, err
 	}
-	return a.sendSessionCommand(ctx, env, wait)
+	return a.sendSessionCommand(ctx, env, a.flights.startRouted(env), wait)
 }

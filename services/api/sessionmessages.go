@@ -79,15 +79,20 @@ func (a *API) postSessionMessage(ctx context.Context, in *sessionMessageInput) (
 	if err != nil {
 		return nil, err
 	}
-	if d.runID, err = a.sessionTarget(ctx, in.PlatformSessionID, p); err != nil {
+	var longEnded bool
+	if d.runID, longEnded, err = a.sessionTarget(ctx, in.PlatformSessionID, p); err != nil {
 		return nil, err
 	}
 	// The first message of a session makes its actor the owner, as a create
 	// does; a request refused above claims nothing.
-	if _, _, err := a.joinSession(ctx, in.PlatformSessionID); err != nil {
+	_, grants, err := a.joinSession(ctx, in.PlatformSessionID)
+	if err != nil {
 		return nil, err
 	}
 	d.sessionID, d.payload = in.PlatformSessionID, p
+	if longEnded {
+		return a.resumeSession(ctx, d, in.ActorID, grants, wait)
+	}
 	env, err := d.envelope(ctx, in.ActorID)
 	if err != nil {
 		return nil, err
@@ -95,7 +100,7 @@ func (a *API) postSessionMessage(ctx context.Context, in *sessionMessageInput) (
 	if env.RunID, err = a.claimSessionKey(ctx, env); err != nil {
 		return nil, err
 	}
-	return a.sendSessionCommand(ctx, env, wait)
+	return a.sendSessionCommand(ctx, env, a.flights.startRouted(env), wait)
 }
 
 // sessionMessagePayload is the message's payload; agentId and options go
@@ -119,36 +124,43 @@ func (a *API) sessionMessagePayload(ctx context.Context, b sessionMessageBody) (
 // sessionTarget is the run the message names: the session's latest run, or
 // for a session without one the run its first message creates, derived from
 // the session so that two first messages name the same run. The executor
-// goes on from it to the session's head.
-func (a *API) sessionTarget(ctx context.Context, sessionID string, p commands.AppendUserInputPayload) (string, error) {
-	run, ok, err := a.latestSessionRun(ctx, sessionID)
+// goes on from it to the session's head. longEnded says the latest run ended
+// longer ago than the executor is sure to remember it (resumeSession).
+func (a *API) sessionTarget(ctx context.Context, sessionID string, p commands.AppendUserInputPayload) (run string, longEnded bool, err error) {
+	run, ok, longEnded, err := a.latestSessionRun(ctx, sessionID)
 	switch {
 	case err != nil:
-		return "", err
+		return "", false, err
 	case ok:
-		return run, nil
+		return run, longEnded, nil
 	case p.SandboxKey == nil:
-		return "", invalid("body.agentId", "is required: the session has no run yet", nil)
+		return "", false, invalid("body.agentId", "is required: the session has no run yet", nil)
 	}
-	return commands.FirstSessionRunID(tenantOf(ctx), sessionID, *p.SandboxKey, a.partitions(ctx)), nil
+	return commands.FirstSessionRunID(tenantOf(ctx), sessionID, *p.SandboxKey, a.partitions(ctx)), false, nil
 }
 
 // latestSessionRun is the session's latest run in the read model, or the
 // one this instance sent a command for last (the read model may not show it
-// yet); ok is false when neither knows one.
-func (a *API) latestSessionRun(ctx context.Context, sessionID string) (string, bool, error) {
+// yet); ok is false when neither knows one. longEnded: the read model's
+// latest run ended, and nothing happened in the session since, longer ago
+// than half of Config.RememberFinished.
+func (a *API) latestSessionRun(ctx context.Context, sessionID string) (run string, ok, longEnded bool, err error) {
 	tenant := tenantOf(ctx)
 	s, err := a.store.GetSession(ctx, tenant, sessionID)
 	switch {
 	case err == nil && s.TenantID == tenant && s.LastRunID != "":
-		return s.LastRunID, true, nil
+		longEnded = events.Status(s.LastRunStatus).Terminal() && time.Since(s.LastActivityAt) > a.cfg.RememberFinished/2
+		if _, sent := a.flights.sessionRun(tenant, sessionID); sent {
+			longEnded = false // this instance sent a command in the session since
+		}
+		return s.LastRunID, true, longEnded, nil
 	case err != nil && !errors.Is(err, ErrNotFound):
 		a.log.Warn("reading a platform session failed", zap.String("tenant_id", tenant), zap.Error(err))
-		return "", false, newProblem(http.StatusServiceUnavailable, events.CodeUnavailable,
+		return "", false, false, newProblem(http.StatusServiceUnavailable, events.CodeUnavailable,
 			"the session cannot be read right now; retry with the same Idempotency-Key")
 	}
-	run, ok := a.flights.sessionRun(tenant, sessionID)
-	return run, ok, nil
+	run, ok = a.flights.sessionRun(tenant, sessionID)
+	return run, ok, false, nil
 }
 
 // claimSessionKey records, tenant-wide, which request and run the message's
@@ -173,10 +185,10 @@ func (a *API) claimSessionKey(ctx context.Context, env commands.Envelope) (strin
 	return run, nil
 }
 
-// sendSessionCommand sends a session command, whose outcome the executor
-// records on the session's head, and answers with what it became.
-func (a *API) sendSessionCommand(ctx context.Context, env commands.Envelope, wait time.Duration) (*sessionCommandOutput, error) {
-	f := a.flights.startRouted(env)
+// sendSessionCommand sends a session command, remembered as f, and answers
+// with what it became; the executor records its outcome on the session's
+// head (f from startRouted), or on its own run for a create.
+func (a *API) sendSessionCommand(ctx context.Context, env commands.Envelope, f *flight, wait time.Duration) (*sessionCommandOutput, error) {
 	row, known, err := a.sendAndWait(ctx, env, f, wait)
 	if err != nil {
 		return nil, err
@@ -196,7 +208,7 @@ func (a *API) sendSessionCommand(ctx context.Context, env commands.Envelope, wai
 	if row.CreatedRunID != "" {
 		out.Body.RunID = row.CreatedRunID
 	}
-	if env.Type == commands.AppendUserInput && r.Outcome != string(events.OutcomeRejected) {
+	if env.Type != commands.CancelRun && r.Outcome != string(events.OutcomeRejected) {
 		out.Body.Intent = a.intentOf(ctx, row, f.intentOf())
 	}
 	return out, nil
