@@ -80,3 +80,30 @@ func TestSessionMessageAfterALongEndedRunCreatesItsChild(t *testing.T) {
 		t.Fatalf("sent %s %+v to %s, want the create of a child of %s", c.Type, p, c.RunID, last)
 	}
 }
+
+// TestSessionMessageIntentFromTheReadModel: an answer that comes from the
+// commands read model, which does not keep what a message became, reads it
+// from the outcome event at the row's seq.
+func TestSessionMessageIntentFromTheReadModel(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	last := sessionWithRun(e, "sess-rm", time.Hour)
+	e.sender.decide = func(c commands.Envelope, row *api.CommandRecord) {
+		row.Seq = 6
+		env, _ := json.Marshal(map[string]any{"type": events.CommandAccepted, "payload": events.CommandAcceptedPayload{
+			CommandType: string(c.Type), IdempotencyKey: c.IdempotencyKey, Intent: commands.IntentQueued}})
+		e.store.addEvent(api.EventRecord{RunID: last, Seq: 6, Type: string(events.CommandAccepted), TenantID: tenantA,
+			CommandID: c.CommandID, Envelope: env})
+	}
+	var got struct {
+		Intent, RunID, Outcome string
+	}
+	r := e.do(t, "POST", "/v1/sessions/sess-rm/messages?wait=5s", tokenA, map[string]any{"content": "and this"},
+		"Idempotency-Key", "m-rm").want(t, http.StatusAccepted)
+	if err := json.Unmarshal(r.raw, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Intent != commands.IntentQueued || got.RunID != last || got.Outcome != "accepted" {
+		t.Fatalf("answer %+v, want queued on %s", got, last)
+	}
+}
