@@ -61,7 +61,7 @@ func (a *API) registerSessionMessage() {
 			"runs decides what it becomes by the state of the session's latest run (docs/sessions.md): the session's " +
 			"first run or its next one (follow_up), a steer of a running run, the answer to a paused run's question " +
 			"(clarification), or queued behind a pending approval and applied as a steer when the run resumes. " +
-			"It is never rejected invalid_state. The session's first message creates its owner, as a create does.",
+			"It is never rejected invalid_state. The session's first message makes its actor the session's owner, as a create does.",
 		Tags: []string{"Sessions"}, DefaultStatus: http.StatusAccepted, Errors: sessionCommandErrors,
 	}, a.postSessionMessage)
 }
