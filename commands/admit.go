@@ -36,7 +36,20 @@ func duplicate(c Envelope, orig events.CommandRecord) Decision {
 		Message: fmt.Sprintf("idempotency key already used by command %s (%s)", orig.CommandID, orig.Outcome),
 		Events: []events.Draft{{Type: events.CommandDuplicate, CommandID: c.CommandID, Payload: events.CommandDuplicatePayload{
 			CommandType: string(c.Type), IdempotencyKey: c.IdempotencyKey, OriginalCommandID: orig.CommandID,
-			OriginalOutcome: orig.Outcome, OriginalCode: orig.Code, Actor: sender(c)}}}}
+			OriginalOutcome: orig.Outcome, OriginalCode: orig.Code, OriginalIntent: originalIntent(c, orig),
+			CreatedRunID: orig.CreatedRunID, Actor: sender(c)}}}}
+}
+
+// originalIntent is what the session message a duplicate c repeats became:
+// the session's first run when its original was a create.
+func originalIntent(c Envelope, orig events.CommandRecord) string {
+	switch {
+	case c.Type != AppendUserInput:
+		return ""
+	case orig.Type == string(CreateRun):
+		return IntentFollowUp
+	}
+	return orig.Intent
 }
 
 // HasPending reports whether a command of type t waits in st for a safe point.

@@ -11,11 +11,15 @@ import (
 // itself a safe point, so the cancel applies at once: its open items close
 // as cancelled. A running run meets it at its next safe point, and its
 // current step is interrupted.
-func (p *CancelRunPayload) decide(st *events.RunState, c Envelope, _ AdmitOptions) Decision {
+func (p *CancelRunPayload) decide(st *events.RunState, c Envelope, opts AdmitOptions) Decision {
 	switch {
 	case st.Status.Terminal():
 		return noEffect(c, fmt.Sprintf("run is already %s", st.Status))
 	case st.Status == events.StatusQueued, st.Status == events.StatusPaused:
+		if p.Interrupt {
+			drafts, send := InterruptEvents(*st, Pending(c), nil, opts.Partitions, opts.Now)
+			return Decision{Outcome: events.OutcomeApplied, Events: drafts, Send: send}
+		}
 		return Decision{Outcome: events.OutcomeApplied, Events: CancelEvents(*st, Pending(c), nil)}
 	case HasPending(*st, CancelRun):
 		return noEffect(c, "a cancel is already pending")

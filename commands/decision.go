@@ -49,6 +49,10 @@ type AdmitOptions struct {
 	// runs are on the events topic (nil: not known), for the create a
 	// follow-up sends. Nil gives follow-ups no history.
 	History func() *SessionHistory
+	// HistoryOf is History for any run of the partition: a session message
+	// follows up on the session's head, which need not be the run it named.
+	// Nil gives such follow-ups History's answer.
+	HistoryOf func(runID string) *SessionHistory
 	// KnownAgent reports whether an agent profile exists. Required for CreateRun.
 	KnownAgent func(agentID string) bool
 	// Implemented reports whether the executor's engine can honour a command

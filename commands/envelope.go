@@ -89,6 +89,13 @@ const (
 	IntentSteer         = "steer"
 	IntentFollowUp      = "follow_up"
 	IntentClarification = "clarification"
+	// IntentAuto is a session message: the executor routes it by the state
+	// of the session's head run (AdmitSessionMessage, docs/sessions.md).
+	IntentAuto = "auto"
+	// IntentQueued is what a session message becomes on a run paused for an
+	// approval: kept pending, applied as a steer once the run resumes. It
+	// names an outcome, never a request.
+	IntentQueued = "queued"
 )
 
 // AppendUserInputPayload adds user input to a run; the intent decides how.
@@ -96,11 +103,31 @@ type AppendUserInputPayload struct {
 	Intent        string `json:"intent"`
 	Content       string `json:"content"`
 	InteractionID string `json:"interactionId,omitempty"`
+	// AgentID, SandboxKey and Options are a session message's (intent auto),
+	// used only when it creates the session's first run.
+	AgentID    string             `json:"agentId,omitempty"`
+	SandboxKey *events.SandboxKey `json:"sandboxKey,omitempty"`
+	Options    *events.RunOptions `json:"options,omitempty"`
+	// Behind is set by the executor on a session message it sent again
+	// behind the CreateRun of run Behind, which the session's head named
+	// before that create was admitted. Not part of the request (the
+	// fingerprint leaves it out); clients cannot set it.
+	Behind string `json:"behind,omitempty"`
 }
 
 // CancelRunPayload asks to cancel a run.
 type CancelRunPayload struct {
 	Reason string `json:"reason,omitempty"`
+	// Interrupt makes it a session's interrupt: the executor cancels the
+	// session's head run (the current reply) and keeps the session
+	// (AdmitInterrupt). CancelQueued then says what becomes of the session
+	// messages still pending on it: dropped (true) or the session's next
+	// run (false).
+	Interrupt    bool `json:"interrupt,omitempty"`
+	CancelQueued bool `json:"cancelQueued,omitempty"`
+	// Behind is an interrupt's, set by the executor as on a session message
+	// (AppendUserInputPayload.Behind).
+	Behind string `json:"behind,omitempty"`
 }
 
 // SubmitApprovalDecisionPayload decides one pending approval.

@@ -27,9 +27,18 @@ func canonicalPayload(c Envelope) []byte {
 	if err != nil {
 		return c.Payload
 	}
-	if cr, ok := p.(*CreateRunPayload); ok {
-		cp := *cr
+	switch v := p.(type) {
+	case *CreateRunPayload:
+		cp := *v
 		cp.SessionGrants, cp.History = nil, nil
+		p = &cp
+	case *AppendUserInputPayload:
+		cp := *v
+		cp.Behind = ""
+		p = &cp
+	case *CancelRunPayload:
+		cp := *v
+		cp.Behind = ""
 		p = &cp
 	}
 	raw, err := json.Marshal(p)

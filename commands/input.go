@@ -11,6 +11,9 @@ import (
 // before_model_request), a clarification while it is paused awaiting user
 // input (the engine wakes to apply it), a follow-up once it has ended.
 func (p *AppendUserInputPayload) decide(st *events.RunState, c Envelope, opts AdmitOptions) Decision {
+	if p.Intent == IntentAuto {
+		return decideAuto(st, c, p, opts)
+	}
 	var ok bool
 	switch p.Intent {
 	case IntentSteer:
@@ -54,6 +57,9 @@ func PendingInput(p events.PendingCommand) (in AppendUserInputPayload, ok bool) 
 	}
 	if len(p.Command) > 0 && json.Unmarshal(p.Command, &in) != nil {
 		return in, false
+	}
+	if p.Intent != "" { // a session message: what it became
+		in.Intent = appliedIntent(p.Intent)
 	}
 	return in, true
 }

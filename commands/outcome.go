@@ -19,8 +19,17 @@ func Pending(c Envelope) events.PendingCommand {
 // run it created, if any.
 func AppliedEvent(p events.PendingCommand, createdRunID string) events.Draft {
 	return events.Draft{Type: events.CommandApplied, CommandID: p.CommandID, Payload: events.CommandAppliedPayload{
-		CommandType: p.Type, IdempotencyKey: p.IdempotencyKey, CreatedRunID: createdRunID, Actor: p.Actor,
-		Fingerprint: p.Fingerprint}}
+		CommandType: p.Type, IdempotencyKey: p.IdempotencyKey, CreatedRunID: createdRunID, Intent: appliedIntent(p.Intent),
+		Actor: p.Actor, Fingerprint: p.Fingerprint}}
+}
+
+// appliedIntent is what a session message pending as intent is once applied:
+// a queued one is applied as a steer.
+func appliedIntent(intent string) string {
+	if intent == IntentQueued {
+		return IntentSteer
+	}
+	return intent
 }
 
 // NoEffectEvent closes command p without effect, for reason.

@@ -142,15 +142,18 @@ func validatePayload(ck *checker, c Envelope, p any) {
 	case *CreateRunPayload:
 		validateCreate(ck, c, v)
 	case *AppendUserInputPayload:
-		switch v.Intent {
-		case IntentSteer, IntentFollowUp, IntentClarification:
-		default:
-			ck.add("payload.intent", "must be one of steer, follow_up, clarification")
-		}
-		ck.content("payload.content", v.Content)
-		ck.maxBytes("payload.interactionId", v.InteractionID, MaxIdempotencyKeyLen)
+		validateInput(ck, c, v)
 	case *CancelRunPayload:
 		ck.maxBytes("payload.reason", v.Reason, maxReasonBytes)
+		if v.Interrupt && c.PlatformSessionID == "" {
+			ck.add("platformSessionId", "is required for a session's interrupt")
+		}
+		if (v.CancelQueued || v.Behind != "") && !v.Interrupt {
+			ck.add("payload", "cancelQueued and behind belong to a session's interrupt (interrupt true)")
+		}
+		if v.Behind != "" {
+			ck.id("payload.behind", "run", v.Behind)
+		}
 	case *SubmitApprovalDecisionPayload:
 		ck.id("payload.itemId", "itm", v.ItemID)
 		if v.Decision != "allow" && v.Decision != "deny" {
@@ -166,6 +169,43 @@ func validatePayload(ck *checker, c Envelope, p any) {
 		ck.maxBytes("payload.reason", v.Reason, maxReasonBytes)
 	case *RequestCompactionPayload:
 		ck.maxBytes("payload.reason", v.Reason, maxReasonBytes)
+	}
+}
+
+func validateInput(ck *checker, c Envelope, v *AppendUserInputPayload) {
+	switch v.Intent {
+	case IntentSteer, IntentFollowUp, IntentClarification:
+		if v.AgentID != "" || v.SandboxKey != nil || v.Options != nil || v.Behind != "" {
+			ck.add("payload", "agentId, sandboxKey, options and behind belong to a session message (intent auto)")
+		}
+	case IntentAuto:
+		validateSessionMessage(ck, c, v)
+	default:
+		ck.add("payload.intent", "must be one of steer, follow_up, clarification, auto")
+	}
+	ck.content("payload.content", v.Content)
+	ck.maxBytes("payload.interactionId", v.InteractionID, MaxIdempotencyKeyLen)
+}
+
+// validateSessionMessage checks what a session message carries for the
+// session's first run.
+func validateSessionMessage(ck *checker, c Envelope, v *AppendUserInputPayload) {
+	if c.PlatformSessionID == "" {
+		ck.add("platformSessionId", "is required for a session message (intent auto)")
+	}
+	if v.AgentID != "" {
+		ck.match("payload.agentId", v.AgentID, namePattern, "1-64 characters of [A-Za-z0-9._-]")
+	}
+	if sk := v.SandboxKey; sk != nil {
+		if sk.TenantID != c.TenantID {
+			ck.add("payload.sandboxKey.tenantId", "must equal the command's tenantId")
+		}
+		ck.match("payload.sandboxKey.workspaceId", sk.WorkspaceID, keyPattern, "1-160 characters of [A-Za-z0-9._:-]")
+		ck.match("payload.sandboxKey.agentId", sk.AgentID, namePattern, "1-64 characters of [A-Za-z0-9._-]")
+		ck.match("payload.sandboxKey.ownerId", sk.OwnerID, keyPattern, "1-160 characters of [A-Za-z0-9._:-]")
+	}
+	if v.Behind != "" {
+		ck.id("payload.behind", "run", v.Behind)
 	}
 }
 

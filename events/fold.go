@@ -157,8 +157,9 @@ func applyCommandAccepted(n *RunState, e Envelope, v *CommandAcceptedPayload) er
 		}
 	}
 	n.Pending = append(n.Pending, PendingCommand{CommandID: e.CommandID, Type: v.CommandType,
-		IdempotencyKey: v.IdempotencyKey, Command: v.Command, Actor: v.Actor, Fingerprint: v.Fingerprint})
-	remember(n, v.IdempotencyKey, CommandRecord{CommandID: e.CommandID, Type: v.CommandType, Outcome: OutcomeAccepted, Fingerprint: v.Fingerprint})
+		IdempotencyKey: v.IdempotencyKey, Command: v.Command, Intent: v.Intent, Actor: v.Actor, Fingerprint: v.Fingerprint})
+	remember(n, v.IdempotencyKey, CommandRecord{CommandID: e.CommandID, Type: v.CommandType, Outcome: OutcomeAccepted,
+		Fingerprint: v.Fingerprint, Intent: v.Intent})
 	return nil
 }
 
@@ -173,7 +174,11 @@ func unpend(n *RunState, commandID string) {
 
 func applyCommandApplied(n *RunState, e Envelope, v *CommandAppliedPayload) error {
 	unpend(n, e.CommandID)
-	remember(n, v.IdempotencyKey, CommandRecord{CommandID: e.CommandID, Type: v.CommandType, Outcome: OutcomeApplied, Fingerprint: v.Fingerprint})
+	remember(n, v.IdempotencyKey, CommandRecord{CommandID: e.CommandID, Type: v.CommandType, Outcome: OutcomeApplied,
+		Fingerprint: v.Fingerprint, Intent: v.Intent, CreatedRunID: v.CreatedRunID})
+	if v.CreatedRunID != "" {
+		n.NextRunID = v.CreatedRunID
+	}
 	return nil
 }
 
@@ -190,6 +195,9 @@ func remember(n *RunState, key string, rec CommandRecord) {
 	}
 	if rec.Fingerprint == "" {
 		rec.Fingerprint = old.Fingerprint // an outcome written without it keeps the accepted one's
+	}
+	if rec.Intent == "" {
+		rec.Intent = old.Intent
 	}
 	n.Commands[key] = rec
 }

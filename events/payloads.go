@@ -127,6 +127,11 @@ type CommandAcceptedPayload struct {
 	CommandType    string          `json:"commandType"`
 	IdempotencyKey string          `json:"idempotencyKey"`
 	Command        json.RawMessage `json:"command,omitempty"`
+	// Intent is what a session message (AppendUserInput, intent auto)
+	// became on this run: steer, clarification or queued (kept pending while
+	// the run waits for an approval, applied as a steer once it resumes).
+	// Empty for every other command.
+	Intent string `json:"intent,omitempty"`
 	// Actor is who sent the command; nil in logs written before outcomes kept it.
 	Actor *Actor `json:"actor,omitempty"`
 	// Fingerprint identifies what the command asked for, so a later use of
@@ -155,6 +160,9 @@ type CommandAppliedPayload struct {
 	IdempotencyKey string `json:"idempotencyKey"`
 	// CreatedRunID is the run a follow-up created in the same session.
 	CreatedRunID string `json:"createdRunId,omitempty"`
+	// Intent is what an applied session message became (follow_up, steer,
+	// clarification); empty for every other command.
+	Intent string `json:"intent,omitempty"`
 	// Actor is who sent the command; nil in older logs (also for a command accepted in one).
 	Actor *Actor `json:"actor,omitempty"`
 	// Fingerprint identifies what the command asked for, so a later use of
@@ -184,6 +192,10 @@ type CommandDuplicatePayload struct {
 	OriginalCommandID string  `json:"originalCommandId"`
 	OriginalOutcome   Outcome `json:"originalOutcome"`
 	OriginalCode      Code    `json:"originalCode,omitempty"`
+	// OriginalIntent is what the original session message became, and
+	// CreatedRunID the run it created (a follow-up); empty for other commands.
+	OriginalIntent string `json:"originalIntent,omitempty"`
+	CreatedRunID   string `json:"createdRunId,omitempty"`
 	// Actor is who sent the repeated command; nil in logs written before outcomes kept it.
 	Actor *Actor `json:"actor,omitempty"`
 }
@@ -202,6 +214,8 @@ type CommandOutcomeFields struct {
 	OriginalOutcome   string `json:"originalOutcome"`
 	OriginalCode      string `json:"originalCode"`
 	CreatedRunID      string `json:"createdRunId"`
+	Intent            string `json:"intent"`
+	OriginalIntent    string `json:"originalIntent"`
 }
 
 // DuplicateMessage is the message of a command answered duplicate: the

@@ -12,6 +12,10 @@ type CommandRecord struct {
 	// Fingerprint identifies what the command asked for (see
 	// commands.Fingerprint); empty in logs written before outcomes kept it.
 	Fingerprint string `json:"fingerprint,omitempty"`
+	// Intent is what a session message became, and CreatedRunID the run it
+	// (a follow-up) created, so that a retry is answered with both.
+	Intent       string `json:"intent,omitempty"`
+	CreatedRunID string `json:"createdRunId,omitempty"`
 }
 
 // PendingCommand is a command accepted by admission and not yet applied at a
@@ -21,6 +25,9 @@ type PendingCommand struct {
 	Type           string          `json:"type"`
 	IdempotencyKey string          `json:"idempotencyKey"`
 	Command        json.RawMessage `json:"command,omitempty"`
+	// Intent is what a session message became (from its
+	// runtime.command.accepted); empty for every other command.
+	Intent string `json:"intent,omitempty"`
 	// Actor is who sent the command (from its runtime.command.accepted);
 	// the outcome that closes it names the same actor.
 	Actor *Actor `json:"actor,omitempty"`
@@ -89,6 +96,10 @@ type RunState struct {
 	// (runtime.permission_grant.revoked), kept so that a call they covered
 	// says why it asks again.
 	RevokedGrants []PermissionGrant `json:"revokedGrants,omitempty"`
+	// NextRunID is the session's run that a follow-up on this finished run
+	// created (the latest one, from runtime.command.applied's createdRunId):
+	// a session message sent to this run goes on to it.
+	NextRunID string `json:"nextRunId,omitempty"`
 }
 
 // PauseDeadline is when a paused run expires (ms); ok is false when the run

@@ -160,6 +160,8 @@ func (a *API) registerRoutes() {
 	a.registerBuiltinPolicy()
 	a.registerListSessionRuns()
 	a.registerSessionState()
+	a.registerSessionMessage()
+	a.registerSessionInterrupt()
 	a.registerStreams()
 	a.registerAgents()
 	a.registerGetRunSnapshot()

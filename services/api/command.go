@@ -115,34 +115,47 @@ func (a *API) waitFor(raw string) (time.Duration, error) {
 
 // dispatch sends the command, then waits up to wait for its outcome.
 func (a *API) dispatch(ctx context.Context, env commands.Envelope, wait time.Duration) (*commandOutput, error) {
-	noteRun(ctx, env.RunID)
-	f := a.flights.start(env) // before the send: the outcome cannot reach the tail first
-	if err := a.sender.Send(ctx, env); err != nil {
-		a.flights.forget(f)
-		return nil, fmt.Errorf("send %s %s to run %s: %w: %w", env.Type, env.CommandID, env.RunID, errUnavailable, err)
+	row, known, err := a.sendAndWait(ctx, env, a.flights.start(env), wait)
+	if err != nil {
+		return nil, err
 	}
 	out := &commandOutput{Body: commandResult{RunID: env.RunID, CommandID: env.CommandID, Outcome: outcomePending}}
-	if wait <= 0 {
-		return out, nil
-	}
-	wctx, cancel := context.WithTimeout(ctx, wait)
-	defer cancel()
-	row, err := a.awaitOutcome(wctx, env, f)
-	switch {
-	case err == nil:
+	if known {
 		out.Body = resultFor(env, row)
 		if err := rejectionProblem(out.Body); err != nil {
 			return nil, err
 		}
+	}
+	return out, nil
+}
+
+// sendAndWait sends the command, remembered as f before the send (so that
+// its outcome cannot reach the tail first), then waits up to wait for its
+// outcome; known is false when the wait ran out first.
+func (a *API) sendAndWait(ctx context.Context, env commands.Envelope, f *flight, wait time.Duration) (row CommandRecord, known bool, err error) {
+	noteRun(ctx, env.RunID)
+	if err := a.sender.Send(ctx, env); err != nil {
+		a.flights.forget(f)
+		return row, false, fmt.Errorf("send %s %s to run %s: %w: %w", env.Type, env.CommandID, env.RunID, errUnavailable, err)
+	}
+	if wait <= 0 {
+		return row, false, nil
+	}
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	row, err = a.awaitOutcome(wctx, env, f)
+	switch {
+	case err == nil:
+		return row, true, nil
 	case ctx.Err() != nil:
-		return nil, ctx.Err() // the client went away
+		return row, false, ctx.Err() // the client went away
 	case !errors.Is(err, context.DeadlineExceeded):
 		// The command is queued; a read-model failure must not make the client
 		// think it was not. It polls instead.
 		a.log.Warn("wait for command outcome", zap.String("command_id", env.CommandID),
 			zap.String("run_id", env.RunID), zap.String("tenant_id", env.TenantID), zap.Error(err))
 	}
-	return out, nil
+	return row, false, nil
 }
 
 // readModelGrace is how long a command waits for its outcome on the tail of

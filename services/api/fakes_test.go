@@ -27,6 +27,8 @@ type fakeStore struct {
 	owners    map[string]string    // by tenantId/platformSessionId
 	keys      map[string][2]string // CreateRun idempotency claims by tenantId/key: fingerprint, run id
 	runErr    error                // GetRun's answer when set
+	// sessions are GetSession's rows, by tenantId/platformSessionId.
+	sessions map[string]api.SessionRecord
 }
 
 func newFakeStore() *fakeStore {

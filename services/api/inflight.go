@@ -24,9 +24,15 @@ const (
 type flight struct {
 	env    commands.Envelope
 	sentAt time.Time
+	// anyRun: the outcome may be on another run of the tenant than
+	// env.RunID (a session message, which the executor routes to the
+	// session's head).
+	anyRun bool
 	done   chan struct{} // closed when outcome is set
-	// outcome is set once, before done is closed.
+	// outcome is set once, before done is closed, and so is intent, what a
+	// session message became (the read model's row does not keep it).
 	outcome CommandRecord
+	intent  string
 }
 
 // flights remembers the commands this instance sent, oldest first, within
@@ -35,7 +41,10 @@ type flights struct {
 	mu    sync.Mutex
 	byID  map[string]*flight
 	byRun map[string]int // how many commands without an outcome each run has
-	// bySession is the latest create remembered per session, creates per run.
+	// anyRun is how many commands without an outcome may have it on any run.
+	anyRun int
+	// bySession is the latest create or session message remembered per
+	// session, creates per run.
 	bySession map[sessionOf]*flight
 	creates   map[string]*flight
 	fifo      []*flight
@@ -55,7 +64,17 @@ func newFlights() *flights {
 // start remembers env before it is sent, so that its outcome cannot reach
 // the tail first.
 func (fs *flights) start(env commands.Envelope) *flight {
-	f := &flight{env: env, sentAt: fs.now(), done: make(chan struct{})}
+	return fs.begin(&flight{env: env, sentAt: fs.now(), done: make(chan struct{})})
+}
+
+// startRouted is start for a command whose outcome the executor may record
+// on another run than env.RunID: a session message.
+func (fs *flights) startRouted(env commands.Envelope) *flight {
+	return fs.begin(&flight{env: env, sentAt: fs.now(), anyRun: true, done: make(chan struct{})})
+}
+
+func (fs *flights) begin(f *flight) *flight {
+	env := f.env
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	fs.expire(f.sentAt)
@@ -67,11 +86,16 @@ func (fs *flights) start(env commands.Envelope) *flight {
 	}
 	fs.byID[env.CommandID] = f
 	fs.byRun[env.RunID]++
+	if f.anyRun {
+		fs.anyRun++
+	}
 	if env.Type == commands.CreateRun {
 		fs.creates[env.RunID] = f
-		if env.PlatformSessionID != "" {
-			fs.bySession[sessionOf{env.TenantID, env.PlatformSessionID}] = f
-		}
+	}
+	if (env.Type == commands.CreateRun || f.anyRun) && env.PlatformSessionID != "" {
+		// A session message names a run of its session too: the session's
+		// later messages may name it before the read model shows it.
+		fs.bySession[sessionOf{env.TenantID, env.PlatformSessionID}] = f
 	}
 	fs.fifo = append(fs.fifo, f)
 	return f
@@ -97,8 +121,8 @@ func (fs *flights) get(tenantID, commandID string) (*flight, bool) {
 	return f, true
 }
 
-// sessionRun returns the run of the latest create this instance sent in
-// session sessionID of tenant, while it remembers it.
+// sessionRun returns the run of the latest create (or session message) this
+// instance sent in session sessionID of tenant, while it remembers it.
 func (fs *flights) sessionRun(tenantID, sessionID string) (string, bool) {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
@@ -126,19 +150,19 @@ func (fs *flights) createOf(tenantID, runID string) (*flight, bool) {
 func (fs *flights) hasRun(runID string) bool {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
-	return fs.byRun[runID] > 0
+	return fs.byRun[runID] > 0 || fs.anyRun > 0
 }
 
 // resolve records f's first outcome; later ones are ignored.
-func (fs *flights) resolve(commandID string, match func(*flight) (CommandRecord, bool)) {
+func (fs *flights) resolve(commandID string, match func(*flight) (CommandRecord, string, bool)) {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	f, ok := fs.byID[commandID]
 	if !ok || f.resolved() {
 		return
 	}
-	if rec, ok := match(f); ok {
-		f.outcome = rec
+	if rec, intent, ok := match(f); ok {
+		f.outcome, f.intent = rec, intent
 		close(f.done)
 		fs.unpend(f)
 	}
@@ -151,6 +175,15 @@ func (f *flight) resolved() bool {
 	default:
 		return false
 	}
+}
+
+// intentOf returns what a session message became, once the tail showed
+// its outcome ("" before, or for any other command).
+func (f *flight) intentOf() string {
+	if !f.resolved() {
+		return ""
+	}
+	return f.intent
 }
 
 // result returns f's outcome once the tail showed it.
@@ -200,5 +233,8 @@ func (fs *flights) remove(f *flight) {
 func (fs *flights) unpend(f *flight) {
 	if fs.byRun[f.env.RunID]--; fs.byRun[f.env.RunID] <= 0 {
 		delete(fs.byRun, f.env.RunID)
+	}
+	if f.anyRun {
+		fs.anyRun--
 	}
 }

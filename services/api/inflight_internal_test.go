@@ -36,7 +36,7 @@ func TestFlightsAreBoundedInNumberAndTime(t *testing.T) {
 	if len(fs.byID) != 1 || len(fs.byRun) != 1 || !fs.hasRun("run_4") {
 		t.Errorf("after expiry: %d commands of %d runs remembered, want only cmd_4", len(fs.byID), len(fs.byRun))
 	}
-	fs.resolve("cmd_4", func(*flight) (CommandRecord, bool) { return CommandRecord{Outcome: "accepted"}, true })
+	fs.resolve("cmd_4", func(*flight) (CommandRecord, string, bool) { return CommandRecord{Outcome: "accepted"}, "", true })
 	if fs.hasRun("run_4") {
 		t.Error("the records of a run whose commands all have an outcome are still read")
 	}

@@ -50,17 +50,17 @@ func (a *API) Observe(recs []*uistream.Record) {
 		if err != nil || h.CommandID == "" || !outcomeEvent(h.Type) {
 			continue
 		}
-		a.flights.resolve(h.CommandID, func(f *flight) (CommandRecord, bool) {
-			if f.env.TenantID != h.TenantID || f.env.RunID != h.RunID {
-				return CommandRecord{}, false // as the read model: another tenant's or run's row is not this command's
+		a.flights.resolve(h.CommandID, func(f *flight) (CommandRecord, string, bool) {
+			if f.env.TenantID != h.TenantID || (f.env.RunID != h.RunID && !f.anyRun) {
+				return CommandRecord{}, "", false // as the read model: another tenant's or run's row is not this command's
 			}
-			rec, err := outcomeRecord(r)
+			rec, intent, err := outcomeRecord(r)
 			if err != nil {
 				a.log.Warn("reading a command outcome from the log", zap.String("command_id", h.CommandID),
 					zap.String("run_id", h.RunID), zap.Error(err))
-				return CommandRecord{}, false
+				return CommandRecord{}, "", false
 			}
-			return rec, rec.Outcome != ""
+			return rec, intent, rec.Outcome != ""
 		})
 	}
 }
@@ -68,17 +68,18 @@ func (a *API) Observe(recs []*uistream.Record) {
 func outcomeEvent(t events.Type) bool { return t == events.RunAccepted || events.IsCommandOutcome(t) }
 
 // outcomeRecord is the commands read model's row after r, the command's
-// first outcome event (projections/postgres commands.go makes the same). A
-// command delivered again, answered duplicate of itself, has no new outcome.
-func outcomeRecord(r *uistream.Record) (CommandRecord, error) {
+// first outcome event (projections/postgres commands.go makes the same), and
+// what a session message became. A command delivered again, answered
+// duplicate of itself, has no new outcome.
+func outcomeRecord(r *uistream.Record) (CommandRecord, string, error) {
 	e, err := r.Envelope()
 	if err != nil {
-		return CommandRecord{}, err
+		return CommandRecord{}, "", err
 	}
 	var v events.CommandOutcomeFields
 	if len(e.Payload) > 0 {
 		if err := json.Unmarshal(e.Payload, &v); err != nil {
-			return CommandRecord{}, fmt.Errorf("decode %s payload: %w", e.Type, err)
+			return CommandRecord{}, "", fmt.Errorf("decode %s payload: %w", e.Type, err)
 		}
 	}
 	rec := CommandRecord{CommandID: e.CommandID, RunID: e.RunID, TenantID: e.TenantID, Type: v.CommandType,
@@ -96,21 +97,26 @@ func outcomeRecord(r *uistream.Record) (CommandRecord, error) {
 		rec.Outcome, rec.CreatedRunID = string(events.OutcomeApplied), v.CreatedRunID
 	case events.CommandDuplicate:
 		if v.OriginalCommandID == e.CommandID {
-			return CommandRecord{}, nil
+			return CommandRecord{}, "", nil
 		}
 		rec.Outcome, rec.Code = string(events.OutcomeDuplicate), string(events.CodeDuplicateCommand)
 		rec.OriginalCommandID, rec.OriginalOutcome, rec.OriginalCode = v.OriginalCommandID, v.OriginalOutcome, v.OriginalCode
 		rec.Message = v.DuplicateMessage()
+		rec.CreatedRunID = v.CreatedRunID // a session message's duplicate names it
 	default:
-		return CommandRecord{}, nil
+		return CommandRecord{}, "", nil
 	}
 	rec.FirstOutcome = rec.Outcome
-	return rec, nil
+	if e.Type == events.CommandDuplicate {
+		return rec, v.OriginalIntent, nil
+	}
+	return rec, v.Intent, nil
 }
 
 // complete reports whether rec, an outcome from the log, is the whole
 // answer: a duplicate of a follow-up names the run its original created,
-// which only the read model joins in.
+// which only the read model joins in (a duplicate of a session message
+// names it itself).
 func complete(rec CommandRecord) bool {
-	return rec.Outcome != string(events.OutcomeDuplicate) || rec.Type != string(commands.AppendUserInput)
+	return rec.Outcome != string(events.OutcomeDuplicate) || rec.Type != string(commands.AppendUserInput) || rec.CreatedRunID != ""
 }

@@ -19,7 +19,12 @@ func (s *fakeStore) ListApprovals(context.Context, api.ApprovalFilter) ([]api.Ap
 	return nil, "", nil
 }
 
-func (s *fakeStore) GetSession(context.Context, string, string) (api.SessionRecord, error) {
+func (s *fakeStore) GetSession(_ context.Context, tenantID, sessionID string) (api.SessionRecord, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r, ok := s.sessions[tenantID+"/"+sessionID]; ok {
+		return r, nil
+	}
 	return api.SessionRecord{}, api.ErrNotFound
 }
 

@@ -31,7 +31,10 @@ func (b *batch) admit(rec kafka.Record) {
 		}
 		return nil
 	}
-	d := commands.Admit(st, c, payload, opts)
+	opts.HistoryOf = b.historyOf
+	var d commands.Decision
+	c, payload, d = b.decide(st, c, payload, opts)
+	st = b.state(c.RunID)
 	id := identity(st, c)
 	sent, err := b.outRecords(d.Send)
 	if err == nil {

@@ -148,11 +148,16 @@ func (b *batch) appendFor(req *appendReq) {
 		return
 	}
 	id := events.Identity{RunID: st.RunID, TenantID: st.TenantID, PlatformSessionID: st.PlatformSessionID}
-	if err := b.push(id, req.drafts); err != nil {
+	sent, err := b.outRecords(req.opts.Send)
+	if err == nil {
+		err = b.push(id, req.drafts)
+	}
+	if err != nil {
 		b.w.log.Error("engine append refused by the state machine", zap.String("run_id", req.runID), zap.Error(err))
 		b.refuse(req, err)
 		return
 	}
+	b.recs = append(b.recs, sent...)
 	if req.posted || req.opts.NoWait {
 		b.fold(req)
 		return

@@ -209,6 +209,9 @@ type AppendOptions struct {
 	// that neither start a side effect nor answer a client; the next append
 	// that waits commits them too, or fails when they did not commit.
 	NoWait bool
+	// Send are commands produced in the same transaction as the drafts (an
+	// interrupt's follow-up of the session's next run).
+	Send []commands.Envelope
 }
 
 // Append appends drafts atomically (all or none) and returns the new state
@@ -251,7 +254,8 @@ func (r *Run) SafePoint(ctx context.Context, sp SafePoint, opts SafePointOptions
 		return true, nil
 	}
 	if p, ok := commands.PendingCancel(st); ok {
-		if _, err := r.Append(ctx, AppendOptions{}, commands.CancelEvents(st, p, opts.Unstarted)...); err != nil {
+		o, drafts := r.cancelAppend(st, p, opts.Unstarted)
+		if _, err := r.Append(ctx, o, drafts...); err != nil {
 			return false, err
 		}
 		return true, nil
@@ -261,7 +265,9 @@ func (r *Run) SafePoint(ctx context.Context, sp SafePoint, opts SafePointOptions
 	case BeforeRunTerminal:
 		drafts = commands.UnneededCompactions(st)
 	case BeforeModelRequest:
-		drafts = commands.SteerEvents(st)
+		if st.Status == events.StatusRunning { // a paused run applies steers queued meanwhile once it resumes
+			drafts = commands.SteerEvents(st)
+		}
 	case AfterModelResponse, BeforeToolExecution, AfterToolResult:
 	}
 	if len(drafts) == 0 {

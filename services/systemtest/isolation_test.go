@@ -37,8 +37,9 @@ type tenantA struct {
 
 // sweepCase is one operation's probe against tenant A's data.
 type sweepCase struct {
-	path string // the operation's path with A's ids filled in
-	body string // a valid JSON body, for operations that take one
+	path string   // the operation's path with A's ids filled in
+	body string   // a valid JSON body, for operations that take one
+	hdr  []string // headers every probe sends (name, value pairs)
 	// status and code answer another tenant's token.
 	status int
 	code   string
@@ -80,6 +81,12 @@ func sweepCases(a tenantA) map[string]sweepCase {
 	cases["DELETE /v1/sessions/{platformSessionId}/grants/{grantId}"] = sweepCase{
 		path: "/v1/sessions/" + a.session + "/grants/" + a.grant + "?wait=0", body: `{"reason":"probe"}`, status: 404, code: "not_found"}
 	cases["GET /v1/sessions/{platformSessionId}/state"] = nf("/v1/sessions/"+a.session+"/state", "not_found")
+	// Another tenant's message names a session of its own with A's id, which
+	// has no run: it needs agentId, as if A's session did not exist.
+	cases["POST /v1/sessions/{platformSessionId}/messages"] = sweepCase{path: "/v1/sessions/" + a.session + "/messages?wait=0",
+		body: `{"content":"probe from another tenant"}`, hdr: []string{"Idempotency-Key", "iso-msg"}, status: 422, code: "validation_failed"}
+	cases["POST /v1/sessions/{platformSessionId}/interrupt"] = sweepCase{path: "/v1/sessions/" + a.session + "/interrupt?wait=0",
+		body: `{"cancelQueued":true}`, status: 404, code: "not_found"}
 	return cases
 }
 
@@ -151,15 +158,15 @@ func sweepOne(t *testing.T, st *stack.Stack, a tenantA, op specOp, name string, 
 	method := strings.Fields(name)[0]
 	public := op.Security != nil && len(*op.Security) == 0
 	// The owner's answer shows the probed resource exists.
-	own := send(t, http.DefaultClient, st, method, c.path, token, c.body)
+	own := send(t, http.DefaultClient, st, method, c.path, token, c.body, c.hdr...)
 	if own.status >= 300 {
 		t.Fatalf("owner: HTTP %d %s", own.status, own.body)
 	}
 	if !public {
-		readOnlyProbe(t, st, method, c.path, c.body, own.status)
+		readOnlyProbe(t, st, method, c.path, c.body, own.status, c.hdr...)
 	}
 	for _, tok := range []string{"", "tok-nope"} {
-		ans := send(t, http.DefaultClient, st, method, c.path, tok, c.body)
+		ans := send(t, http.DefaultClient, st, method, c.path, tok, c.body, c.hdr...)
 		switch {
 		case public && ans.status != 200:
 			t.Errorf("public, token %q: HTTP %d %s", tok, ans.status, ans.body)
@@ -168,7 +175,7 @@ func sweepOne(t *testing.T, st *stack.Stack, a tenantA, op specOp, name string, 
 		}
 		t.Logf("token %q: %d %s", tok, ans.status, ans.code())
 	}
-	ans := send(t, http.DefaultClient, st, method, c.path, otherToken, c.body)
+	ans := send(t, http.DefaultClient, st, method, c.path, otherToken, c.body, c.hdr...)
 	if ans.status != c.status || ans.code() != c.code {
 		t.Errorf("other tenant: HTTP %d code %q %s, want %d %q", ans.status, ans.code(), ans.body, c.status, c.code)
 	}
@@ -181,10 +188,10 @@ func sweepOne(t *testing.T, st *stack.Stack, a tenantA, op specOp, name string, 
 
 // readOnlyProbe: the read-only tokens of the owner's tenant read what the
 // owner reads, and every command is refused 403 forbidden_scope.
-func readOnlyProbe(t *testing.T, st *stack.Stack, method, path, body string, ownStatus int) {
+func readOnlyProbe(t *testing.T, st *stack.Stack, method, path, body string, ownStatus int, hdr ...string) {
 	t.Helper()
 	for _, tok := range []string{readerToken, demoToken} {
-		ans := send(t, http.DefaultClient, st, method, path, tok, body)
+		ans := send(t, http.DefaultClient, st, method, path, tok, body, hdr...)
 		switch {
 		case method == "GET" && ans.status != ownStatus:
 			t.Errorf("read-only %s: HTTP %d %s, want the owner's %d", tok, ans.status, ans.body, ownStatus)
