@@ -51,6 +51,11 @@ type CreateRunPayload struct {
 	// the executor freezes the effective options into the snapshot. Nil:
 	// the profile's defaults.
 	Options *events.RunOptions `json:"options,omitempty"`
+	// InputID is the input id (the Idempotency-Key) of the message a
+	// follow-up or a session message created the run for, which the run's
+	// stream reports in input_ids. The executor sets it; empty for a create
+	// of the HTTP API, whose own key is the input id.
+	InputID string `json:"inputId,omitempty"`
 	// SessionGrants are the platform_session grants in force for the run's
 	// session, which its capability snapshot inherits. The runtime sets them
 	// (the API from the read model, the executor for a follow-up); clients

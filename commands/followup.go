@@ -31,6 +31,9 @@ func FollowUpCreate(followUp Envelope, p *AppendUserInputPayload, parent events.
 		// expired one does not.
 		SessionGrants: parent.SessionGrants(issuedAt),
 		History:       history,
+		// A session message's options apply to the run it creates.
+		Options: p.Options,
+		InputID: followUp.IdempotencyKey,
 	})
 	if err != nil {
 		return Envelope{}, err

@@ -38,6 +38,10 @@ type RunAcceptedPayload struct {
 	// Options are the per-run options the CreateRun asked for (nil: the
 	// profile's defaults); the capability snapshot freezes the effective ones.
 	Options *RunOptions `json:"options,omitempty"`
+	// InputID is the input id of the message the run answers when another
+	// command's input created it (a follow-up, a session message: its
+	// Idempotency-Key); empty when the create's own key is the input id.
+	InputID string `json:"inputId,omitempty"`
 	// Fingerprint identifies what the command asked for, so a later use of
 	// the same idempotency key for something else is refused; empty in
 	// older logs.

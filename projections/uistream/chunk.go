@@ -32,8 +32,9 @@ type Chunk struct {
 }
 
 // Metadata is the messageMetadata of a reply, as the runtime client
-// contract names it: ResponseID is the run id, InputIDs the commandIds of the user
-// inputs the reply answers, Origin "input" (every run answers an input; the
+// contract names it: ResponseID is the run id, InputIDs the input ids of the user
+// inputs the reply answers (each one's Idempotency-Key, or its commandId when
+// the client sent none), Origin "input" (every run answers an input; the
 // contract's other value, "engine", is for replies no input asked for).
 // RetractedPartIDs lists text and reasoning parts (by the part_id in their
 // providerMetadata) whose model call failed: they are not part of the

@@ -12,16 +12,22 @@ import (
 // commandId.
 const followUpKeyPrefix = "follow_up:"
 
-// accepted records the input the reply answers: the CreateRun's commandId,
-// or for a run a follow-up created, the follow-up's own commandId (the id
-// its client got back). The follow-up is recognised by the key and checked
-// by re-deriving the CreateRun's id from it, so a client's own key that
-// merely looks alike is not mistaken for one.
+// accepted records the input the reply answers, by its input id (seed
+// 000): the Idempotency-Key of the message that asked for the reply — the
+// create's own, or for a run a follow-up or a session message created, that
+// message's (InputID). Logs written before runs recorded InputID name a
+// follow-up's run by the follow-up's commandId, recognised by the key and
+// checked by re-deriving the CreateRun's id from it, so a client's own key
+// that merely looks alike is not mistaken for one; a create without a key
+// by its commandId.
 func (m *Mapper) accepted(e events.Envelope, p *events.RunAcceptedPayload) {
-	input := e.CommandID
-	if fu, ok := strings.CutPrefix(p.IdempotencyKey, followUpKeyPrefix); ok && p.ParentRunID != "" &&
-		events.DerivedID("cmd", "follow_up", fu) == e.CommandID {
+	input := p.InputID
+	switch fu, ok := strings.CutPrefix(p.IdempotencyKey, followUpKeyPrefix); {
+	case input != "":
+	case ok && p.ParentRunID != "" && events.DerivedID("cmd", "follow_up", fu) == e.CommandID:
 		input = fu
+	default:
+		input = inputID(p.IdempotencyKey, e.CommandID)
 	}
 	if input != "" {
 		m.meta.InputIDs = append(m.meta.InputIDs, input)
@@ -39,8 +45,9 @@ func (m *Mapper) snapshotFrozen(p *events.SnapshotFrozenPayload) {
 	}
 }
 
-// commandApplied adds a steer's or a clarification's commandId to the
-// inputs the reply answers. A follow-up applied on this (ended) run is
+// commandApplied adds a steer's or a clarification's input id (its
+// Idempotency-Key; its commandId in a log without one) to the inputs the
+// reply answers. A follow-up applied on this (ended) run is
 // answered by the run it created, not by this one.
 func (m *Mapper) commandApplied(e events.Envelope, p *events.CommandAppliedPayload) {
 	if p.CommandType == "SubmitApprovalDecision" {
@@ -50,7 +57,7 @@ func (m *Mapper) commandApplied(e events.Envelope, p *events.CommandAppliedPaylo
 	if p.CommandType != "AppendUserInput" || p.CreatedRunID != "" || e.CommandID == "" || m.seg == segEnded {
 		return
 	}
-	m.meta.InputIDs = append(m.meta.InputIDs, e.CommandID)
+	m.meta.InputIDs = append(m.meta.InputIDs, inputID(p.IdempotencyKey, e.CommandID))
 	m.metadataChanged()
 }
 
@@ -115,4 +122,14 @@ func finishReason(model string) string {
 		return "content-filter"
 	}
 	return "stop"
+}
+
+// inputID is the input id of a command with idempotency key key: the key,
+// or the commandId when the client sent none (the API then made the key
+// "auto-<commandId>") or the log has none.
+func inputID(key, commandID string) string {
+	if key == "" || key == "auto-"+commandID {
+		return commandID
+	}
+	return key
 }

@@ -183,7 +183,7 @@ func TestUIStreamOfASessionFollowsItsNextRun(t *testing.T) {
 		t.Fatalf("session stream: HTTP %d", resp.StatusCode)
 	}
 	res := input(t, st, first, "follow_up", "second", "ui-session-2")
-	next, followUp := res.CreatedRunID, res.CommandID
+	next, followUp := res.CreatedRunID, "ui-session-2" // the follow-up's input id: its Idempotency-Key
 
 	got := readUntil(t, resp.Body, `"status":"idle"`) // the reply's last chunk
 	waitStatus(t, st, next, "completed", 10*time.Second)
