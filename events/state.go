@@ -81,6 +81,13 @@ type RunState struct {
 	// Grants are the permission grants in force: inherited through the
 	// snapshot, then applied during the run.
 	Grants []PermissionGrant `json:"grants,omitempty"`
+	// Requeued says the queued run was resumed from a pause while another
+	// run held its sandbox key: it resumes (runtime.run.resumed), not
+	// starts, when it gets the key.
+	Requeued bool `json:"requeued,omitempty"`
+	// QueuePosition is the run's last recorded place in its sandbox key's
+	// queue (runtime.run.queued; 0 when it is not queued or never said).
+	QueuePosition int `json:"queuePosition,omitempty"`
 }
 
 // PauseDeadline is when a paused run expires (ms); ok is false when the run
