@@ -31,7 +31,7 @@ func (b *batch) admit(rec kafka.Record) {
 		}
 		return nil
 	}
-	d := commands.Admit(st, c, payload, opts)
+	d := b.resumeOrQueue(st, c, payload, commands.Admit(st, c, payload, opts))
 	id := identity(st, c)
 	sent, err := b.outRecords(d.Send)
 	if err == nil {

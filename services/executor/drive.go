@@ -49,7 +49,8 @@ func (w *partitionWorker) startEngine(r *Run) {
 }
 
 // drive starts (queued), restores (running after a crash or rebalance) or
-// wakes (paused) the run and hands it to the engine.
+// wakes (paused, or queued after a resume and given its key) the run and
+// hands it to the engine.
 func (w *partitionWorker) drive(r *Run) error {
 	st := r.State()
 	if !st.Status.Active() {
@@ -58,7 +59,7 @@ func (w *partitionWorker) drive(r *Run) error {
 	if err := r.loadHistory(w.ctx); err != nil {
 		return fmt.Errorf("read the run's events: %w", err)
 	}
-	if st.Status == events.StatusQueued {
+	if st.Status == events.StatusQueued && !st.Requeued {
 		p, err := w.start(r)
 		if err != nil || p == nil {
 			return err
@@ -77,7 +78,8 @@ func (w *partitionWorker) drive(r *Run) error {
 			return err
 		}
 	}
-	// paused: the engine applies the command that resumes it
+	// paused, or queued after a resume: the engine applies the command that
+	// resumes it
 	return w.ex.engine.Execute(w.ctx, r, p)
 }
 
