@@ -71,12 +71,7 @@ func apply(n *RunState, e Envelope, p any) error {
 	case *RunQueuedPayload:
 		return applyQueued(n, e, v)
 	case *RunStartedPayload, *RunResumedPayload, *SnapshotFrozenPayload:
-		if err := checkRequeued(n, e.Type); err != nil {
-			return err
-		}
-		if v, ok := p.(*SnapshotFrozenPayload); ok {
-			return applySnapshot(n, e, v)
-		}
+		return applyStart(n, e, p)
 	case *RunPausedPayload:
 		if !v.PauseReason.Valid() {
 			return &PayloadError{Type: e.Type, Seq: e.Seq, Err: fmt.Errorf("pauseReason %q is not valid", v.PauseReason)}
@@ -140,6 +135,18 @@ func applyQueued(n *RunState, e Envelope, v *RunQueuedPayload) error {
 		n.Requeued = true
 	}
 	n.QueuePosition = v.Position
+	return nil
+}
+
+// applyStart checks a start, a resume or a snapshot against the run's past
+// (checkRequeued) and records a snapshot.
+func applyStart(n *RunState, e Envelope, p any) error {
+	if err := checkRequeued(n, e.Type); err != nil {
+		return err
+	}
+	if v, ok := p.(*SnapshotFrozenPayload); ok {
+		return applySnapshot(n, e, v)
+	}
 	return nil
 }
 

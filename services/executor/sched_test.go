@@ -193,7 +193,7 @@ func TestResumeOrderSurvivesATakeover(t *testing.T) {
 	asks, holder := yieldQueue(t, h)
 	ex1.Kill()
 	g.start("ex2")
-	h.waitFor("the new owner restored the holder", func(m map[string]events.RunState) bool {
+	h.waitFor("the new owner restored the holder", func(map[string]events.RunState) bool {
 		return count(h, holder.RunID, events.RunCheckpointRestored) == 1
 	})
 	g.e.open()
