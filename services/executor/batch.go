@@ -173,9 +173,13 @@ func (b *batch) commit() {
 		before := r.committed().Status
 		b.w.placed(r, b)
 		r.setState(*st, b.sealed[id], b.sizes[id])
-		if st.Status.Terminal() && !before.Terminal() || st.Status == events.StatusPaused && before == events.StatusRunning {
-			// It ended, or it paused for a person and yields its key.
+		switch {
+		case st.Status.Terminal() && !before.Terminal():
 			b.w.release(*st)
+			free[sandboxKey(*st)] = true
+		case st.Status == events.StatusPaused && !holdsKey(*st) && b.w.release(*st):
+			// It paused for a person: it yields its key (its start may be
+			// in this batch too, since a start does not wait).
 			free[sandboxKey(*st)] = true
 		}
 		if st.Status == events.StatusPaused || before == events.StatusPaused {

@@ -65,12 +65,15 @@ func (w *partitionWorker) hold(r *Run) {
 	q.holder = r.ID()
 }
 
-// release frees the key of a run that paused or ended, if it held it.
-func (w *partitionWorker) release(st events.RunState) {
+// release frees the key of a run that paused or ended, if it held it; it
+// reports whether it did.
+func (w *partitionWorker) release(st events.RunState) bool {
 	q := w.keys[sandboxKey(st)]
-	if q != nil && q.holder == st.RunID {
-		q.holder = ""
+	if q == nil || q.holder != st.RunID {
+		return false
 	}
+	q.holder = ""
+	return true
 }
 
 // holdsKey reports whether a run in state st holds its key: it runs, or it

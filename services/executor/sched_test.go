@@ -226,3 +226,32 @@ func checkResumeOrder(t *testing.T, h *harness, asks []commands.Envelope, holder
 		}
 	}
 }
+
+// TestARunStartedFromTheQueueYieldsWhenItPauses: a run that waited for its
+// key, started by the scheduler and paused at once (its start and its pause
+// may commit together), yields the key to the next queued run.
+func TestARunStartedFromTheQueueYieldsWhenItPauses(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, gatedProfile())
+	g := &gateExecutors{h: h, e: newGateEngine()}
+	g.start("ex1")
+	holder, asker, next := createOn(t, "s-hold", "hold"), createOn(t, "s-ask", "ask"), createOn(t, "s-next", "done")
+	h.send(holder)
+	h.waitFor("the holder runs", func(m map[string]events.RunState) bool { return len(m[holder.RunID].Items) > 0 })
+	h.send(asker)
+	h.send(next)
+	h.waitFor("both wait", func(m map[string]events.RunState) bool {
+		return m[asker.RunID].QueuePosition == 1 && m[next.RunID].QueuePosition == 2
+	})
+	g.e.open()
+	h.waitFor("the last run completed while the asker waits", func(m map[string]events.RunState) bool {
+		return m[next.RunID].Status == events.StatusCompleted && pausedOnApproval(asker.RunID)(m)
+	})
+	h.send(approve(t, asker.RunID, "s-ask-ok"))
+	h.waitFor("the asker completed", statusIs(asker.RunID, events.StatusCompleted))
+	want := []string{holder.RunID + ":runtime.run.started", asker.RunID + ":runtime.run.started",
+		next.RunID + ":runtime.run.started", asker.RunID + ":runtime.run.resumed"}
+	if got := keyTurns(t, h, holder.RunID, asker.RunID, next.RunID); !slices.Equal(got, want) {
+		t.Errorf("turns %v, want %v", got, want)
+	}
+}

@@ -24,7 +24,7 @@ func (b *batch) resumeOrQueue(st *events.RunState, c commands.Envelope, payload 
 		return d
 	}
 	k := sandboxKey(*st)
-	if b.keyFree(k) {
+	if b.keyFree(k) || b.heldBy(k, c.RunID) {
 		b.keyTaken[k] = true
 		b.claimed = append(b.claimed, c.RunID)
 		return d
@@ -55,6 +55,13 @@ func resumes(st events.RunState, d commands.Decision, payload any) bool {
 func (b *batch) keyFree(k string) bool {
 	q := b.w.keys[k]
 	return !b.keyTaken[k] && (q == nil || q.holder == "" && len(q.queued) == 0)
+}
+
+// heldBy reports whether run id holds key k: it paused in this batch, which
+// frees the key only when the batch commits, and is resumed in it too.
+func (b *batch) heldBy(k, id string) bool {
+	q := b.w.keys[k]
+	return q != nil && q.holder == id
 }
 
 // join records that run id joined its key's queue in this batch: it is
