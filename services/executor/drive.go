@@ -84,10 +84,13 @@ func (w *partitionWorker) drive(r *Run) error {
 }
 
 // failRun ends a run whose engine returned an error; pending commands are
-// closed as no_effect so none is dropped silently.
+// closed as no_effect so none is dropped silently. A run given its key
+// after a resume (queued) resumes to fail, so that it does not hold its key
+// forever.
 func (w *partitionWorker) failRun(r *Run, cause error) {
 	st := r.State()
-	if st.Status != events.StatusRunning {
+	requeued := st.Status == events.StatusQueued && st.Requeued
+	if st.Status != events.StatusRunning && !requeued {
 		return
 	}
 	code := events.FailInternal
@@ -95,6 +98,9 @@ func (w *partitionWorker) failRun(r *Run, cause error) {
 		code = events.FailHistoryUnavailable
 	}
 	drafts := failDrafts(st, code, cause.Error())
+	if requeued {
+		drafts = append([]events.Draft{{Type: events.RunResumed}}, drafts...)
+	}
 	if _, err := r.Append(w.ctx, AppendOptions{}, drafts...); err != nil && !stopped(w.ctx, err) {
 		w.log.Error("recording run failure failed", zap.String("run_id", r.ID()), zap.Error(err))
 	}

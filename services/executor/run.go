@@ -243,7 +243,8 @@ type SafePointOptions struct {
 
 // SafePoint applies the buffered commands that take effect at point sp:
 // a cancel at every point; steers, in the order they were
-// accepted, at before_model_request, where each becomes a user_message item.
+// accepted, at before_model_request of a running run, where each becomes a
+// user_message item (a paused or queued run keeps them until it runs).
 // It returns stop=true when the run has ended and the engine must return.
 func (r *Run) SafePoint(ctx context.Context, sp SafePoint, opts SafePointOptions) (stop bool, err error) {
 	st := r.State()
@@ -261,7 +262,9 @@ func (r *Run) SafePoint(ctx context.Context, sp SafePoint, opts SafePointOptions
 	case BeforeRunTerminal:
 		drafts = commands.UnneededCompactions(st)
 	case BeforeModelRequest:
-		drafts = commands.SteerEvents(st)
+		if st.Status == events.StatusRunning { // a resting run keeps its steers for when it runs
+			drafts = commands.SteerEvents(st)
+		}
 	case AfterModelResponse, BeforeToolExecution, AfterToolResult:
 	}
 	if len(drafts) == 0 {

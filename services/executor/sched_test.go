@@ -255,3 +255,28 @@ func TestARunStartedFromTheQueueYieldsWhenItPauses(t *testing.T) {
 		t.Errorf("turns %v, want %v", got, want)
 	}
 }
+
+// TestARunFailingAfterItsResumeFreesTheKey: a run whose engine fails when it
+// gets its key after a resume ends failed (resumed, then failed) and the
+// key goes on to the next run.
+func TestARunFailingAfterItsResumeFreesTheKey(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, gatedProfile())
+	g := &gateExecutors{h: h, e: newGateEngine()}
+	g.start("ex1")
+	failing, holder, next := createOn(t, "f-ask", "ask-fail"), createOn(t, "f-hold", "hold"), createOn(t, "f-next", "done")
+	h.send(failing)
+	h.waitFor("the run paused", pausedOnApproval(failing.RunID))
+	h.send(holder)
+	h.waitFor("the holder runs", func(m map[string]events.RunState) bool { return len(m[holder.RunID].Items) > 0 })
+	h.send(approve(t, failing.RunID, "f-ask-ok"))
+	h.waitFor("the approved run waits", func(m map[string]events.RunState) bool { return m[failing.RunID].Requeued })
+	h.send(next)
+	g.e.open()
+	states := h.waitFor("the failed run freed the key", func(m map[string]events.RunState) bool {
+		return m[failing.RunID].Status == events.StatusFailed && m[next.RunID].Status == events.StatusCompleted
+	})
+	if code := states[failing.RunID].ErrorCode; code != events.FailInternal {
+		t.Errorf("the run failed with %q, want %q", code, events.FailInternal)
+	}
+}

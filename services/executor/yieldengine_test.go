@@ -3,6 +3,7 @@ package executor_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"testing"
 
@@ -17,7 +18,7 @@ import (
 
 // gateEngine plays each run by its input. "ask": the run asks for the
 // approval of a tool call and pauses; once resumed it completes the call
-// and the run. "hold": the run works until the test opens the gate (again
+// and the run ("ask-fail": given its key after a resume, its engine fails). "hold": the run works until the test opens the gate (again
 // after a takeover), then completes. Anything else completes at once.
 type gateEngine struct {
 	gate chan struct{}
@@ -36,13 +37,16 @@ func (e *gateEngine) Snapshot(p profile.Profile, grants []events.PermissionGrant
 }
 
 func (e *gateEngine) Execute(ctx context.Context, run *executor.Run, _ profile.Profile) error {
+	if st := run.State(); st.Requeued && st.Input.Content == "ask-fail" {
+		return errors.New("the engine failed before resuming the run")
+	}
 	if run.Waiting() {
 		if resumed, err := run.Resume(ctx, nil); err != nil || !resumed {
 			return err
 		}
 	}
 	switch run.State().Input.Content {
-	case "ask":
+	case "ask", "ask-fail":
 		return e.ask(ctx, run)
 	case "hold":
 		id := events.NewID("itm")
