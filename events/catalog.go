@@ -16,6 +16,10 @@ const (
 	RunCancelled          Type = "runtime.run.cancelled"
 	RunExpired            Type = "runtime.run.expired"
 	RunCheckpointRestored Type = "runtime.run.checkpoint_restored"
+	// RunQueued: the run waits for its sandbox key (position 1 is next to
+	// start): accepted while another run holds the key, resumed from a pause
+	// while another run holds it, or moved up the key's queue.
+	RunQueued Type = "runtime.run.queued"
 
 	CommandAccepted  Type = "runtime.command.accepted"
 	CommandRejected  Type = "runtime.command.rejected"
@@ -47,7 +51,7 @@ var catalogOrder = []Type{
 	CommandAccepted, CommandRejected, CommandApplied, CommandNoEffect, CommandDuplicate,
 	ItemStarted, ItemDelta, ItemCompleted, ItemFailed, ItemAwaitingApproval,
 	ApprovalDecisionSubmitted, PermissionGrantApplied, ContextCompacted, CapabilitySnapshotFrozen,
-	PermissionGrantRevoked,
+	PermissionGrantRevoked, RunQueued,
 }
 
 var payloadFactories = map[Type]func() any{
@@ -60,6 +64,7 @@ var payloadFactories = map[Type]func() any{
 	RunCancelled:              func() any { return new(RunCancelledPayload) },
 	RunExpired:                func() any { return new(RunExpiredPayload) },
 	RunCheckpointRestored:     func() any { return new(CheckpointRestoredPayload) },
+	RunQueued:                 func() any { return new(RunQueuedPayload) },
 	CommandAccepted:           func() any { return new(CommandAcceptedPayload) },
 	CommandRejected:           func() any { return new(CommandRejectedPayload) },
 	CommandApplied:            func() any { return new(CommandAppliedPayload) },

@@ -46,6 +46,9 @@ func Fold(s RunState, e Envelope) (RunState, error) {
 		if next != StatusPaused {
 			n.PauseReason = ""
 		}
+		if next != StatusQueued {
+			n.Requeued, n.QueuePosition = false, 0
+		}
 	}
 	return *n, nil
 }
@@ -65,13 +68,15 @@ func apply(n *RunState, e Envelope, p any) error {
 	switch v := p.(type) {
 	case *RunAcceptedPayload:
 		return applyAccepted(n, e, v)
+	case *RunQueuedPayload:
+		return applyQueued(n, e, v)
+	case *RunStartedPayload, *RunResumedPayload, *SnapshotFrozenPayload:
+		return applyStart(n, e, p)
 	case *RunPausedPayload:
 		if !v.PauseReason.Valid() {
 			return &PayloadError{Type: e.Type, Seq: e.Seq, Err: fmt.Errorf("pauseReason %q is not valid", v.PauseReason)}
 		}
 		n.PauseReason, n.PausedAt = v.PauseReason, e.OccurredAt
-	case *SnapshotFrozenPayload:
-		return applySnapshot(n, e, v)
 	case *PermissionGrantPayload:
 		if v.GrantID == "" || v.ToolName == "" || (v.Scope != ScopeRun && v.Scope != ScopePlatformSession) {
 			return &PayloadError{Type: e.Type, Seq: e.Seq, Err: errors.New("a grant needs grantId, toolName and scope run or platform_session")}
@@ -115,6 +120,50 @@ func apply(n *RunState, e Envelope, p any) error {
 		}
 	case *ItemStartedPayload, *ItemDeltaPayload, *ItemCompletedPayload, *ItemFailedPayload, *ItemAwaitingApprovalPayload:
 		return applyItem(n, e, p)
+	}
+	return nil
+}
+
+// applyQueued records the run's place in its key's queue. A paused run
+// queues only when nothing awaits a person any more (it was resumed).
+func applyQueued(n *RunState, e Envelope, v *RunQueuedPayload) error {
+	if v.Position < 1 {
+		return &PayloadError{Type: e.Type, Seq: e.Seq, Err: fmt.Errorf("position %d is not 1 or more", v.Position)}
+	}
+	if n.Status == StatusPaused {
+		if a := n.AwaitingApproval(); len(a) > 0 {
+			return fmt.Errorf("item %s still awaits approval", a[0].ID)
+		}
+		n.Requeued = true
+	}
+	n.QueuePosition = v.Position
+	return nil
+}
+
+// applyStart checks a start, a resume or a snapshot against the run's past
+// (checkRequeued) and records a snapshot.
+func applyStart(n *RunState, e Envelope, p any) error {
+	if err := checkRequeued(n, e.Type); err != nil {
+		return err
+	}
+	if v, ok := p.(*SnapshotFrozenPayload); ok {
+		return applySnapshot(n, e, v)
+	}
+	return nil
+}
+
+// checkRequeued refuses what a queued run's past rules out: a run that
+// already ran (requeued) resumes and keeps its snapshot; one that never ran
+// starts.
+func checkRequeued(n *RunState, t Type) error {
+	if n.Status != StatusQueued {
+		return nil
+	}
+	switch {
+	case n.Requeued && t != RunResumed:
+		return fmt.Errorf("the run was resumed and waits for its sandbox key; %s is for a run that never ran", t)
+	case !n.Requeued && t == RunResumed:
+		return errors.New("the run never ran; it starts, it does not resume")
 	}
 	return nil
 }

@@ -40,10 +40,11 @@ var fuzzVocab = map[string][]any{
 	"itemIds":        {[]string{"itm_a"}, []string{}, "x"},
 	"delta":          {"He", "", 7},
 	"lastSeq":        {1, -1, "x"},
+	"position":       {1, 0, 2},
 }
 
 var fuzzKeys = []string{"agentId", "pauseReason", "errorCode", "itemType", "status", "commandType",
-	"idempotencyKey", "decision", "itemIds", "delta", "lastSeq"}
+	"idempotencyKey", "decision", "itemIds", "delta", "lastSeq", "position"}
 
 // essential are the fields Fold requires of a type; a fuzzed payload of the
 // type always has them (with a fuzzed, possibly invalid, value).
@@ -58,6 +59,7 @@ var essential = map[events.Type][]string{
 	events.CommandRejected:      {"commandType", "idempotencyKey"},
 	events.CommandNoEffect:      {"commandType", "idempotencyKey"},
 	events.ItemAwaitingApproval: {"itemType"},
+	events.RunQueued:            {"position"},
 }
 
 const fuzzRun = "run_01J8XK8A1B2C3D4E5F6G7H8J9K"
@@ -160,6 +162,11 @@ func FuzzFold(f *testing.F) {
 		step(events.CommandAccepted, 0, 2, 2, 1), step(events.ApprovalDecisionSubmitted, 2, 2),
 		step(events.CommandApplied, 0, 2, 2, 1), step(events.RunResumed, 0, 0), step(events.ItemFailed, 2, 0),
 		step(events.RunFailed, 0, 0, 0), step(events.CommandRejected, 0, 1, 1, 1)))
+	// A paused run resumed while its sandbox key is taken waits queued,
+	// then resumes; a run that never ran waits queued, then starts.
+	f.Add(seed(accept, step(events.RunQueued, 0, 0, 2), step(events.RunQueued, 0, 0, 0), step(events.RunStarted, 0, 0),
+		step(events.RunPaused, 0, 0, 1), step(events.CommandAccepted, 0, 2, 0, 1), step(events.RunQueued, 0, 2, 0),
+		step(events.RunStarted, 0, 0), step(events.RunResumed, 0, 0), step(events.RunCompleted, 0, 0)))
 	f.Add(seed(accept, step(events.CommandAccepted, 0, 2, 1, 1),
 		step(events.RunCancelled, 0, 0), step(events.CommandNoEffect, 0, 2, 1, 1), step(events.RunStarted, 0, 0)))
 	f.Add([]byte{0, 0x3f, 0, 0, 0, 0, 0, 0x07, 0, 0, 0, 0x06, 0, 0, 5, '{', '"', 'a', '"', ':'})

@@ -29,6 +29,8 @@ func validPayload(t events.Type) any {
 		return events.PermissionGrantRevokedPayload{GrantID: "grt_1", Scope: events.ScopeRun, ToolName: "shell", RuleID: "network"}
 	case events.CapabilitySnapshotFrozen:
 		return events.SnapshotFrozenPayload{Hash: "sha256:00", Snapshot: json.RawMessage(`{"pauseTtlMs":60000}`)}
+	case events.RunQueued:
+		return events.RunQueuedPayload{Position: 1}
 	}
 	p, _ := events.NewPayload(t)
 	return p
@@ -113,6 +115,9 @@ var legal = map[events.Type][]events.Status{
 	events.ContextCompacted:          {events.StatusRunning, events.StatusPaused},
 	events.CapabilitySnapshotFrozen:  {events.StatusQueued, events.StatusRunning},
 	events.PermissionGrantRevoked:    {events.StatusQueued, events.StatusRunning, events.StatusPaused, events.StatusCompleted, events.StatusFailed, events.StatusCancelled, events.StatusExpired},
+	// From queued: a position update; from paused: a resumed run waits for
+	// its sandbox key (TestRequeuedRunResumesNotStarts).
+	events.RunQueued: {events.StatusQueued, events.StatusPaused},
 }
 
 func TestFoldEveryStateAndEventType(t *testing.T) {

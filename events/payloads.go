@@ -82,6 +82,13 @@ type RunPausedPayload struct {
 // RunResumedPayload is the payload of runtime.run.resumed.
 type RunResumedPayload struct{}
 
+// RunQueuedPayload is the payload of runtime.run.queued: the run's place
+// in its sandbox key's queue, 1 being the next to start. A run records it
+// when it joins the queue and again each time it moves up.
+type RunQueuedPayload struct {
+	Position int `json:"position"`
+}
+
 // RunCompletedPayload is the payload of runtime.run.completed.
 type RunCompletedPayload struct {
 	Output string `json:"output,omitempty"`

@@ -100,6 +100,13 @@ type RunState struct {
 	// created (the latest one, from runtime.command.applied's createdRunId):
 	// a session message sent to this run goes on to it.
 	NextRunID string `json:"nextRunId,omitempty"`
+	// Requeued says the queued run was resumed from a pause while another
+	// run held its sandbox key: it resumes (runtime.run.resumed), not
+	// starts, when it gets the key.
+	Requeued bool `json:"requeued,omitempty"`
+	// QueuePosition is the run's last recorded place in its sandbox key's
+	// queue (runtime.run.queued; 0 when it is not queued or never said).
+	QueuePosition int `json:"queuePosition,omitempty"`
 }
 
 // PauseDeadline is when a paused run expires (ms); ok is false when the run

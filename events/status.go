@@ -65,6 +65,7 @@ var statusAfter = map[Type]Status{
 	RunStarted:   StatusRunning,
 	RunPaused:    StatusPaused,
 	RunResumed:   StatusRunning,
+	RunQueued:    StatusQueued,
 	RunCompleted: StatusCompleted,
 	RunFailed:    StatusFailed,
 	RunCancelled: StatusCancelled,
@@ -80,10 +81,13 @@ func StatusAfter(t Type) (s Status, ok bool) {
 
 // allowedFrom lists, per lifecycle event, the states it may leave.
 var allowedFrom = map[Type][]Status{
-	RunAccepted:  {StatusCreated},
-	RunStarted:   {StatusQueued},
-	RunPaused:    {StatusRunning},
-	RunResumed:   {StatusPaused},
+	RunAccepted: {StatusCreated},
+	RunStarted:  {StatusQueued},
+	RunPaused:   {StatusRunning},
+	// A run resumed while another run held its sandbox key waits queued
+	// (paused → queued) and resumes when it gets the key (queued → running).
+	RunResumed:   {StatusPaused, StatusQueued},
+	RunQueued:    {StatusQueued, StatusPaused},
 	RunCompleted: {StatusRunning},
 	RunFailed:    {StatusRunning},
 	RunCancelled: {StatusQueued, StatusRunning, StatusPaused},
@@ -93,8 +97,8 @@ var allowedFrom = map[Type][]Status{
 	CommandAccepted:           {StatusQueued, StatusRunning, StatusPaused},
 	ItemStarted:               {StatusRunning},
 	ItemDelta:                 {StatusRunning},
-	ItemCompleted:             {StatusRunning, StatusPaused},
-	ItemFailed:                {StatusRunning, StatusPaused},
+	ItemCompleted:             {StatusRunning, StatusPaused, StatusQueued},
+	ItemFailed:                {StatusRunning, StatusPaused, StatusQueued},
 	ItemAwaitingApproval:      {StatusRunning},
 	ApprovalDecisionSubmitted: {StatusPaused, StatusRunning},
 	PermissionGrantApplied:    {StatusQueued, StatusRunning, StatusPaused},

@@ -142,6 +142,8 @@ func priorState(e events.Envelope) events.RunState {
 	if s.Status == events.StatusCreated {
 		return events.RunState{LastSeq: e.Seq - 1}
 	}
+	// A queued run resumes only when it had been resumed from a pause.
+	s.Requeued = s.Status == events.StatusQueued && e.Type == events.RunResumed
 	if e.ItemID != "" && e.Type != events.ItemStarted {
 		s.Items = []events.ItemRef{{ID: e.ItemID, Type: events.ItemToolCall, Status: events.ItemStatusStarted}}
 	}

@@ -45,6 +45,10 @@ type Decision struct {
 	// Applied is the command's runtime.command.applied; CommandType
 	// defaults to SubmitApprovalDecision.
 	Applied events.CommandAppliedPayload
+	// QueuedAt, when not 0, is the run's place in its sandbox key's queue:
+	// another run held the key, so the last decision queues the run there
+	// instead of resuming it.
+	QueuedAt int
 }
 
 // Decide applies decision d at once, as admission does on a run paused
@@ -74,7 +78,11 @@ func (l *Log) Decide(d Decision) *Log {
 		d.Applied.CommandType = "SubmitApprovalDecision"
 	}
 	l.CommandApplied(d.CommandID, d.Applied)
-	if len(l.state.AwaitingApproval()) == 0 {
+	switch {
+	case len(l.state.AwaitingApproval()) > 0:
+	case d.QueuedAt > 0:
+		l.Queued(d.CommandID, d.QueuedAt)
+	default:
 		l.Resumed(d.CommandID)
 	}
 	return l

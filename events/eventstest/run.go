@@ -28,6 +28,13 @@ func (l *Log) Resumed(cmd string) *Log {
 	return l.Add(events.Draft{Type: events.RunResumed, CommandID: cmd})
 }
 
+// Queued records the run's place in its sandbox key's queue (cmd: the
+// command that resumed it while another run held the key; empty for none).
+func (l *Log) Queued(cmd string, position int) *Log {
+	l.tb.Helper()
+	return l.Add(events.Draft{Type: events.RunQueued, CommandID: cmd, Payload: events.RunQueuedPayload{Position: position}})
+}
+
 // Completed ends the run with output.
 func (l *Log) Completed(output string) *Log {
 	l.tb.Helper()

@@ -122,7 +122,7 @@ func fillOther(r *eventRow, p any) {
 	case *events.ItemAwaitingApprovalPayload, *events.ApprovalDecisionPayload, *events.PermissionGrantPayload,
 		*events.PermissionGrantRevokedPayload:
 		fillGovernance(r, p)
-	case *events.RunStartedPayload, *events.RunResumedPayload, *events.RunCompletedPayload,
+	case *events.RunStartedPayload, *events.RunResumedPayload, *events.RunQueuedPayload, *events.RunCompletedPayload,
 		*events.CheckpointRestoredPayload, *events.ItemDeltaPayload, *events.SnapshotFrozenPayload:
 		// Nothing beyond the envelope and the payload text (a snapshot's
 		// hash is its payload's first field).

@@ -62,6 +62,21 @@ var cases = map[string]func(t *testing.T) []events.Envelope{
 		b.Add(events.Draft{Type: events.RunResumed})
 		return b.response(itm(3), "Deploying main.").Completed("").Events()
 	},
+	// The answer comes while another run of the key holds it: the run
+	// waits queued, then resumes; the queue shows nothing.
+	"clarification_while_key_taken": func(t *testing.T) []events.Envelope {
+		b := newLog(t, run1, "sess_chat-1", "deploy")
+		b.response(itm(1), "", callAsk)
+		b.ToolStarted(itm(2), itm(1), events.ItemClarificationRequest, callAsk)
+		b.Add(events.Draft{Type: events.RunPaused, Payload: events.RunPausedPayload{
+			PauseReason: events.PauseAwaitingUserInput, ItemIDs: []string{itm(2)}}})
+		cmd := b.command("AppendUserInput", "answer-1")
+		b.Queued(cmd, 1)
+		b.completeTool(itm(2), events.ItemClarificationRequest, callAsk, "main")
+		b.applied(cmd, "AppendUserInput", "answer-1", "")
+		b.Add(events.Draft{Type: events.RunResumed})
+		return b.response(itm(3), "Deploying main.").Completed("").Events()
+	},
 	// Three items wait for approval at once: one is denied (the run stays
 	// paused), one allowed for the conversation, which also allows the third
 	// (same tool and rule); a call policy forbids fails without a message.

@@ -38,10 +38,12 @@ type Run struct {
 	// they were kept): the order in which the runs of a sandbox key start.
 	AcceptedPartition int32 `json:"acceptedPartition"`
 	AcceptedOffset    int64 `json:"acceptedOffset"`
-	// QueuePosition is set for a queued run only, when it is read: how many
-	// runs of its sandbox key are ahead of it, the active (running or
-	// paused) one included: 1 means it starts next, once the one run ahead
-	// is done; 0 means nothing is ahead and it is about to start.
+	// QueuePosition is set for a queued run only: its place in its sandbox
+	// key's queue as its log last recorded it (1 means it starts next), or,
+	// for a run with no recorded place, how many runs of its key are ahead
+	// of it when it is read, the running one included (0 means nothing is
+	// ahead and it is about to start). A paused run is never ahead: it
+	// yields its key (queuePositionSQL).
 	QueuePosition *int64 `json:"queuePosition,omitempty"`
 }
 
@@ -76,22 +78,30 @@ const runColumnsSQL = `r.run_id, r.tenant_id, r.platform_session_id, r.agent_id,
 	r.compactions, r.accepted_partition, r.accepted_offset, ` + queuePositionSQL
 
 // queuePositionSQL is the queue position of a queued run r (NULL for any
-// other): how many runs of its sandbox key are ahead of it — the running or
-// paused one, and the queued ones accepted earlier. Runs of one
-// sandbox key share a partition, where the order of their
-// runtime.run.accepted offsets is the order in which the executor starts
-// them. Runs whose offsets cannot be compared (on different partitions, or
-// projected before the offsets were kept) are ordered by created_at, then
-// run id. It is computed when read, since it changes whenever a run of the
-// key starts or ends; runs_tenant_sandbox_active serves the count.
-const queuePositionSQL = `CASE WHEN r.status = 'queued' THEN (SELECT count(*) FROM runs AS o
+// other). It is the place the run's log last recorded
+// (runtime.run.queued: 1 = it starts next), which the executor records when
+// the run joins its key's queue (accepted, or resumed from a pause, while
+// another run holds the key) and each time it moves up. A run with no
+// recorded place (accepted before places were recorded, or about to start)
+// gets how many runs of its key are ahead of it, computed when read: the
+// running one, and the queued ones accepted earlier. Runs of one sandbox key
+// share a partition, where the order of their runtime.run.accepted offsets
+// is their order; runs whose offsets cannot be compared (on different
+// partitions, or projected before the offsets were kept) are ordered by
+// created_at, then run id. A paused run is not ahead: it yielded the key.
+// runs_tenant_sandbox_active serves the count (its predicate is the IN
+// list's), run_events' key the place.
+const queuePositionSQL = `CASE WHEN r.status = 'queued' THEN COALESCE(
+	(SELECT (e.envelope->'payload'->>'position')::bigint FROM run_events AS e
+		WHERE e.run_id = r.run_id AND e.type = 'runtime.run.queued' ORDER BY e.seq DESC LIMIT 1),
+	(SELECT count(*) FROM runs AS o
 	WHERE o.tenant_id = r.tenant_id AND o.sandbox_key = r.sandbox_key AND o.run_id <> r.run_id
-		AND o.status IN ('queued', 'running', 'paused')
+		AND o.status IN ('queued', 'running', 'paused') AND o.status <> 'paused'
 		AND (o.status <> 'queued' OR CASE
 			WHEN o.accepted_partition = r.accepted_partition AND o.accepted_offset <> r.accepted_offset
 				THEN o.accepted_offset < r.accepted_offset
 			ELSE o.created_at < r.created_at OR (o.created_at = r.created_at AND o.run_id COLLATE "C" < r.run_id)
-			END)) END`
+			END))) END`
 
 func scanRun(row pgx.Row) (Run, error) {
 	var r Run

@@ -80,7 +80,9 @@ func TestRunUsageTotals(t *testing.T) {
 
 // TestQueuePosition: three runs of one sandbox key queue behind the key's
 // running run in the order of their runtime.run.accepted offsets, which is
-// not their created_at order; a run of another key is not behind them.
+// not their created_at order; a run of another key is not behind them; a
+// paused run is not ahead (it yields its key); a place the run's log
+// recorded (runtime.run.queued) is the position, the last one winning.
 func TestQueuePosition(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
@@ -105,17 +107,27 @@ func TestQueuePosition(t *testing.T) {
 	}
 	wantPositions(t, f, map[*runLog]int64{queued[0]: 1, queued[1]: 2, queued[2]: 3, alone: 0}, active)
 
-	// The active run pauses: still ahead. It ends and the first queued run
-	// starts: everyone moves up.
+	// The active run pauses: it yields its key, so it is not ahead. It ends
+	// and the first queued run starts: everyone moves up.
 	mark := len(active.Events())
 	active.Paused(events.PauseAwaitingUserInput)
 	f.apply(t, off.records(t, 5, active.Events()[mark:]...))
-	wantPositions(t, f, map[*runLog]int64{queued[0]: 1, queued[1]: 2, queued[2]: 3}, active)
+	wantPositions(t, f, map[*runLog]int64{queued[0]: 0, queued[1]: 1, queued[2]: 2}, active)
 	mark, next := len(active.Events()), len(queued[0].Events())
 	active.Cancelled("", "done")
 	queued[0].Started("exec-1")
 	f.apply(t, off.records(t, 5, append(active.Events()[mark:], queued[0].Events()[next:]...)...))
 	wantPositions(t, f, map[*runLog]int64{queued[1]: 1, queued[2]: 2}, queued[0])
+
+	// A place the log recorded wins: the last one (the run moved up).
+	mark = len(queued[2].Events())
+	queued[2].Queued("", 2)
+	queued[2].Queued("", 1)
+	f.apply(t, off.records(t, 5, queued[2].Events()[mark:]...))
+	wantPositions(t, f, map[*runLog]int64{queued[1]: 1, queued[2]: 1}, queued[0])
+	mark = len(queued[2].Events())
+	queued[2].Queued("", 2)
+	f.apply(t, off.records(t, 5, queued[2].Events()[mark:]...))
 
 	// Listing shows the same positions.
 	runs, _, err := f.store.ListRuns(context.Background(), postgres.RunFilter{TenantID: "acme", Status: "queued"})

@@ -129,6 +129,27 @@ var goldenCases = map[string]func(t testing.TB) []events.Envelope{
 		b.CommandApplied(cmdB, applied("CancelRun"))
 		return b.Cancelled(cmdB, "taking too long").Events()
 	},
+	"queued_then_started": func(t testing.TB) []events.Envelope {
+		b := newLog(t, runA).accept(cmdA, "k", "", "hi")
+		b.Queued("", 2)
+		b.Queued("", 1)
+		b.Started("ex-1")
+		b.response(r1, 0, []string{"Hi!"})
+		return b.Completed("Hi!").Events()
+	},
+	"resumed_while_key_taken": func(t testing.TB) []events.Envelope {
+		b := started(t, runA, cmdA, "clean the build")
+		b.response(r1, 0, []string{"I will delete the build directory."}, callRm)
+		b.ToolStarted(tool1, r1, events.ItemCommandExecution, callRm).Ask(tool1, callRm, "destructive-shell", "deletes files")
+		b.Paused(events.PauseAwaitingApproval, tool1)
+		b.Decide(eventstest.Decision{CommandID: cmdB, ItemID: tool1, Decision: "allow", Scope: "item",
+			Actor: events.Actor{Type: "user", ID: "u"}, Applied: applied("SubmitApprovalDecision"), QueuedAt: 2})
+		b.Queued("", 1)
+		b.Resumed("")
+		b.ToolCompleted(tool1, events.ItemCommandExecution, callRm, events.ToolResultData{Output: "exit code 0"})
+		b.response(r2, 1, []string{"Deleted."})
+		return b.Completed("Deleted.").Events()
+	},
 	"cancelled_while_queued": func(t testing.TB) []events.Envelope {
 		b := newLog(t, runA).accept(cmdA, "k", "", "hi")
 		b.CommandAccepted(cmdB, accepted("CancelRun"))

@@ -89,6 +89,8 @@ func (m *Mapper) apply(e events.Envelope, p any) {
 		m.paused(p.(*events.RunPausedPayload))
 	case events.RunResumed:
 		m.open()
+	case events.RunQueued:
+		m.queued(p.(*events.RunQueuedPayload))
 	case events.RunCompleted:
 		m.completed()
 	case events.RunFailed:

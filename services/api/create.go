@@ -46,7 +46,8 @@ func (a *API) registerCreateRun() {
 		Description: "Queues a CreateRun command. The runId is derived from the tenant, the idempotency key and the " +
 			"sandbox key, so a retried create lands on the same run, and it is placed on the sandbox key's partition " +
 			"of the commands topic (commands.RunIDFor): all runs of one sandbox key live on one partition, where they " +
-			"run one at a time, in the order they were accepted (see queuePosition of GET /v1/runs/{runId}). " +
+			"run one at a time, in the order they were accepted; a run paused for a person yields the key and, once " +
+			"resumed, waits its turn again (see queuePosition of GET /v1/runs/{runId}). " +
 			"A run created in an existing platformSessionId inherits the session's platform_session permission " +
 			"grants, which are frozen into its capability snapshot when it starts. " +
 			"A retry of a create whose run ended longer ago than half of the window in which finished runs are " +

@@ -45,8 +45,8 @@ type RunRecord struct {
 	// runtime.run.accepted in the events topic (-1 when unknown).
 	AcceptedPartition int32
 	AcceptedOffset    int64
-	// QueuePosition is set for a queued run only: how many runs of its
-	// sandbox key are ahead of it, the active one included.
+	// QueuePosition is set for a queued run only: its place in its sandbox
+	// key's queue (1 = next to start), as the read model has it.
 	QueuePosition *int64
 }
 

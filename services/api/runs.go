@@ -36,7 +36,7 @@ type run struct {
 	CreatedAt         int64             `json:"createdAt" doc:"Unix milliseconds."`
 	UpdatedAt         int64             `json:"updatedAt" doc:"Unix milliseconds."`
 	Usage             runUsage          `json:"usage" doc:"Token accounting of the run's model calls so far."`
-	QueuePosition     *int64            `json:"queuePosition,omitempty" minimum:"0" doc:"Only for a queued run: how many runs of its sandbox key are ahead of it, the running or paused one included. 1 = it starts next, once the one run ahead is done; 0 = nothing is ahead, it is about to start. Runs of one sandbox key run one at a time, in the order they were accepted; the position is computed when the run is read."`
+	QueuePosition     *int64            `json:"queuePosition,omitempty" minimum:"0" doc:"Only for a queued run: its place in its sandbox key's queue, 1 = it starts next, once the run holding the key is done (the place its log last recorded, runtime.run.queued; for a run with none, how many runs are ahead of it when it is read, 0 = nothing is ahead, it is about to start). Runs of one sandbox key run one at a time, in the order they joined the queue: accepted, or resumed from a pause while another run held the key. A run paused for a person holds no place and is never ahead: it yields the key."`
 	SnapshotHash      string            `json:"snapshotHash,omitempty" doc:"Hash (sha256:<hex>) of the capability snapshot frozen when the run started; the snapshot itself is the payload of the run's runtime.capability.snapshot_frozen event."`
 }
 

@@ -35,6 +35,7 @@ func (b *batch) admit(rec kafka.Record) {
 	var d commands.Decision
 	c, payload, d = b.decide(st, c, payload, opts)
 	st = b.state(c.RunID)
+	d = b.resumeOrQueue(st, c, payload, d)
 	id := identity(st, c)
 	sent, err := b.outRecords(d.Send)
 	if err == nil {

@@ -30,6 +30,7 @@ type batch struct {
 	wake      []string                   // runs whose engine must (re)start: a paused run a command resumes
 	enqueue   []string                   // runs accepted by this batch; they start when their sandbox key is free
 	started   []string                   // runs accepted and started by this batch (startAtAdmission)
+	claimed   []string                   // paused runs resumed by this batch that took their free sandbox key (yield.go)
 	profiles  map[string]profile.Profile // the profiles of their snapshots
 	keyTaken  map[string]bool            // sandbox keys a run accepted by this batch asked for
 	cancels   []string
@@ -74,6 +75,8 @@ func (b *batch) add(m any) {
 		b.appendFor(v)
 	case expireReq:
 		b.expire(v)
+	case positionsReq:
+		b.positions(v.key)
 	}
 }
 
@@ -175,8 +178,13 @@ func (b *batch) commit() {
 		before := r.committed().Status
 		b.w.placed(r, b)
 		r.setState(*st, b.sealed[id], b.sizes[id])
-		if st.Status.Terminal() && !before.Terminal() {
+		switch {
+		case st.Status.Terminal() && !before.Terminal():
 			b.w.release(*st)
+			free[sandboxKey(*st)] = true
+		case st.Status == events.StatusPaused && !holdsKey(*st) && b.w.release(*st):
+			// It paused for a person: it yields its key (its start may be
+			// in this batch too, since a start does not wait).
 			free[sandboxKey(*st)] = true
 		}
 		if st.Status == events.StatusPaused || before == events.StatusPaused {
@@ -189,6 +197,9 @@ func (b *batch) commit() {
 		r := b.w.runs[id]
 		b.w.hold(r)
 		r.setStartProfile(b.profiles[id])
+	}
+	for _, id := range b.claimed {
+		b.w.hold(b.w.runs[id])
 	}
 	for _, id := range b.enqueue {
 		b.w.enqueue(b.w.runs[id])

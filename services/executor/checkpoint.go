@@ -63,8 +63,10 @@ type runCheckpoint struct {
 	To   int64 `json:"to,omitempty"`
 	// Bytes is the encoded size of the run's events on the log.
 	Bytes int64 `json:"bytes"`
-	// Order is the run's place among the partition's accepted runs: its
-	// sandbox key's runs start in this order.
+	// Order is when the run last joined its sandbox key's queue, among the
+	// partition's runs: accepted, or resumed from a pause while the key was
+	// taken (records of older executors have the acceptance's); the key's
+	// queued runs get the key in this order.
 	Order int64 `json:"order"`
 	// History locates the session's earlier runs; nil when not known (the
 	// run names a parent the executor could not locate).
@@ -79,7 +81,7 @@ type partitionMeta struct {
 	EventsEnd int64 `json:"eventsEnd"`
 	// BaseFrom is the checkpoint offset from which a new owner reads.
 	BaseFrom int64 `json:"baseFrom"`
-	// NextOrder is the queue position of the next accepted run.
+	// NextOrder is the Order of the next run to join a sandbox key's queue.
 	NextOrder int64 `json:"nextOrder"`
 	// Lagging are the running runs whose checkpoint is behind their events,
 	// each with an offset of the events topic at or before the first event

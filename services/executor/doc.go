@@ -30,6 +30,8 @@
 // decided by its command type (commands.Admit) and the decision applied
 // (admission.go). rebuild.go takes a partition over; drive.go and start.go
 // hand its runs to the Engine; run.go is the Engine's handle on a run;
-// sched.go queues runs per sandbox key and expires paused runs; endings.go
+// sched.go queues runs per sandbox key and expires paused runs; yield.go
+// lets a paused run yield its key and queues it again when it is resumed
+// while the key is taken; endings.go
 // ends runs no command ended (failed, expired).
 package executor

@@ -49,7 +49,8 @@ func (w *partitionWorker) startEngine(r *Run) {
 }
 
 // drive starts (queued), restores (running after a crash or rebalance) or
-// wakes (paused) the run and hands it to the engine.
+// wakes (paused, or queued after a resume and given its key) the run and
+// hands it to the engine.
 func (w *partitionWorker) drive(r *Run) error {
 	st := r.State()
 	if !st.Status.Active() {
@@ -58,7 +59,7 @@ func (w *partitionWorker) drive(r *Run) error {
 	if err := r.loadHistory(w.ctx); err != nil {
 		return fmt.Errorf("read the run's events: %w", err)
 	}
-	if st.Status == events.StatusQueued {
+	if st.Status == events.StatusQueued && !st.Requeued {
 		p, err := w.start(r)
 		if err != nil || p == nil {
 			return err
@@ -77,15 +78,19 @@ func (w *partitionWorker) drive(r *Run) error {
 			return err
 		}
 	}
-	// paused: the engine applies the command that resumes it
+	// paused, or queued after a resume: the engine applies the command that
+	// resumes it
 	return w.ex.engine.Execute(w.ctx, r, p)
 }
 
 // failRun ends a run whose engine returned an error; pending commands are
-// closed as no_effect so none is dropped silently.
+// closed as no_effect so none is dropped silently. A run given its key
+// after a resume (queued) resumes to fail, so that it does not hold its key
+// forever.
 func (w *partitionWorker) failRun(r *Run, cause error) {
 	st := r.State()
-	if st.Status != events.StatusRunning {
+	requeued := st.Status == events.StatusQueued && st.Requeued
+	if st.Status != events.StatusRunning && !requeued {
 		return
 	}
 	code := events.FailInternal
@@ -93,6 +98,9 @@ func (w *partitionWorker) failRun(r *Run, cause error) {
 		code = events.FailHistoryUnavailable
 	}
 	drafts := failDrafts(st, code, cause.Error())
+	if requeued {
+		drafts = append([]events.Draft{{Type: events.RunResumed}}, drafts...)
+	}
 	if _, err := r.Append(w.ctx, AppendOptions{}, drafts...); err != nil && !stopped(w.ctx, err) {
 		w.log.Error("recording run failure failed", zap.String("run_id", r.ID()), zap.Error(err))
 	}

@@ -2,6 +2,7 @@ package executor
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"go.uber.org/zap"
@@ -130,7 +131,7 @@ type folded struct {
 	sizes  map[string]int64 // encoded bytes of each run's events
 	first  map[string]int64 // offset of each run's first event
 	last   map[string]int64 // and of its last
-	order  []string         // runs in the order they were accepted: each sandbox key's FIFO
+	order  []string         // runs in the order they joined their key's queue: each sandbox key's FIFO
 	ended  map[string]runCheckpoint
 }
 
@@ -162,10 +163,14 @@ func (p *folded) add(rec kafka.Record) error {
 	if _, ok := p.first[env.RunID]; !ok {
 		p.first[env.RunID] = rec.Offset
 	}
+	requeued := next.Requeued && !p.states[env.RunID].Requeued
 	p.states[env.RunID] = next
 	p.last[env.RunID] = rec.Offset
-	if env.Type == events.RunAccepted {
+	switch {
+	case env.Type == events.RunAccepted:
 		p.order = append(p.order, env.RunID)
+	case requeued: // resumed while its key was taken: it joined the key's queue again
+		p.order = append(slices.DeleteFunc(p.order, func(id string) bool { return id == env.RunID }), env.RunID)
 	}
 	p.sizes[env.RunID] += int64(len(rec.Value))
 	return nil

@@ -37,3 +37,10 @@ func count(h *harness, runID string, t events.Type) int {
 	}
 	return n
 }
+
+// readAll returns every event of the events topic, each partition in log order.
+func readAll(h *harness) ([]events.Envelope, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return contracttests.KafkaSource(h.kcfg)(ctx)
+}

@@ -120,9 +120,11 @@ func (w *partitionWorker) catchUp(ctx context.Context, rs *restored) error {
 	return nil
 }
 
-// adopt installs the restored runs, in the order they were accepted: running
-// runs are marked lost (the previous owner may have been mid-step), paused
-// runs re-arm their expiry, queued runs wait for their sandbox key.
+// adopt installs the restored runs, in the order they joined their key's
+// queue: running runs are marked lost (the previous owner may have been
+// mid-step) and hold their key, paused runs re-arm their expiry (and hold
+// their key when an answer that resumes them was accepted: holdsKey), queued
+// runs wait for their sandbox key.
 func (w *partitionWorker) adopt(rs *restored) {
 	w.nextCmd, w.nextOrder = rs.meta.NextCommand, rs.meta.NextOrder
 	w.baseFrom, w.sinceBase = rs.meta.BaseFrom, rs.read
@@ -146,7 +148,9 @@ func (w *partitionWorker) adopt(rs *restored) {
 			r.lost = true
 			w.hold(r)
 		case events.StatusPaused:
-			w.hold(r)
+			if holdsKey(cp.State) {
+				w.hold(r)
+			}
 			w.armExpiry(cp.State)
 		case events.StatusQueued:
 			w.enqueue(r)

@@ -246,7 +246,8 @@ type SafePointOptions struct {
 
 // SafePoint applies the buffered commands that take effect at point sp:
 // a cancel at every point; steers, in the order they were
-// accepted, at before_model_request, where each becomes a user_message item.
+// accepted, at before_model_request of a running run, where each becomes a
+// user_message item (a paused or queued run keeps them until it runs).
 // It returns stop=true when the run has ended and the engine must return.
 func (r *Run) SafePoint(ctx context.Context, sp SafePoint, opts SafePointOptions) (stop bool, err error) {
 	st := r.State()
@@ -265,7 +266,7 @@ func (r *Run) SafePoint(ctx context.Context, sp SafePoint, opts SafePointOptions
 	case BeforeRunTerminal:
 		drafts = commands.UnneededCompactions(st)
 	case BeforeModelRequest:
-		if st.Status == events.StatusRunning { // a paused run applies steers queued meanwhile once it resumes
+		if st.Status == events.StatusRunning { // a resting run keeps its steers for when it runs
 			drafts = commands.SteerEvents(st)
 		}
 	case AfterModelResponse, BeforeToolExecution, AfterToolResult:
@@ -298,13 +299,19 @@ func (r *Run) Compacted(ctx context.Context, art *events.ContextCompactedPayload
 
 // Resume applies the command a paused run waits for: a clarification answers
 // the open clarification_request item (completing it with the answer) and the
-// run resumes. It returns resumed=false when no such command is pending.
+// run resumes. A run that was resumed while another run held its sandbox key
+// (Waiting) resumes now that it has the key, applying its clarification if
+// it waited with one. It returns resumed=false when no such command is
+// pending.
 func (r *Run) Resume(ctx context.Context, answer func(item events.ItemRef, content string) events.Draft) (resumed bool, err error) {
 	st := r.State()
-	if st.Status != events.StatusPaused {
+	if !r.Waiting() {
 		return false, nil
 	}
 	drafts, ok := commands.ClarificationEvents(st, answer)
+	if !ok && st.Requeued {
+		drafts, ok = []events.Draft{{Type: events.RunResumed}}, true
+	}
 	if !ok {
 		return false, nil
 	}
@@ -312,6 +319,13 @@ func (r *Run) Resume(ctx context.Context, answer func(item events.ItemRef, conte
 		return false, err
 	}
 	return true, nil
+}
+
+// Waiting reports whether the run is at rest: paused, or queued after a
+// resume (an engine driving it must Resume it first).
+func (r *Run) Waiting() bool {
+	st := r.State()
+	return st.Status == events.StatusPaused || st.Status == events.StatusQueued && st.Requeued
 }
 
 // Fail ends the run as failed with code: open items fail with the same code

@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"slices"
 	"time"
 
 	"go.uber.org/zap"
@@ -9,47 +10,52 @@ import (
 	"github.com/xbot-runtime/xbot/events"
 )
 
-// Scheduling: at most one run per sandbox key is
-// active (running or paused); the key's other runs wait, queued, in the
-// order they were accepted, and the next starts when the active one ends.
+// Scheduling: at most one run per sandbox key runs at a time. The key's
+// other runs wait, queued, in the order they joined the queue, and the next
+// starts when the key is free. A run joins the queue when it is accepted
+// while the key is taken, or when it is resumed from a pause while the key
+// is taken: a run paused for a person (an approval, a question) yields its
+// key, so the next run of the key may start meanwhile, and the paused run
+// waits its turn again, behind the runs queued before its resume. Each
+// queued run records its place (runtime.run.queued, 1 = next to start) when
+// it joins and each time it moves up.
 //
 // Every run of a sandbox key lives on one partition: admission refuses a
 // CreateRun whose runId is not on its key's partition (commands.RunIDFor
 // places it there). A partition has a single writer, this worker, fenced by
 // its transactional producer, so "which run holds the key" is decided by one
 // goroutine over one log: no lock service, no cross-executor race. The queue
-// is the partition's log itself (the runtime.run.accepted events of queued
-// runs, in offset order), so it survives restarts: a new owner folds the
-// partition and finds the same holder and the same queue.
+// order is in the log and in the runs' checkpoints (runCheckpoint.Order:
+// when each run joined), so a new owner finds the same holder and the same
+// queue.
 
 // keyQueue is one sandbox key's FIFO of queued runs and its holder.
 type keyQueue struct {
-	holder string   // the run that is running or paused, or was started and has not ended
-	queued []string // accepted, not started yet, oldest first
+	holder string   // the run that is running, or was given the key and has not paused or ended
+	queued []string // waiting for the key, in the order they joined
 }
 
 func sandboxKey(st events.RunState) string { return commands.SandboxKeyString(st.SandboxKey) }
 
-// enqueue appends a newly accepted run to its key's queue.
-func (w *partitionWorker) enqueue(r *Run) {
-	k := sandboxKey(r.committed())
+func (w *partitionWorker) queueOf(k string) *keyQueue {
 	q := w.keys[k]
 	if q == nil {
 		q = &keyQueue{}
 		w.keys[k] = q
 	}
+	return q
+}
+
+// enqueue appends a run that joined its key's queue.
+func (w *partitionWorker) enqueue(r *Run) {
+	q := w.queueOf(sandboxKey(r.committed()))
 	q.queued = append(q.queued, r.ID())
 }
 
-// hold records a run that is already active (found running or paused when
-// the partition was rebuilt).
+// hold records the run that holds its key: started or resumed at admission,
+// or found holding it when the partition was rebuilt (holdsKey).
 func (w *partitionWorker) hold(r *Run) {
-	k := sandboxKey(r.committed())
-	q := w.keys[k]
-	if q == nil {
-		q = &keyQueue{}
-		w.keys[k] = q
-	}
+	q := w.queueOf(sandboxKey(r.committed()))
 	if q.holder != "" && q.holder != r.ID() {
 		// Only possible for runs started before keys were scheduled: let
 		// both finish, and start nothing more until they have.
@@ -59,32 +65,60 @@ func (w *partitionWorker) hold(r *Run) {
 	q.holder = r.ID()
 }
 
-// release frees the key of a run that ended, if it held it.
-func (w *partitionWorker) release(st events.RunState) {
+// release frees the key of a run that paused or ended, if it held it; it
+// reports whether it did.
+func (w *partitionWorker) release(st events.RunState) bool {
 	q := w.keys[sandboxKey(st)]
-	if q != nil && q.holder == st.RunID {
-		q.holder = ""
+	if q == nil || q.holder != st.RunID {
+		return false
+	}
+	q.holder = ""
+	return true
+}
+
+// holdsKey reports whether a run in state st holds its key: it runs, or it
+// is paused with an accepted answer that resumes it (its key was free then).
+func holdsKey(st events.RunState) bool {
+	switch st.Status {
+	case events.StatusRunning:
+		return true
+	case events.StatusPaused:
+		return pendingClarification(st)
+	default:
+		return false
 	}
 }
 
-// schedule starts the oldest queued run of key k when no run holds it.
+func pendingClarification(st events.RunState) bool {
+	for _, p := range st.Pending {
+		if in, ok := commands.PendingInput(p); ok && in.Intent == commands.IntentClarification {
+			return true
+		}
+	}
+	return false
+}
+
+// schedule drops the runs that left key k's queue (cancelled while they
+// waited), starts (or resumes) the oldest queued run when no run holds the
+// key, and has the runs still waiting record their new places.
 func (w *partitionWorker) schedule(k string) {
 	q := w.keys[k]
-	if q == nil || q.holder != "" {
+	if q == nil {
 		return
 	}
-	for len(q.queued) > 0 {
-		id := q.queued[0]
-		q.queued = q.queued[1:]
+	q.queued = slices.DeleteFunc(q.queued, func(id string) bool {
 		r, ok := w.runs[id]
-		if !ok || r.committed().Status != events.StatusQueued {
-			continue // cancelled while it waited
-		}
-		q.holder = id
-		w.startEngine(r)
-		return
+		return !ok || r.committed().Status != events.StatusQueued
+	})
+	if q.holder == "" && len(q.queued) > 0 {
+		q.holder = q.queued[0]
+		q.queued = q.queued[1:]
+		w.startEngine(w.runs[q.holder])
 	}
-	if q.holder == "" {
+	switch {
+	case len(q.queued) > 0:
+		w.requestPositions(k)
+	case q.holder == "":
 		delete(w.keys, k)
 	}
 }

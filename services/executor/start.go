@@ -48,12 +48,17 @@ func (w *partitionWorker) startDrafts(snap profile.Snapshot) ([]events.Draft, er
 // startAtAdmission starts a run the batch just accepted, in the admission's
 // transaction, when its sandbox key is free: no run holds it, none waits for
 // it, and no earlier run of this batch asked for it, so the key's FIFO holds.
-// It returns false when the run waits for its key (or its snapshot cannot be
-// made now): the scheduler starts it, as any queued run, after the commit.
+// It returns false when the run waits for its key, which it records
+// (runtime.run.queued), or its snapshot cannot be made now: the scheduler
+// starts it, as any queued run, after the commit.
 func (b *batch) startAtAdmission(runID string) bool {
 	st := b.state(runID)
 	k := sandboxKey(*st)
-	if q := b.w.keys[k]; q != nil && (q.holder != "" || len(q.queued) > 0) || b.keyTaken[k] {
+	id := events.Identity{RunID: runID, TenantID: st.TenantID, PlatformSessionID: st.PlatformSessionID}
+	if !b.keyFree(k) {
+		if err := b.push(id, []events.Draft{b.queuedDraft(k, "")}); err != nil {
+			b.w.log.Error("recording a queued run's place failed", zap.String("run_id", runID), zap.Error(err))
+		}
 		b.keyTaken[k] = true
 		return false
 	}
@@ -64,7 +69,7 @@ func (b *batch) startAtAdmission(runID string) bool {
 	}
 	drafts, err := b.w.startDrafts(snap)
 	if err == nil {
-		err = b.push(events.Identity{RunID: runID, TenantID: st.TenantID, PlatformSessionID: st.PlatformSessionID}, drafts)
+		err = b.push(id, drafts)
 	}
 	if err != nil {
 		b.w.log.Error("starting an accepted run failed", zap.String("run_id", runID), zap.Error(err))

@@ -38,8 +38,8 @@ import (
 const (
 	// retCancelled holds an old run that was also cancelled after it
 	// completed (no_effect: two commands in its state, both deleted), then
-	// the live runs of one sandbox key: one paused on a question, one
-	// queued behind it.
+	// the live runs of one sandbox key: two paused on their questions
+	// (the first yielded the key to the second).
 	retCancelled int32 = iota
 	// retStraddling holds an old run whose creation is deleted but whose
 	// later command (a cancel, no_effect) lies after the cut.
@@ -74,8 +74,10 @@ type retention struct {
 	old   []oldRun // one per partition, at its index
 	// cutAt is, per partition, the offset below which the events are deleted.
 	cutAt map[int32]int64
-	// The live runs: paused on a question, queued behind it, awaiting approval.
-	asker, queued, approval string
+	// The live runs: paused on a question, a second run of its sandbox key
+	// (started when the first paused: it yielded the key) paused on its own,
+	// and one awaiting approval.
+	asker, second, approval string
 }
 
 // oldRun is a run that ended before the cut, with the answers it got then.
@@ -117,8 +119,8 @@ func (r *retention) executor(name string, core zapcore.Core) *stack.Stack {
 // A new executor must take over, answer commands on the old runs exactly as
 // before (a retried create is a duplicate of the original, a cancel has no
 // effect, a steer is invalid_state), carry the live runs on (a clarification
-// resumes the paused run, the queued run starts after it, an approval lets
-// the waiting run finish), quarantine nothing and dead-letter nothing.
+// resumes each paused run of one sandbox key, which started in turn as the
+// one before paused, an approval lets the waiting run finish), quarantine nothing and dead-letter nothing.
 // A follow-up of an old run must either give the next run the old run's
 // conversation or fail it with a code that names the cause.
 func TestRetentionDeletedPrefixQuarantinesNothing(t *testing.T) {
@@ -236,7 +238,8 @@ func (r *retention) projected() {
 }
 
 // createLive starts the live runs after the old ones: a run paused on a
-// question, a run of its sandbox key queued behind it, and a run awaiting
+// question, a second run of its sandbox key, which starts since the paused
+// run yields the key and pauses on its question too, and a run awaiting
 // approval.
 func (r *retention) createLive() {
 	r.t.Helper()
@@ -245,15 +248,11 @@ func (r *retention) createLive() {
 	if run := waitStatus(r.t, r.front, r.asker, "paused", 20*time.Second); run.PauseReason != string(events.PauseAwaitingUserInput) {
 		r.t.Fatalf("asker paused %q", run.PauseReason)
 	}
-	_, queued := r.createOn(retCancelled, "asker", "paint the gate", "ret-live-queued")
-	r.queued = queued.RunID
-	eventually.Succeeds(r.t, 10*time.Second, "the second run waits behind the first", func() error {
-		run, err := r.api.GetRun(r.t.Context(), r.queued)
-		if err == nil && (run.Status != "queued" || run.QueuePosition == nil || *run.QueuePosition != 1) {
-			err = fmt.Errorf("run %+v", run)
-		}
-		return err
-	})
+	_, second := r.createOn(retCancelled, "asker", "paint the gate", "ret-live-queued")
+	r.second = second.RunID
+	if run := waitStatus(r.t, r.front, r.second, "paused", 20*time.Second); run.PauseReason != string(events.PauseAwaitingUserInput) {
+		r.t.Fatalf("the second run of the key paused %q", run.PauseReason)
+	}
 	_, approval := r.createOn(retApproval, "ops", "ship it", "ret-live-approval")
 	r.approval = approval.RunID
 	if run := waitStatus(r.t, r.front, r.approval, "paused", 20*time.Second); run.PauseReason != string(events.PauseAwaitingApproval) {
@@ -287,7 +286,7 @@ func (r *retention) checkCut() {
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	for _, id := range []string{r.asker, r.queued, r.approval, r.old[retStraddling].id} {
+	for _, id := range []string{r.asker, r.second, r.approval, r.old[retStraddling].id} {
 		if above[id] == 0 {
 			r.t.Fatalf("run %s has no event above the cut %v", id, cut)
 		}
@@ -400,20 +399,19 @@ func (r *retention) oldAnswered() {
 	}
 }
 
-// liveGoOn answers the paused run, which completes and lets the queued run
-// start (it asks in turn, is answered and completes), and approves the
-// waiting run, which completes.
+// liveGoOn answers the paused runs of the sandbox key, which complete one
+// after the other, and approves the waiting run, which completes.
 func (r *retention) liveGoOn() {
 	r.t.Helper()
-	for _, id := range []string{r.asker, r.queued} {
+	for _, id := range []string{r.asker, r.second} {
 		waitStatus(r.t, r.front, id, "paused", 20*time.Second)
 		if res := r.settled(input(r.t, r.front, id, "clarification", "blue", "ret-answer-"+id)); res.Outcome != client.OutcomeAccepted {
 			r.t.Errorf("clarification of live run %s: %+v, want accepted", id, res)
 		}
 		waitStatus(r.t, r.front, id, "completed", 20*time.Second)
 	}
-	if first, next := spanOf(r.t, r.front, r.asker), spanOf(r.t, r.front, r.queued); next.start < first.end {
-		r.t.Errorf("the queued run started at %d, before the run holding its sandbox key ended at %d", next.start, first.end)
+	if first, next := spanOf(r.t, r.front, r.asker), spanOf(r.t, r.front, r.second); next.start > first.end {
+		r.t.Errorf("the second run started at %d, after the first ended at %d: the paused run did not yield its key", next.start, first.end)
 	}
 	items := pendingApprovals(r.t, r.front, r.approval, 1)
 	if res := r.settled(decide(r.t, r.front, r.approval, items[0], "allow", "item", "ret-live-approval-d")); res.Outcome != client.OutcomeApplied {

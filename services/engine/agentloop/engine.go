@@ -180,7 +180,7 @@ func (e *Engine) Execute(ctx context.Context, run *executor.Run, p profile.Profi
 	if err := r.loadSnapshot(); err != nil {
 		return err
 	}
-	if run.State().Status == events.StatusPaused {
+	if run.Waiting() { // paused, or queued after a resume and now given its sandbox key
 		if stop, err := run.SafePoint(ctx, executor.BeforeModelRequest, executor.SafePointOptions{}); err != nil || stop {
 			return err
 		}
