@@ -49,9 +49,32 @@ func (a *API) sessionStream(ctx context.Context, in *sessionStreamInput) (*huma.
 	if err != nil {
 		return nil, err
 	}
+	var source uistream.SessionSource = src
+	if from == nil {
+		// Where a stream without a position starts is read before the
+		// response headers go out: a client that sends a message once it
+		// has them sees that message's reply, even when the reply ends
+		// before the stream would otherwise have looked for the head.
+		head, ok, err := src.SessionHead(ctx)
+		if err != nil {
+			return nil, err
+		}
+		source = pinnedHead{sessionSource: src, head: head, ok: ok}
+	}
 	return a.serveStream(ctx, "session "+in.PlatformSessionID, func(ctx context.Context, sink uistream.Sink) error {
-		return deps.st.Session(ctx, sink, src, tenant, in.PlatformSessionID, from)
+		return deps.st.Session(ctx, sink, source, tenant, in.PlatformSessionID, from)
 	})
+}
+
+// pinnedHead is a session source whose head was read when the request came.
+type pinnedHead struct {
+	sessionSource
+	head uistream.RunRef
+	ok   bool
+}
+
+func (p pinnedHead) SessionHead(context.Context) (uistream.RunRef, bool, error) {
+	return p.head, p.ok, nil
 }
 
 // sessionFrom is the client's position, checked to name a run of the session.
