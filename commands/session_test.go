@@ -215,3 +215,36 @@ func TestQueuedMessageIsAppliedAsASteer(t *testing.T) {
 		t.Errorf("applied as %q, want steer", v.Intent)
 	}
 }
+
+// TestSessionMessageFollowUpCarriesItsOptionsAndInputID: the next run a
+// session message creates gets the message's options, and its stream
+// reports the message's Idempotency-Key as the input it answers.
+func TestSessionMessageFollowUpCarriesItsOptionsAndInputID(t *testing.T) {
+	t.Parallel()
+	done := stateOf(t, "completed")
+	off := false
+	opt := &events.RunOptions{SafetyMode: events.SafetyReadOnly, NetworkAccess: &off}
+	sk := sessionKey
+	c := newEnvelope(t, commands.AppendUserInput, commands.Header{RunID: done.RunID, PlatformSessionID: "ps:1",
+		TenantID: tenant, Actor: actor, IdempotencyKey: "msg-7"},
+		&commands.AppendUserInputPayload{Intent: commands.IntentAuto, Content: "and then?", AgentID: agent, SandboxKey: &sk, Options: opt})
+	v, err := c.Validate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := opts(allFeatures...)
+	o.Partitions, o.Now = 4, 1_700_000_000_123
+	r := commands.AdmitSessionMessage(c, v.(*commands.AppendUserInputPayload), runs{done.RunID: done}.state, o)
+	if len(r.Decision.Send) != 1 {
+		t.Fatalf("decision %+v, want the next run's CreateRun", r.Decision)
+	}
+	next, err := r.Decision.Send[0].Validate()
+	if err != nil {
+		t.Fatalf("the next run's CreateRun is invalid: %v", err)
+	}
+	create := next.(*commands.CreateRunPayload)
+	if create.InputID != "msg-7" || create.Options == nil || create.Options.SafetyMode != events.SafetyReadOnly ||
+		create.Options.NetworkAccess == nil || *create.Options.NetworkAccess {
+		t.Fatalf("next run's create %+v, want input id msg-7 and the message's options", create)
+	}
+}

@@ -17,7 +17,7 @@ import (
 type sessionMessageBody struct {
 	Content string          `json:"content" minLength:"1" maxLength:"262144" doc:"The user's message (at most 256 KiB of UTF-8)."`
 	AgentID string          `json:"agentId,omitempty" maxLength:"64" pattern:"^[A-Za-z0-9._-]{1,64}$" doc:"The agent of the session's first run: required when the session has no run yet, not used otherwise (the session's runs keep their agent)."`
-	Options *runOptionsBody `json:"options,omitempty" doc:"Per-run options of the run the message creates as the session's first; they need agentId."`
+	Options *runOptionsBody `json:"options,omitempty" doc:"Per-run options of the run the message creates (the session's first, or its next when the message becomes a follow_up); they need agentId. A message that becomes a steer, clarification or queued leaves the current run's options as they are."`
 }
 
 // SessionParams are CommandParams with the idempotency key required (it is
@@ -109,7 +109,7 @@ func (a *API) sessionMessagePayload(ctx context.Context, b sessionMessageBody) (
 	p := commands.AppendUserInputPayload{Intent: commands.IntentAuto, Content: b.Content}
 	if b.AgentID == "" {
 		if b.Options != nil {
-			return p, invalid("body.options", "needs agentId: options apply to the run a message creates as the session's first", nil)
+			return p, invalid("body.options", "needs agentId: options apply to the run a message creates, checked against agentId's profile", nil)
 		}
 		return p, nil
 	}
