@@ -311,3 +311,30 @@ func TestAnAnswerWhileTheKeyIsTakenWaitsItsTurn(t *testing.T) {
 	}
 	e.invariants(st)
 }
+
+// TestASessionAnswerWhileTheKeyIsTakenWaitsItsTurn: a session message that
+// answers a paused run's question while another run of the key runs is a
+// clarification that waits its turn, as the answer of POST …/inputs does.
+func TestASessionAnswerWhileTheKeyIsTakenWaitsItsTurn(t *testing.T) {
+	t.Parallel()
+	log, gate := yieldFiles(t)
+	e, st, _ := agentEnv(t, answerer("asker", log, gate))
+	first := createIn(t, st, "asker", "sess-sanswer-1", "sanswer-first")
+	waitStatus(t, st, first, "paused", 10*time.Second)
+	second := createIn(t, st, "asker", "sess-sanswer-2", "sanswer-second")
+	waitStatus(t, st, second, "paused", 10*time.Second)
+	input(t, st, first, "clarification", "main", "sanswer-first-1")
+	waitTurns(t, log, 1, first, second)
+	a := message(t, st, "sess-sanswer-2", "", "dev", "sanswer-second-1")
+	if a.Intent != "clarification" || a.RunID != second || a.Outcome != client.OutcomeAccepted {
+		t.Fatalf("the session's answer to the paused run: %+v, want a clarification of %s", a, second)
+	}
+	waitQueued(t, st, second, 1)
+	openGate(t, gate)
+	waitStatus(t, st, first, "completed", 20*time.Second)
+	waitStatus(t, st, second, "completed", 20*time.Second)
+	if got := turns(t, log, first, second); !slices.Equal(got, []string{first, second}) {
+		t.Errorf("the runs worked in the order %v, want the first one first", got)
+	}
+	e.invariants(st)
+}
