@@ -148,6 +148,11 @@ func TestRevokedSessionGrantAsksAgainWithTheReasonInTheLog(t *testing.T) {
 			t.Errorf("run %s inherits %+v, want no grant", id, acc.SessionGrants)
 		}
 	}
+	// Both ask for the deploy again and wait (one after the other: they
+	// share the sandbox key); the log is still before comparing it.
+	for _, id := range []string{next, third} {
+		waitStatus(t, st, id, "paused", 20*time.Second)
+	}
 	e.invariants(st)
 }
 
@@ -223,6 +228,7 @@ func TestExpiredSessionGrantAsksAgainWithTheReasonInTheLog(t *testing.T) {
 	if acc := accepted(t, st, next); len(acc.SessionGrants) != 0 {
 		t.Errorf("the follow-up inherits %+v, want no grant", acc.SessionGrants)
 	}
+	waitStatus(t, st, next, "paused", 20*time.Second) // it asks again and waits: the log is still
 	e.invariants(st)
 }
 
