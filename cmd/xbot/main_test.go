@@ -106,9 +106,10 @@ func TestDevRunsEverythingAndStopsCleanly(t *testing.T) {
 	dev := start(t, bin, nil, "dev", "--data-dir", data,
 		"--dev-kafka-addr", fmt.Sprintf("127.0.0.1:%d", kport), "--api-addr", fmt.Sprintf("127.0.0.1:%d", aport),
 		"--metrics-addr", "off", "--im-addr", "127.0.0.1:0")
-	m := dev.waitFor(t, regexp.MustCompile(`xbot dev ready: api=(\S+) kafka=(\S+) token=(\S+)`), 60*time.Second)
+	m := dev.waitFor(t, regexp.MustCompile(`xbot dev ready: api=(\S+) kafka=(\S+) token=(\S+) im=(\S+)`), 60*time.Second)
 	api, token := m[1], m[3]
 	runID := createAndComplete(t, api, token)
+	chatOnce(t, m[4], token)
 	pgPids := pidsUnder(t, filepath.Join(data, "postgres"))
 	if len(pgPids) == 0 {
 		t.Fatalf("no postgres process found for the data dir")
