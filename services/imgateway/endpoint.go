@@ -14,7 +14,7 @@ const seenWindow = 4096
 type endpoint struct {
 	mount
 
-	mu      sync.Mutex
+	mu  sync.Mutex
 	cur *conn
 	// retired is the close code of the retired generation; 0 while it serves.
 	retired websocket.StatusCode
