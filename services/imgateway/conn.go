@@ -74,10 +74,12 @@ func (c *conn) serve(parent context.Context) {
 // close stops the connection's delivery and closes it with code.
 func (c *conn) close(code websocket.StatusCode, reason string) {
 	c.closeOnce.Do(func() {
+		// Close first: a read whose context ends closes the socket without
+		// the close frame, and the client would never see code.
+		_ = c.ws.Close(code, reason)
 		if c.cancel != nil {
 			c.cancel()
 		}
-		_ = c.ws.Close(code, reason)
 	})
 }
 

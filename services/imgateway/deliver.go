@@ -94,6 +94,7 @@ func (c *conn) deliverOne(r *kgo.Record) error {
 	if !ok || conv.Endpoint != c.ep.Name || m.TenantID != c.who.TenantID || !c.ep.markSeen(m.ID) {
 		return nil
 	}
+	c.ep.noteApprovals(m)
 	f := wire.Reply(conv, m)
 	f.Content = outbound(f.Content, c.gw.cfg.MediaDir, c.log)
 	if err := c.write(f); err != nil {

@@ -4,6 +4,8 @@ import (
 	"sync"
 
 	"github.com/coder/websocket"
+
+	"github.com/xbot-runtime/xbot/projections/im"
 )
 
 // seenWindow bounds the message ids an endpoint remembers for dedupe: far
@@ -23,10 +25,14 @@ type endpoint struct {
 	// reconnect is dropped too.
 	seen  map[string]bool
 	order []string
+	// approvals are the buttons' approvals delivered lately, by approval id:
+	// a press of one is decided without waiting for the read model to show
+	// the request. Bounded like seen.
+	approvals map[string]im.Approval
 }
 
 func newEndpoint(m mount) *endpoint {
-	return &endpoint{mount: m, seen: map[string]bool{}}
+	return &endpoint{mount: m, seen: map[string]bool{}, approvals: map[string]im.Approval{}}
 }
 
 // first reports whether the endpoint is mounted at /sandbox, the one path a
@@ -81,6 +87,28 @@ func (e *endpoint) markSeen(id string) bool {
 		e.order = e.order[1:]
 	}
 	return true
+}
+
+// noteApprovals remembers the approvals of m's buttons by approval id.
+func (e *endpoint) noteApprovals(m im.Message) {
+	if m.Request == nil || m.Request.ApprovalID == "" || len(m.Actions) == 0 || m.Actions[0].Approval == nil {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.approvals) >= seenWindow {
+		clear(e.approvals)
+	}
+	a := *m.Actions[0].Approval
+	e.approvals[m.Request.ApprovalID] = im.Approval{RunID: a.RunID, ItemID: a.ItemID}
+}
+
+// approval returns the run and item of a delivered approval request.
+func (e *endpoint) approval(id string) (im.Approval, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	a, ok := e.approvals[id]
+	return a, ok
 }
 
 // forget drops id, so a message whose frame could not be written is

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"regexp"
+	"slices"
 	"time"
 
 	"go.uber.org/zap"
@@ -75,9 +76,16 @@ func (c *conn) decide(convID string, a wire.Action) bool {
 	return true
 }
 
-// resolve finds the run and item of a short payload's approval id
-// (GET /v1/approvals?approvalId=), as the client's tenant sees them.
+// resolve finds the run and item of a short payload's approval id: from
+// the request this endpoint delivered, else from the API
+// (GET /v1/approvals?approvalId=) as the client's tenant sees it. Either
+// way the decision goes through the API with the client's token, which
+// checks it.
 func (c *conn) resolve(convID string, ap im.Approval) (im.Approval, bool) {
+	if known, ok := c.ep.approval(ap.ApprovalID); ok {
+		ap.RunID, ap.ItemID, ap.ApprovalID = known.RunID, known.ItemID, ""
+		return ap, true
+	}
 	page, err := c.api.ListApprovals(c.ctx, client.ApprovalQuery{ApprovalID: ap.ApprovalID})
 	if err != nil || len(page.Approvals) == 0 {
 		c.report(convID, "approval lookup", "", "", "", err)
@@ -92,10 +100,23 @@ func (c *conn) resolve(convID string, ap im.Approval) (im.Approval, bool) {
 
 // send sends the message to the session sid.
 func (c *conn) send(sid string, m wire.Message, key string) {
-	req := client.SessionMessageRequest{Content: m.Text, AgentID: c.gw.cfg.AgentID, Options: m.Options}
+	req := client.SessionMessageRequest{Content: m.Text, AgentID: c.gw.cfg.AgentID, Options: m.Options,
+		SandboxOwnerID: c.sandboxOwner(m.Type, sid)}
 	res, err := c.api.SendSessionMessage(c.ctx, sid, req,
 		client.CommandOptions{IdempotencyKey: key, Wait: client.WaitFor(c.gw.cfg.Wait)})
 	c.report(m.ID, "session message", res.Outcome, res.Code, res.Detail, err)
+}
+
+// sandboxOwner is the sandbox owner of a conversation's runs (seed 004
+// §10.1): the user in a private chat (the token's actor, the API's
+// default: ""), the group in a group or channel chat (the conversation's
+// session id), when the token may act for another owner; without act_as a
+// group's runs use the actor's sandbox.
+func (c *conn) sandboxOwner(typ, sid string) string {
+	if typ == wire.TypePrivate || !slices.Contains(c.who.Scopes, "act_as") {
+		return ""
+	}
+	return sid
 }
 
 // report tells the client of a command the API refused; accepted,

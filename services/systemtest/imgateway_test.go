@@ -204,15 +204,26 @@ func TestIMGatewayConversationFrames(t *testing.T) {
 	c.send(frameSeg("group", "test-group", "client-msg-001", textSeg("/hello")))
 	c.send(frameSeg("group", "test-group", "client-msg-002", textSeg("second")))
 	c.until("You said: second")
+	e.invariants(st) // the read models have caught up with the log
 	sid, _ := wire.SessionID(wire.Conversation{Endpoint: "sandbox-bot", Type: "group", ID: "test-group"})
 	page, err := apiOf(t, st).ListSessionRuns(t.Context(), sid, client.RunQuery{})
 	if err != nil || page.Session.RunCount != 2 {
 		t.Fatalf("session %s: %+v %v, want 2 runs", sid, page.Session, err)
 	}
+	// Seed 004 §10.1: a group chat's sandbox is the group's (the token may act_as).
+	if owner := page.Runs[0].SandboxKey.OwnerID; owner != sid {
+		t.Errorf("group chat's sandbox owner %q, want the group %q", owner, sid)
+	}
 	// A frame that is not JSON is plain text in the owner's private chat.
 	c.send("plain words")
 	if f := c.until("You said: plain words"); f.Type != "private" || f.ID != "sandbox-user" {
 		t.Fatalf("plain text reply %+v", f)
+	}
+	// A private chat's sandbox is the user's: the token's actor.
+	e.invariants(st)
+	private, _ := wire.SessionID(wire.Conversation{Endpoint: "sandbox-bot", Type: "private", ID: "sandbox-user"})
+	if page, err := apiOf(t, st).ListSessionRuns(t.Context(), private, client.RunQuery{}); err != nil || page.Runs[0].SandboxKey.OwnerID != tenant {
+		t.Errorf("private chat's runs %+v %v, want the sandbox of actor %s", page.Runs, err, tenant)
 	}
 	// guild is channel; direct is private; an invalid messageId is ignored
 	// (the message still goes, under a derived key); text stands in for content.

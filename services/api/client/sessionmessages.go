@@ -13,6 +13,9 @@ type SessionMessageRequest struct {
 	Content string `json:"content"`
 	// AgentID is the agent of the session's first run; not used once the session has one.
 	AgentID string `json:"agentId,omitempty"`
+	// SandboxOwnerID is the sandbox owner of the session's runs; default the
+	// token's actor, another needs scope act_as.
+	SandboxOwnerID string `json:"sandboxOwnerId,omitempty"`
 	// Options are the per-run options of the run the message creates (they need AgentID).
 	Options *events.RunOptions `json:"options,omitempty"`
 }
