@@ -272,6 +272,28 @@ func TestIMGatewayReadOnlyTokenAndAuth(t *testing.T) {
 	}
 }
 
+func TestIMGatewayGroupSandboxNeedsActAs(t *testing.T) {
+	t.Parallel()
+	e, st, _ := agentEnv(t, echoAgent())
+	alice := apiClient(t, st, aliceToken, nil)
+	_, err := alice.SendSessionMessage(t.Context(), "sess-owner", client.SessionMessageRequest{Content: "hi", AgentID: "chat", SandboxOwnerID: "bob"},
+		client.CommandOptions{IdempotencyKey: "owner-1"})
+	if !isProblem(err, http.StatusForbidden, "forbidden_scope") {
+		t.Fatalf("another sandbox owner without act_as: %v", err)
+	}
+	// Without act_as, a group chat's runs use the actor's own sandbox.
+	_, url := gatewayOf(t, e, st, "chat")
+	c, _ := dialIM(t, url+"/sandbox", aliceToken)
+	c.send(frameSeg("group", "team", "team-1", textSeg("hello team")))
+	c.until("You said: hello team")
+	e.invariants(st)
+	sid, _ := wire.SessionID(wire.Conversation{Endpoint: "sandbox-bot", Type: "group", ID: "team"})
+	page, err := alice.ListSessionRuns(t.Context(), sid, client.RunQuery{})
+	if err != nil || len(page.Runs) != 1 || page.Runs[0].SandboxKey.OwnerID != "alice" {
+		t.Fatalf("group chat of a token without act_as: %+v %v, want alice's sandbox", page.Runs, err)
+	}
+}
+
 func TestIMGatewayCloses(t *testing.T) {
 	t.Parallel()
 	e, st, _ := agentEnv(t, echoAgent())
