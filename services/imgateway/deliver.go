@@ -66,6 +66,9 @@ func (c *conn) deliver(prev <-chan struct{}) {
 		done, err := c.deliverAll(fs.Records())
 		c.commit(cl, done)
 		if err != nil {
+			// The client does not take frames: end the connection, so it
+			// reconnects and gets the rest from the committed position.
+			c.close(websocket.StatusTryAgainLater, "delivery failed")
 			return
 		}
 	}
