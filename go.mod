@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	github.com/BurntSushi/toml v1.6.0
 	github.com/ThreeDotsLabs/watermill v1.5.1
+	github.com/coder/websocket v1.8.15
 	github.com/danielgtaylor/huma/v2 v2.37.2
 	github.com/elastic/go-seccomp-bpf v1.6.0
 	github.com/golang-jwt/jwt/v5 v5.3.1

@@ -15,9 +15,10 @@ import (
 )
 
 type sessionMessageBody struct {
-	Content string          `json:"content" minLength:"1" maxLength:"262144" doc:"The user's message (at most 256 KiB of UTF-8)."`
-	AgentID string          `json:"agentId,omitempty" maxLength:"64" pattern:"^[A-Za-z0-9._-]{1,64}$" doc:"The agent of the session's first run: required when the session has no run yet, not used otherwise (the session's runs keep their agent)."`
-	Options *runOptionsBody `json:"options,omitempty" doc:"Per-run options of the run the message creates (the session's first, or its next when the message becomes a follow_up); they need agentId. A message that becomes a steer, clarification or queued leaves the current run's options as they are."`
+	Content        string          `json:"content" minLength:"1" maxLength:"262144" doc:"The user's message (at most 256 KiB of UTF-8)."`
+	AgentID        string          `json:"agentId,omitempty" maxLength:"64" pattern:"^[A-Za-z0-9._-]{1,64}$" doc:"The agent of the session's first run: required when the session has no run yet, not used otherwise (the session's runs keep their agent)."`
+	SandboxOwnerID string          `json:"sandboxOwnerId,omitempty" maxLength:"160" pattern:"^[A-Za-z0-9._:-]{1,160}$" doc:"The sandbox owner of the session's runs (sandboxKey.ownerId of its first run; later runs keep it): the user of a private chat, the group of a group chat. Default: the token's actor. Another owner needs scope act_as (403 forbidden_scope otherwise), and agentId."`
+	Options        *runOptionsBody `json:"options,omitempty" doc:"Per-run options of the run the message creates (the session's first, or its next when the message becomes a follow_up); they need agentId. A message that becomes a steer, clarification or queued leaves the current run's options as they are."`
 }
 
 // SessionParams are CommandParams with the idempotency key required (it is
@@ -111,11 +112,21 @@ func (a *API) sessionMessagePayload(ctx context.Context, b sessionMessageBody) (
 		if b.Options != nil {
 			return p, invalid("body.options", "needs agentId: options apply to the run a message creates, checked against agentId's profile", nil)
 		}
+		if b.SandboxOwnerID != "" {
+			return p, invalid("body.sandboxOwnerId", "needs agentId: the owner goes with the session's first run", nil)
+		}
 		return p, nil
 	}
 	pr := principalOf(ctx)
+	owner := pr.Actor
+	if b.SandboxOwnerID != "" && b.SandboxOwnerID != pr.Actor {
+		if !pr.canActAs() {
+			return p, forbidden("sandboxOwnerId names another owner; acting for another owner needs scope act_as")
+		}
+		owner = b.SandboxOwnerID
+	}
 	p.AgentID = b.AgentID
-	p.SandboxKey = &events.SandboxKey{TenantID: pr.Tenant, WorkspaceID: "default", AgentID: b.AgentID, OwnerID: pr.Actor}
+	p.SandboxKey = &events.SandboxKey{TenantID: pr.Tenant, WorkspaceID: "default", AgentID: b.AgentID, OwnerID: owner}
 	var err error
 	p.Options, err = a.runOptions(ctx, b.AgentID, b.Options)
 	return p, err
