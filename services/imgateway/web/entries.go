@@ -1,6 +1,9 @@
 package web
 
-import "github.com/xbot-runtime/xbot/services/api/client"
+import (
+	"github.com/xbot-runtime/xbot/projections/im"
+	"github.com/xbot-runtime/xbot/services/api/client"
+)
 
 // Entry is one message of a conversation's history, shaped like the wire's
 // reply frame so that the page renders both alike.
@@ -13,6 +16,10 @@ type Entry struct {
 	Timestamp int64     `json:"timestamp"`
 	RunID     string    `json:"runId"`
 	ItemID    string    `json:"itemId,omitempty"`
+	// MessageID is the id of the outbox message the same item became
+	// (im.MessageID of its event), which a reply frame carries as messageId:
+	// a page shows a message that came both live and from the history once.
+	MessageID string `json:"messageId,omitempty"`
 }
 
 // Segment is a message segment, {type, data}.
@@ -55,9 +62,11 @@ func itemEntry(it client.Item) (Entry, bool) {
 	case it.Type == "user_message" && output != "":
 		e.From, e.Content = "user", []Segment{textSegment(output)}
 	case it.Type == "assistant_message" && output != "":
-		e.Content = []Segment{textSegment(output)}
+		// The outbox message of a reply is made from its completion, the item's last event.
+		e.Content, e.MessageID = []Segment{textSegment(output)}, im.MessageID(it.RunID, it.UpdatedSeq)
 	case it.Type == "clarification_request":
-		e.Content = []Segment{textSegment(questionText(it.Status, output))}
+		// The outbox message of a question is made from its start.
+		e.Content, e.MessageID = []Segment{textSegment(questionText(it.Status, output))}, im.MessageID(it.RunID, it.StartedSeq)
 	case toolTypes[it.Type]:
 		e.Content = []Segment{toolSegment(it, output)}
 	default:

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/xbot-runtime/xbot/projections/im"
 	"github.com/xbot-runtime/xbot/services/api/client"
 	"github.com/xbot-runtime/xbot/services/imgateway/web"
 )
@@ -85,7 +86,7 @@ func conversationModel() readModel {
 		items: map[string][]client.Item{
 			"run_1": {
 				{ItemID: "itm_r", RunID: "run_1", Type: "reasoning", Output: ptr("thinking")},
-				{ItemID: "itm_a", RunID: "run_1", Type: "assistant_message", Status: "completed", Output: ptr("I will deploy."), StartedAt: 1100},
+				{ItemID: "itm_a", RunID: "run_1", Type: "assistant_message", Status: "completed", Output: ptr("I will deploy."), StartedAt: 1100, StartedSeq: 1100, UpdatedSeq: 1150},
 				{ItemID: "itm_t", RunID: "run_1", Type: "command_execution", Status: "completed", ToolName: "shell",
 					Input: `{"command":"echo deploy"}`, Output: ptr("deploy\n"), ExitCode: ptr(0), StartedAt: 1200},
 				{ItemID: "itm_u", RunID: "run_1", Type: "user_message", Status: "completed", Output: ptr("quickly"), StartedAt: 1300},
@@ -121,6 +122,10 @@ func TestHistoryIsTheSessionsMessagesOldestFirst(t *testing.T) {
 		"user:And again.", "bot:(a question waits for your answer)"}
 	if !slices.Equal(got, want) {
 		t.Errorf("history\n got %q\nwant %q", got, want)
+	}
+	// The reply's completion is the event its outbox message came from.
+	if id := h.Messages[1].MessageID; id != im.MessageID("run_1", 1150) {
+		t.Errorf("the reply's messageId %q, want its outbox message's", id)
 	}
 }
 
