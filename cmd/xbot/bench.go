@@ -56,7 +56,7 @@ func runBench(ctx context.Context, args []string) error {
 		return err
 	}
 	defer cleanup()
-	d := &devRun{s: s, dataDir: dataDir, keep: s.r.Get("data_dir") != "", out: os.Stderr}
+	d := &devRun{s: s, dataDir: dataDir, keep: s.r.Get("data_dir") != "", out: os.Stderr, noIM: true}
 	defer d.stop()
 	start := func(ctx context.Context, configure func(*stack.Options) error) (loadtool.System, error) {
 		d.tune = configure

@@ -89,6 +89,9 @@ type devRun struct {
 	pg      *devstack.Postgres
 	ch      *devstack.ClickHouse
 	st      *stack.Stack
+	im      *imServer
+	// noIM leaves the IM gateway out (bench).
+	noIM bool
 	// out receives the startup lines; nil is stdout.
 	out io.Writer
 	// tune, if set, adjusts the options just before the stack starts (bench).
@@ -160,7 +163,15 @@ func (d *devRun) start(ctx context.Context) error {
 	if err := d.waitReady(ctx); err != nil {
 		return err
 	}
-	d.printf("xbot dev ready: api=http://%s kafka=%s token=%s\n", d.st.Addr(), strings.Join(kcfg.Brokers, ","), token)
+	if d.noIM {
+		d.printf("xbot dev ready: api=http://%s kafka=%s token=%s\n", d.st.Addr(), strings.Join(kcfg.Brokers, ","), token)
+		return nil
+	}
+	if d.im, err = d.s.startIMGateway(ctx, kcfg, "http://"+d.st.Addr(), opts.Compute.Name()); err != nil {
+		return err
+	}
+	d.printf("im         ws://%s%s (chat page: GET of the same path)\n", d.im.addr, strings.Join(d.im.gw.Paths(), ", ws://"+d.im.addr))
+	d.printf("xbot dev ready: api=http://%s kafka=%s token=%s im=ws://%s/sandbox\n", d.st.Addr(), strings.Join(kcfg.Brokers, ","), token, d.im.addr)
 	return nil
 }
 
@@ -286,6 +297,9 @@ func (d *devRun) waitReady(ctx context.Context) error {
 func (d *devRun) stop() {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	if d.im != nil {
+		d.im.stop()
+	}
 	if d.st != nil {
 		d.st.Stop(ctx)
 	}

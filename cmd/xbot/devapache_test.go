@@ -25,7 +25,7 @@ func TestDevOnApacheKafka(t *testing.T) {
 	aport, _ := devstack.FreePort()
 	data := t.TempDir()
 	dev := start(t, bin, nil, "dev", "--kafka", "apache", "--data-dir", data,
-		"--dev-kafka-addr", fmt.Sprintf("127.0.0.1:%d", kport), "--api-addr", fmt.Sprintf("127.0.0.1:%d", aport), "--metrics-addr", "off")
+		"--dev-kafka-addr", fmt.Sprintf("127.0.0.1:%d", kport), "--api-addr", fmt.Sprintf("127.0.0.1:%d", aport), "--metrics-addr", "off", "--im-addr", "127.0.0.1:0")
 	// Minutes, not seconds: a JVM beside other test binaries on 2 cores.
 	m := dev.waitFor(t, regexp.MustCompile(`xbot dev ready: api=(\S+) kafka=(\S+) token=(\S+)`), 3*time.Minute)
 	if want := fmt.Sprintf("127.0.0.1:%d", kport); m[2] != want {

@@ -32,6 +32,8 @@ Usage:
   xbot projector postgres [flags]  Postgres read-model projector (needs kafka_brokers, pg_dsn)
   xbot projector clickhouse        ClickHouse audit projector (needs kafka_brokers, clickhouse_addr)
   xbot projector im                IM view projector → xbot.im.outbox.v1 (needs kafka_brokers)
+  xbot im-gateway [flags]          sandbox IM gateway: WebSocket endpoints and chat page on im_addr, a client of
+                                   the API at im_api_url (needs kafka_brokers; SIGHUP re-reads im_endpoints)
   xbot replay --projector postgres|clickhouse|im [--from-beginning]
                                    rebuild a view up to the log's current end, with progress (stop that projector first)
   xbot bench [--runs 500 --concurrency 100 --turns 3 --tool-calls 1 --model-latency 20ms --json F --markdown F]
@@ -72,6 +74,8 @@ func run(args []string) error {
 			return errors.New("usage: xbot projector postgres|clickhouse|im [flags]")
 		}
 		return runSplit(ctx, "projector "+rest[0], rest[1:])
+	case "im-gateway":
+		return runIMGateway(ctx, rest)
 	case "replay":
 		return runReplay(ctx, rest)
 	case "bench":

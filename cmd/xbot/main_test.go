@@ -105,10 +105,11 @@ func TestDevRunsEverythingAndStopsCleanly(t *testing.T) {
 	data := t.TempDir()
 	dev := start(t, bin, nil, "dev", "--data-dir", data,
 		"--dev-kafka-addr", fmt.Sprintf("127.0.0.1:%d", kport), "--api-addr", fmt.Sprintf("127.0.0.1:%d", aport),
-		"--metrics-addr", "off")
-	m := dev.waitFor(t, regexp.MustCompile(`xbot dev ready: api=(\S+) kafka=(\S+) token=(\S+)`), 60*time.Second)
+		"--metrics-addr", "off", "--im-addr", "127.0.0.1:0")
+	m := dev.waitFor(t, regexp.MustCompile(`xbot dev ready: api=(\S+) kafka=(\S+) token=(\S+) im=(\S+)`), 60*time.Second)
 	api, token := m[1], m[3]
 	runID := createAndComplete(t, api, token)
+	chatOnce(t, m[4], token)
 	pgPids := pidsUnder(t, filepath.Join(data, "postgres"))
 	if len(pgPids) == 0 {
 		t.Fatalf("no postgres process found for the data dir")
@@ -121,7 +122,7 @@ func TestDevRunsEverythingAndStopsCleanly(t *testing.T) {
 	// A restart on the same data dir resumes: same token, the run is still there.
 	dev2 := start(t, bin, nil, "dev", "--data-dir", data,
 		"--dev-kafka-addr", fmt.Sprintf("127.0.0.1:%d", kport), "--api-addr", fmt.Sprintf("127.0.0.1:%d", aport),
-		"--metrics-addr", "off")
+		"--metrics-addr", "off", "--im-addr", "127.0.0.1:0")
 	m2 := dev2.waitFor(t, regexp.MustCompile(`xbot dev ready: api=(\S+) kafka=(\S+) token=(\S+)`), 60*time.Second)
 	if m2[3] != token {
 		t.Fatalf("token changed across a restart with --data-dir")

@@ -103,7 +103,7 @@ func TestDevServesMetricsThatMoveWithARun(t *testing.T) {
 	defer collector.Close()
 	env := []string{"OTEL_EXPORTER_OTLP_ENDPOINT=" + collector.URL, "OTEL_BSP_SCHEDULE_DELAY=100"}
 	dev := start(t, bin, env, "dev", "--dev-kafka-addr", fmt.Sprintf("127.0.0.1:%d", kport),
-		"--api-addr", fmt.Sprintf("127.0.0.1:%d", aport), "--metrics-addr", maddr)
+		"--api-addr", fmt.Sprintf("127.0.0.1:%d", aport), "--metrics-addr", maddr, "--im-addr", "127.0.0.1:0")
 	m := dev.waitFor(t, regexp.MustCompile(`xbot dev ready: api=(\S+) kafka=(\S+) token=(\S+)`), 60*time.Second)
 	api, token := m[1], m[3]
 	before := scrape(t, maddr)

@@ -26,6 +26,8 @@ type settings struct {
 	// dev says this process is `xbot dev`: compute_provider=auto may fall
 	// back to no isolation there, and nowhere else.
 	dev bool
+	// flags are the command line's settings, for a reload that re-reads the others.
+	flags map[string]string
 }
 
 // flagAliases are shorter flags a command accepts for a key, by command:
@@ -81,7 +83,7 @@ func settingsFrom(flags map[string]string, defaultFormat string) (*settings, err
 	if unknown := config.UnknownEnv(envMap()); len(unknown) > 0 {
 		log.Warn("ignoring unknown XBOT_ environment variables", zap.Strings("names", unknown))
 	}
-	return &settings{r: r, log: log}, nil
+	return &settings{r: r, log: log, flags: flags}, nil
 }
 
 func envMap() map[string]string {

@@ -61,6 +61,12 @@ func Example() {
 	// events_page_max_bytes          1048576          default  XBOT_EVENTS_PAGE_MAX_BYTES          default
 	// executor_id                    (unset)          default  XBOT_EXECUTOR_ID                    default
 	// executor_remember_finished     168h             default  XBOT_EXECUTOR_REMEMBER_FINISHED     default
+	// im_addr                        127.0.0.1:8086   default  XBOT_IM_ADDR                        default
+	// im_agent                       demo             default  XBOT_IM_AGENT                       default
+	// im_api_url                     (unset)          default  XBOT_IM_API_URL                     default
+	// im_endpoints                   (unset)          default  XBOT_IM_ENDPOINTS                   default
+	// im_media_dir                   (unset)          default  XBOT_IM_MEDIA_DIR                   default
+	// im_shell_isolation             (unset)          default  XBOT_IM_SHELL_ISOLATION             default
 	// kafka_brokers                  k1:9092,k2:9092  env      XBOT_KAFKA_BROKERS                  XBOT_KAFKA_BROKERS
 	// kafka_group_prefix             (unset)          default  XBOT_KAFKA_GROUP_PREFIX             default
 	// kafka_partitions               12               default  XBOT_KAFKA_PARTITIONS               default

@@ -58,6 +58,13 @@ var registry = []Key{
 	{Name: "api_jwt_audience", Usage: "required aud claim of JWT bearer tokens"},
 	{Name: "api_cors_origins", Usage: "origins (scheme://host[:port], comma-separated, or *) whose browser pages may call the API and read its answers and streams (empty = CORS off; see docs/clients.md)"},
 	{Name: "api_cors_credentials", Default: "false", Usage: "let allowed origins send cookies and HTTP authentication with their requests (not needed for bearer tokens; never with *)"},
+	// 8086 is the sandbox channel's usual port (the seed's host address).
+	{Name: "im_addr", Default: "127.0.0.1:8086", Usage: "listen address of the IM gateway's sandbox endpoints and chat page (xbot im-gateway, xbot dev)"},
+	{Name: "im_endpoints", Usage: "the IM gateway's sandbox endpoints as id=owner, comma-separated: the first at /sandbox, the others at /sandbox/<id> (empty = sandbox-bot=sandbox-user); re-read on SIGHUP"},
+	{Name: "im_api_url", Usage: "base URL of the API the IM gateway sends its clients' messages to (empty = http://<api_addr>; xbot dev: its own API)"},
+	{Name: "im_agent", Default: "demo", Usage: "the agent a new IM conversation's first run starts"},
+	{Name: "im_media_dir", Usage: "the only directory whose files an outbound IM media segment's path may name (empty = path media dropped)"},
+	{Name: "im_shell_isolation", Usage: "what the IM gateway's ready frame reports of the executors' sandbox provider: bwrap or local (empty = unknown; xbot dev: the provider it runs)"},
 	{Name: "api_public_url", Usage: "external base URL of the API for $schema links (empty = relative links)"},
 	// 10s: a slow link sends its headers in well under this; a client that
 	// does not is holding the connection hostage.

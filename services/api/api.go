@@ -158,6 +158,7 @@ func (a *API) registerRoutes() {
 	a.registerSubmitApprovalDecision()
 	a.registerRequestCompaction()
 	a.registerBuiltinPolicy()
+	a.registerWhoami()
 	a.registerListSessionRuns()
 	a.registerSessionState()
 	a.registerSessionMessage()

@@ -75,6 +75,8 @@ func sweepCases(a tenantA) map[string]sweepCase {
 	cases["GET /v1/sessions/{platformSessionId}/stream"] = sweepCase{path: "/v1/sessions/" + a.session + "/stream", status: 404, code: "not_found"}
 	// Agent profiles are global today: every tenant sees every agent.
 	cases["GET /v1/agents"] = sweepCase{path: "/v1/agents", status: 200}
+	// whoami answers with the caller's own principal only.
+	cases["GET /v1/whoami"] = sweepCase{path: "/v1/whoami", status: 200}
 	cases["GET /v1/agents/{agentId}"] = sweepCase{path: "/v1/agents/asker", status: 200}
 	cases["GET /v1/runs/{runId}/snapshot"] = nf("/v1/runs/"+a.done+"/snapshot", "run_not_found")
 	cases["GET /v1/sessions/{platformSessionId}/grants"] = nf("/v1/sessions/"+a.session+"/grants", "not_found")

@@ -1,0 +1,91 @@
+package imgateway
+
+import (
+	"sync"
+
+	"github.com/coder/websocket"
+)
+
+// seenWindow bounds the message ids an endpoint remembers for dedupe: far
+// more than one reconnect redelivers, a few hundred KiB at most.
+const seenWindow = 4096
+
+// endpoint is one mounted endpoint of one generation and its one client.
+type endpoint struct {
+	mount
+
+	mu      sync.Mutex
+	cur     *conn
+	retired bool
+	// seen are the ids of the messages delivered lately, oldest first in
+	// order; kept across the endpoint's connections, so a redelivery after a
+	// reconnect is dropped too.
+	seen  map[string]bool
+	order []string
+}
+
+func newEndpoint(m mount) *endpoint {
+	return &endpoint{mount: m, seen: map[string]bool{}}
+}
+
+// first reports whether the endpoint is mounted at /sandbox, the one path a
+// read-only token may connect to.
+func (e *endpoint) first() bool { return e.Path == "/sandbox" }
+
+// attach makes c the endpoint's client and returns the one it replaced, or
+// false when the endpoint's generation is retired.
+func (e *endpoint) attach(c *conn) (*conn, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.retired {
+		return nil, false
+	}
+	old := e.cur
+	e.cur = c
+	return old, true
+}
+
+// detach forgets c if it is still the endpoint's client.
+func (e *endpoint) detach(c *conn) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.cur == c {
+		e.cur = nil
+	}
+}
+
+// retire ends the endpoint's generation: its client is closed with code.
+func (e *endpoint) retire(code websocket.StatusCode, reason string) {
+	e.mu.Lock()
+	e.retired = true
+	c := e.cur
+	e.cur = nil
+	e.mu.Unlock()
+	if c != nil {
+		c.close(code, reason)
+	}
+}
+
+// markSeen records id and reports whether it was new.
+func (e *endpoint) markSeen(id string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.seen[id] {
+		return false
+	}
+	e.seen[id] = true
+	e.order = append(e.order, id)
+	if len(e.order) > seenWindow {
+		delete(e.seen, e.order[0])
+		e.order = e.order[1:]
+	}
+	return true
+}
+
+// forget drops id, so a message whose frame could not be written is
+// delivered again.
+func (e *endpoint) forget(id string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	delete(e.seen, id)
+}
