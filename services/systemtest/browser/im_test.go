@@ -211,12 +211,12 @@ func checkIMRun(t *testing.T, sys imSystem) {
 	}
 	var calls []string
 	for _, it := range items {
-		if it.ToolName == "shell" && it.Output != nil {
-			calls = append(calls, strings.TrimSpace(*it.Output))
+		if it.ToolName == "shell" {
+			calls = append(calls, it.Status+": "+deref(it.Output))
 		}
 	}
-	if len(calls) != 1 || calls[0] != imToolOutput {
-		t.Errorf("shell calls with output %q, want one: %q", calls, imToolOutput)
+	if len(calls) != 1 || !strings.HasPrefix(calls[0], "completed: ") || !strings.Contains(calls[0], imToolOutput) {
+		t.Errorf("shell calls %q, want one, completed, its output holding %q", calls, imToolOutput)
 	}
 }
 
@@ -322,4 +322,11 @@ func runIMDrive(t *testing.T, dir, chromium, artifacts string, args ...string) i
 		}
 	}
 	return res
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
