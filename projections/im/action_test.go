@@ -20,9 +20,13 @@ func TestActionsCarryTheirCommand(t *testing.T) {
 			for _, a := range m.Actions {
 				n++
 				got, ok := im.ParsePayload(a.Payload)
+				// A short payload names the approval; its run and item are the request's.
+				if ok && got.ApprovalID != "" && m.Request != nil && got.ApprovalID == m.Request.ApprovalID {
+					got.ApprovalID, got.RunID, got.ItemID = "", m.RunID, m.ItemID
+				}
 				switch {
-				case a.Approval == nil || !ok || got != *a.Approval:
-					t.Errorf("%s: action %s payload %q parses to %+v (ok=%v), want %+v", name, a.ID, a.Payload, got, ok, a.Approval)
+				case a.Approval == nil || !ok || got != *a.Approval || len(a.Payload) > im.MaxPayloadBytes:
+					t.Errorf("%s: action %s payload %q parses to %+v (ok=%v), want %+v within %d bytes", name, a.ID, a.Payload, got, ok, a.Approval, im.MaxPayloadBytes)
 				case got.RunID != m.RunID || got.ItemID != m.ItemID || (got.Decision == "deny" && got.Scope != "item"):
 					t.Errorf("%s: action %s decides %+v on message of run %s item %s", name, a.ID, got, m.RunID, m.ItemID)
 				case !commands.ValidIdempotencyKey(a.ID) || ids[a.ID]:
@@ -57,6 +61,16 @@ func TestParsePayloadRefusesOtherText(t *testing.T) {
 	want := im.Approval{RunID: run, ItemID: item, Decision: "deny", Scope: "platform_session"}
 	if got, ok := im.ParsePayload(im.ActionPayload(want)); !ok || got != want {
 		t.Errorf("round trip of %+v gave %+v, %v", want, got, ok)
+	}
+	apr := id("apr", 1, "A")
+	short := im.ShortPayload(apr, "allow", "platform_session")
+	if got, ok := im.ParsePayload(short); !ok || got != (im.Approval{ApprovalID: apr, Decision: "allow", Scope: "platform_session"}) || len(short) > im.MaxPayloadBytes {
+		t.Errorf("short payload %q (%d bytes) gave %+v, %v", short, len(short), got, ok)
+	}
+	for _, s := range []string{"apr:" + apr + ":allow", "apr:apr_x:allow:item", "apr:" + run + ":allow:item", "apr:" + apr + ":allow:forever"} {
+		if a, ok := im.ParsePayload(s); ok {
+			t.Errorf("ParsePayload(%q) = %+v, want false", s, a)
+		}
 	}
 }
 

@@ -33,7 +33,7 @@ func Flatten(e events.Envelope) (Message, bool, error) {
 	m.ConversationID = ConversationID(e)
 	m.TenantID, m.RunID, m.Seq, m.CreatedAt = e.TenantID, e.RunID, e.Seq, e.OccurredAt
 	if m.Kind == KindAwaitingApproval {
-		m.Actions = approvalActions(m.ID, e.RunID, e.ItemID, e.PlatformSessionID != "")
+		m.Actions = approvalActions(m.ID, e.RunID, e.ItemID, approvalIDOf(m), e.PlatformSessionID != "")
 	}
 	return m, true, nil
 }
@@ -165,4 +165,13 @@ func followUp(p *events.CommandAppliedPayload) (Message, bool, error) {
 
 func status(s Status, text string) Message {
 	return Message{Kind: KindStatus, Text: text, Status: &s}
+}
+
+// approvalIDOf is the approval id of an awaiting_approval message, "" when
+// its request has none.
+func approvalIDOf(m Message) string {
+	if m.Request == nil {
+		return ""
+	}
+	return m.Request.ApprovalID
 }

@@ -70,7 +70,8 @@ type Action struct {
 	// a double click is a duplicate rather than a second decision.
 	ID    string `json:"id"`
 	Label string `json:"label"`
-	// Payload is the button's value (see ActionPayload).
+	// Payload is the button's value (ShortPayload; ActionPayload for a
+	// request without an approvalId). ParsePayload decodes both.
 	Payload string `json:"payload"`
 	// Approval is the SubmitApprovalDecision the button sends.
 	Approval *Approval `json:"approval,omitempty"`
@@ -78,10 +79,13 @@ type Action struct {
 
 // Approval is what a SubmitApprovalDecision needs: the run it goes to and its payload.
 type Approval struct {
-	RunID    string `json:"runId"`
-	ItemID   string `json:"itemId"`
-	Decision string `json:"decision"`
-	Scope    string `json:"scope"`
+	RunID  string `json:"runId"`
+	ItemID string `json:"itemId"`
+	// ApprovalID is set, instead of RunID and ItemID, by ParsePayload of a
+	// ShortPayload; never in a message.
+	ApprovalID string `json:"-"`
+	Decision   string `json:"decision"`
+	Scope      string `json:"scope"`
 }
 
 // ApprovalRequest is the detail of an awaiting_approval message

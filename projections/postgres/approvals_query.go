@@ -53,6 +53,8 @@ type ApprovalFilter struct {
 	TenantID string // required
 	Status   string // ApprovalPending, ApprovalResolved, ApprovalExpired or ApprovalCancelled
 	RunID    string
+	// ApprovalID keeps the approval of this id (apr_…) only.
+	ApprovalID string
 	// After is an opaque cursor returned by the previous page ("" = first page).
 	After string
 	Limit int
@@ -122,6 +124,10 @@ func listApprovalsQuery(f ApprovalFilter) (string, []any, error) {
 	if f.RunID != "" {
 		sql += " AND run_id = " + next()
 		args = append(args, f.RunID)
+	}
+	if f.ApprovalID != "" {
+		sql += " AND approval_id = " + next()
+		args = append(args, f.ApprovalID)
 	}
 	if f.After != "" {
 		c, err := decodeKeyCursor(f.After, approvalCursorKind)

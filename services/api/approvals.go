@@ -57,10 +57,11 @@ func approvalView(r ApprovalRecord) approval {
 }
 
 type listApprovalsInput struct {
-	Status string `query:"status" enum:"pending,resolved,expired,cancelled" doc:"Only approvals in this state; pending lists exactly the items awaiting a decision."`
-	RunID  string `query:"runId" maxLength:"160" pattern:"^[A-Za-z0-9._:-]{1,160}$" doc:"Only approvals of this run."`
-	Cursor string `query:"cursor" doc:"nextCursor of the previous page."`
-	Limit  int    `query:"limit" minimum:"1" maximum:"200" default:"50" doc:"Page size (the read model's bounds)."`
+	Status     string `query:"status" enum:"pending,resolved,expired,cancelled" doc:"Only approvals in this state; pending lists exactly the items awaiting a decision."`
+	RunID      string `query:"runId" maxLength:"160" pattern:"^[A-Za-z0-9._:-]{1,160}$" doc:"Only approvals of this run."`
+	ApprovalID string `query:"approvalId" maxLength:"160" pattern:"^[A-Za-z0-9._:-]{1,160}$" doc:"Only the approval of this id (apr_…): how a chat button's short payload (apr:<approvalId>:<decision>:<scope>) finds its run and item."`
+	Cursor     string `query:"cursor" doc:"nextCursor of the previous page."`
+	Limit      int    `query:"limit" minimum:"1" maximum:"200" default:"50" doc:"Page size (the read model's bounds)."`
 }
 
 type approvalList struct {
@@ -93,7 +94,7 @@ func (a *API) listApprovals(ctx context.Context, in *listApprovalsInput) (*listA
 		noteRun(ctx, in.RunID)
 	}
 	rows, next, err := a.store.ListApprovals(ctx, ApprovalFilter{TenantID: tenantOf(ctx),
-		Status: in.Status, RunID: in.RunID, After: in.Cursor, Limit: in.Limit})
+		Status: in.Status, RunID: in.RunID, ApprovalID: in.ApprovalID, After: in.Cursor, Limit: in.Limit})
 	if err != nil {
 		return nil, fmt.Errorf("list approvals: %w", err)
 	}

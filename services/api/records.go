@@ -183,6 +183,8 @@ type ApprovalFilter struct {
 	TenantID string // required
 	Status   string // pending, resolved, expired or cancelled
 	RunID    string
+	// ApprovalID keeps the approval of this id (apr_…) only.
+	ApprovalID string
 	// After is an opaque cursor returned by the previous page ("" = first page).
 	After string
 	Limit int

@@ -59,6 +59,11 @@ func (c *conn) decide(convID string, a wire.Action) bool {
 	if !ok {
 		return false
 	}
+	if ap.ApprovalID != "" {
+		if ap, ok = c.resolve(convID, ap); !ok {
+			return true
+		}
+	}
 	key := a.ID
 	if !keyPattern.MatchString(key) {
 		key = derivedKey(ap.RunID, []byte(a.Payload))
@@ -68,6 +73,21 @@ func (c *conn) decide(convID string, a wire.Action) bool {
 		client.CommandOptions{IdempotencyKey: key, Wait: client.WaitFor(c.gw.cfg.Wait)})
 	c.report(convID, "approval decision", res.Outcome, res.Code, res.Detail, err)
 	return true
+}
+
+// resolve finds the run and item of a short payload's approval id
+// (GET /v1/approvals?approvalId=), as the client's tenant sees them.
+func (c *conn) resolve(convID string, ap im.Approval) (im.Approval, bool) {
+	page, err := c.api.ListApprovals(c.ctx, client.ApprovalQuery{ApprovalID: ap.ApprovalID})
+	if err != nil || len(page.Approvals) == 0 {
+		c.report(convID, "approval lookup", "", "", "", err)
+		if err == nil {
+			c.sayError(convID, "approval "+ap.ApprovalID+" not found (yet): press the button again in a moment")
+		}
+		return ap, false
+	}
+	ap.RunID, ap.ItemID, ap.ApprovalID = page.Approvals[0].RunID, page.Approvals[0].ItemID, ""
+	return ap, true
 }
 
 // send sends the message to the session sid.

@@ -57,6 +57,8 @@ type ApprovalQuery struct {
 	Status string
 	// RunID keeps only the approvals of this run.
 	RunID string
+	// ApprovalID keeps only the approval of this id.
+	ApprovalID string
 	Page
 }
 
@@ -76,6 +78,9 @@ func (c *Client) ListApprovals(ctx context.Context, q ApprovalQuery) (ApprovalPa
 	}
 	if q.RunID != "" {
 		v.Set("runId", q.RunID)
+	}
+	if q.ApprovalID != "" {
+		v.Set("approvalId", q.ApprovalID)
 	}
 	var out ApprovalPage
 	err := c.call(ctx, http.MethodGet, withQuery("/v1/approvals", q.query(v)), nil, &out)
