@@ -89,14 +89,17 @@ type imDrive struct {
 		From string `json:"from"`
 		Text string `json:"text"`
 	} `json:"history"`
-	Statuses []string `json:"statuses"`
-	Error    string   `json:"error"`
+	Statuses    []string `json:"statuses"`
+	Error       string   `json:"error"`
+	Replaced    string   `json:"replaced"`
+	OtherStatus string   `json:"otherStatus"`
 }
 
 // TestIMChatInABrowser drives the gateway's sandbox chat page in headless
 // Chromium against a real system: send a message, see the reply frames
 // arrive, press Allow on the approval request, see the final answer, and
-// after a reload the conversation's history with the tool call's output.
+// after a reload the conversation's history with the tool call's output;
+// then a second tab takes the endpoint and the first is closed 4000.
 func TestIMChatInABrowser(t *testing.T) {
 	if imGateway == nil {
 		t.Skip("the IM gateway is not wired into this build (imgateway_test.go)")
@@ -106,7 +109,7 @@ func TestIMChatInABrowser(t *testing.T) {
 	sys := startIMSystem(t)
 	page := imGateway(t, sys) + "?token=" + imToken
 	res := runIMDrive(t, dir, chromium, imArtifactsDir(t, "im"), "--url", page, "--prompt", imPrompt,
-		"--allow", imAllow, "--final", imFinal, "--tool-output", imToolOutput)
+		"--allow", imAllow, "--final", imFinal, "--tool-output", imToolOutput, "--replace")
 	t.Logf("ready %+v; %d screenshots", res.Ready, len(res.Screenshots))
 
 	if res.Ready.CanExecute != "yes" || res.Ready.Endpoint == "" {
@@ -116,6 +119,10 @@ func TestIMChatInABrowser(t *testing.T) {
 	checkArrival(t, res)
 	checkHistory(t, res)
 	checkIMRun(t, sys)
+	if res.Replaced != "closed 4000 replaced by new sandbox client" || res.OtherStatus != "ready" {
+		t.Errorf("a second tab left the first %q and itself %q, want the first closed 4000 (without a reconnect) and the second ready",
+			res.Replaced, res.OtherStatus)
+	}
 }
 
 // checkSentFrames: the page sent the prompt and then the Allow button's

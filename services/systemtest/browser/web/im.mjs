@@ -5,7 +5,8 @@
 // drive with a screenshot (failure.png).
 //
 // Usage: node im.mjs --url PAGE --artifacts DIR --prompt TEXT --allow LABEL
-//                    --final TEXT --tool-output TEXT [--closes] [--timeout-ms N]
+//                    --final TEXT --tool-output TEXT [--closes] [--replace]
+//                    [--timeout-ms N]
 //
 // 1. open the page (its ?token= included) and see the ready frame;
 // 2. send --prompt and record the reply frames as they arrive, up to an
@@ -16,16 +17,18 @@
 // 5. with --closes: send "/close 1012" (the endpoint of the page test closes
 //    the socket with that code) and see the page reconnect, then
 //    "/close 4000" and see it wait for a click on Reconnect; "/error" and see
-//    the error frame.
+//    the error frame;
+// 6. with --replace: open the page in a second tab, which takes the endpoint,
+//    and see the first tab closed 4000 and waiting for a click on Reconnect.
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 
 function parseArgs(argv) {
-  const o = { timeoutMs: 60000, closes: false };
+  const o = { timeoutMs: 60000, closes: false, replace: false };
   for (let i = 0; i < argv.length; i++) {
     const name = argv[i].replace(/^--/, '').replace(/-(.)/g, (_, c) => c.toUpperCase());
-    if (name === 'closes') { o.closes = true; continue; }
+    if (name === 'closes' || name === 'replace') { o[name] = true; continue; }
     o[name] = name === 'timeoutMs' ? Number(argv[i + 1]) : argv[i + 1];
     i++;
   }
@@ -127,6 +130,19 @@ async function closes(page) {
   result.statuses.push(await page.locator('#status').textContent());
 }
 
+async function replace(page) {
+  const other = await browser.newPage({ viewport: { width: 900, height: 600 } });
+  other.setDefaultTimeout(opts.timeoutMs);
+  await other.goto(opts.url);
+  await ready(other);
+  await page.locator('#status', { hasText: 'closed 4000' }).waitFor();
+  await page.locator('#reconnect').waitFor();
+  result.replaced = await page.locator('#status').textContent();
+  await shot(page, 'replaced-by-another-tab');
+  result.otherStatus = await other.locator('#status').textContent();
+  await other.close();
+}
+
 await mkdir(opts.artifacts, { recursive: true });
 const browser = await chromium.launch({
   executablePath: process.env.XBOT_CHROMIUM || '/usr/bin/chromium',
@@ -142,6 +158,7 @@ let failed = false;
 try {
   await chat(page);
   if (opts.closes) await closes(page);
+  if (opts.replace) await replace(page);
 } catch (err) {
   failed = true;
   console.error(`drive: ${err.stack ?? err}`);
