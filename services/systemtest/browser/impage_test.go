@@ -28,7 +28,7 @@ const (
 )
 
 // scriptedEndpoint is a sandbox endpoint that speaks the wire protocol
-// (docs/im.md) from a script instead of an agent: it serves web.Files at
+// (services/imgateway/wire) from a script instead of an agent: it serves web.Files at
 // /sandbox, web.HistoryHandler at /sandbox/history and a socket that
 // answers a message with a reply and an approval request, the Allow
 // button's action with the final answer, and the drive's "/close N" and
