@@ -12,8 +12,9 @@
 // 2. send --prompt and record the reply frames as they arrive, up to an
 //    approval request with a button labelled --allow;
 // 3. press it and see the reply frames up to one holding --final;
-// 4. reload and see the conversation's history, the tool call's output
-//    (--tool-output) in it;
+// 4. once the history route has the final answer too (the read model is a
+//    view of its own), reload and see the conversation's history, the tool
+//    call's output (--tool-output) in it;
 // 5. with --closes: send "/close 1012" (the endpoint of the page test closes
 //    the socket with that code) and see the page reconnect, then
 //    "/close 4000" and see it wait for a click on Reconnect; "/error" and see
@@ -99,6 +100,14 @@ async function chat(page) {
   result.sent = await page.evaluate(() => window.sent);
   await shot(page, 'final-answer');
 
+  // The outbox and the read model are separate views of the log: wait until
+  // the history route has the final answer too, then reload.
+  await page.waitForFunction(async (final) => {
+    const q = new URLSearchParams({ type: document.getElementById('conv-type').value, id: document.getElementById('conv-id').value });
+    const token = new URLSearchParams(location.search).get('token');
+    const res = await fetch(`${location.pathname}/history?${q}`, { headers: { Authorization: `Bearer ${token}` } });
+    return res.ok && (await res.text()).includes(final);
+  }, opts.final, { polling: 250 });
   await page.reload();
   await ready(page);
   await page.locator(`${current} .message.history .tool-output`, { hasText: opts.toolOutput }).first().waitFor();
