@@ -12,8 +12,8 @@
 //
 // It also drives the IM gateway's sandbox chat page (services/imgateway/web)
 // with web/im.mjs: against a scripted endpoint of the wire protocol
-// (TestSandboxPageInABrowser: chat, approval, history after a reload, the
-// closes 1012 and 4000, an error frame) and against a real system with the
+// (TestSandboxPageInABrowser: chat, approval, history after a reload, a
+// group conversation, the closes 1012 and 4000, an error frame) and against a real system with the
 // gateway (TestIMChatInABrowser); their screenshots go to browser/sandbox-page
 // and browser/im under the same directory.
 //

@@ -89,10 +89,12 @@ type imDrive struct {
 		From string `json:"from"`
 		Text string `json:"text"`
 	} `json:"history"`
-	Statuses    []string `json:"statuses"`
-	Error       string   `json:"error"`
-	Replaced    string   `json:"replaced"`
-	OtherStatus string   `json:"otherStatus"`
+	Statuses      []string `json:"statuses"`
+	Error         string   `json:"error"`
+	Replaced      string   `json:"replaced"`
+	OtherStatus   string   `json:"otherStatus"`
+	GroupSent     string   `json:"groupSent"`
+	PrivateHidden bool     `json:"privateHidden"`
 }
 
 // TestIMChatInABrowser drives the gateway's sandbox chat page in headless

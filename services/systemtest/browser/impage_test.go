@@ -144,11 +144,12 @@ func closeWith(ws *websocket.Conn, code uint16, reason string) {
 	_, _ = ws.Write(append(binary.BigEndian.AppendUint16(nil, code), reason...))
 }
 
-// ListSessionRuns is the session's one run once the final answer was sent.
-func (e *scriptedEndpoint) ListSessionRuns(_ context.Context, _ string, _ client.RunQuery) (client.SessionRunPage, error) {
+// ListSessionRuns is the private conversation's one run once the final
+// answer was sent; other conversations have none.
+func (e *scriptedEndpoint) ListSessionRuns(_ context.Context, sessionID string, _ client.RunQuery) (client.SessionRunPage, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if !e.answered {
+	if !e.answered || sessionID != "sbx-private-"+pageOwner {
 		return client.SessionRunPage{}, &client.Problem{Status: http.StatusNotFound}
 	}
 	return client.SessionRunPage{Runs: []client.Run{{RunID: pageRun, Input: client.UserInput{Content: imPrompt}}}}, nil
@@ -167,8 +168,8 @@ func (e *scriptedEndpoint) AllItems(context.Context, string, client.Page) ([]cli
 }
 
 // TestSandboxPageInABrowser drives the chat page in headless Chromium
-// against the scripted endpoint: the same chat as TestIMChatInABrowser, then
-// a close 1012 the page reconnects after on its own, an error frame, and a
+// against the scripted endpoint: the same chat as TestIMChatInABrowser, a
+// message in another conversation, a close 1012 the page reconnects after on its own, an error frame, and a
 // close 4000 after which it waits for a click on Reconnect.
 func TestSandboxPageInABrowser(t *testing.T) {
 	chromium := chromiumPath(t)
@@ -193,6 +194,10 @@ func TestSandboxPageInABrowser(t *testing.T) {
 	checkArrival(t, res)
 	checkHistory(t, res)
 	checkCloses(t, res)
+	var group struct{ Type, ID string }
+	if err := json.Unmarshal([]byte(res.GroupSent), &group); err != nil || group.Type != "group" || group.ID != "team" || !res.PrivateHidden {
+		t.Errorf("in the group conversation the page sent %q (%v), private hidden %v", res.GroupSent, err, res.PrivateHidden)
+	}
 	ep.mu.Lock()
 	defer ep.mu.Unlock()
 	// The first load, the reload, the reconnect after 1012 and the click on

@@ -15,7 +15,8 @@
 // 4. once the history route has the final answer too (the read model is a
 //    view of its own), reload and see the conversation's history, the tool
 //    call's output (--tool-output) in it;
-// 5. with --closes: send "/close 1012" (the endpoint of the page test closes
+// 5. with --closes: open the group conversation "team", send to it and see
+//    its reply there; back in the private one, send "/close 1012" (the endpoint of the page test closes
 //    the socket with that code) and see the page reconnect, then
 //    "/close 4000" and see it wait for a click on Reconnect; "/error" and see
 //    the error frame;
@@ -118,6 +119,20 @@ async function chat(page) {
   await shot(page, 'history-after-reload');
 }
 
+// conversations opens the group conversation "team", sends to it and sees
+// its reply there, with the private conversation hidden; then goes back.
+async function conversations(page) {
+  await page.selectOption('#conv-type', 'group');
+  await page.fill('#conv-id', 'team');
+  await page.click('#open');
+  await send(page, 'hello team');
+  await page.locator('.conversation[data-conversation="group:team"] .message[data-from=bot]').first().waitFor();
+  result.groupSent = (await page.evaluate(() => window.sent)).at(-1);
+  result.privateHidden = await page.locator('.conversation[data-conversation^="private:"]').isHidden();
+  await shot(page, 'group-conversation');
+  await page.locator('#conversations button', { hasText: 'private' }).click();
+}
+
 async function closes(page) {
   result.statuses = [];
   await send(page, '/close 1012');
@@ -166,7 +181,10 @@ page.on('pageerror', (e) => consoleLines.push(`pageerror: ${e.message}`));
 let failed = false;
 try {
   await chat(page);
-  if (opts.closes) await closes(page);
+  if (opts.closes) {
+    await conversations(page);
+    await closes(page);
+  }
   if (opts.replace) await replace(page);
 } catch (err) {
   failed = true;
