@@ -49,10 +49,10 @@ func newConn(g *Gateway, ep *endpoint, ws *websocket.Conn, who client.Principal,
 func (c *conn) serve(parent context.Context) {
 	c.ctx, c.cancel = context.WithCancel(context.WithoutCancel(parent))
 	defer c.cancel()
-	old, ok := c.ep.attach(c)
-	if !ok {
+	old, retired := c.ep.attach(c)
+	if retired != 0 {
 		close(c.delivered)
-		_ = c.ws.Close(CloseRetired, "endpoint generation retired")
+		_ = c.ws.Close(retired, "endpoint generation retired")
 		return
 	}
 	prev := closedChan()

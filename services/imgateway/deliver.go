@@ -23,6 +23,10 @@ const (
 	fetchBytes  = 4 << 20
 )
 
+// pollBackoff is the pause after a failed poll, so a broker that is away
+// is asked once a second rather than in a busy loop.
+const pollBackoff = time.Second
+
 // commitTimeout bounds the commit of what a connection delivered once the
 // connection is gone.
 const commitTimeout = 5 * time.Second
@@ -56,6 +60,7 @@ func (c *conn) deliver(prev <-chan struct{}) {
 		fs := cl.PollRecords(c.ctx, pollRecords)
 		if err := fetchErr(fs); err != nil {
 			c.log.Warn("outbox poll", zap.Error(err))
+			c.pause(pollBackoff)
 			continue
 		}
 		done, err := c.deliverAll(fs.Records())
@@ -89,7 +94,9 @@ func (c *conn) deliverOne(r *kgo.Record) error {
 	if !ok || conv.Endpoint != c.ep.Name || m.TenantID != c.who.TenantID || !c.ep.markSeen(m.ID) {
 		return nil
 	}
-	if err := c.write(wire.Reply(conv, m)); err != nil {
+	f := wire.Reply(conv, m)
+	f.Content = outbound(f.Content, c.gw.cfg.MediaDir, c.log)
+	if err := c.write(f); err != nil {
 		c.ep.forget(m.ID)
 		return err
 	}
@@ -106,6 +113,16 @@ func (c *conn) commit(cl *kgo.Client, recs []*kgo.Record) {
 	defer cancel()
 	if err := cl.CommitRecords(ctx, recs...); err != nil {
 		c.log.Warn("outbox commit", zap.Error(err))
+	}
+}
+
+// pause waits d or until the connection ends.
+func (c *conn) pause(d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-c.ctx.Done():
 	}
 }
 

@@ -14,9 +14,10 @@ const seenWindow = 4096
 type endpoint struct {
 	mount
 
-	mu      sync.Mutex
-	cur     *conn
-	retired bool
+	mu  sync.Mutex
+	cur *conn
+	// retired is the close code of the retired generation; 0 while it serves.
+	retired websocket.StatusCode
 	// seen are the ids of the messages delivered lately, oldest first in
 	// order; kept across the endpoint's connections, so a redelivery after a
 	// reconnect is dropped too.
@@ -32,17 +33,17 @@ func newEndpoint(m mount) *endpoint {
 // read-only token may connect to.
 func (e *endpoint) first() bool { return e.Path == "/sandbox" }
 
-// attach makes c the endpoint's client and returns the one it replaced, or
-// false when the endpoint's generation is retired.
-func (e *endpoint) attach(c *conn) (*conn, bool) {
+// attach makes c the endpoint's client and returns the one it replaced,
+// or, when the endpoint's generation is retired, the code to close c with.
+func (e *endpoint) attach(c *conn) (*conn, websocket.StatusCode) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.retired {
-		return nil, false
+	if e.retired != 0 {
+		return nil, e.retired
 	}
 	old := e.cur
 	e.cur = c
-	return old, true
+	return old, 0
 }
 
 // detach forgets c if it is still the endpoint's client.
@@ -57,7 +58,7 @@ func (e *endpoint) detach(c *conn) {
 // retire ends the endpoint's generation: its client is closed with code.
 func (e *endpoint) retire(code websocket.StatusCode, reason string) {
 	e.mu.Lock()
-	e.retired = true
+	e.retired = code
 	c := e.cur
 	e.cur = nil
 	e.mu.Unlock()

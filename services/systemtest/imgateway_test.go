@@ -74,6 +74,24 @@ func dialIM(t *testing.T, url, tok string) (*imClient, wire.Frame) {
 	return c, ready
 }
 
+// dialWithHeader connects to url with tok as the Authorization bearer and
+// reads the ready frame.
+func dialWithHeader(t *testing.T, url, tok string) *imClient {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), imTimeout)
+	defer cancel()
+	ws, _, err := websocket.Dial(ctx, url, &websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + tok}}})
+	if err != nil {
+		t.Fatalf("dial %s: %v", url, err)
+	}
+	c := &imClient{t: t, ws: ws}
+	t.Cleanup(func() { _ = ws.CloseNow() })
+	if f := c.next(); f.Type != wire.TypeReady {
+		t.Fatalf("first frame %+v, want ready", f)
+	}
+	return c
+}
+
 // dialStatus is the HTTP status a handshake to url with tok is refused with.
 func dialStatus(t *testing.T, url, tok string) int {
 	t.Helper()
@@ -248,7 +266,7 @@ func TestIMGatewayCloses(t *testing.T) {
 	e, st, _ := agentEnv(t, echoAgent())
 	gw, url := gatewayOf(t, e, st, "chat", imgateway.DefaultEndpoint, imgateway.Endpoint{ID: "other", Owner: "me"})
 	a, _ := dialIM(t, url+"/sandbox", token)
-	b, _ := dialIM(t, url+"/sandbox", token)
+	b := dialWithHeader(t, url+"/sandbox", token)
 	if code := a.closed(); code != imgateway.CloseReplaced {
 		t.Fatalf("replaced client closed %d, want 4000", code)
 	}

@@ -71,14 +71,14 @@ func readMedia(dir, path string) ([]byte, error) {
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(root, path)
 	}
-	real, err := filepath.EvalSymlinks(path)
+	resolved, err := filepath.EvalSymlinks(path)
 	if err != nil {
 		return nil, fmt.Errorf("media path: %w: %w", err, ErrMediaDropped)
 	}
-	if rel, err := filepath.Rel(root, real); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+	if rel, err := filepath.Rel(root, resolved); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 		return nil, fmt.Errorf("media path outside the media directory: %w", ErrMediaDropped)
 	}
-	f, err := os.Open(real) //nolint:gosec // the path was confined to the media directory above
+	f, err := os.Open(resolved) //nolint:gosec // the path was confined to the media directory above
 	if err != nil {
 		return nil, fmt.Errorf("media path: %w: %w", err, ErrMediaDropped)
 	}
