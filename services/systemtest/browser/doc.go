@@ -10,6 +10,13 @@
 // to $XBOT_ARTIFACTS/browser, or artifacts/browser at the repository's root.
 // docs/clients.md describes the transport and the pattern.
 //
-// The package has no code of its own; its files are the test and the web
-// page (web/, npm packages pinned by web/package-lock.json).
+// It also drives the IM gateway's sandbox chat page (services/imgateway/web)
+// with web/im.mjs: against a scripted endpoint of the wire protocol
+// (TestSandboxPageInABrowser: chat, approval, history after a reload, a
+// group conversation, the closes 1012 and 4000, an error frame) and against a real system with the
+// gateway (TestIMChatInABrowser); their screenshots go to browser/sandbox-page
+// and browser/im under the same directory.
+//
+// The package has no code of its own; its files are the tests and the web
+// pages and drivers (web/, npm packages pinned by web/package-lock.json).
 package browser
