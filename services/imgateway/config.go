@@ -108,7 +108,8 @@ type mount struct {
 
 // mounts returns the mount of each endpoint, in order.
 func mounts(eps []Endpoint) []mount {
-	taken := map[string]bool{}
+	// "history" is the first endpoint's history path (/sandbox/history).
+	taken := map[string]bool{"history": true}
 	out := make([]mount, len(eps))
 	for i, ep := range eps {
 		name := ep.ID

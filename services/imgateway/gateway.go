@@ -3,6 +3,7 @@ package imgateway
 import (
 	"errors"
 	"net/http"
+	"strings"
 	"sync"
 
 	"github.com/coder/websocket"
@@ -118,7 +119,17 @@ func (g *Gateway) Close() {
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	g.mu.Lock()
 	ep, closed := g.byPath[r.URL.Path], g.closed
-	if !closed && ep != nil {
+	var history *endpoint
+	if base, ok := strings.CutSuffix(r.URL.Path, historySuffix); ok && ep == nil {
+		history = g.byPath[base]
+	}
+	g.mu.Unlock()
+	if history != nil && !closed {
+		g.serveHistory(w, r, history)
+		return
+	}
+	g.mu.Lock()
+	if ep, closed = g.byPath[r.URL.Path], g.closed; !closed && ep != nil {
 		g.conns.Add(1)
 	}
 	g.mu.Unlock()

@@ -1,23 +1,52 @@
 package imgateway
 
 import (
-	_ "embed"
 	"net/http"
+
+	"go.uber.org/zap"
+
+	"github.com/xbot-runtime/xbot/services/api/client"
+	"github.com/xbot-runtime/xbot/services/imgateway/web"
+	"github.com/xbot-runtime/xbot/services/imgateway/wire"
 )
 
-// placeholderPage is served at an endpoint's path until the chat page of
-// services/imgateway/web is part of the build: it says how to connect.
-//
-//go:embed placeholder.html
-var placeholderPage []byte
+// historySuffix is the path, below an endpoint's, of its chat page's
+// history (web.HistoryHandler).
+const historySuffix = "/history"
 
-// servePage answers GET of an endpoint's path with the chat page.
+// servePage answers GET of an endpoint's path with the chat page
+// (web.Files: everything it loads is inline).
 func servePage(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		http.Error(w, http.StatusText(http.StatusMethodNotAllowed), http.StatusMethodNotAllowed)
 		return
 	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
-	_, _ = w.Write(placeholderPage)
+	http.ServeFileFS(w, r, web.Files, web.Page)
 }
+
+// serveHistory answers GET <endpoint path>/history: a conversation of the
+// endpoint, read from the session's runs through the API with the caller's
+// own token, its session id mapped as inbound messages map it.
+func (g *Gateway) serveHistory(w http.ResponseWriter, r *http.Request, ep *endpoint) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		http.Error(w, http.StatusText(http.StatusMethodNotAllowed), http.StatusMethodNotAllowed)
+		return
+	}
+	name := ep.Name
+	h, err := web.HistoryHandler(web.HistoryConfig{
+		Sessions: func(token string) web.SessionReader { return g.cfg.API.WithToken(token) },
+		SessionID: func(c web.Conversation) (string, error) {
+			return wire.SessionID(wire.Conversation{Endpoint: name, Type: c.Type, ID: c.ID})
+		},
+		Logger: g.log.Named("history"),
+	})
+	if err != nil {
+		g.log.Error("history handler", zap.Error(err))
+		http.Error(w, http.StatusText(http.StatusInternalServerError), http.StatusInternalServerError)
+		return
+	}
+	h.ServeHTTP(w, r)
+}
+
+var _ web.SessionReader = (*client.Client)(nil)
