@@ -9,11 +9,14 @@
 //
 //	runtime.item.completed assistant_message, with text → assistant_message (the whole reply; deltas are never sent)
 //	runtime.item.started clarification_request         → clarification_request (the question)
+//	runtime.item.completed command_execution,
+//	  file_change, tool_call                           → tool_result: the tool's name and its output (shortened to 400 bytes)
 //	runtime.item.awaiting_approval                     → awaiting_approval: the tool, its arguments (shortened) and why the
 //	                                                     policy asks (request: approvalId, toolName, ruleId, reason); actions
 //	                                                     Allow, Allow for this run, Allow for this conversation (runs with a
 //	                                                     session), Deny. Several may be open at once, each decided on its own
 //	runtime.approval.decision_submitted                → status (decision, scope, who decided; grantId when another call's grant decided it)
+//	runtime.run.completed                              → status: "Done." (the completion notice)
 //	runtime.run.failed                                 → status (errorCode)
 //	runtime.run.cancelled                              → status (reason)
 //	runtime.run.expired                                → status (what it waited for, the pause TTL in the text)

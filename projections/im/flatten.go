@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/xbot-runtime/xbot/events"
 )
@@ -59,9 +60,11 @@ func flatten(e events.Envelope, p any) (Message, bool, error) {
 		return expired(p.(*events.RunExpiredPayload)), true, nil
 	case events.RunPaused:
 		return paused(p.(*events.RunPausedPayload))
+	case events.RunCompleted:
+		return status(Status{Event: events.RunCompleted}, "Done."), true, nil
 	case events.CommandApplied:
 		return followUp(p.(*events.CommandAppliedPayload))
-	case events.RunAccepted, events.RunStarted, events.RunResumed, events.RunCompleted,
+	case events.RunAccepted, events.RunStarted, events.RunResumed,
 		events.RunCheckpointRestored, events.CommandAccepted, events.CommandRejected, events.CommandNoEffect,
 		events.CommandDuplicate, events.ItemDelta, events.ItemFailed, events.PermissionGrantApplied,
 		events.ContextCompacted, events.CapabilitySnapshotFrozen, events.PermissionGrantRevoked, events.RunQueued:
@@ -73,6 +76,9 @@ func flatten(e events.Envelope, p any) (Message, bool, error) {
 // reply is a completed assistant_message with text; a response that only
 // calls tools has none and shows nothing.
 func reply(e events.Envelope, p *events.ItemCompletedPayload) (Message, bool, error) {
+	if toolItems[p.ItemType] {
+		return toolResult(e, p)
+	}
 	if p.ItemType != events.ItemAssistantMessage || strings.TrimSpace(p.Content) == "" {
 		return Message{}, false, nil
 	}
@@ -174,4 +180,40 @@ func approvalIDOf(m Message) string {
 		return ""
 	}
 	return m.Request.ApprovalID
+}
+
+// toolItems are the item types whose completion is a tool call's result.
+var toolItems = map[events.ItemType]bool{events.ItemCommandExecution: true, events.ItemFileChange: true,
+	events.ItemToolCall: true}
+
+// ToolResultTextMax bounds the text of a tool_result message (bytes of
+// output shown; the whole output is in the run's items).
+const ToolResultTextMax = 400
+
+// toolResult is a completed tool call: the tool and its output as the model
+// receives it, shortened to ToolResultTextMax bytes on a rune boundary.
+func toolResult(e events.Envelope, p *events.ItemCompletedPayload) (Message, bool, error) {
+	var data events.ToolResultData
+	if len(p.Data) > 0 {
+		if err := json.Unmarshal(p.Data, &data); err != nil {
+			return Message{}, false, fmt.Errorf("decode tool result data of item %s: %w", e.ItemID, err)
+		}
+	}
+	out := strings.TrimSpace(data.Output)
+	if len(out) > ToolResultTextMax {
+		cut := ToolResultTextMax
+		for cut > 0 && !utf8.RuneStart(out[cut]) {
+			cut--
+		}
+		out = out[:cut] + "…"
+	}
+	name := data.ToolName
+	if name == "" {
+		name = string(p.ItemType)
+	}
+	text := name + " finished"
+	if out != "" {
+		text = name + ": " + out
+	}
+	return Message{Kind: KindToolResult, Text: text, ItemID: e.ItemID}, true, nil
 }

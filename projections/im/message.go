@@ -54,11 +54,14 @@ const (
 	// KindStatus is a notice about the run (failed, cancelled, expired,
 	// paused, an approval decided, a follow-up started).
 	KindStatus Kind = "status"
+	// KindToolResult is a tool call's result as the model receives it,
+	// shortened (ToolResultTextMax).
+	KindToolResult Kind = "tool_result"
 )
 
 // Kinds lists every message kind.
 func Kinds() []Kind {
-	return []Kind{KindAssistantMessage, KindClarificationRequest, KindAwaitingApproval, KindStatus}
+	return []Kind{KindAssistantMessage, KindClarificationRequest, KindAwaitingApproval, KindStatus, KindToolResult}
 }
 
 // Action is a button. It maps onto an IM channel's action segment
@@ -126,7 +129,7 @@ type Status struct {
 // StatusEvents lists the event types that become status messages.
 func StatusEvents() []events.Type {
 	return []events.Type{events.RunFailed, events.RunCancelled, events.RunExpired, events.RunPaused,
-		events.ApprovalDecisionSubmitted, events.CommandApplied}
+		events.ApprovalDecisionSubmitted, events.CommandApplied, events.RunCompleted}
 }
 
 // MessageID returns the id of the message made from event seq of run runID.

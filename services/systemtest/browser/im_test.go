@@ -132,24 +132,31 @@ func checkSentFrames(t *testing.T, sent []string) {
 }
 
 // checkArrival: the first reply and the approval request arrived before
-// Allow was pressed, the final answer after, in the order the run said them.
+// Allow was pressed, the tool's result and the final answer after, in the
+// order the run said them.
 func checkArrival(t *testing.T, res imDrive) {
 	t.Helper()
 	before := strings.Join(res.BeforeAllow, "\n")
 	if !strings.Contains(before, imFirst) || !strings.Contains(before, imAllow) || strings.Contains(before, imFinal) {
 		t.Errorf("before Allow the page showed %q, want the first reply and the approval request only", res.BeforeAllow)
 	}
-	first, final := -1, -1
+	first, tool, final := -1, -1, -1
 	for i, m := range res.Arrived {
 		if first < 0 && strings.Contains(m, imFirst) {
 			first = i
+		}
+		if tool < 0 && strings.Contains(m, "shell: "+imToolOutput) {
+			tool = i // the tool_result message (the approval request quotes the command, not its output)
 		}
 		if strings.Contains(m, imFinal) {
 			final = i
 		}
 	}
-	if first < 0 || final <= first {
-		t.Errorf("reply frames arrived as %q, want the first reply before the final answer", res.Arrived)
+	if first < 0 || tool <= first || final <= tool {
+		t.Errorf("reply frames arrived as %q, want the first reply, then the tool's result, then the final answer", res.Arrived)
+	}
+	if after := strings.Join(res.AfterAllow, "\n"); !strings.Contains(after, "shell: "+imToolOutput) {
+		t.Errorf("after Allow the page showed %q, want the tool's result among them", res.AfterAllow)
 	}
 }
 
