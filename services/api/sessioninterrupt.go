@@ -57,12 +57,5 @@ func (a *API) interruptSession(ctx context.Context, in *interruptInput) (*sessio
 		p.CancelQueued = in.Body.CancelQueued
 	}
 	d.sessionID, d.payload = in.PlatformSessionID, p
-	env, err := d.envelope(ctx, in.ActorID)
-	if err != nil {
-		return nil, err
-	}
-	if env.RunID, err = a.claimSessionKey(ctx, env); err != nil {
-		return nil, err
-	}
-	return a.sendSessionCommand(ctx, env, a.flights.startRouted(env), wait)
+	return a.submitSessionCommand(ctx, d, in.ActorID, wait)
 }

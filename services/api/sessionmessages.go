@@ -94,7 +94,14 @@ func (a *API) postSessionMessage(ctx context.Context, in *sessionMessageInput) (
 	if longEnded {
 		return a.resumeSession(ctx, d, in.ActorID, grants, wait)
 	}
-	env, err := d.envelope(ctx, in.ActorID)
+	return a.submitSessionCommand(ctx, d, in.ActorID, wait)
+}
+
+// submitSessionCommand sends session command d: its envelope, to the run its
+// idempotency key named first (claimSessionKey), answered when its outcome
+// is known or wait runs out.
+func (a *API) submitSessionCommand(ctx context.Context, d draft, actorHeader string, wait time.Duration) (*sessionCommandOutput, error) {
+	env, err := d.envelope(ctx, actorHeader)
 	if err != nil {
 		return nil, err
 	}

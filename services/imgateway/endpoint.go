@@ -1,6 +1,7 @@
 package imgateway
 
 import (
+	"net/http"
 	"sync"
 
 	"github.com/coder/websocket"
@@ -15,6 +16,8 @@ const seenWindow = 4096
 // endpoint is one mounted endpoint of one generation and its one client.
 type endpoint struct {
 	mount
+	// history serves GET <path>/history (historyHandler).
+	history http.Handler
 
 	mu  sync.Mutex
 	cur *conn

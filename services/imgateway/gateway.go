@@ -45,6 +45,11 @@ func New(cfg Config) (*Gateway, error) {
 		return nil, err
 	}
 	g := &Gateway{cfg: cfg, log: cfg.Logger, byPath: map[string]*endpoint{}}
+	// The history handler's config depends on cfg alone, not on the
+	// endpoint: checked here once, mount cannot fail.
+	if _, err := g.historyHandler(DefaultEndpoint.ID); err != nil {
+		return nil, err
+	}
 	for _, m := range mounts(cfg.Endpoints) {
 		g.mount(m)
 	}
@@ -53,6 +58,7 @@ func New(cfg Config) (*Gateway, error) {
 
 func (g *Gateway) mount(m mount) {
 	ep := newEndpoint(m)
+	ep.history, _ = g.historyHandler(m.Name) // checked by New
 	g.byPath[m.Path] = ep
 	g.order = append(g.order, ep)
 	g.log.Info("ws mounted "+m.Path, zap.String("endpoint", m.Name), zap.String("path", m.Path))
@@ -125,7 +131,11 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	g.mu.Unlock()
 	if history != nil && !closed {
-		g.serveHistory(w, r, history)
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			http.Error(w, http.StatusText(http.StatusMethodNotAllowed), http.StatusMethodNotAllowed)
+			return
+		}
+		history.history.ServeHTTP(w, r)
 		return
 	}
 	g.mu.Lock()

@@ -3,8 +3,6 @@ package imgateway
 import (
 	"net/http"
 
-	"go.uber.org/zap"
-
 	"github.com/xbot-runtime/xbot/services/api/client"
 	"github.com/xbot-runtime/xbot/services/imgateway/web"
 	"github.com/xbot-runtime/xbot/services/imgateway/wire"
@@ -25,28 +23,18 @@ func servePage(w http.ResponseWriter, r *http.Request) {
 	http.ServeFileFS(w, r, web.Files, web.Page)
 }
 
-// serveHistory answers GET <endpoint path>/history: a conversation of the
-// endpoint, read from the session's runs through the API with the caller's
-// own token, its session id mapped as inbound messages map it.
-func (g *Gateway) serveHistory(w http.ResponseWriter, r *http.Request, ep *endpoint) {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		http.Error(w, http.StatusText(http.StatusMethodNotAllowed), http.StatusMethodNotAllowed)
-		return
-	}
-	name := ep.Name
-	h, err := web.HistoryHandler(web.HistoryConfig{
+// historyHandler is the handler of GET <endpoint path>/history for the
+// endpoint named name: a conversation of the endpoint, read from the
+// session's runs through the API with the caller's own token, its session id
+// mapped as inbound messages map it. Made once per mount.
+func (g *Gateway) historyHandler(name string) (http.Handler, error) {
+	return web.HistoryHandler(web.HistoryConfig{
 		Sessions: func(token string) web.SessionReader { return g.cfg.API.WithToken(token) },
 		SessionID: func(c web.Conversation) (string, error) {
 			return wire.SessionID(wire.Conversation{Endpoint: name, Type: c.Type, ID: c.ID})
 		},
 		Logger: g.log.Named("history"),
 	})
-	if err != nil {
-		g.log.Error("history handler", zap.Error(err))
-		http.Error(w, http.StatusText(http.StatusInternalServerError), http.StatusInternalServerError)
-		return
-	}
-	h.ServeHTTP(w, r)
 }
 
 var _ web.SessionReader = (*client.Client)(nil)

@@ -180,30 +180,56 @@ func checkRuns(t *testing.T, st *stack.Stack, res drive) {
 // runDrive runs drive.mjs with args and returns its report.
 func runDrive(t *testing.T, dir, chromium string, args ...string) drive {
 	t.Helper()
+	return runScript[drive](t, dir, chromium, "drive.mjs", args...)
+}
+
+// report is what a drive script prints: its screenshots at least.
+type report interface{ screenshotPaths() []string }
+
+func (d drive) screenshotPaths() []string { return d.Screenshots }
+
+// runScript runs the drive script in dir with args (and --timeout-ms) and
+// returns its report; every screenshot it names must be a PNG on disk.
+func runScript[R report](t *testing.T, dir, chromium, script string, args ...string) R {
+	t.Helper()
 	// Each of the drive's steps waits at most driveTimeout; ten of them
 	// bound the whole.
 	ctx, cancel := context.WithTimeout(t.Context(), 10*driveTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", append([]string{"drive.mjs", "--timeout-ms",
+	cmd := exec.CommandContext(ctx, "node", append([]string{script, "--timeout-ms",
 		fmt.Sprint(driveTimeout.Milliseconds())}, args...)...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "XBOT_CHROMIUM="+chromium, "PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
-	var res drive
+	var res R
 	if jerr := json.Unmarshal(stdout.Bytes(), &res); jerr != nil {
-		t.Fatalf("drive: %v (%v)\nstdout: %s\nstderr: %s", err, jerr, stdout.String(), stderr.String())
+		t.Fatalf("%s: %v (%v)\nstdout: %s\nstderr: %s", script, err, jerr, stdout.String(), stderr.String())
 	}
 	if err != nil {
-		t.Fatalf("drive failed (%v); screenshots %v\n%s", err, res.Screenshots, stderr.String())
+		t.Fatalf("%s failed (%v); screenshots %v\n%s", script, err, res.screenshotPaths(), stderr.String())
 	}
-	for _, s := range res.Screenshots {
+	for _, s := range res.screenshotPaths() {
 		if fi, err := os.Stat(s); err != nil || fi.Size() == 0 || filepath.Ext(s) != ".png" {
 			t.Errorf("screenshot %s: %v", s, err)
 		}
 	}
 	return res
+}
+
+// bwrapProvider is a bwrap sandbox provider of the test's own; the test is
+// skipped (failed in CI) when bwrap is unavailable.
+func bwrapProvider(t *testing.T) compute.Provider {
+	t.Helper()
+	comp, err := bwrap.New(bwrap.Config{Dir: computetest.Dir(t), Logger: zap.NewNop()})
+	if errors.Is(err, compute.ErrUnavailable) {
+		unavailable(t, "bwrap unavailable: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return comp
 }
 
 // startSystem runs a whole system (its own Kafka cluster and database) with
@@ -214,13 +240,7 @@ func startSystem(t *testing.T, cors api.CORSConfig) *stack.Stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	comp, err := bwrap.New(bwrap.Config{Dir: computetest.Dir(t), Logger: zap.NewNop()})
-	if errors.Is(err, compute.ErrUnavailable) {
-		unavailable(t, "bwrap unavailable: %v", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	comp := bwrapProvider(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	st, err := stack.Start(ctx, stack.Options{

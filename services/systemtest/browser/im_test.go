@@ -5,7 +5,6 @@ package browser_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"regexp"
 	"strings"
 	"testing"
@@ -19,9 +18,6 @@ import (
 	"github.com/xbot-runtime/xbot/infra/devstack/pgtest"
 	"github.com/xbot-runtime/xbot/infra/kafka"
 	"github.com/xbot-runtime/xbot/services/api/client"
-	"github.com/xbot-runtime/xbot/services/engine/compute"
-	"github.com/xbot-runtime/xbot/services/engine/compute/bwrap"
-	"github.com/xbot-runtime/xbot/services/engine/compute/computetest"
 	"github.com/xbot-runtime/xbot/services/engine/policy"
 	"github.com/xbot-runtime/xbot/services/engine/profile"
 	"github.com/xbot-runtime/xbot/services/stack"
@@ -228,13 +224,7 @@ func startIMSystem(t *testing.T) imSystem {
 	if err != nil {
 		t.Fatal(err)
 	}
-	comp, err := bwrap.New(bwrap.Config{Dir: computetest.Dir(t), Logger: zap.NewNop()})
-	if errors.Is(err, compute.ErrUnavailable) {
-		unavailable(t, "bwrap unavailable: %v", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	comp := bwrapProvider(t)
 	logger := zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel))
 	kcfg := kafkatest.NewCluster(t, 4).Config()
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)

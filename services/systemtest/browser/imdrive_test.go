@@ -3,10 +3,6 @@
 package browser_test
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -47,6 +43,7 @@ func imDriveDir(t *testing.T) string {
 	modules := install(t)
 	dir := t.TempDir()
 	copyFile(t, filepath.Join("web", "im.mjs"), filepath.Join(dir, "im.mjs"))
+	copyFile(t, filepath.Join("web", "lib.mjs"), filepath.Join(dir, "lib.mjs"))
 	if err := os.Symlink(modules, filepath.Join(dir, "node_modules")); err != nil {
 		t.Fatal(err)
 	}
@@ -84,28 +81,7 @@ func imArtifactsDir(t *testing.T, name string) string {
 // report.
 func runIMDrive(t *testing.T, dir, chromium, artifacts string, args ...string) imDrive {
 	t.Helper()
-	// Each of the drive's steps waits at most driveTimeout; ten of them
-	// bound the whole.
-	ctx, cancel := context.WithTimeout(t.Context(), 10*driveTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", append([]string{"im.mjs", "--timeout-ms",
-		fmt.Sprint(driveTimeout.Milliseconds()), "--artifacts", artifacts}, args...)...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "XBOT_CHROMIUM="+chromium, "PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1")
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	var res imDrive
-	if jerr := json.Unmarshal(stdout.Bytes(), &res); jerr != nil {
-		t.Fatalf("drive: %v (%v)\nstdout: %s\nstderr: %s", err, jerr, stdout.String(), stderr.String())
-	}
-	if err != nil {
-		t.Fatalf("drive failed (%v); screenshots %v\n%s", err, res.Screenshots, stderr.String())
-	}
-	for _, s := range res.Screenshots {
-		if fi, err := os.Stat(s); err != nil || fi.Size() == 0 || filepath.Ext(s) != ".png" {
-			t.Errorf("screenshot %s: %v", s, err)
-		}
-	}
-	return res
+	return runScript[imDrive](t, dir, chromium, "im.mjs", append([]string{"--artifacts", artifacts}, args...)...)
 }
+
+func (d imDrive) screenshotPaths() []string { return d.Screenshots }

@@ -56,7 +56,7 @@ func webDir(t *testing.T) (dir, site string) {
 	}
 	modules := install(t)
 	dir, site = t.TempDir(), filepath.Join(t.TempDir(), "site")
-	for _, name := range []string{"package.json", "transport.js", "page.jsx", "index.html", "drive.mjs"} {
+	for _, name := range []string{"package.json", "transport.js", "page.jsx", "index.html", "drive.mjs", "lib.mjs"} {
 		copyFile(t, filepath.Join("web", name), filepath.Join(dir, name))
 	}
 	if err := os.Symlink(modules, filepath.Join(dir, "node_modules")); err != nil {

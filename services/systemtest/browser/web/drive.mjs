@@ -15,31 +15,11 @@
 // 4. send --follow-up and see the session's next reply start;
 // 5. from the page's origin, and from --other-origin-url's, call --api
 //    directly: what a cross-origin page can read.
-import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
-import { chromium } from 'playwright-core';
+import { parseArgs, run, screenshots } from './lib.mjs';
 
-function parseArgs(argv) {
-  const o = { timeoutMs: 60000 };
-  for (let i = 0; i < argv.length; i += 2) {
-    const name = argv[i].replace(/^--/, '').replace(/-(.)/g, (_, c) => c.toUpperCase());
-    o[name] = name === 'timeoutMs' ? Number(argv[i + 1]) : argv[i + 1];
-  }
-  for (const k of ['url', 'otherOriginUrl', 'api', 'artifacts', 'prompt', 'end', 'followUp']) {
-    if (!o[k]) throw new Error(`missing --${k}`);
-  }
-  return o;
-}
-
-const opts = parseArgs(process.argv.slice(2));
-const shots = [];
+const opts = parseArgs(process.argv.slice(2), { required: ['url', 'otherOriginUrl', 'api', 'artifacts', 'prompt', 'end', 'followUp'] });
+const { shots, shot } = screenshots(opts.artifacts);
 const result = { screenshots: shots };
-
-async function shot(page, name) {
-  const path = join(opts.artifacts, `${String(shots.length + 1).padStart(2, '0')}-${name}.png`);
-  await page.screenshot({ path, fullPage: true });
-  shots.push(path);
-}
 
 const reply = '.message[data-role=assistant]';
 
@@ -130,29 +110,10 @@ async function cors(page) {
   result.cors.push(await probe(page));
 }
 
-await mkdir(opts.artifacts, { recursive: true });
-const browser = await chromium.launch({
-  executablePath: process.env.XBOT_CHROMIUM || '/usr/bin/chromium',
-  headless: true,
-  args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run'],
+await run({
+  artifacts: opts.artifacts, timeoutMs: opts.timeoutMs, result, shot,
+  steps: async (page) => {
+    await chat(page);
+    await cors(page);
+  },
 });
-const page = await browser.newPage({ viewport: { width: 900, height: 900 } });
-page.setDefaultTimeout(opts.timeoutMs);
-const consoleLines = [];
-page.on('console', (m) => consoleLines.push(`${m.type()}: ${m.text()}`));
-page.on('pageerror', (e) => consoleLines.push(`pageerror: ${e.message}`));
-let failed = false;
-try {
-  await chat(page);
-  await cors(page);
-} catch (err) {
-  failed = true;
-  console.error(`drive: ${err.stack ?? err}`);
-  console.error(`page console:\n${consoleLines.join('\n')}`);
-  await shot(page, 'failure').catch(() => {});
-} finally {
-  await browser.close();
-}
-result.console = consoleLines;
-process.stdout.write(JSON.stringify(result));
-process.exitCode = failed ? 1 : 0;

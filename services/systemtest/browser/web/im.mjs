@@ -22,33 +22,11 @@
 //    the error frame;
 // 6. with --replace: open the page in a second tab, which takes the endpoint,
 //    and see the first tab closed 4000 and waiting for a click on Reconnect.
-import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
-import { chromium } from 'playwright-core';
+import { parseArgs, run, screenshots } from './lib.mjs';
 
-function parseArgs(argv) {
-  const o = { timeoutMs: 60000, closes: false, replace: false };
-  for (let i = 0; i < argv.length; i++) {
-    const name = argv[i].replace(/^--/, '').replace(/-(.)/g, (_, c) => c.toUpperCase());
-    if (name === 'closes' || name === 'replace') { o[name] = true; continue; }
-    o[name] = name === 'timeoutMs' ? Number(argv[i + 1]) : argv[i + 1];
-    i++;
-  }
-  for (const k of ['url', 'artifacts', 'prompt', 'allow', 'final', 'toolOutput']) {
-    if (!o[k]) throw new Error(`missing --${k}`);
-  }
-  return o;
-}
-
-const opts = parseArgs(process.argv.slice(2));
-const shots = [];
+const opts = parseArgs(process.argv.slice(2), {flags: ['closes', 'replace'], required: ['url', 'artifacts', 'prompt', 'allow', 'final', 'toolOutput'] });
+const { shots, shot } = screenshots(opts.artifacts);
 const result = { screenshots: shots };
-
-async function shot(page, name) {
-  const path = join(opts.artifacts, `${String(shots.length + 1).padStart(2, '0')}-${name}.png`);
-  await page.screenshot({ path, fullPage: true });
-  shots.push(path);
-}
 
 const current = '.conversation:not([hidden])';
 const bot = `${current} .message[data-from=bot]`;
@@ -155,7 +133,7 @@ async function closes(page) {
 }
 
 async function replace(page) {
-  const other = await browser.newPage({ viewport: { width: 900, height: 600 } });
+  const other = await page.context().browser().newPage({ viewport: { width: 900, height: 600 } });
   other.setDefaultTimeout(opts.timeoutMs);
   await other.goto(opts.url);
   await ready(other);
@@ -167,33 +145,14 @@ async function replace(page) {
   await other.close();
 }
 
-await mkdir(opts.artifacts, { recursive: true });
-const browser = await chromium.launch({
-  executablePath: process.env.XBOT_CHROMIUM || '/usr/bin/chromium',
-  headless: true,
-  args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run'],
+await run({
+  artifacts: opts.artifacts, timeoutMs: opts.timeoutMs, result, shot,
+  steps: async (page) => {
+    await chat(page);
+    if (opts.closes) {
+      await conversations(page);
+      await closes(page);
+    }
+    if (opts.replace) await replace(page);
+  },
 });
-const page = await browser.newPage({ viewport: { width: 900, height: 900 } });
-page.setDefaultTimeout(opts.timeoutMs);
-const consoleLines = [];
-page.on('console', (m) => consoleLines.push(`${m.type()}: ${m.text()}`));
-page.on('pageerror', (e) => consoleLines.push(`pageerror: ${e.message}`));
-let failed = false;
-try {
-  await chat(page);
-  if (opts.closes) {
-    await conversations(page);
-    await closes(page);
-  }
-  if (opts.replace) await replace(page);
-} catch (err) {
-  failed = true;
-  console.error(`drive: ${err.stack ?? err}`);
-  console.error(`page console:\n${consoleLines.join('\n')}`);
-  await shot(page, 'failure').catch(() => {});
-} finally {
-  await browser.close();
-}
-result.console = consoleLines;
-process.stdout.write(JSON.stringify(result));
-process.exitCode = failed ? 1 : 0;
