@@ -22,7 +22,7 @@ func TestTransactionOfKilledOwnerIsInvisible(t *testing.T) {
 		armed atomic.Bool
 	)
 	cfgA := ownerConfig(t, kc, group, txn, "a")
-	cfgA.Hooks = &kafka.Hooks{BeforeCommit: func(part int32) {
+	cfgA.Hooks = &kafka.Hooks{BeforeCommit: func(part int32, _ []kafka.OutRecord) {
 		if part == p && armed.Load() {
 			owner.Load().Kill()
 		}

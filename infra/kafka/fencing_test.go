@@ -111,7 +111,7 @@ func TestZombieTransactionOpenDuringTakeoverNeverCommits(t *testing.T) {
 	const p = int32(0)
 	flushed, resume := make(chan struct{}), make(chan struct{})
 	armed := make(chan struct{}, 1)
-	hooks := &kafka.Hooks{BeforeCommit: func(part int32) {
+	hooks := &kafka.Hooks{BeforeCommit: func(part int32, _ []kafka.OutRecord) {
 		if part != p {
 			return
 		}

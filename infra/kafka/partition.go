@@ -158,7 +158,7 @@ func (p *Partition) transact(ctx context.Context, recs []OutRecord, cmdOffset in
 	}
 	flushErr := p.prod.Flush(ctx)
 	if p.hooks != nil && p.hooks.BeforeCommit != nil {
-		p.hooks.BeforeCommit(p.id)
+		p.hooks.BeforeCommit(p.id, recs)
 	}
 	// Flush returns early when ctx ends, with callbacks still to come on
 	// franz-go's goroutines: read their error under the lock. A flush error
@@ -250,6 +250,10 @@ func (p *Partition) kill() { p.prod.Close() }
 // Hooks are test-only fault injection points.
 type Hooks struct {
 	// BeforeCommit runs after a transaction's records are flushed and before
-	// it is ended.
-	BeforeCommit func(partition int32)
+	// it is ended, with the records the transaction holds (read only). A
+	// test that kills a writer at a point of the protocol (mid-stream, at a
+	// tool's start) picks the transaction by what it holds, not by how many
+	// came before it: how appends group into transactions depends on the
+	// broker's speed.
+	BeforeCommit func(partition int32, recs []OutRecord)
 }

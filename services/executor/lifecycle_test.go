@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/infra/devstack/kafkatest"
 	"github.com/xbot-runtime/xbot/infra/kafka"
 	"github.com/xbot-runtime/xbot/services/engine/profile"
 )
@@ -101,18 +102,18 @@ func TestCancelWhileRunningAndAfterCompletion(t *testing.T) {
 func TestExecutorKilledMidTransactionAnotherTakesOver(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, slowProfile())
-	var commits atomic.Int64
+	var killed atomic.Bool
 	var victim atomic.Pointer[executorKiller]
-	hooks := &kafka.Hooks{BeforeCommit: func(int32) {
-		if commits.Add(1) == 8 {
-			victim.Load().Kill() // the transaction is flushed but never ended
+	hooks := &kafka.Hooks{BeforeCommit: func(_ int32, recs []kafka.OutRecord) {
+		if kafkatest.MidStream(recs) && killed.CompareAndSwap(false, true) {
+			victim.Load().Kill() // the transaction is flushed but never ended, mid-stream
 		}
 	}}
 	exA := h.startExecutor("exA", hooks)
 	victim.Store(&executorKiller{exA})
 	c := createRun(t, "acme", "crash", "slow", "x")
 	h.send(c)
-	h.waitFor("the first executor died", func(map[string]events.RunState) bool { return commits.Load() >= 8 })
+	h.waitFor("the first executor died", func(map[string]events.RunState) bool { return killed.Load() })
 	h.startExecutor("exB", nil)
 	states := h.waitFor("completed by exB", statusIs(c.RunID, events.StatusCompleted))
 	if n := count(h, c.RunID, events.RunAccepted); n != 1 {

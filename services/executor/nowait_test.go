@@ -66,7 +66,7 @@ func TestAnAppendThatDoesNotWaitReturnsBeforeItsCommit(t *testing.T) {
 	h := newHarness(t, profile.Profile{ID: "nw", Model: profile.ModelScripted, Script: []profile.Turn{{Text: "unused"}}})
 	var held atomic.Bool
 	release := make(chan struct{})
-	hooks := &kafka.Hooks{BeforeCommit: func(int32) {
+	hooks := &kafka.Hooks{BeforeCommit: func(int32, []kafka.OutRecord) {
 		if held.Load() {
 			<-release
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
+	"github.com/xbot-runtime/xbot/infra/devstack/kafkatest"
 	"github.com/xbot-runtime/xbot/infra/kafka"
 	"github.com/xbot-runtime/xbot/services/engine/profile"
 	"github.com/xbot-runtime/xbot/services/stack"
@@ -39,22 +40,24 @@ func TestAgentKilledDuringModelStream(t *testing.T) {
 	t.Parallel()
 	count := filepath.Join(t.TempDir(), "count")
 	agent := profile.Profile{ID: "streamer", Model: profile.ModelScripted, Tools: []string{"shell"}, Script: []profile.Turn{
-		{Text: strings.Repeat("a long streamed answer ", 20), ChunkChars: 4, Delay: 5 * time.Millisecond,
+		{Text: strings.Repeat("a long streamed answer ", 40), ChunkChars: 4, Delay: 5 * time.Millisecond,
 			ToolCalls: call1("shell", fmt.Sprintf(`{"command":"echo ran >> %s"}`, count))},
 		{Text: "done"},
 	}}
 	e, front, executor := crashEnv(t, agent)
-	var commits atomic.Int64
+	var killed atomic.Bool
 	var victim atomic.Pointer[stack.Stack]
-	const killAt = 8 // accepted, started, item started, then deltas: mid-stream
-	victim.Store(executor("exA", &kafka.Hooks{BeforeCommit: func(int32) {
-		if commits.Add(1) == killAt {
+	// Killed in the first transaction that streams the answer after its
+	// start committed: mid-stream, however the broker's speed grouped the
+	// appends into transactions.
+	victim.Store(executor("exA", &kafka.Hooks{BeforeCommit: func(_ int32, recs []kafka.OutRecord) {
+		if kafkatest.MidStream(recs) && killed.CompareAndSwap(false, true) {
 			victim.Load().Executor.Kill()
 		}
 	}}))
 	runID := create(t, front, "streamer", "go", "kill-stream-1").RunID
-	eventually.Succeeds(t, 10*time.Second, "executor A died", func() error {
-		if commits.Load() < killAt {
+	eventually.Succeeds(t, 10*time.Second, "executor A died mid-stream", func() error {
+		if !killed.Load() {
 			return context.DeadlineExceeded
 		}
 		return nil

@@ -39,7 +39,7 @@ type killer struct {
 // hooks returns the Kafka hooks of one executor; self is set once it started.
 func (k *killer) hooks(name string, self *atomic.Pointer[stack.Stack]) *kafka.Hooks {
 	var dead atomic.Bool
-	return &kafka.Hooks{BeforeCommit: func(int32) {
+	return &kafka.Hooks{BeforeCommit: func(int32, []kafka.OutRecord) {
 		k.mu.Lock()
 		k.commits++
 		hit := self.Load() != nil && !dead.Load() && k.killed < k.max && k.commits >= k.next

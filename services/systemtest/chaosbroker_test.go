@@ -69,7 +69,7 @@ type coordKill struct {
 }
 
 func (k *coordKiller) hooks() *kafka.Hooks {
-	return &kafka.Hooks{BeforeCommit: func(p int32) {
+	return &kafka.Hooks{BeforeCommit: func(p int32, _ []kafka.OutRecord) {
 		k.nextCommit(p)
 		if !k.armed.CompareAndSwap(true, false) {
 			return

@@ -29,7 +29,7 @@ type freezer struct {
 }
 
 func (f *freezer) hooks() *kafka.Hooks {
-	return &kafka.Hooks{BeforeCommit: func(p int32) {
+	return &kafka.Hooks{BeforeCommit: func(p int32, _ []kafka.OutRecord) {
 		if !f.armed.CompareAndSwap(true, false) {
 			return
 		}

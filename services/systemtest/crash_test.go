@@ -10,6 +10,7 @@ import (
 	"github.com/xbot-runtime/xbot/commands"
 	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
+	"github.com/xbot-runtime/xbot/infra/devstack/kafkatest"
 	"github.com/xbot-runtime/xbot/infra/kafka"
 	"github.com/xbot-runtime/xbot/services/stack"
 )
@@ -23,18 +24,19 @@ func TestExecutorKilledMidRunAnotherTakesOver(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	front := e.start("front", nil, stack.API, stack.ProjectorPostgres)
-	var commits atomic.Int64
+	var killed atomic.Bool
 	var victim atomic.Pointer[stack.Stack]
-	const killAt = 12 // mid-stream of the first turn: accepted, started, item started, deltas…
-	hooks := &kafka.Hooks{BeforeCommit: func(int32) {
-		if commits.Add(1) == killAt {
+	// Killed in the first transaction that streams the first turn's answer
+	// after its start committed: mid-stream.
+	hooks := &kafka.Hooks{BeforeCommit: func(_ int32, recs []kafka.OutRecord) {
+		if kafkatest.MidStream(recs) && killed.CompareAndSwap(false, true) {
 			victim.Load().Executor.Kill()
 		}
 	}}
 	victim.Store(e.start("exA", hooks, stack.Executor))
 	runID := create(t, front, "slow", "x", "crash-1").RunID
-	eventually.Succeeds(t, 10*time.Second, "executor A died", func() error {
-		if commits.Load() < killAt {
+	eventually.Succeeds(t, 10*time.Second, "executor A died mid-stream", func() error {
+		if !killed.Load() {
 			return context.DeadlineExceeded
 		}
 		return nil
