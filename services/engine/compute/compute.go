@@ -1,7 +1,8 @@
 // Package compute is the side-effect boundary: every command a tool runs and
 // every file it touches goes through a Sandbox obtained from a Provider.
 // Implementations: local (a directory per sandbox, no isolation, development
-// only) and bwrap (Linux namespaces via bubblewrap).
+// only), bwrap (Linux namespaces via bubblewrap) and epp (a provider plugin
+// process speaking EPP/1, see docs/providers.md).
 //
 // Layout inside every sandbox, as the sandboxed process sees it:
 //
@@ -73,6 +74,13 @@ type Spec struct {
 	// when a command starts there; WriteFile creates it when it writes
 	// below it.
 	WorkingDirectory string
+	// SandboxID is the provider's id of the sandbox this run attached to
+	// before (recorded in its log, runtime.sandbox.attached), "" for none.
+	// A provider whose sandboxes have ids of their own (Identified)
+	// reconnects to exactly that sandbox and fails with ErrSandboxLost when
+	// it is gone, never silently giving the run another one. Providers
+	// without ids (local, bwrap) ignore it.
+	SandboxID string
 }
 
 // ExecRequest runs one command.

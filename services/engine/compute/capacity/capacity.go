@@ -189,6 +189,9 @@ type handle struct {
 	release func()
 }
 
+// SandboxID is the wrapped sandbox's provider id ("" for none).
+func (h *handle) SandboxID() string { return compute.SandboxIDOf(h.Sandbox) }
+
 // Close closes the sandbox and frees the slot.
 func (h *handle) Close() error {
 	err := h.Sandbox.Close()

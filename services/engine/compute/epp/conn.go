@@ -1,0 +1,210 @@
+package epp
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"go.uber.org/zap"
+)
+
+// conn is the JSON-RPC side of one plugin process: it writes requests and
+// notifications, reads answers and notifications in order, and fails
+// everything that waits once the process is gone.
+type conn struct {
+	cfg    *Config
+	proc   *process
+	clean  *redactor
+	log    *zap.Logger
+	nextID atomic.Int64
+
+	wmu sync.Mutex // one line at a time on stdin
+
+	failOnce  sync.Once
+	violation atomic.Pointer[error] // a protocol violation that killed the plugin
+
+	mu      sync.Mutex
+	pending map[int64]*call
+	procs   map[string]*procSink // started processes by process_id
+	dead    error                // why the conn is dead; set once
+	done    chan struct{}        // closed when dead is set
+
+	readDone chan struct{} // closed when stdout is read to its end
+	closing  bool          // shutdown began: an exit is no crash
+}
+
+// call is a request waiting for its answer. onResult, if set, runs on the
+// reader's goroutine before any later line is read (exec.start registers
+// its process there, so that none of its output is missed).
+type call struct {
+	method   string
+	answer   chan message
+	onResult func(json.RawMessage) error
+}
+
+// newConn starts reading the plugin's stdout.
+func newConn(cfg *Config, proc *process, clean *redactor) *conn {
+	c := &conn{cfg: cfg, proc: proc, clean: clean, log: cfg.Logger,
+		pending: map[int64]*call{}, procs: map[string]*procSink{}, done: make(chan struct{}),
+		readDone: make(chan struct{})}
+	go c.read()
+	go func() {
+		<-proc.exited
+		<-c.readDone
+		<-proc.stderrDone
+		c.fail()
+	}()
+	return c
+}
+
+// read delivers each line of stdout until EOF or a protocol violation,
+// which kills the plugin.
+func (c *conn) read() {
+	defer close(c.readDone)
+	lines := newLineReader(c.proc.stdout, MaxMessageBytes)
+	for {
+		line, err := lines.next()
+		if err == nil {
+			var m message
+			if m, err = decode(line); err == nil {
+				err = c.dispatch(m)
+			}
+		}
+		if err != nil {
+			if errors.Is(err, ErrProtocol) {
+				c.violation.Store(&err)
+				c.proc.kill()
+			}
+			return
+		}
+	}
+}
+
+// dispatch hands one message to its waiter.
+func (c *conn) dispatch(m message) error {
+	switch {
+	case m.Method != "" && len(m.ID) > 0:
+		// A plugin sends notifications only.
+		return c.reply(m.ID, CodeMethodNotFound, "the host serves no methods")
+	case m.Method != "":
+		return c.notification(m)
+	}
+	id, err := strconv.ParseInt(string(m.ID), 10, 64)
+	c.mu.Lock()
+	cl, ok := c.pending[id]
+	delete(c.pending, id)
+	c.mu.Unlock()
+	if err != nil || !ok {
+		c.log.Debug("ignoring an answer to no pending request", zap.String("provider", c.cfg.ID))
+		return nil
+	}
+	if m.Error == nil && cl.onResult != nil {
+		if err := cl.onResult(m.Result); err != nil {
+			m.Result, m.Error = nil, &wireError{Code: CodeInternal, Message: err.Error()}
+		}
+	}
+	cl.answer <- m
+	return nil
+}
+
+// reply answers a request of the plugin with an error.
+func (c *conn) reply(id json.RawMessage, code int, msg string) error {
+	line, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": code, "message": msg}})
+	if err != nil {
+		return err
+	}
+	return c.write(append(line, '\n'))
+}
+
+// notification handles log, progress, exec.output and exec.exit; others
+// are ignored.
+func (c *conn) notification(m message) error {
+	switch m.Method {
+	case MExecOutput, MExecExit:
+		return c.processNote(m)
+	case MLog, MProgress:
+		var n struct {
+			Level   string `json:"level"`
+			Message string `json:"message"`
+		}
+		if json.Unmarshal(m.Params, &n) == nil {
+			c.log.Debug("provider "+m.Method, zap.String("provider", c.cfg.ID), zap.String("level", n.Level),
+				zap.String("message", c.clean.clean(n.Message)))
+		}
+	}
+	return nil
+}
+
+// write writes one line.
+func (c *conn) write(line []byte) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if _, err := c.proc.stdin.Write(line); err != nil {
+		return fmt.Errorf("provider %s: write to the plugin: %w", c.cfg.ID, err)
+	}
+	return nil
+}
+
+// fail makes the conn dead — its process exited and its output was read —
+// failing every waiter with the exit (or the violation that killed it).
+func (c *conn) fail() {
+	c.failOnce.Do(func() {
+		var cause error
+		if v := c.violation.Load(); v != nil {
+			cause = *v
+		}
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if cause == nil && c.closing {
+			c.dead = fmt.Errorf("provider %s: the session is closed: %w", c.cfg.ID, ErrPluginExited)
+		} else {
+			c.dead = &ExitError{Provider: c.cfg.ID, Status: c.proc.status, Cause: cause,
+				Stderr: c.clean.clean(c.proc.stderr.tail(2 << 10))}
+		}
+		close(c.done)
+		for id, cl := range c.pending {
+			delete(c.pending, id)
+			cl.answer <- message{}
+		}
+		for id, p := range c.procs {
+			delete(c.procs, id)
+			p.exit <- exitNote{err: c.dead}
+		}
+	})
+}
+
+// err returns why the conn is dead, or nil.
+func (c *conn) err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.dead
+}
+
+// notify sends a notification.
+func (c *conn) notify(method string, params any) error {
+	line, err := encode(nil, method, params)
+	if err != nil {
+		return err
+	}
+	c.trace(method, params)
+	return c.write(line)
+}
+
+func (c *conn) trace(method string, params any) {
+	if c.cfg.Trace == nil {
+		return
+	}
+	raw, _ := json.Marshal(params) // params were just encoded once
+	c.cfg.Trace(method, raw)
+}
+
+// markClosing says that the plugin's exit from now on is the end of the
+// session, not a crash.
+func (c *conn) markClosing() {
+	c.mu.Lock()
+	c.closing = true
+	c.mu.Unlock()
+}

@@ -1,0 +1,189 @@
+package epp
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Shutdown's grace periods: after stdin closes the plugin has 3 s to exit,
+// after SIGTERM 3 s more, then SIGKILL.
+const (
+	stdinGrace = 3 * time.Second
+	termGrace  = 3 * time.Second
+	// drainGrace bounds reading stdout and stderr after the plugin exited,
+	// when something that left its process group still holds them.
+	drainGrace = time.Second
+)
+
+// process is one running plugin in a process group of its own.
+type process struct {
+	cmd    *exec.Cmd
+	pgid   int
+	stdin  io.WriteCloser
+	stdout *os.File // the read ends
+	errOut *os.File
+	stderr *ring
+	exited chan struct{} // closed once it exited and its group was killed
+	// stderrDone is closed when stderr is read to its end.
+	stderrDone chan struct{}
+	status     string // how it ended; set before exited closes
+}
+
+// startProcess starts the plugin: argv from cfg, the data directory as
+// working directory, the scrubbed environment, a process group of its own.
+func startProcess(cfg *Config, prog string, stderrSink func(string)) (*process, error) {
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("provider %s: data directory: %w", cfg.ID, err)
+	}
+	if p, err := exec.LookPath(prog); err == nil {
+		prog = p
+	} else if !strings.ContainsRune(prog, '/') {
+		return nil, fmt.Errorf("provider %s: %w", cfg.ID, err)
+	}
+	cmd := &exec.Cmd{Path: prog, Args: cfg.Command, Dir: cfg.DataDir, Env: pluginEnv(cfg),
+		SysProcAttr: &syscall.SysProcAttr{Setpgid: true}}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		closeAll(outR, outW)
+		return nil, err
+	}
+	cmd.Stdout, cmd.Stderr = outW, errW
+	err = cmd.Start()
+	closeAll(outW, errW) // the child has its own copies
+	if err != nil {
+		closeAll(outR, errR)
+		return nil, fmt.Errorf("provider %s: start %s: %w", cfg.ID, cfg.Command[0], err)
+	}
+	p := &process{cmd: cmd, pgid: cmd.Process.Pid, stdin: stdin, stdout: outR, errOut: errR,
+		stderr: &ring{size: stderrBytes}, exited: make(chan struct{}), stderrDone: make(chan struct{})}
+	go p.captureStderr(stderrSink)
+	go p.wait()
+	return p, nil
+}
+
+func closeAll(fs ...*os.File) {
+	for _, f := range fs {
+		_ = f.Close()
+	}
+}
+
+// wait reaps the plugin, then kills what is left of its group: nothing it
+// started in its group outlives it.
+func (p *process) wait() {
+	err := p.cmd.Wait()
+	p.status = "exit status 0"
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		p.status = exit.ProcessState.String()
+	} else if err != nil {
+		p.status = err.Error()
+	}
+	p.killGroup(syscall.SIGKILL)
+	close(p.exited)
+	go func() { // unblock readers whose pipes an escaped process holds
+		time.Sleep(drainGrace)
+		closeAll(p.stdout, p.errOut)
+	}()
+}
+
+// captureStderr keeps the end of stderr and hands each line to sink.
+func (p *process) captureStderr(sink func(string)) {
+	defer close(p.stderrDone)
+	r := p.errOut
+	buf := make([]byte, 32<<10)
+	var partial []byte
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			_, _ = p.stderr.Write(buf[:n])
+			partial = append(partial, buf[:n]...)
+			for {
+				i := strings.IndexByte(string(partial), '\n')
+				if i < 0 {
+					break
+				}
+				sink(string(partial[:i]))
+				partial = partial[i+1:]
+			}
+			if len(partial) > 4<<10 { // a line that never ends is logged in pieces
+				sink(string(partial))
+				partial = partial[:0]
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (p *process) killGroup(sig syscall.Signal) {
+	_ = syscall.Kill(-p.pgid, sig)
+}
+
+// waitExit reports whether the plugin exits within d.
+func (p *process) waitExit(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-p.exited:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+// stop ends the plugin: its stdin closes, SIGTERM to its group after
+// stdinGrace, SIGKILL after termGrace more. It returns once it exited.
+func (p *process) stop() {
+	_ = p.stdin.Close()
+	if p.waitExit(stdinGrace) {
+		return
+	}
+	p.killGroup(syscall.SIGTERM)
+	if p.waitExit(termGrace) {
+		return
+	}
+	p.killGroup(syscall.SIGKILL)
+	<-p.exited
+}
+
+// kill ends the plugin's group at once (a protocol violation).
+func (p *process) kill() {
+	_ = p.stdin.Close()
+	p.killGroup(syscall.SIGKILL)
+	<-p.exited
+}
+
+// pluginEnv is the plugin's whole environment: PATH, HOME, TMPDIR, LANG and
+// LC_* from the host, the manifest's passthrough names, and
+// XBOT_PROVIDER_DATA_DIR. Nothing else of the host's environment.
+func pluginEnv(cfg *Config) []string {
+	keep := map[string]bool{"PATH": true, "HOME": true, "TMPDIR": true, "LANG": true}
+	for _, n := range cfg.EnvPassthrough {
+		if CheckPassthrough(n) == nil {
+			keep[n] = true
+		}
+	}
+	var env []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if keep[name] || strings.HasPrefix(name, "LC_") {
+			env = append(env, kv)
+		}
+	}
+	return append(env, "XBOT_PROVIDER_DATA_DIR="+cfg.DataDir)
+}

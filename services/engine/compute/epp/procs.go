@@ -1,0 +1,112 @@
+package epp
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"io"
+
+	"go.uber.org/zap"
+)
+
+// procSink receives a started process's output and its exit.
+type procSink struct {
+	stdout, stderr io.Writer // nil: discarded
+	exit           chan exitNote
+}
+
+// exitNote is how a process ended: its exit, or err when the plugin died.
+type exitNote struct {
+	code     int
+	timedOut bool
+	err      error
+}
+
+type outputNote struct {
+	ProcessID string `json:"process_id"`
+	Stream    string `json:"stream"`
+	DataB64   string `json:"data_b64"`
+}
+
+type exitParams struct {
+	ProcessID string     `json:"process_id"`
+	ExitCode  int        `json:"exit_code"`
+	TimedOut  bool       `json:"timed_out"`
+	Error     *wireError `json:"error"`
+}
+
+// register adds the sink of process id; it fails when the conn is dead.
+func (c *conn) register(id string, s *procSink) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.dead != nil {
+		return c.dead
+	}
+	if id == "" || c.procs[id] != nil {
+		return errors.New("exec.start answered an empty or repeated process_id")
+	}
+	c.procs[id] = s
+	return nil
+}
+
+// unregister forgets process id (its exit will not be waited for).
+func (c *conn) unregister(id string) {
+	c.mu.Lock()
+	delete(c.procs, id)
+	c.mu.Unlock()
+}
+
+// processNote delivers exec.output and exec.exit, in the order read. A
+// notification of a process the host does not know is dropped.
+func (c *conn) processNote(m message) error {
+	if m.Method == MExecOutput {
+		var n outputNote
+		if json.Unmarshal(m.Params, &n) != nil {
+			return nil
+		}
+		c.mu.Lock()
+		s := c.procs[n.ProcessID]
+		c.mu.Unlock()
+		data, err := base64.StdEncoding.DecodeString(n.DataB64)
+		if s == nil || err != nil {
+			c.log.Debug("dropping exec.output", zap.String("provider", c.cfg.ID), zap.Bool("known", s != nil))
+			return nil
+		}
+		w := s.stdout
+		if n.Stream == "stderr" {
+			w = s.stderr
+		}
+		if w != nil {
+			_, _ = w.Write(data)
+		}
+		return nil
+	}
+	var n exitParams
+	if json.Unmarshal(m.Params, &n) != nil {
+		return nil
+	}
+	c.mu.Lock()
+	s := c.procs[n.ProcessID]
+	delete(c.procs, n.ProcessID)
+	c.mu.Unlock()
+	if s == nil {
+		return nil
+	}
+	note := exitNote{code: n.ExitCode, timedOut: n.TimedOut}
+	if n.Error != nil {
+		note.err = c.commandError(MExecStart, n.Error)
+	}
+	s.exit <- note
+	return nil
+}
+
+// commandError maps the error a command's end carries: a limit it hit is
+// the *compute.LimitError itself.
+func (c *conn) commandError(method string, w *wireError) error {
+	err := c.errorOf(method, w)
+	var e *Error
+	if errors.As(err, &e) && e.Limit != nil {
+		return e.Limit
+	}
+	return err
+}
