@@ -66,7 +66,7 @@ func Fixture() []byte {
 		Framing: "one JSON-RPC 2.0 object per line of UTF-8, ended by \\n, on the plugin's stdin (host to plugin) " +
 			"and stdout (plugin to host); no batches; stderr is free-form log text. Both sides ignore fields they do not know.",
 		Support: map[string]string{string(Required): "a plugin declaring the feature implements it",
-			string(Optional): "the host falls back when the plugin answers -32601 or lacks the feature",
+			string(Optional):  "the host falls back when the plugin answers -32601 or lacks the feature",
 			string(Extension): "a plugin may offer it; the host does not call it yet"},
 		Features: Features, Types: Types, Methods: Methods, ErrorCodes: ErrorCodes, ErrorKinds: ErrorKinds,
 	}
