@@ -43,7 +43,6 @@ func (c *conn) do(ctx context.Context, id int64, r request) error {
 	}
 	c.pending[id] = cl
 	c.mu.Unlock()
-	c.trace(r.method, r.params)
 	if err := c.write(line); err != nil {
 		c.abandon(id)
 		if dead := c.waitDead(); dead != nil {

@@ -51,9 +51,18 @@ type Config struct {
 	// Logger receives the plugin's log notifications and stderr (debug),
 	// never its settings. Required.
 	Logger *zap.Logger
-	// Trace, when set, sees every request and notification the host sends,
-	// with its params. For tests: the params of initialize hold settings.
-	Trace func(method string, params json.RawMessage)
+	// Trace, when set, sees every message the host writes and reads,
+	// whole. For tests: initialize's params hold the settings.
+	Trace func(TraceEvent)
+}
+
+// TraceEvent is one line a session wrote (Sent) or read.
+type TraceEvent struct {
+	// Session tells the sessions (plugin processes) apart: request ids are
+	// a session's own.
+	Session int64
+	Sent    bool
+	Message json.RawMessage
 }
 
 // The seed's defaults: a plugin answers initialize within 10 s, and a call

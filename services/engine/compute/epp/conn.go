@@ -20,6 +20,8 @@ type conn struct {
 	clean  *redactor
 	log    *zap.Logger
 	nextID atomic.Int64
+	// session numbers this conn among the process's (TraceEvent).
+	session int64
 
 	wmu sync.Mutex // one line at a time on stdin
 
@@ -36,6 +38,9 @@ type conn struct {
 	closing  bool          // shutdown began: an exit is no crash
 }
 
+// sessions counts the conns of this process.
+var sessions atomic.Int64
+
 // call is a request waiting for its answer. onResult, if set, runs on the
 // reader's goroutine before any later line is read (exec.start registers
 // its process there, so that none of its output is missed).
@@ -47,7 +52,7 @@ type call struct {
 
 // newConn starts reading the plugin's stdout.
 func newConn(cfg *Config, proc *process, clean *redactor) *conn {
-	c := &conn{cfg: cfg, proc: proc, clean: clean, log: cfg.Logger,
+	c := &conn{cfg: cfg, proc: proc, clean: clean, log: cfg.Logger, session: sessions.Add(1),
 		pending: map[int64]*call{}, procs: map[string]*procSink{}, done: make(chan struct{}),
 		readDone: make(chan struct{})}
 	go c.read()
@@ -64,10 +69,11 @@ func newConn(cfg *Config, proc *process, clean *redactor) *conn {
 // which kills the plugin.
 func (c *conn) read() {
 	defer close(c.readDone)
-	lines := newLineReader(c.proc.stdout, MaxMessageBytes)
+	lines := newLineReader(c.proc, MaxMessageBytes)
 	for {
 		line, err := lines.next()
 		if err == nil {
+			c.trace(false, line)
 			var m message
 			if m, err = decode(line); err == nil {
 				err = c.dispatch(m)
@@ -140,6 +146,7 @@ func (c *conn) notification(m message) error {
 
 // write writes one line.
 func (c *conn) write(line []byte) error {
+	c.trace(true, line[:len(line)-1])
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	if _, err := c.proc.stdin.Write(line); err != nil {
@@ -189,16 +196,14 @@ func (c *conn) notify(method string, params any) error {
 	if err != nil {
 		return err
 	}
-	c.trace(method, params)
 	return c.write(line)
 }
 
-func (c *conn) trace(method string, params any) {
-	if c.cfg.Trace == nil {
-		return
+// trace hands a line to Config.Trace.
+func (c *conn) trace(sent bool, line []byte) {
+	if c.cfg.Trace != nil {
+		c.cfg.Trace(TraceEvent{Session: c.session, Sent: sent, Message: append([]byte(nil), line...)})
 	}
-	raw, _ := json.Marshal(params) // params were just encoded once
-	c.cfg.Trace(method, raw)
 }
 
 // markClosing says that the plugin's exit from now on is the end of the

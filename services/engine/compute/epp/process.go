@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -32,6 +33,8 @@ type process struct {
 	exited chan struct{} // closed once it exited and its group was killed
 	// stderrDone is closed when stderr is read to its end.
 	stderrDone chan struct{}
+	// progress counts the bytes read from stdout and stderr.
+	progress atomic.Int64
 	status     string // how it ended; set before exited closes
 }
 
@@ -94,10 +97,28 @@ func (p *process) wait() {
 	}
 	p.killGroup(syscall.SIGKILL)
 	close(p.exited)
-	go func() { // unblock readers whose pipes an escaped process holds
+	go p.unblock()
+}
+
+// unblock closes the read ends once they went drainGrace without data
+// after the exit: only a process that left the group can still hold them,
+// and a slow reader of what the plugin wrote before it exited loses nothing.
+func (p *process) unblock() {
+	for {
+		before := p.progress.Load()
 		time.Sleep(drainGrace)
-		closeAll(p.stdout, p.errOut)
-	}()
+		if p.progress.Load() == before {
+			closeAll(p.stdout, p.errOut)
+			return
+		}
+	}
+}
+
+// Read reads stdout, counting progress for unblock.
+func (p *process) Read(b []byte) (int, error) {
+	n, err := p.stdout.Read(b)
+	p.progress.Add(int64(n))
+	return n, err
 }
 
 // captureStderr keeps the end of stderr and hands each line to sink.
@@ -108,6 +129,7 @@ func (p *process) captureStderr(sink func(string)) {
 	var partial []byte
 	for {
 		n, err := r.Read(buf)
+		p.progress.Add(int64(n))
 		if n > 0 {
 			_, _ = p.stderr.Write(buf[:n])
 			partial = append(partial, buf[:n]...)

@@ -53,7 +53,11 @@ func openSession(ctx context.Context, cfg *Config) (*session, error) {
 	}
 	clean := newRedactor(secretValues(cfg))
 	log := cfg.Logger.With(zap.String("provider", cfg.ID))
-	proc, err := startProcess(cfg, prog, func(line string) { log.Debug("provider stderr", zap.String("line", clean.clean(line))) })
+	proc, err := startProcess(cfg, prog, func(line string) {
+		if ce := log.Check(zap.DebugLevel, "provider stderr"); ce != nil {
+			ce.Write(zap.String("line", clean.clean(line)))
+		}
+	})
 	if err != nil {
 		return nil, err
 	}

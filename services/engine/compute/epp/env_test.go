@@ -1,0 +1,43 @@
+package epp_test
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestEnvironmentScrubbed: the plugin reports its environment; nothing of
+// the host's but the allow-list and the manifest's passthrough reaches it.
+// Not parallel: it sets the process's environment.
+func TestEnvironmentScrubbed(t *testing.T) {
+	for k, v := range map[string]string{"XBOT_LLM_API_KEY": "sk-llm", "XBOT_PG_DSN": "postgres://u:pw@db/x",
+		"XBOT_API_TOKENS": "tok=acme", "PGPASSWORD": "pw", "OPENAI_API_KEY": "sk-openai", "AWS_SECRET_ACCESS_KEY": "aws",
+		"OTEL_EXPORTER_OTLP_HEADERS": "authorization=Bearer x", "PLUGIN_FLAG": "passed", "LC_ALL": "C.UTF-8"} {
+		t.Setenv(k, v)
+	}
+	cfg := helperConfig(t, "base", "")
+	cfg.EnvPassthrough = []string{"PLUGIN_FLAG"}
+	newReference(t, cfg)
+	var report struct {
+		Env []string `json:"env"`
+	}
+	readReport(t, cfg, &report)
+	allowed := map[string]bool{"PATH": true, "HOME": true, "TMPDIR": true, "LANG": true, "LC_ALL": true,
+		"PLUGIN_FLAG": true, "XBOT_PROVIDER_DATA_DIR": true}
+	seen := map[string]string{}
+	for _, kv := range report.Env {
+		name, value, _ := strings.Cut(kv, "=")
+		seen[name] = value
+		if !allowed[name] {
+			t.Errorf("the plugin's environment holds %s", name)
+		}
+	}
+	if seen["PLUGIN_FLAG"] != "passed" || seen["XBOT_PROVIDER_DATA_DIR"] != cfg.DataDir {
+		t.Errorf("passthrough or data dir missing: %v", seen)
+	}
+	for _, bad := range []string{"OTEL_", "PG", "XBOT_LLM"} {
+		cfg.EnvPassthrough = []string{bad + "X"}
+		if err := cfg.Validate(); err == nil {
+			t.Errorf("passthrough of %sX accepted", bad)
+		}
+	}
+}
