@@ -2,9 +2,9 @@ package epp_test
 
 import (
 	"crypto/rand"
-	"fmt"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io/fs"
 	"strings"
 	"testing"

@@ -35,7 +35,7 @@ type process struct {
 	stderrDone chan struct{}
 	// progress counts the bytes read from stdout and stderr.
 	progress atomic.Int64
-	status     string // how it ended; set before exited closes
+	status   string // how it ended; set before exited closes
 }
 
 // startProcess starts the plugin: argv from cfg, the data directory as
