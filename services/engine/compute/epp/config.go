@@ -133,6 +133,14 @@ func CheckPassthrough(name string) error {
 	return nil
 }
 
+// CheckCommand refuses an argv that is empty, holds NUL bytes, or whose
+// program is neither ./path staying inside the plugin's directory nor a
+// bare name looked up on PATH.
+func CheckCommand(argv []string) error {
+	_, err := Config{Dir: "/plugin", Command: argv}.program()
+	return err
+}
+
 // program is the path of Command[0]: inside Dir for "./x" (never outside,
 // lexically), else the name to look up on PATH.
 func (c Config) program() (string, error) {
