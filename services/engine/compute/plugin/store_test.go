@@ -112,11 +112,15 @@ inherit = ["sandbox_limits"]`))
 func TestUnsafeSourcesRefused(t *testing.T) {
 	t.Parallel()
 	cases := map[string]func(dir string) error{
-		"symlink":      func(dir string) error { return os.Symlink("/etc/passwd", filepath.Join(dir, "lib", "passwd")) },
-		"dir symlink":  func(dir string) error { return os.Symlink("/etc", filepath.Join(dir, "etc")) },
-		"hard link":    func(dir string) error { return os.Link(filepath.Join(dir, "run.sh"), filepath.Join(dir, "lib", "again.sh")) },
-		"fifo":         func(dir string) error { return syscall.Mkfifo(filepath.Join(dir, "lib", "fifo"), 0o600) },
-		"big file":     func(dir string) error { return os.WriteFile(filepath.Join(dir, "big.bin"), make([]byte, 10<<20+1), 0o600) },
+		"symlink":     func(dir string) error { return os.Symlink("/etc/passwd", filepath.Join(dir, "lib", "passwd")) },
+		"dir symlink": func(dir string) error { return os.Symlink("/etc", filepath.Join(dir, "etc")) },
+		"hard link": func(dir string) error {
+			return os.Link(filepath.Join(dir, "run.sh"), filepath.Join(dir, "lib", "again.sh"))
+		},
+		"fifo": func(dir string) error { return syscall.Mkfifo(filepath.Join(dir, "lib", "fifo"), 0o600) },
+		"big file": func(dir string) error {
+			return os.WriteFile(filepath.Join(dir, "big.bin"), make([]byte, 10<<20+1), 0o600)
+		},
 		"case clash":   func(dir string) error { return os.WriteFile(filepath.Join(dir, "lib", "Helper.txt"), nil, 0o600) },
 		"outside":      func(dir string) error { return rewrite(dir, `command = ["../../bin/sh"]`) },
 		"absolute":     func(dir string) error { return rewrite(dir, `command = ["/bin/sh", "-c", "x"]`) },
@@ -156,7 +160,9 @@ func TestTamperedTreeRefused(t *testing.T) {
 	t.Parallel()
 	src := canaryPlugin(t, filepath.Join(t.TempDir(), "c"), manifest("tamper", "1.0.0", ""))
 	for name, spoil := range map[string]func(dir string) error{
-		"edited":   func(dir string) error { return os.WriteFile(filepath.Join(dir, "run.sh"), []byte("#!/bin/sh\nevil\n"), 0o700) },
+		"edited": func(dir string) error {
+			return os.WriteFile(filepath.Join(dir, "run.sh"), []byte("#!/bin/sh\nevil\n"), 0o700)
+		},
 		"added":    func(dir string) error { return os.WriteFile(filepath.Join(dir, "lib", "new"), nil, 0o600) },
 		"removed":  func(dir string) error { return os.Remove(filepath.Join(dir, "Makefile")) },
 		"chmod +x": func(dir string) error { return os.Chmod(filepath.Join(dir, "Makefile"), 0o700) },
