@@ -156,6 +156,8 @@ func errorOf(err error) *rpcError {
 	case errors.As(err, &le):
 		return &rpcError{Code: -32000, Message: err.Error(), Data: &errorRef{Kind: "limit_exceeded",
 			Details: map[string]any{"resource": le.Resource, "limit": le.Limit, "mechanism": le.Mechanism}}}
+	case errors.Is(err, compute.ErrSandboxLost):
+		return &rpcError{Code: -32002, Message: err.Error(), Data: &errorRef{Kind: "sandbox_not_found"}}
 	case errors.Is(err, compute.ErrPathOutside):
 		return &rpcError{Code: -32001, Message: err.Error(), Data: &errorRef{Kind: "path_outside"}}
 	case errors.Is(err, compute.ErrNotFound):

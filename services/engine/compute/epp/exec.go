@@ -92,7 +92,7 @@ func (b *Sandbox) execStream(ctx context.Context, req compute.ExecRequest, param
 	id := b.s.conn.nextID.Add(1)
 	err := b.s.conn.do(ctx, id, request{method: MExecStart, params: params, timeout: b.s.cfg.CallTimeout, onResult: register})
 	if err != nil {
-		return compute.ExecResult{}, fmt.Errorf("exec: %w", lostIfGone(err))
+		return compute.ExecResult{}, fmt.Errorf("exec: %w", b.lostIfGone(err))
 	}
 	b.track(pid, true)
 	defer b.track(pid, false)
@@ -101,7 +101,13 @@ func (b *Sandbox) execStream(ctx context.Context, req compute.ExecRequest, param
 	if err != nil {
 		return res, err
 	}
-	return res, note.err
+	if note.err != nil {
+		return res, b.lostIfGone(note.err)
+	}
+	if lost := b.lostErr(); lost != nil { // killed by a Destroy
+		return res, lost
+	}
+	return res, nil
 }
 
 // await waits for the process's exit, cancelling it when ctx ends or its
@@ -116,6 +122,9 @@ func (b *Sandbox) await(ctx context.Context, id int64, pid string, sink *procSin
 	select {
 	case n := <-sink.exit:
 		return n, nil
+	case <-b.lostCh:
+		b.drain(pid, sink)
+		return exitNote{code: -1}, b.lostErr()
 	case <-ctx.Done():
 		b.s.conn.cancel(id)
 		b.drain(pid, sink)
@@ -164,13 +173,16 @@ func (b *Sandbox) execRun(ctx context.Context, req compute.ExecRequest, params e
 	}
 	err := b.s.conn.do(ctx, id, request{method: MExecRun, params: params, result: &out, timeout: timeout})
 	if err != nil {
-		return compute.ExecResult{Duration: time.Since(start)}, fmt.Errorf("exec: %w", lostIfGone(err))
+		return compute.ExecResult{Duration: time.Since(start)}, fmt.Errorf("exec: %w", b.lostIfGone(err))
 	}
 	write(req.Stdout, out.Stdout, out.StdoutB64)
 	write(req.Stderr, out.Stderr, out.StderrB64)
 	res := compute.ExecResult{ExitCode: out.ExitCode, TimedOut: out.TimedOut, Duration: time.Since(start)}
 	if out.Error != nil {
-		return res, b.s.conn.commandError(MExecRun, out.Error)
+		return res, b.lostIfGone(b.s.conn.commandError(MExecRun, out.Error))
+	}
+	if lost := b.lostErr(); lost != nil {
+		return res, lost
 	}
 	return res, nil
 }
@@ -263,5 +275,7 @@ func (b *Sandbox) Close() error {
 	b.mu.Unlock()
 	_ = b.Kill()
 	b.s.close()
+	b.p.untrack(b.key, b)
+	b.discard()
 	return nil
 }

@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest"
+
 	"github.com/xbot-runtime/xbot/services/engine/compute"
 	"github.com/xbot-runtime/xbot/services/engine/compute/epp"
 )
@@ -64,7 +67,10 @@ func TestCrashMidCall(t *testing.T) {
 
 func TestStderrKeptBounded(t *testing.T) {
 	t.Parallel()
-	_, err := execFails(t, "crash,bigstderr", "")
+	cfg := helperConfig(t, "crash,bigstderr", "")
+	cfg.Logger = zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel)) // not 200,000 lines of debug
+	sb := open(t, newReference(t, cfg), spec)
+	_, err := sb.Exec(t.Context(), compute.ExecRequest{Command: "true"})
 	var ee *epp.ExitError
 	if !errors.As(err, &ee) {
 		t.Fatalf("Exec: %v", err)
@@ -125,7 +131,7 @@ func TestErrorMappingTable(t *testing.T) {
 	t.Parallel()
 	s := spec
 	s.SandboxID = "fake-1"
-	sb := open(t, newReference(t, helperConfig(t, "errors", "")), s)
+	p := newReference(t, helperConfig(t, "errors", ""))
 	for path, want := range map[string][]error{
 		"sandbox_not_found":     {epp.ErrSandboxNotFound, compute.ErrSandboxLost},
 		"file_not_found":        {compute.ErrNotFound},
@@ -143,6 +149,7 @@ func TestErrorMappingTable(t *testing.T) {
 		"code:-32000":           {epp.ErrProvider},
 		"some_future_kind":      {epp.ErrProvider},
 	} {
+		sb := open(t, p, s) // a handle of its own: a lost sandbox stays lost
 		_, _, err := sb.ReadFile(t.Context(), path, 0)
 		for _, w := range append(want, epp.ErrProvider) {
 			if !errors.Is(err, w) {
@@ -153,7 +160,7 @@ func TestErrorMappingTable(t *testing.T) {
 			t.Errorf("a missing file is not a lost sandbox: %v", err)
 		}
 	}
-	_, _, err := sb.ReadFile(t.Context(), "limit_exceeded", 0)
+	_, _, err := open(t, p, s).ReadFile(t.Context(), "limit_exceeded", 0)
 	var le *compute.LimitError
 	if !errors.As(err, &le) || le.Resource != compute.ResourceWorkspace || le.Limit != 4096 || le.Mechanism != "usage check" {
 		t.Errorf("limit_exceeded: %v (%+v), want the LimitError of its details", err, le)

@@ -140,6 +140,7 @@ func (p *process) captureStderr(sink func(string)) {
 				}
 				sink(string(partial[:i]))
 				partial = partial[i+1:]
+				p.progress.Add(1) // busy, not idle: unblock waits
 			}
 			if len(partial) > 4<<10 { // a line that never ends is logged in pieces
 				sink(string(partial))

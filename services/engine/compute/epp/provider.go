@@ -21,6 +21,7 @@ type Provider struct {
 
 	mu   sync.Mutex
 	keys map[string]*keyLock // in-process: one Open or Destroy of a key at a time
+	open map[string]map[*Sandbox]struct{}
 }
 
 type keyLock struct {
@@ -48,7 +49,7 @@ func New(ctx context.Context, cfg Config) (*Provider, error) {
 		return nil, fmt.Errorf("provider %s: xbot needs the features %s and %s or %s: %w",
 			cfg.ID, featLifecycle, featExecRun, featExecStream, ErrFeatureNotSupported)
 	}
-	return &Provider{cfg: cfg, info: s.info, keys: map[string]*keyLock{}}, nil
+	return &Provider{cfg: cfg, info: s.info, keys: map[string]*keyLock{}, open: map[string]map[*Sandbox]struct{}{}}, nil
 }
 
 // Name returns the provider's id.
@@ -83,13 +84,18 @@ func (p *Provider) Open(ctx context.Context, spec compute.Spec) (compute.Sandbox
 		s.close()
 		return nil, err
 	}
-	return newSandbox(s, rec.SandboxID, spec, paths), nil
+	b := newSandbox(p, s, rec.SandboxID, spec, paths)
+	p.track(b.key, b)
+	return b, nil
 }
 
-// Destroy kills every sandbox of key the plugin lists.
+// Destroy kills every sandbox of key the plugin lists; the key's open
+// handles are lost (their commands killed, their calls answering
+// compute.ErrSandboxLost).
 func (p *Provider) Destroy(ctx context.Context, key compute.Key) error {
 	unlock := p.lock(keyID(key))
 	defer unlock()
+	p.loseAll(keyID(key))
 	s, err := openSession(ctx, &p.cfg)
 	if err != nil {
 		return fmt.Errorf("destroy sandbox: %w", err)

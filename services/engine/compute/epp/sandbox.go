@@ -17,15 +17,20 @@ import (
 // Sandbox is one run's handle: a plugin process attached to the key's
 // sandbox. It implements compute.Sandbox and compute.Identified.
 type Sandbox struct {
+	p     *Provider
 	s     *session
+	key   string // keyID
 	id    string
 	scope runScope
 	paths compute.Paths
 
-	mu     sync.Mutex
-	closed bool
-	live   map[string]struct{} // exec.start process ids running
-	runs   map[int64]struct{}  // exec.run request ids running
+	mu        sync.Mutex
+	closed    bool
+	live      map[string]struct{} // exec.start process ids running
+	runs      map[int64]struct{}  // exec.run request ids running
+	lost      error               // why the sandbox is lost (lost.go)
+	destroyed bool                // lost by Destroy: nothing left to kill
+	lostCh    chan struct{}       // closed when lost is set
 }
 
 var (
@@ -61,7 +66,7 @@ type scopeLimits struct {
 	WorkspaceBytes int64 `json:"workspace_bytes,omitempty"`
 }
 
-func newSandbox(s *session, id string, spec compute.Spec, p compute.Paths) *Sandbox {
+func newSandbox(pr *Provider, s *session, id string, spec compute.Spec, p compute.Paths) *Sandbox {
 	mode := spec.SafetyMode
 	if mode == "" {
 		mode = events.SafetyWorkspaceWrite
@@ -79,7 +84,8 @@ func newSandbox(s *session, id string, spec compute.Spec, p compute.Paths) *Sand
 	if l := spec.Limits; l != (compute.Limits{}) {
 		scope.Limits = &scopeLimits{MemoryBytes: l.MemoryBytes, Pids: l.Pids, CPUMillis: l.CPUMillis, WorkspaceBytes: l.WorkspaceBytes}
 	}
-	return &Sandbox{s: s, id: id, scope: scope, paths: p, live: map[string]struct{}{}, runs: map[int64]struct{}{}}
+	return &Sandbox{p: pr, s: s, key: keyID(spec.Key), id: id, scope: scope, paths: p, live: map[string]struct{}{},
+		runs: map[int64]struct{}{}, lostCh: make(chan struct{})}
 }
 
 // SandboxID is the plugin's id of the sandbox.
@@ -95,20 +101,27 @@ func (b *Sandbox) usable(ctx context.Context) error {
 		return err
 	}
 	b.mu.Lock()
-	closed := b.closed
+	closed, lost := b.closed, b.lost
 	b.mu.Unlock()
-	if closed {
+	switch {
+	case lost != nil:
+		return lost
+	case closed:
 		return errors.New("sandbox handle is closed")
 	}
-	return b.s.conn.err()
+	return b.note(b.s.conn.err())
 }
 
-// lostIfGone marks a sandbox the plugin no longer knows as lost.
-func lostIfGone(err error) error {
+// lostIfGone marks a sandbox the plugin no longer knows, or that was lost
+// meanwhile, as lost.
+func (b *Sandbox) lostIfGone(err error) error {
 	if errors.Is(err, ErrSandboxNotFound) {
-		return sandboxLost(err)
+		err = sandboxLost(err)
 	}
-	return err
+	if lost := b.lostErr(); lost != nil && err != nil && !errors.Is(err, compute.ErrSandboxLost) {
+		err = fmt.Errorf("%w (%w)", lost, err)
+	}
+	return b.note(err)
 }
 
 // readChunk is what one files.read asks for: 4 MiB is 5.4 MiB in base64,
@@ -143,7 +156,7 @@ func (b *Sandbox) ReadFile(ctx context.Context, p string, limit int64) ([]byte, 
 		}
 		err := b.s.call(ctx, MFilesRead, fileParams{SandboxID: b.id, Run: b.scope, Path: p, Offset: int64(len(data)), Limit: want}, &out, 0)
 		if err != nil {
-			return nil, false, fmt.Errorf("read %s: %w", p, lostIfGone(err))
+			return nil, false, fmt.Errorf("read %s: %w", p, b.lostIfGone(err))
 		}
 		chunk, err := base64.StdEncoding.DecodeString(out.DataB64)
 		if err != nil || int64(len(chunk)) > want || (out.Truncated && len(chunk) == 0) {
@@ -175,7 +188,7 @@ func (b *Sandbox) WriteFile(ctx context.Context, p string, data []byte) error {
 		DataB64   string   `json:"data_b64"`
 	}{b.id, b.scope, p, base64.StdEncoding.EncodeToString(data)}
 	if err := b.s.call(ctx, MFilesWrite, params, nil, 0); err != nil {
-		return fmt.Errorf("write %s: %w", p, lostIfGone(err))
+		return fmt.Errorf("write %s: %w", p, b.lostIfGone(err))
 	}
 	return nil
 }
@@ -200,7 +213,7 @@ func (b *Sandbox) ListFiles(ctx context.Context, dir string, depth int) ([]compu
 		} `json:"entries"`
 	}
 	if err := b.s.call(ctx, MFilesList, params, &out, 0); err != nil {
-		return nil, fmt.Errorf("list %s: %w", dir, lostIfGone(err))
+		return nil, fmt.Errorf("list %s: %w", dir, b.lostIfGone(err))
 	}
 	infos := make([]compute.FileInfo, 0, len(out.Entries))
 	for _, e := range out.Entries {
