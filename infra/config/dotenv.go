@@ -12,7 +12,7 @@ import (
 // A missing file yields no values and no error. Variables without the XBOT_
 // prefix are ignored; an XBOT_ variable that names no key is an error, so a
 // typo cannot silently fall back to a default.
-func readDotenv(path string) (map[string]entry, error) {
+func readDotenv(path string, sc *scopes) (map[string]entry, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -31,7 +31,10 @@ func readDotenv(path string) (map[string]entry, error) {
 		}
 		k, ok := byEnv[v.name]
 		if !ok {
-			return nil, fmt.Errorf("%s:%d: unknown variable %s (no such xbot setting)", path, v.line, v.name)
+			k, ok = sc.byEnv[v.name]
+		}
+		if !ok {
+			return nil, fmt.Errorf("%s:%d: unknown variable %s (no such xbot setting, nor a setting of an installed provider)", path, v.line, v.name)
 		}
 		out[k.Name] = entry{value: v.value, origin: fmt.Sprintf("%s:%d", path, v.line)}
 	}

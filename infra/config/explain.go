@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -24,7 +25,7 @@ func (r *Resolved) Explain(w io.Writer) error {
 	if _, err := fmt.Fprintln(tw, "KEY\tVALUE\tLAYER\tVARIABLE\tORIGIN"); err != nil {
 		return fmt.Errorf("explain config: %w", err)
 	}
-	for _, v := range r.Values() {
+	for _, v := range append(r.Values(), r.scopedValues()...) {
 		_, err := fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n",
 			v.Key.Name, displayValue(v), v.Layer, v.Key.Env(), displayOrigin(v.Origin))
 		if err != nil {
@@ -35,6 +36,16 @@ func (r *Resolved) Explain(w io.Writer) error {
 		return fmt.Errorf("explain config: %w", err)
 	}
 	return nil
+}
+
+// scopedValues are the provider settings, by name.
+func (r *Resolved) scopedValues() []Value {
+	out := make([]Value, 0, len(r.scoped))
+	for _, v := range r.scoped {
+		out = append(out, v)
+	}
+	slices.SortFunc(out, func(a, b Value) int { return strings.Compare(a.Key.Name, b.Key.Name) })
+	return out
 }
 
 // displayValue is the value as Explain shows it.

@@ -20,10 +20,18 @@ type Key struct {
 	Secret bool
 	// Usage is a one-line description shown in flag help.
 	Usage string
+	// Variable is the environment variable when it is not XBOT_ + the
+	// upper-cased name: a provider's setting (ScopedEnv).
+	Variable string
 }
 
 // Env returns the key's one environment variable, e.g. "XBOT_KAFKA_BROKERS".
-func (k Key) Env() string { return envPrefix + strings.ToUpper(k.Name) }
+func (k Key) Env() string {
+	if k.Variable != "" {
+		return k.Variable
+	}
+	return envPrefix + strings.ToUpper(k.Name)
+}
 
 // Flag returns the key's flag name without dashes, e.g. "kafka-brokers".
 func (k Key) Flag() string { return strings.ReplaceAll(k.Name, "_", "-") }

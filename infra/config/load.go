@@ -21,6 +21,9 @@ type Sources struct {
 	// HomeDir is the directory holding .xbot/. Empty means os.UserHomeDir();
 	// if that fails the two home layers are skipped.
 	HomeDir string
+	// Scopes declare the settings of the installed compute providers (see
+	// Scope). Optional.
+	Scopes []Scope
 }
 
 // Value is one resolved setting and where it came from.
@@ -39,10 +42,11 @@ type Value struct {
 // IsSet reports whether the value is non-blank.
 func (v Value) IsSet() bool { return strings.TrimSpace(v.Value) != "" }
 
-// Resolved holds the value of every registered key. It is immutable and safe
-// for concurrent use.
+// Resolved holds the value of every registered key and of every declared
+// provider setting. It is immutable and safe for concurrent use.
 type Resolved struct {
 	values map[string]Value
+	scoped map[string]Value // providers.<id>.<field>
 }
 
 // Load resolves every registered key from src's layers (see the package
@@ -50,11 +54,15 @@ type Resolved struct {
 // malformed or unknown XBOT_* line in a dotenv file, a TOML syntax error or an
 // unknown key in config.toml. A missing file is not an error.
 func Load(src Sources) (*Resolved, error) {
-	layers, err := readLayers(src)
+	sc, err := indexScopes(src.Scopes)
 	if err != nil {
 		return nil, err
 	}
-	r := &Resolved{values: make(map[string]Value, len(registry))}
+	layers, err := readLayers(src, sc)
+	if err != nil {
+		return nil, err
+	}
+	r := &Resolved{values: make(map[string]Value, len(registry)), scoped: sc.resolve(layers)}
 	for _, k := range registry {
 		r.values[k.Name] = resolve(k, layers)
 	}
@@ -72,14 +80,14 @@ func resolve(k Key, layers []layerValues) Value {
 }
 
 // readLayers reads every layer above the default, highest first.
-func readLayers(src Sources) ([]layerValues, error) {
+func readLayers(src Sources, sc *scopes) ([]layerValues, error) {
 	flags, err := flagLayer(src.Flags)
 	if err != nil {
 		return nil, err
 	}
 	layers := []layerValues{
 		{layer: LayerFlag, values: flags},
-		{layer: LayerEnv, values: envLayer(src.Env)},
+		{layer: LayerEnv, values: envLayer(src.Env, sc)},
 	}
 	workDir := src.WorkDir
 	if workDir == "" {
@@ -87,7 +95,7 @@ func readLayers(src Sources) ([]layerValues, error) {
 			return nil, fmt.Errorf("find working directory for ./.env: %w", err)
 		}
 	}
-	dotenv, err := readDotenv(filepath.Join(workDir, ".env"))
+	dotenv, err := readDotenv(filepath.Join(workDir, ".env"), sc)
 	if err != nil {
 		return nil, err
 	}
@@ -98,15 +106,15 @@ func readLayers(src Sources) ([]layerValues, error) {
 			return layers, nil // no home directory: no user layers
 		}
 	}
-	return appendHomeLayers(layers, filepath.Join(home, ".xbot"))
+	return appendHomeLayers(layers, filepath.Join(home, ".xbot"), sc)
 }
 
-func appendHomeLayers(layers []layerValues, dir string) ([]layerValues, error) {
-	homeEnv, err := readDotenv(filepath.Join(dir, ".env"))
+func appendHomeLayers(layers []layerValues, dir string, sc *scopes) ([]layerValues, error) {
+	homeEnv, err := readDotenv(filepath.Join(dir, ".env"), sc)
 	if err != nil {
 		return nil, err
 	}
-	toml, err := readTOML(filepath.Join(dir, "config.toml"))
+	toml, err := readTOML(filepath.Join(dir, "config.toml"), sc)
 	if err != nil {
 		return nil, err
 	}
@@ -129,16 +137,18 @@ func flagLayer(flags map[string]string) (map[string]entry, error) {
 	return out, nil
 }
 
-// envLayer picks the registered XBOT_* variables out of env (nil: the real
-// process environment). Unknown XBOT_* variables are ignored here; see
-// UnknownEnv.
-func envLayer(env map[string]string) map[string]entry {
+// envLayer picks the registered XBOT_* variables and the declared provider
+// settings out of env (nil: the real process environment). Unknown XBOT_*
+// variables are ignored here; see UnknownEnv.
+func envLayer(env map[string]string, sc *scopes) map[string]entry {
 	if env == nil {
 		env = processEnv()
 	}
 	out := make(map[string]entry)
 	for name, v := range env {
 		if k, ok := byEnv[name]; ok {
+			out[k.Name] = entry{value: v, origin: name}
+		} else if k, ok := sc.byEnv[name]; ok {
 			out[k.Name] = entry{value: v, origin: name}
 		}
 	}

@@ -88,15 +88,18 @@ func (v Value) parseError(want string) error {
 }
 
 // UnknownEnv returns the XBOT_* variable names in env that name no registered
-// key, sorted; nil env means the process environment. Load ignores them (the
+// key (nor, with scopes, a provider's setting), sorted; nil env means the
+// process environment. Load ignores them (the
 // environment is shared with other tools); callers may warn about them.
-func UnknownEnv(env map[string]string) []string {
+func UnknownEnv(env map[string]string, scopes ...Scope) []string {
 	if env == nil {
 		env = processEnv()
 	}
+	sc, _ := indexScopes(scopes) // a conflicting scope still names its variables
 	var out []string
 	for name := range env {
-		if _, ok := byEnv[name]; !ok && strings.HasPrefix(name, envPrefix) {
+		_, scoped := sc.byEnv[name]
+		if _, ok := byEnv[name]; !ok && !scoped && strings.HasPrefix(name, envPrefix) {
 			out = append(out, name)
 		}
 	}

@@ -17,7 +17,7 @@ import (
 // values may be strings, numbers, booleans or arrays of those (joined with
 // commas). A missing file yields no values and no error; unknown keys are an
 // error listing each with its line.
-func readTOML(path string) (map[string]entry, error) {
+func readTOML(path string, sc *scopes) (map[string]entry, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -30,10 +30,21 @@ func readTOML(path string) (map[string]entry, error) {
 	if _, err := toml.Decode(src, &doc); err != nil {
 		return nil, syntaxError(path, src, err)
 	}
+	providers, hasProviders := doc["providers"]
+	delete(doc, "providers")
 	if err := checkUnknown(path, src, doc); err != nil {
 		return nil, err
 	}
 	out := make(map[string]entry, len(doc))
+	if hasProviders {
+		scoped, err := sc.tomlProviders(path, src, providers)
+		if err != nil {
+			return nil, err
+		}
+		for name, e := range scoped {
+			out[name] = e
+		}
+	}
 	for name, raw := range doc {
 		line := keyLine(src, name)
 		v, err := stringify(raw)

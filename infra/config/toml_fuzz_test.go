@@ -69,7 +69,7 @@ func mustReadTOML(t *testing.T, path, src string, refused func(error)) map[strin
 	if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	got, err := readTOML(path)
+	got, err := readTOML(path, mustScopes(nil))
 	if err != nil {
 		refused(err)
 		return nil
