@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 
 	"github.com/xbot-runtime/xbot/services/engine/compute"
@@ -32,6 +33,10 @@ func (s *settings) compute(dataDir string) (stack.Compute, error) {
 		LimitMechanism: s.r.Get("sandbox_limits"), CgroupParent: s.r.Get("sandbox_cgroup_parent"),
 		Logger: s.log.Named("compute")}
 	var errs []error
+	if !slices.Contains(builtinProviders, c.Provider) {
+		c.Plugin, err = s.pluginConfig(c.Provider)
+		errs = append(errs, err)
+	}
 	num := func(key string) int {
 		n, err := s.r.Int(key)
 		errs = append(errs, err)

@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/services/engine/compute/plugin"
 )
 
 // views are the projectors' names.
@@ -40,6 +41,9 @@ Usage:
                                    load test the whole system in process (embedded servers like dev) next to raw baselines
   xbot migrate [flags]             create topics and apply Postgres migrations, then exit
   xbot config explain [flags]      show every setting, its value, layer and variable (secrets redacted)
+  xbot provider install|list|verify|remove
+                                   compute provider plugins (EPP/1): install from a directory or git URL with
+                                   consent, list, verify their files, remove (docs/providers.md)
   xbot version
 
 Every setting can be given as a flag (--kafka-brokers), an environment variable
@@ -51,6 +55,9 @@ func main() {
 	if err := run(os.Args[1:]); err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintln(os.Stderr, "xbot:", err)
+		}
+		if errors.Is(err, plugin.ErrConsent) {
+			os.Exit(2) // unattended and no consent: a usage problem, not a failure
 		}
 		os.Exit(1)
 	}
@@ -85,6 +92,8 @@ func run(args []string) error {
 			return errors.New("usage: xbot config explain [flags]")
 		}
 		return runExplain(rest[1:])
+	case "provider":
+		return runProvider(ctx, rest, stdConsole())
 	case "version", "--version":
 		fmt.Println("xbot", version)
 		return nil

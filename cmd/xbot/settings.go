@@ -12,6 +12,7 @@ import (
 	"github.com/xbot-runtime/xbot/infra/config"
 	"github.com/xbot-runtime/xbot/infra/kafka"
 	"github.com/xbot-runtime/xbot/infra/logging"
+	"github.com/xbot-runtime/xbot/services/engine/compute/plugin"
 )
 
 // settings is the resolved configuration of one command.
@@ -28,6 +29,8 @@ type settings struct {
 	dev bool
 	// flags are the command line's settings, for a reload that re-reads the others.
 	flags map[string]string
+	// store holds the installed compute providers (~/.xbot/providers).
+	store *plugin.Store
 }
 
 // flagAliases are shorter flags a command accepts for a key, by command:
@@ -68,7 +71,10 @@ func bindAliases(fs *flag.FlagSet, aliases map[string]string) func(map[string]st
 
 // settingsFrom resolves every layer given the flags that were set.
 func settingsFrom(flags map[string]string, defaultFormat string) (*settings, error) {
-	r, err := config.Load(config.Sources{Flags: flags})
+	store := storeIn(userHome())
+	var storeErrs []error
+	scopes := storeScopes(store, func(err error) { storeErrs = append(storeErrs, err) })
+	r, err := config.Load(config.Sources{Flags: flags, Scopes: scopes})
 	if err != nil {
 		return nil, err
 	}
@@ -80,10 +86,13 @@ func settingsFrom(flags map[string]string, defaultFormat string) (*settings, err
 	if err != nil {
 		return nil, err
 	}
-	if unknown := config.UnknownEnv(envMap()); len(unknown) > 0 {
+	if unknown := config.UnknownEnv(envMap(), scopes...); len(unknown) > 0 {
 		log.Warn("ignoring unknown XBOT_ environment variables", zap.Strings("names", unknown))
 	}
-	return &settings{r: r, log: log, flags: flags}, nil
+	for _, err := range storeErrs {
+		log.Warn("an installed compute provider cannot be read", zap.Error(err))
+	}
+	return &settings{r: r, log: log, flags: flags, store: store}, nil
 }
 
 func envMap() map[string]string {
@@ -151,7 +160,8 @@ func runExplain(args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	r, err := config.Load(config.Sources{Flags: set()})
+	scopes := storeScopes(storeIn(userHome()), func(err error) { fmt.Fprintln(os.Stderr, "xbot: warning:", err) })
+	r, err := config.Load(config.Sources{Flags: set(), Scopes: scopes})
 	if err != nil {
 		return err
 	}

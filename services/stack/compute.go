@@ -1,6 +1,7 @@
 package stack
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/xbot-runtime/xbot/services/engine/compute"
 	"github.com/xbot-runtime/xbot/services/engine/compute/bwrap"
 	"github.com/xbot-runtime/xbot/services/engine/compute/capacity"
+	"github.com/xbot-runtime/xbot/services/engine/compute/epp"
 	"github.com/xbot-runtime/xbot/services/engine/compute/local"
 )
 
@@ -18,8 +20,12 @@ import (
 // selection.
 type Compute struct {
 	// Provider is "bwrap", "local" or "auto" ("" = auto): bwrap when it can
-	// create sandboxes here, else — only with AllowUnisolated — local.
+	// create sandboxes here, else — only with AllowUnisolated — local; or
+	// the id of an installed provider plugin, which Plugin configures.
 	Provider string
+	// Plugin runs the provider plugin Provider names (see package epp); set
+	// by the caller from the installed plugin and its settings.
+	Plugin *epp.Config
 	// Dir holds the sandboxes on the host. Required.
 	Dir string
 	// AllowUnisolated lets auto fall back to local (no isolation) with a
@@ -56,6 +62,9 @@ func (c Compute) provider() (compute.Provider, error) {
 	bcfg := bwrap.Config{Dir: c.Dir, Logger: c.Logger, UID: c.UID, GID: c.GID, Limits: c.Limits,
 		LimitMechanism: c.LimitMechanism, CgroupParent: c.CgroupParent}
 	lcfg := local.Config{Dir: c.Dir, Logger: c.Logger, Limits: c.Limits, LimitMechanism: c.LimitMechanism}
+	if c.Plugin != nil && c.Plugin.ID == c.Provider {
+		return c.plugin()
+	}
 	switch c.Provider {
 	case "bwrap":
 		return bwrap.New(bcfg)
@@ -73,6 +82,27 @@ func (c Compute) provider() (compute.Provider, error) {
 		c.Logger.Warn("bwrap is not usable here; tools run WITHOUT isolation (install bubblewrap for sandboxing)", zap.Error(err))
 		return local.New(lcfg)
 	default:
-		return nil, fmt.Errorf("compute_provider %q: want bwrap, local or auto", c.Provider)
+		return nil, fmt.Errorf("compute_provider %q: want bwrap, local, auto or an installed provider", c.Provider)
 	}
+}
+
+// pluginStart bounds checking a plugin at start (its initialize, within
+// its own startup timeout, and shutdown).
+const pluginStart = time.Minute
+
+// plugin starts the provider plugin once to check it, and warns that its
+// isolation is what the plugin says, not what xbot enforces.
+func (c Compute) plugin() (compute.Provider, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), pluginStart)
+	defer cancel()
+	p, err := epp.New(ctx, *c.Plugin)
+	if err != nil {
+		return nil, fmt.Errorf("compute_provider %s: %w", c.Provider, err)
+	}
+	c.Logger.Info("compute provider plugin", zap.String("provider", p.Name()), zap.String("isolation", p.Isolation()),
+		zap.String("limits", p.Mechanism()))
+	if p.Isolation() == "none" {
+		c.Logger.Warn("the compute provider plugin isolates nothing: tools run WITHOUT isolation", zap.String("provider", p.Name()))
+	}
+	return p, nil
 }

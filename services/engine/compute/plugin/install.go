@@ -38,6 +38,9 @@ type Options struct {
 	Confirm func(screen string) (bool, error)
 	// Host names the installing program in the receipt.
 	Host Host
+	// Check, when set, may refuse the parsed manifest before consent is
+	// asked (e.g. a setting whose variable another provider has).
+	Check func(*Manifest) error
 }
 
 var fullCommit = regexp.MustCompile(`^[0-9a-f]{40}$`)
@@ -104,6 +107,11 @@ func (s *Store) check(tree string, origin Origin, opt Options) (*Receipt, *Manif
 	m, err := ParseManifest(data)
 	if err != nil {
 		return nil, nil, err
+	}
+	if opt.Check != nil {
+		if err := opt.Check(m); err != nil {
+			return nil, nil, fmt.Errorf("%w: %w", ErrManifest, err)
+		}
 	}
 	if prog := m.Runtime.Command[0]; strings.HasPrefix(prog, "./") || strings.HasPrefix(prog, "../") {
 		fi, err := os.Lstat(filepath.Join(tree, filepath.FromSlash(prog)))
