@@ -38,6 +38,10 @@ const (
 	PermissionGrantRevoked    Type = "runtime.permission_grant.revoked"
 	ContextCompacted          Type = "runtime.context.compacted"
 	CapabilitySnapshotFrozen  Type = "runtime.capability.snapshot_frozen"
+	// SandboxAttached: the run's tools run in the sandbox its provider
+	// keeps under an id of its own (a provider plugin's); a new owner of
+	// the run reconnects to exactly that one.
+	SandboxAttached Type = "runtime.sandbox.attached"
 )
 
 // Catalog lists every event type in a stable order.
@@ -51,7 +55,7 @@ var catalogOrder = []Type{
 	CommandAccepted, CommandRejected, CommandApplied, CommandNoEffect, CommandDuplicate,
 	ItemStarted, ItemDelta, ItemCompleted, ItemFailed, ItemAwaitingApproval,
 	ApprovalDecisionSubmitted, PermissionGrantApplied, ContextCompacted, CapabilitySnapshotFrozen,
-	PermissionGrantRevoked, RunQueued,
+	PermissionGrantRevoked, RunQueued, SandboxAttached,
 }
 
 var payloadFactories = map[Type]func() any{
@@ -80,6 +84,7 @@ var payloadFactories = map[Type]func() any{
 	PermissionGrantRevoked:    func() any { return new(PermissionGrantRevokedPayload) },
 	ContextCompacted:          func() any { return new(ContextCompactedPayload) },
 	CapabilitySnapshotFrozen:  func() any { return new(SnapshotFrozenPayload) },
+	SandboxAttached:           func() any { return new(SandboxAttachedPayload) },
 }
 
 // NewPayload returns a pointer to a zero payload of the type registered for t.

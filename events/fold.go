@@ -96,6 +96,11 @@ func apply(n *RunState, e Envelope, p any) error {
 		n.ErrorCode = v.ErrorCode
 	case *RunCancelledPayload:
 		n.CancelReason = v.Reason
+	case *SandboxAttachedPayload:
+		if v.Provider == "" || v.SandboxID == "" {
+			return &PayloadError{Type: e.Type, Seq: e.Seq, Err: errors.New("provider and sandboxId are required")}
+		}
+		n.Sandbox = &SandboxAttachedPayload{Provider: v.Provider, SandboxID: v.SandboxID}
 	case *CommandAcceptedPayload:
 		return applyCommandAccepted(n, e, v)
 	case *CommandRejectedPayload:

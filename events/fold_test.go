@@ -31,6 +31,8 @@ func validPayload(t events.Type) any {
 		return events.SnapshotFrozenPayload{Hash: "sha256:00", Snapshot: json.RawMessage(`{"pauseTtlMs":60000}`)}
 	case events.RunQueued:
 		return events.RunQueuedPayload{Position: 1}
+	case events.SandboxAttached:
+		return events.SandboxAttachedPayload{Provider: "local-process", SandboxID: "lp-1"}
 	}
 	p, _ := events.NewPayload(t)
 	return p
@@ -117,7 +119,8 @@ var legal = map[events.Type][]events.Status{
 	events.PermissionGrantRevoked:    {events.StatusQueued, events.StatusRunning, events.StatusPaused, events.StatusCompleted, events.StatusFailed, events.StatusCancelled, events.StatusExpired},
 	// From queued: a position update; from paused: a resumed run waits for
 	// its sandbox key (TestRequeuedRunResumesNotStarts).
-	events.RunQueued: {events.StatusQueued, events.StatusPaused},
+	events.RunQueued:       {events.StatusQueued, events.StatusPaused},
+	events.SandboxAttached: {events.StatusRunning},
 }
 
 func TestFoldEveryStateAndEventType(t *testing.T) {
@@ -215,6 +218,7 @@ func TestFoldPayloadChecks(t *testing.T) {
 		env(t, running.LastSeq+1, events.RunFailed, "", "", events.RunFailedPayload{}),
 		env(t, running.LastSeq+1, events.ItemStarted, "", "", events.ItemStartedPayload{ItemType: events.ItemPlan}),
 		env(t, running.LastSeq+1, events.CommandAccepted, "", "", events.CommandAcceptedPayload{CommandType: "CancelRun"}),
+		env(t, running.LastSeq+1, events.SandboxAttached, "", "", events.SandboxAttachedPayload{Provider: "p"}),
 	}
 	for _, e := range cases {
 		if _, err := events.Fold(running, e); !errors.As(err, &pe) {

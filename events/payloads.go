@@ -89,6 +89,19 @@ type RunQueuedPayload struct {
 	Position int `json:"position"`
 }
 
+// SandboxAttachedPayload is the payload of runtime.sandbox.attached: the
+// run's tools run in the sandbox Provider keeps under SandboxID. It is
+// recorded (committed before the tool runs) when a run first attaches to a
+// sandbox with an id, and again if it ever attaches to another. A new owner
+// of the run reconnects to that sandbox; when it is gone the run fails with
+// sandbox_error rather than going on in another one.
+type SandboxAttachedPayload struct {
+	// Provider is the compute provider's name (a plugin's id).
+	Provider string `json:"provider"`
+	// SandboxID is the provider's id of the sandbox.
+	SandboxID string `json:"sandboxId"`
+}
+
 // RunCompletedPayload is the payload of runtime.run.completed.
 type RunCompletedPayload struct {
 	Output string `json:"output,omitempty"`

@@ -107,6 +107,9 @@ type RunState struct {
 	// QueuePosition is the run's last recorded place in its sandbox key's
 	// queue (runtime.run.queued; 0 when it is not queued or never said).
 	QueuePosition int `json:"queuePosition,omitempty"`
+	// Sandbox is the sandbox the run's tools run in, when its provider
+	// keeps it under an id (runtime.sandbox.attached); nil otherwise.
+	Sandbox *SandboxAttachedPayload `json:"sandbox,omitempty"`
 }
 
 // PauseDeadline is when a paused run expires (ms); ok is false when the run

@@ -104,6 +104,7 @@ var allowedFrom = map[Type][]Status{
 	PermissionGrantApplied:    {StatusQueued, StatusRunning, StatusPaused},
 	ContextCompacted:          {StatusRunning, StatusPaused},
 	CapabilitySnapshotFrozen:  {StatusQueued, StatusRunning},
+	SandboxAttached:           {StatusRunning},
 	// Outcomes that change nothing are recorded in every state, terminal ones
 	// included: they are the audit trail of refused or repeated commands.
 	CommandRejected:  Statuses(),

@@ -123,7 +123,7 @@ func fillOther(r *eventRow, p any) {
 		*events.PermissionGrantRevokedPayload:
 		fillGovernance(r, p)
 	case *events.RunStartedPayload, *events.RunResumedPayload, *events.RunQueuedPayload, *events.RunCompletedPayload,
-		*events.CheckpointRestoredPayload, *events.ItemDeltaPayload, *events.SnapshotFrozenPayload:
+		*events.CheckpointRestoredPayload, *events.ItemDeltaPayload, *events.SnapshotFrozenPayload, *events.SandboxAttachedPayload:
 		// Nothing beyond the envelope and the payload text (a snapshot's
 		// hash is its payload's first field).
 	}

@@ -67,7 +67,8 @@ func flatten(e events.Envelope, p any) (Message, bool, error) {
 	case events.RunAccepted, events.RunStarted, events.RunResumed,
 		events.RunCheckpointRestored, events.CommandAccepted, events.CommandRejected, events.CommandNoEffect,
 		events.CommandDuplicate, events.ItemDelta, events.ItemFailed, events.PermissionGrantApplied,
-		events.ContextCompacted, events.CapabilitySnapshotFrozen, events.PermissionGrantRevoked, events.RunQueued:
+		events.ContextCompacted, events.CapabilitySnapshotFrozen, events.PermissionGrantRevoked, events.RunQueued,
+		events.SandboxAttached:
 		return Message{}, false, nil
 	}
 	return Message{}, false, nil // not in the catalog: Flatten never gets here

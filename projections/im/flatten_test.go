@@ -50,6 +50,16 @@ var cases = map[string]func(t *testing.T) []events.Envelope{
 		b.response(itm(5), "There is one file: README.md.")
 		return b.Completed("").Events()
 	},
+	// A provider plugin's sandbox shows nothing.
+	"sandbox_attached": func(t *testing.T) []events.Envelope {
+		b := newLog(t, run1, "sess_chat-1", "list the files")
+		b.response(itm(1), "Let me look.", callLs)
+		b.Add(events.Draft{Type: events.SandboxAttached, Payload: events.SandboxAttachedPayload{Provider: "local-process", SandboxID: "lp-1"}})
+		b.ToolStarted(itm(2), itm(1), events.ItemCommandExecution, callLs)
+		b.completeTool(itm(2), events.ItemCommandExecution, callLs, "README.md\n")
+		b.response(itm(3), "There is one file: README.md.")
+		return b.Completed("").Events()
+	},
 	"clarification": func(t *testing.T) []events.Envelope {
 		b := newLog(t, run1, "sess_chat-1", "deploy")
 		b.response(itm(1), "", callAsk)

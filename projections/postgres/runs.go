@@ -79,7 +79,7 @@ func (p *batchPlan) applyRun(d decoded) (*events.RunAcceptedPayload, error) {
 		err = decodePayload(e, &v)
 		c.snapshotHash = ptr(clean(v.Hash))
 	case events.RunStarted, events.RunResumed, events.RunCompleted, events.RunExpired,
-		events.RunCheckpointRestored, events.RunQueued,
+		events.RunCheckpointRestored, events.RunQueued, events.SandboxAttached,
 		events.CommandAccepted, events.CommandRejected, events.CommandApplied, events.CommandNoEffect,
 		events.CommandDuplicate,
 		events.ItemStarted, events.ItemDelta, events.ItemFailed, events.ItemAwaitingApproval,

@@ -79,6 +79,18 @@ var goldenCases = map[string]func(t testing.TB) []events.Envelope{
 		b.response(r3, 2, []string{"Done."})
 		return b.Completed("Done.").Events()
 	},
+	// A provider plugin's sandbox is attached before the tool that needs
+	// it: nothing of it reaches the stream.
+	"sandbox_attached": func(t testing.TB) []events.Envelope {
+		b := started(t, runA, cmdA, "look around")
+		b.response(r1, 0, []string{"Let me look."}, callLs)
+		b.Add(events.Draft{Type: events.SandboxAttached, Payload: events.SandboxAttachedPayload{Provider: "local-process", SandboxID: "lp-1"}})
+		b.ToolStarted(tool1, r1, events.ItemCommandExecution, callLs).Deltas(tool1, "README.md\n")
+		b.ToolCompleted(tool1, events.ItemCommandExecution, callLs, events.ToolResultData{Output: "exit code 0\nREADME.md\n",
+			Exec: &events.ExecData{Command: "ls", Cwd: "/workspace", ExitCode: 0, Stdout: "README.md\n", DurationMs: 3}})
+		b.response(r2, 1, []string{"Done."})
+		return b.Completed("Done.").Events()
+	},
 	"approval_allowed": func(t testing.TB) []events.Envelope {
 		b := approvalLog(t, "allow")
 		b.Deltas(tool1, "removed build\n")

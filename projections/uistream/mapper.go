@@ -117,7 +117,7 @@ func (m *Mapper) apply(e events.Envelope, p any) {
 	case events.ContextCompacted:
 		m.compacted(p.(*events.ContextCompactedPayload))
 	case events.RunCheckpointRestored, events.CommandAccepted, events.CommandRejected, events.CommandNoEffect,
-		events.CommandDuplicate, events.PermissionGrantApplied, events.PermissionGrantRevoked:
+		events.CommandDuplicate, events.PermissionGrantApplied, events.PermissionGrantRevoked, events.SandboxAttached:
 		// Not part of the reply's message: the runs, items and commands
 		// read models show them.
 	}

@@ -317,14 +317,23 @@ func (r *execution) openSandbox(ctx context.Context) (compute.Sandbox, error) {
 		return nil, errors.New("no compute provider is configured")
 	}
 	st := r.run.State()
+	recorded, err := r.recordedSandbox(st)
+	if err != nil {
+		return nil, err
+	}
 	sb, err := r.e.cfg.Compute.Open(ctx, compute.Spec{
 		Key: compute.Key{TenantID: st.SandboxKey.TenantID, WorkspaceID: st.SandboxKey.WorkspaceID,
 			AgentID: st.SandboxKey.AgentID, OwnerID: st.SandboxKey.OwnerID},
 		SessionID: st.PlatformSessionID, RunID: st.RunID,
 		Network: r.network(), AllowHosts: r.p.Sandbox.AllowHosts, Env: r.p.Sandbox.Env,
 		Limits: r.p.Sandbox.Limits(), SafetyMode: r.opts.SafetyMode, WorkingDirectory: r.opts.WorkingDirectory,
+		SandboxID: recorded,
 	})
 	if err != nil {
+		return nil, err
+	}
+	if err := r.attach(ctx, st, sb); err != nil {
+		_ = sb.Close()
 		return nil, err
 	}
 	r.sandbox = sb
