@@ -97,10 +97,7 @@ func apply(n *RunState, e Envelope, p any) error {
 	case *RunCancelledPayload:
 		n.CancelReason = v.Reason
 	case *SandboxAttachedPayload:
-		if v.Provider == "" || v.SandboxID == "" {
-			return &PayloadError{Type: e.Type, Seq: e.Seq, Err: errors.New("provider and sandboxId are required")}
-		}
-		n.Sandbox = &SandboxAttachedPayload{Provider: v.Provider, SandboxID: v.SandboxID}
+		return applySandbox(n, e, v)
 	case *CommandAcceptedPayload:
 		return applyCommandAccepted(n, e, v)
 	case *CommandRejectedPayload:
@@ -126,6 +123,15 @@ func apply(n *RunState, e Envelope, p any) error {
 	case *ItemStartedPayload, *ItemDeltaPayload, *ItemCompletedPayload, *ItemFailedPayload, *ItemAwaitingApprovalPayload:
 		return applyItem(n, e, p)
 	}
+	return nil
+}
+
+// applySandbox records the sandbox the run's tools run in.
+func applySandbox(n *RunState, e Envelope, v *SandboxAttachedPayload) error {
+	if v.Provider == "" || v.SandboxID == "" {
+		return &PayloadError{Type: e.Type, Seq: e.Seq, Err: errors.New("provider and sandboxId are required")}
+	}
+	n.Sandbox = &SandboxAttachedPayload{Provider: v.Provider, SandboxID: v.SandboxID}
 	return nil
 }
 

@@ -15,7 +15,9 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"sync"
@@ -38,7 +40,7 @@ func main() {
 	}()
 	err = readLines(os.Stdin, p.o, p.handle)
 	p.stop() // stdin closed: the host is done (or gone)
-	if err != nil && err.Error() != "EOF" {
+	if !errors.Is(err, io.EOF) {
 		fmt.Fprintln(os.Stderr, "local-process: stdin:", err)
 	}
 }

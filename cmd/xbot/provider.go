@@ -33,6 +33,10 @@ type console struct {
 	home string
 }
 
+// printf writes to the user; a console that cannot be written to has
+// nobody to tell.
+func printf(w io.Writer, format string, args ...any) { _, _ = fmt.Fprintf(w, format, args...) }
+
 func stdConsole() console {
 	return console{in: os.Stdin, out: os.Stdout, err: os.Stderr, tty: term.IsTerminal(int(os.Stdin.Fd())), home: userHome()}
 }
@@ -85,7 +89,7 @@ func providerInstall(ctx context.Context, st *plugin.Store, args []string, c con
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(c.out, "installed %s %s (sha256:%s, %s)\nuse it with compute_provider=%s; its settings: xbot config explain\n",
+	printf(c.out, "installed %s %s (sha256:%s, %s)\nuse it with compute_provider=%s; its settings: xbot config explain\n",
 		in.ID(), in.Manifest.Provider.Version, in.Receipt.TreeSHA256, in.Receipt.Trust, in.ID())
 	return nil
 }
@@ -114,15 +118,15 @@ func reorder(args []string) []string {
 // at a terminal answers, anything else gives no consent.
 func confirmer(c console, yes bool) func(string) (bool, error) {
 	return func(screen string) (bool, error) {
-		fmt.Fprint(c.err, screen)
+		printf(c.err, "%s", screen)
 		switch {
 		case yes:
-			fmt.Fprintln(c.err, "Consented with --yes.")
+			printf(c.err, "Consented with --yes.\n")
 			return true, nil
 		case !c.tty:
 			return false, fmt.Errorf("%w: nobody to ask; read the screen above and run again with --yes", plugin.ErrConsent)
 		}
-		fmt.Fprint(c.err, "Install and trust this provider? [y/N] ")
+		printf(c.err, "Install and trust this provider? [y/N] ")
 		answer, _ := bufio.NewReader(c.in).ReadString('\n')
 		a := strings.ToLower(strings.TrimSpace(answer))
 		return a == "y" || a == "yes", nil
@@ -144,14 +148,14 @@ func checkScopes(st *plugin.Store, m *plugin.Manifest) error {
 func providerList(st *plugin.Store, c console) error {
 	all, err := st.List()
 	tw := tabwriter.NewWriter(c.out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tVERSION\tTRUST\tDIGEST\tFEATURES\tSOURCE")
+	printf(tw, "ID\tVERSION\tTRUST\tDIGEST\tFEATURES\tSOURCE\n")
 	for _, in := range all {
 		r := in.Receipt
 		src := r.Source.Path
 		if r.Source.Type == "git" {
 			src = r.Source.URL + "@" + r.Source.Commit[:min(12, len(r.Source.Commit))]
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\tsha256:%s\t%s\t%s\n", in.ID(), r.Version, r.Trust, r.TreeSHA256[:12],
+		printf(tw, "%s\t%s\t%s\tsha256:%s\t%s\t%s\n", in.ID(), r.Version, r.Trust, r.TreeSHA256[:12],
 			strings.Join(in.Manifest.Features.Supported, ","), src)
 	}
 	if ferr := tw.Flush(); ferr != nil {
@@ -178,10 +182,10 @@ func providerVerify(st *plugin.Store, ids []string, c console) error {
 		}
 		if err != nil {
 			errs = append(errs, err)
-			fmt.Fprintf(c.out, "%s: FAILED: %v\n", id, err)
+			printf(c.out, "%s: FAILED: %v\n", id, err)
 			continue
 		}
-		fmt.Fprintf(c.out, "%s: ok (sha256:%s, %s)\n", id, in.Receipt.TreeSHA256, in.Receipt.Trust)
+		printf(c.out, "%s: ok (sha256:%s, %s)\n", id, in.Receipt.TreeSHA256, in.Receipt.Trust)
 	}
 	return errors.Join(errs...)
 }
@@ -206,14 +210,14 @@ func providerRemove(st *plugin.Store, args []string, c console) error {
 	if err := st.Remove(id, *purge); err != nil {
 		return err
 	}
-	fmt.Fprintf(c.out, "removed %s\n", id)
+	printf(c.out, "removed %s\n", id)
 	if !*purge || scope == nil {
-		fmt.Fprintf(c.out, "its saved settings stay; xbot provider remove %s --purge removes them\n", id)
+		printf(c.out, "its saved settings stay; xbot provider remove %s --purge removes them\n", id)
 		return nil
 	}
 	removed, err := config.PurgeScope(c.home, *scope)
 	for _, where := range removed {
-		fmt.Fprintf(c.out, "removed its setting at %s\n", where)
+		printf(c.out, "removed its setting at %s\n", where)
 	}
 	return err
 }

@@ -110,7 +110,7 @@ var registry = []Key{
 	{Name: "llm_model", Usage: "default model name; with llm_base_url set, the built-in demo agent uses it with the built-in tools"},
 	// auto prefers isolation: bwrap when it can create namespaces here, else
 	// local with a loud warning, so `xbot dev` works on any machine.
-	{Name: "compute_provider", Default: "auto", Usage: "where tools run: bwrap (Linux namespaces), local (no isolation, dev only) or auto"},
+	{Name: "compute_provider", Default: "auto", Usage: "where tools run: bwrap (Linux namespaces), local (no isolation, dev only), auto, or the id of an installed provider plugin (xbot provider list; docs/providers.md)"},
 	// 65200 lies in Debian's reserved range 65000-65533: no package or
 	// adduser allocates it, so it is no login user's.
 	{Name: "sandbox_uid", Default: "65200", Usage: "host uid of sandboxed tool processes when xbot runs as root (bwrap; never 0)"},

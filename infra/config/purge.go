@@ -76,7 +76,7 @@ func editLines(path string, drop func(string) bool) ([]string, error) {
 		return nil, nil
 	}
 	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(strings.Join(kept, "\n")), fi.Mode().Perm()); err != nil {
+	if err := os.WriteFile(tmp, []byte(strings.Join(kept, "\n")), fi.Mode().Perm()); err != nil { // #nosec G703 -- beside the user's own configuration file
 		return nil, err
 	}
 	return removed, os.Rename(tmp, path)

@@ -237,30 +237,43 @@ func takeover(t *testing.T, gone bool) {
 	tr := &traced{}
 	executor("exB", pluginCompute(t, in, tr.add))
 	if gone {
-		run := waitStatus(t, front, runID, "failed", 30*time.Second)
-		failed := payloads[events.ItemFailedPayload](t, front, runID)
-		if run.ErrorCode != events.FailSandboxError || len(failed) != 2 || failed[1].ErrorCode != events.ToolErrSandboxError {
-			t.Errorf("run %q, failed items %+v; want the second tool and the run failed with sandbox_error", run.ErrorCode, failed)
-		}
+		wantFailedLost(t, front, runID)
 	} else {
-		waitStatus(t, front, runID, "completed", 30*time.Second)
-		var ran []string
-		for _, p := range payloads[events.ItemCompletedPayload](t, front, runID) {
-			if p.ItemType == events.ItemCommandExecution {
-				ran = append(ran, p.Content)
-			}
-		}
-		if len(ran) != 1 || !strings.Contains(ran[0], "same sandbox") {
-			t.Errorf("the new owner's tool: %q, want it in the same sandbox", ran)
-		}
-		if n := len(payloads[events.SandboxAttachedPayload](t, front, runID)); n != 1 {
-			t.Errorf("%d runtime.sandbox.attached, want the first only", n)
-		}
+		wantSameSandbox(t, front, runID)
 	}
 	if !tr.connected(id) {
 		t.Errorf("the new owner did not ask the plugin for sandbox %s by its id", id)
 	}
 	e.invariants(front)
+}
+
+// wantFailedLost: the new owner's tool and the run failed with sandbox_error.
+func wantFailedLost(t *testing.T, front *stack.Stack, runID string) {
+	t.Helper()
+	run := waitStatus(t, front, runID, "failed", 30*time.Second)
+	failed := payloads[events.ItemFailedPayload](t, front, runID)
+	if run.ErrorCode != events.FailSandboxError || len(failed) != 2 || failed[1].ErrorCode != events.ToolErrSandboxError {
+		t.Errorf("run %q, failed items %+v; want the second tool and the run failed with sandbox_error", run.ErrorCode, failed)
+	}
+}
+
+// wantSameSandbox: the new owner's tool found the first tool's mark, and
+// the sandbox was attached once.
+func wantSameSandbox(t *testing.T, front *stack.Stack, runID string) {
+	t.Helper()
+	waitStatus(t, front, runID, "completed", 30*time.Second)
+	var ran []string
+	for _, p := range payloads[events.ItemCompletedPayload](t, front, runID) {
+		if p.ItemType == events.ItemCommandExecution {
+			ran = append(ran, p.Content)
+		}
+	}
+	if len(ran) != 1 || !strings.Contains(ran[0], "same sandbox") {
+		t.Errorf("the new owner's tool: %q, want it in the same sandbox", ran)
+	}
+	if n := len(payloads[events.SandboxAttachedPayload](t, front, runID)); n != 1 {
+		t.Errorf("%d runtime.sandbox.attached, want the first only", n)
+	}
 }
 
 // traced keeps the requests an executor's provider sent.

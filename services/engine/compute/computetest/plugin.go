@@ -1,18 +1,23 @@
 package computetest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // PluginEnv names a directory holding a prebuilt reference plugin (the
 // binary local-process and its xbot-provider.toml), for tests that cannot
 // build one (an unprivileged user without the Go module cache).
 const PluginEnv = "XBOT_TEST_EPP_PLUGIN"
+
+// buildTimeout bounds building the plugin on a loaded machine.
+const buildTimeout = 5 * time.Minute
 
 // ReferencePlugin returns a fresh directory holding the reference EPP/1
 // plugin (cmd/local-process) as a user installs it: the binary
@@ -38,7 +43,9 @@ func BuildReferencePlugin(dir string) error {
 			return err
 		}
 		src = filepath.Join(root, "cmd", "local-process")
-		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, "local-process"), ".")
+		ctx, cancel := context.WithTimeout(context.Background(), buildTimeout)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(dir, "local-process"), ".")
 		cmd.Dir = src
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return fmt.Errorf("go build ./cmd/local-process: %w\n%s", err, out)
@@ -69,9 +76,9 @@ func moduleRoot() (string, error) {
 }
 
 func copyFile(from, to string, mode os.FileMode) error {
-	data, err := os.ReadFile(from) // #nosec G304 -- the test's own files
+	data, err := os.ReadFile(from) // #nosec G304 G703 -- the test's own files
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(to, data, mode)
+	return os.WriteFile(to, data, mode) // #nosec G703 -- the test's own directory
 }

@@ -91,16 +91,16 @@ func (c *Config) setDefaults() {
 func (c Config) Validate() error {
 	var errs []error
 	if c.ID == "" {
-		errs = append(errs, errors.New("ID is required"))
+		errs = append(errs, errors.New("the ID is required"))
 	}
 	if c.Dir == "" || !filepath.IsAbs(c.Dir) {
-		errs = append(errs, errors.New("Dir is required and must be absolute"))
+		errs = append(errs, errors.New("the Dir is required and must be absolute"))
 	}
 	if c.DataDir == "" || !filepath.IsAbs(c.DataDir) {
-		errs = append(errs, errors.New("DataDir is required and must be absolute"))
+		errs = append(errs, errors.New("the DataDir is required and must be absolute"))
 	}
 	if c.Logger == nil {
-		errs = append(errs, errors.New("Logger is required"))
+		errs = append(errs, errors.New("the Logger is required"))
 	}
 	if _, err := c.program(); err != nil {
 		errs = append(errs, err)
@@ -147,7 +147,7 @@ func (c Config) program() (string, error) {
 	if len(c.Command) == 0 || c.Command[0] == "" || slices.ContainsFunc(c.Command, func(a string) bool {
 		return strings.ContainsRune(a, 0)
 	}) {
-		return "", errors.New("Command must be a non-empty argv without NUL bytes")
+		return "", errors.New("the Command must be a non-empty argv without NUL bytes")
 	}
 	prog := c.Command[0]
 	if !strings.HasPrefix(prog, "./") && !strings.HasPrefix(prog, "../") {

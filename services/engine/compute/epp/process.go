@@ -91,7 +91,7 @@ func (p *process) wait() {
 	p.status = "exit status 0"
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
-		p.status = exit.ProcessState.String()
+		p.status = exit.String()
 	} else if err != nil {
 		p.status = err.Error()
 	}

@@ -2,6 +2,7 @@ package epp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -62,19 +63,8 @@ func openSession(ctx context.Context, cfg *Config) (*session, error) {
 		return nil, err
 	}
 	s := &session{cfg: cfg, conn: newConn(cfg, proc, clean)}
-	ctx, cancel := context.WithTimeout(ctx, cfg.StartupTimeout)
-	defer cancel()
-	params := initParams{Protocol: Protocol, Host: hostInfo{Name: cfg.HostName, Version: cfg.HostVersion},
-		Config: settings(cfg), DataDir: cfg.DataDir}
-	err = s.conn.do(ctx, s.conn.nextID.Add(1), request{method: MInitialize, params: params, result: &s.info})
-	if err == nil && s.info.Protocol != Protocol {
-		err = fmt.Errorf("provider %s speaks %q; this host speaks %s: %w", cfg.ID, s.info.Protocol, Protocol, ErrProtocol)
-	}
-	if err != nil {
+	if err := s.initialize(ctx); err != nil {
 		s.conn.proc.kill()
-		if ctx.Err() != nil && ctx.Err() != context.Canceled {
-			err = fmt.Errorf("provider %s: no answer to initialize within %v: %w", cfg.ID, cfg.StartupTimeout, ErrTimeout)
-		}
 		return nil, fmt.Errorf("start provider %s: %w", cfg.ID, err)
 	}
 	s.features = map[string]bool{featCore: true}
@@ -84,6 +74,26 @@ func openSession(ctx context.Context, cfg *Config) (*session, error) {
 		}
 	}
 	return s, nil
+}
+
+// initialize makes the first request within the startup timeout and checks
+// the protocol the plugin answers.
+func (s *session) initialize(ctx context.Context) error {
+	cfg := s.cfg
+	ctx, cancel := context.WithTimeout(ctx, cfg.StartupTimeout)
+	defer cancel()
+	params := initParams{Protocol: Protocol, Host: hostInfo{Name: cfg.HostName, Version: cfg.HostVersion},
+		Config: settings(cfg), DataDir: cfg.DataDir}
+	err := s.conn.do(ctx, s.conn.nextID.Add(1), request{method: MInitialize, params: params, result: &s.info})
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("no answer to initialize within %v: %w", cfg.StartupTimeout, ErrTimeout)
+	case err != nil:
+		return err
+	case s.info.Protocol != Protocol:
+		return fmt.Errorf("provider %s speaks %q; this host speaks %s: %w", cfg.ID, s.info.Protocol, Protocol, ErrProtocol)
+	}
+	return nil
 }
 
 func settings(cfg *Config) map[string]string {

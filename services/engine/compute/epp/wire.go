@@ -76,8 +76,8 @@ type lineReader struct {
 	max int
 }
 
-func newLineReader(r io.Reader, max int) *lineReader {
-	return &lineReader{r: bufio.NewReaderSize(r, 64<<10), max: max}
+func newLineReader(r io.Reader, limit int) *lineReader {
+	return &lineReader{r: bufio.NewReaderSize(r, 64<<10), max: limit}
 }
 
 // next returns the next non-empty line without its newline (and a

@@ -119,24 +119,33 @@ func (s *Store) check(tree string, origin Origin, opt Options) (*Receipt, *Manif
 			return nil, nil, fmt.Errorf("%w: runtime.command %s is not an executable file of the plugin", ErrManifest, prog)
 		}
 	}
-	sum, err := TreeDigest(tree)
+	r, err := receiptOf(tree, m, origin, opt)
 	if err != nil {
 		return nil, nil, err
 	}
+	if r.Trust == TrustUnpinned && !opt.Interactive && !opt.AllowUnpinned {
+		return nil, nil, fmt.Errorf("%w: %s at %q may move (commit %s); pin it with --ref %s or --sha256 %s, or pass --allow-unpinned",
+			ErrConsent, origin.URL, origin.Ref, origin.Commit, origin.Commit, r.TreeSHA256)
+	}
+	return r, m, nil
+}
+
+// receiptOf digests the staged tree (refusing it when --sha256 names
+// another digest) and builds its receipt.
+func receiptOf(tree string, m *Manifest, origin Origin, opt Options) (*Receipt, error) {
+	sum, err := TreeDigest(tree)
+	if err != nil {
+		return nil, err
+	}
 	if opt.SHA256 != "" && opt.SHA256 != sum {
-		return nil, nil, fmt.Errorf("%w: the source's tree digest is %s, not %s", ErrDigest, sum, opt.SHA256)
+		return nil, fmt.Errorf("%w: the source's tree digest is %s, not %s", ErrDigest, sum, opt.SHA256)
 	}
 	msum, err := Sha256File(filepath.Join(tree, ManifestFile))
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	r := &Receipt{ReceiptVersion: 1, ID: m.Provider.ID, Version: m.Provider.Version, Source: origin, TreeSHA256: sum,
-		ManifestSHA256: msum, Trust: trust(origin, opt), Consented: consentOf(m), InstalledAt: time.Now().UTC(), InstalledBy: opt.Host}
-	if r.Trust == TrustUnpinned && !opt.Interactive && !opt.AllowUnpinned {
-		return nil, nil, fmt.Errorf("%w: %s at %q may move (commit %s); pin it with --ref %s or --sha256 %s, or pass --allow-unpinned",
-			ErrConsent, origin.URL, origin.Ref, origin.Commit, origin.Commit, sum)
-	}
-	return r, m, nil
+	return &Receipt{ReceiptVersion: 1, ID: m.Provider.ID, Version: m.Provider.Version, Source: origin, TreeSHA256: sum,
+		ManifestSHA256: msum, Trust: trust(origin, opt), Consented: consentOf(m), InstalledAt: time.Now().UTC(), InstalledBy: opt.Host}, nil
 }
 
 func trust(o Origin, opt Options) string {
@@ -188,8 +197,8 @@ func (s *Store) swap(stage, tree, id string) (*Installed, error) {
 	dst := filepath.Join(s.Dir, id)
 	old := filepath.Join(stage, "old")
 	hadOld := false
-	if _, err := os.Lstat(dst); err == nil {
-		if err := os.Rename(dst, old); err != nil {
+	if _, err := os.Lstat(dst); err == nil { // #nosec G703 -- id passed CheckID: one path component
+		if err := os.Rename(dst, old); err != nil { // #nosec G703 -- as above
 			return nil, fmt.Errorf("install %s: %w", id, err)
 		}
 		hadOld = true
@@ -197,7 +206,7 @@ func (s *Store) swap(stage, tree, id string) (*Installed, error) {
 	restore := func(err error) (*Installed, error) {
 		if hadOld {
 			_ = os.Rename(filepath.Join(tree, DataDir), filepath.Join(old, DataDir))
-			_ = os.Rename(old, dst)
+			_ = os.Rename(old, dst) // #nosec G703 -- id passed CheckID
 		}
 		return nil, fmt.Errorf("install %s: %w", id, err)
 	}
@@ -208,9 +217,9 @@ func (s *Store) swap(stage, tree, id string) (*Installed, error) {
 	if err := os.MkdirAll(data, 0o700); err != nil {
 		return restore(err)
 	}
-	if err := os.Rename(tree, dst); err != nil {
+	if err := os.Rename(tree, dst); err != nil { // #nosec G703 -- as above
 		return restore(err)
 	}
-	_ = os.Remove(filepath.Join(s.Dir, ".kept", id+".toml"))
+	_ = os.Remove(filepath.Join(s.Dir, ".kept", id+".toml")) // #nosec G703 -- id passed CheckID
 	return s.Get(id)
 }

@@ -94,7 +94,7 @@ func (c Consent) Changes(next Consent) []string {
 }
 
 func readReceipt(dir string) (*Receipt, error) {
-	data, err := os.ReadFile(filepath.Join(dir, ReceiptFile)) // #nosec G304 -- the store's own file
+	data, err := os.ReadFile(filepath.Join(dir, ReceiptFile)) // #nosec G304 G703 -- the store's own file
 	if err != nil {
 		return nil, fmt.Errorf("receipt: %w", err)
 	}
