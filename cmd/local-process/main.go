@@ -30,7 +30,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "local-process: method table:", err)
 		os.Exit(2)
 	}
-	p := &plugin{t: t, o: newOut(), cancels: map[string]func(){}}
+	p := &plugin{t: t, o: newOut(os.Stdout), cancels: map[string]func(){}}
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM)
 	go func() {
@@ -75,13 +75,13 @@ func (p *plugin) handle(line []byte) {
 		}
 		return // other notifications: none the plugin needs
 	}
-	if err := p.t.check(m.Method, m.Params); err != nil {
-		p.o.fail(m.ID, err)
-		return
-	}
 	h, ok := handlers[m.Method]
 	if !ok {
 		p.o.fail(m.ID, &rpcError{Code: -32601, Message: "local-process does not implement " + m.Method})
+		return
+	}
+	if err := p.t.check(m.Method, m.Params); err != nil {
+		p.o.fail(m.ID, err)
 		return
 	}
 	p.wg.Add(1)

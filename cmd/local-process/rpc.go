@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"os"
 	"sync"
 )
 
@@ -42,7 +41,7 @@ type out struct {
 	w  *bufio.Writer
 }
 
-func newOut() *out { return &out{w: bufio.NewWriterSize(os.Stdout, 64<<10)} }
+func newOut(w io.Writer) *out { return &out{w: bufio.NewWriterSize(w, 64<<10)} }
 
 func (o *out) send(v any) {
 	line, err := json.Marshal(v)
