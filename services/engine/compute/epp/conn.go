@@ -31,6 +31,7 @@ type conn struct {
 	mu      sync.Mutex
 	pending map[int64]*call
 	procs   map[string]*procSink // started processes by process_id
+	early   []message            // notifications of processes not registered yet (procs.go)
 	dead    error                // why the conn is dead; set once
 	done    chan struct{}        // closed when dead is set
 

@@ -30,6 +30,7 @@ import (
 //	stubborn    ignores SIGTERM and the end of stdin
 //	retry       sandbox.get fails retryable twice; exec.run fails retryable
 //	errors      files.read of path K answers the error of kind K (or code K)
+//	early       exec.start: sends the process's output and exit before its answer
 //
 // It writes report.json (its environment, argv and initialize's params)
 // and appends to calls.log (each method and $/cancel id) in its data dir.
@@ -135,6 +136,10 @@ func (h *helper) answer(id json.RawMessage, method string, params json.RawMessag
 		h.result(id, map[string]any{"killed": true})
 	case "exec.run":
 		h.execRun(id, params)
+	case "exec.start":
+		h.send(map[string]any{"jsonrpc": "2.0", "method": "exec.output", "params": map[string]string{"process_id": "p1", "stream": "stdout", "data_b64": "ZWFybHkK"}})
+		h.send(map[string]any{"jsonrpc": "2.0", "method": "exec.exit", "params": map[string]any{"process_id": "p1", "exit_code": 4}})
+		h.result(id, map[string]string{"process_id": "p1"})
 	case "files.read":
 		h.filesRead(id, params)
 	default:
@@ -160,7 +165,7 @@ func (h *helper) initialize(id, params json.RawMessage) {
 	if h.is("proto2") {
 		proto = "epp/2"
 	}
-	h.result(id, map[string]any{"protocol": proto, "features": []string{"sandbox.lifecycle", "exec.run", "files.rw"}})
+	h.result(id, map[string]any{"protocol": proto, "features": []string{"sandbox.lifecycle", "exec.run", "exec.stream", "files.rw"}})
 }
 
 func (h *helper) sandbox(id json.RawMessage, method string, params json.RawMessage) {

@@ -35,17 +35,40 @@ type exitParams struct {
 	Error     *wireError `json:"error"`
 }
 
-// register adds the sink of process id; it fails when the conn is dead.
+// Early notifications: a plugin should answer exec.start before any output
+// of the process, but one that does not still loses nothing — up to
+// earlyLimit notifications, held until the answer names their process.
+const earlyLimit = 256
+
+// register adds the sink of process id and delivers what arrived for it
+// early; it fails when the conn is dead. It runs on the reader.
 func (c *conn) register(id string, s *procSink) error {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.dead != nil {
+		c.mu.Unlock()
 		return c.dead
 	}
 	if id == "" || c.procs[id] != nil {
+		c.mu.Unlock()
 		return errors.New("exec.start answered an empty or repeated process_id")
 	}
 	c.procs[id] = s
+	var early, rest []message
+	for _, e := range c.early {
+		var n struct {
+			ProcessID string `json:"process_id"`
+		}
+		if json.Unmarshal(e.Params, &n) == nil && n.ProcessID == id {
+			early = append(early, e)
+		} else {
+			rest = append(rest, e)
+		}
+	}
+	c.early = rest
+	c.mu.Unlock()
+	for _, m := range early {
+		_ = c.processNote(m)
+	}
 	return nil
 }
 
@@ -66,6 +89,9 @@ func (c *conn) processNote(m message) error {
 		}
 		c.mu.Lock()
 		s := c.procs[n.ProcessID]
+		if s == nil {
+			c.keepEarly(m)
+		}
 		c.mu.Unlock()
 		data, err := base64.StdEncoding.DecodeString(n.DataB64)
 		if s == nil || err != nil {
@@ -88,6 +114,9 @@ func (c *conn) processNote(m message) error {
 	c.mu.Lock()
 	s := c.procs[n.ProcessID]
 	delete(c.procs, n.ProcessID)
+	if s == nil {
+		c.keepEarly(m)
+	}
 	c.mu.Unlock()
 	if s == nil {
 		return nil
@@ -98,6 +127,14 @@ func (c *conn) processNote(m message) error {
 	}
 	s.exit <- note
 	return nil
+}
+
+// keepEarly holds a notification of a process not (yet) registered; c.mu
+// is held.
+func (c *conn) keepEarly(m message) {
+	if len(c.early) < earlyLimit {
+		c.early = append(c.early, m)
+	}
 }
 
 // commandError maps the error a command's end carries: a limit it hit is
