@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-
-	"go.uber.org/zap"
 )
 
 // procSink receives a started process's output and its exit.
@@ -80,31 +78,10 @@ func (c *conn) unregister(id string) {
 }
 
 // processNote delivers exec.output and exec.exit, in the order read. A
-// notification of a process the host does not know is dropped.
+// notification of a process not registered yet is kept (keepEarly).
 func (c *conn) processNote(m message) error {
 	if m.Method == MExecOutput {
-		var n outputNote
-		if json.Unmarshal(m.Params, &n) != nil {
-			return nil
-		}
-		c.mu.Lock()
-		s := c.procs[n.ProcessID]
-		if s == nil {
-			c.keepEarly(m)
-		}
-		c.mu.Unlock()
-		data, err := base64.StdEncoding.DecodeString(n.DataB64)
-		if s == nil || err != nil {
-			c.log.Debug("dropping exec.output", zap.String("provider", c.cfg.ID), zap.Bool("known", s != nil))
-			return nil
-		}
-		w := s.stdout
-		if n.Stream == "stderr" {
-			w = s.stderr
-		}
-		if w != nil {
-			_, _ = w.Write(data)
-		}
+		c.output(m)
 		return nil
 	}
 	var n exitParams
@@ -127,6 +104,31 @@ func (c *conn) processNote(m message) error {
 	}
 	s.exit <- note
 	return nil
+}
+
+// output writes an exec.output's bytes to its process's writer.
+func (c *conn) output(m message) {
+	var n outputNote
+	if json.Unmarshal(m.Params, &n) != nil {
+		return
+	}
+	c.mu.Lock()
+	s := c.procs[n.ProcessID]
+	if s == nil {
+		c.keepEarly(m)
+	}
+	c.mu.Unlock()
+	data, err := base64.StdEncoding.DecodeString(n.DataB64)
+	if s == nil || err != nil {
+		return
+	}
+	w := s.stdout
+	if n.Stream == "stderr" {
+		w = s.stderr
+	}
+	if w != nil {
+		_, _ = w.Write(data)
+	}
 }
 
 // keepEarly holds a notification of a process not (yet) registered; c.mu
