@@ -7,7 +7,8 @@
 // Guarantees:
 //   - One plugin process per run's sandbox session (a Sandbox handle),
 //     started with a scrubbed environment (PATH, HOME, TMPDIR, LANG, LC_*,
-//     the manifest's passthrough names, XBOT_PROVIDER_DATA_DIR) in its data
+//     the manifest's passthrough names, XBOT_PROVIDER_DATA_DIR,
+//     PYTHONDONTWRITEBYTECODE=1) in its data
 //     directory and a process group of its own; the provider's settings
 //     reach it in initialize only. Config.Verify (the installed tree's
 //     digest) runs before every start.

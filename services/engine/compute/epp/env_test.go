@@ -22,7 +22,7 @@ func TestEnvironmentScrubbed(t *testing.T) {
 	}
 	readReport(t, cfg, &report)
 	allowed := map[string]bool{"PATH": true, "HOME": true, "TMPDIR": true, "LANG": true, "LC_ALL": true,
-		"PLUGIN_FLAG": true, "XBOT_PROVIDER_DATA_DIR": true}
+		"PLUGIN_FLAG": true, "XBOT_PROVIDER_DATA_DIR": true, "PYTHONDONTWRITEBYTECODE": true}
 	seen := map[string]string{}
 	for _, kv := range report.Env {
 		name, value, _ := strings.Cut(kv, "=")

@@ -192,8 +192,10 @@ func (p *process) kill() {
 }
 
 // pluginEnv is the plugin's whole environment: PATH, HOME, TMPDIR, LANG and
-// LC_* from the host, the manifest's passthrough names, and
-// XBOT_PROVIDER_DATA_DIR. Nothing else of the host's environment.
+// LC_* from the host, the manifest's passthrough names,
+// XBOT_PROVIDER_DATA_DIR, and PYTHONDONTWRITEBYTECODE=1 (an interpreter
+// writing its cache into the plugin's directory would change its digest).
+// Nothing else of the host's environment.
 func pluginEnv(cfg *Config) []string {
 	keep := map[string]bool{"PATH": true, "HOME": true, "TMPDIR": true, "LANG": true}
 	for _, n := range cfg.EnvPassthrough {
@@ -208,5 +210,5 @@ func pluginEnv(cfg *Config) []string {
 			env = append(env, kv)
 		}
 	}
-	return append(env, "XBOT_PROVIDER_DATA_DIR="+cfg.DataDir)
+	return append(env, "XBOT_PROVIDER_DATA_DIR="+cfg.DataDir, "PYTHONDONTWRITEBYTECODE=1")
 }

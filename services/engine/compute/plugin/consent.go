@@ -27,7 +27,8 @@ func Screen(m *Manifest, r *Receipt, old *Installed, changes []string) string {
 	line("Network:   %s", orNone(strings.Join(s.Network, ", ")))
 	line("Files:     %s", orNone(strings.Join(s.Filesystem, ", ")))
 	line("Spawns processes: %t", s.SpawnsProcesses)
-	line("Environment passed: PATH HOME TMPDIR LANG LC_* XBOT_PROVIDER_DATA_DIR %s", strings.Join(s.EnvPassthrough, " "))
+	line("Environment passed: %s", strings.TrimSpace("PATH HOME TMPDIR LANG LC_* XBOT_PROVIDER_DATA_DIR PYTHONDONTWRITEBYTECODE "+
+		strings.Join(s.EnvPassthrough, " ")))
 	line("Features:  %s", strings.Join(m.Features.Supported, ", "))
 	if len(m.Core.Inherit) > 0 {
 		line("WARNING: it receives these xbot settings: %s", strings.Join(m.Core.Inherit, ", "))
