@@ -115,6 +115,9 @@ func (in *Installed) Verify() error {
 		return fmt.Errorf("provider %s: %w (digest %s, installed %s); reinstall it with xbot provider install --force",
 			in.ID(), ErrTampered, short(sum), short(in.Receipt.TreeSHA256))
 	}
+	if fi, err := os.Lstat(filepath.Join(in.Dir, DataDir)); err == nil && !fi.IsDir() {
+		return fmt.Errorf("provider %s: its %s/ is not a directory: %w", in.ID(), DataDir, ErrTampered)
+	}
 	if changes := in.Receipt.Consented.Changes(consentOf(in.Manifest)); len(changes) > 0 {
 		return fmt.Errorf("provider %s: its %v differ from what was consented to: %w", in.ID(), changes, ErrTampered)
 	}

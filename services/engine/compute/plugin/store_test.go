@@ -167,6 +167,12 @@ func TestTamperedTreeRefused(t *testing.T) {
 		"removed":  func(dir string) error { return os.Remove(filepath.Join(dir, "Makefile")) },
 		"chmod +x": func(dir string) error { return os.Chmod(filepath.Join(dir, "Makefile"), 0o700) },
 		"symlink":  func(dir string) error { return os.Symlink("/etc/passwd", filepath.Join(dir, "lib", "p")) },
+		"data symlink": func(dir string) error {
+			if err := os.RemoveAll(filepath.Join(dir, "data")); err != nil {
+				return err
+			}
+			return os.Symlink("/etc", filepath.Join(dir, "data"))
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
