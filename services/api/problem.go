@@ -14,12 +14,18 @@ import (
 
 // Problem is an RFC 9457 problem document (huma's error model) with xbot's
 // stable error code. Every error response of the API has this shape.
+//
+// It is the one error schema of the OpenAPI document: every 4xx and 5xx
+// answer of every operation is a Problem (responses.go).
 type Problem struct {
 	huma.ErrorModel
 	Code events.Code `json:"code" doc:"Stable error code (schemas/v1/errors.json); branch on this, not on title or detail."`
+	// Checks is set by GET /healthz only.
+	Checks map[string]string `json:"checks,omitempty" doc:"Only in the 503 of GET /healthz: each dependency check's result, ok or its error message."`
 }
 
-// TransformSchema lists the registered codes as the enum of code.
+// TransformSchema lists the registered codes as the enum of code, and marks
+// what every problem carries as required.
 func (*Problem) TransformSchema(_ huma.Registry, s *huma.Schema) *huma.Schema {
 	if p := s.Properties["code"]; p != nil {
 		p.Enum = nil
@@ -27,6 +33,10 @@ func (*Problem) TransformSchema(_ huma.Registry, s *huma.Schema) *huma.Schema {
 			p.Enum = append(p.Enum, string(c))
 		}
 	}
+	if p := s.Properties["errors"]; p != nil {
+		p.Nullable = false // absent when there are none, never null
+	}
+	s.Required = []string{"code", "status", "title"}
 	return s
 }
 

@@ -51,8 +51,10 @@ type sessionCommandOutput struct {
 	Body sessionCommandResult
 }
 
-var sessionCommandErrors = []int{http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound,
-	http.StatusRequestEntityTooLarge, http.StatusUnprocessableEntity, http.StatusServiceUnavailable}
+// sessionCommandErrors are the statuses the session commands answer
+// themselves: another owner (403), no such session or run (404), a
+// dependency unavailable (503).
+var sessionCommandErrors = []int{http.StatusForbidden, http.StatusNotFound, http.StatusServiceUnavailable}
 
 func (a *API) registerSessionMessage() {
 	register(a, huma.Operation{
