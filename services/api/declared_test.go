@@ -136,3 +136,23 @@ func TestAPanickingHandlerIsAnswered500(t *testing.T) {
 		t.Errorf("the answer has the panic's text: %s", r.raw)
 	}
 }
+
+// TestDocumentIsWhatTheAPIServes: api.Document (what xbot openapi prints
+// and clients are generated from) is, byte for byte, what a running API
+// serves, both versions.
+func TestDocumentIsWhatTheAPIServes(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, withConfig(func(c *api.Config) { c.Version = "1.2.3" }))
+	for spec, path := range map[api.Spec]string{api.OpenAPI31: "/openapi.json", api.OpenAPI30: "/openapi-3.0.json"} {
+		doc, err := api.Document(spec, "1.2.3")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if served := e.do(t, "GET", path, "", nil).want(t, http.StatusOK).raw; string(served) != string(doc) {
+			t.Errorf("api.Document(%s) differs from what %s serves", spec, path)
+		}
+	}
+	if _, err := api.Document("2.0", "x"); err == nil {
+		t.Error("api.Document accepted a version it does not serve")
+	}
+}
