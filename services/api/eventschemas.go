@@ -152,26 +152,38 @@ func (c *jsonSchemas) envelopeFields() (*huma.Schema, map[events.Type][]string, 
 			fields.Required = append(fields.Required, r)
 		}
 	}
-	required := map[events.Type][]string{}
-	rules, _ := m["allOf"].([]any)
-	for _, rule := range rules {
-		var r struct {
-			If struct {
-				Properties struct {
-					Type struct {
-						Const events.Type `json:"const"`
-					} `json:"type"`
-				} `json:"properties"`
-			} `json:"if"`
-			Then struct {
-				Required []string `json:"required"`
-			} `json:"then"`
-		}
-		b, _ := json.Marshal(rule)
-		if err := json.Unmarshal(b, &r); err != nil {
-			return nil, nil, fmt.Errorf("envelope rule: %w", err)
-		}
-		required[r.If.Properties.Type.Const] = r.Then.Required
+	required, err := requiredByType(m)
+	if err != nil {
+		return nil, nil, err
 	}
 	return fields, required, nil
+}
+
+// requiredByType reads the envelope schema's if/then rules: the fields
+// each type requires besides those of every envelope.
+func requiredByType(envelope map[string]any) (map[events.Type][]string, error) {
+	var rules []struct {
+		If struct {
+			Properties struct {
+				Type struct {
+					Const events.Type `json:"const"`
+				} `json:"type"`
+			} `json:"properties"`
+		} `json:"if"`
+		Then struct {
+			Required []string `json:"required"`
+		} `json:"then"`
+	}
+	b, err := json.Marshal(envelope["allOf"])
+	if err != nil {
+		return nil, fmt.Errorf("envelope rules: %w", err)
+	}
+	if err := json.Unmarshal(b, &rules); err != nil {
+		return nil, fmt.Errorf("envelope rules: %w", err)
+	}
+	out := map[events.Type][]string{}
+	for _, r := range rules {
+		out[r.If.Properties.Type.Const] = r.Then.Required
+	}
+	return out, nil
 }

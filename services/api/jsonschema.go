@@ -81,24 +81,25 @@ func (c *jsonSchemas) keyword(s *huma.Schema, k string, v any) error {
 		s.Enum = []any{v}
 	case "pattern":
 		s.Pattern, _ = v.(string)
-	case "minimum":
-		s.Minimum = number(v)
-	case "maximum":
-		s.Maximum = number(v)
-	case "minLength":
-		s.MinLength = count(v)
-	case "maxLength":
-		s.MaxLength = count(v)
-	case "minItems":
-		s.MinItems = count(v)
-	case "maxItems":
-		s.MaxItems = count(v)
-	case "maxProperties":
-		s.MaxProperties = count(v)
 	default:
-		return fmt.Errorf("keyword %q is not converted into OpenAPI", k)
+		bound, ok := bounds[k]
+		if !ok {
+			return fmt.Errorf("keyword %q is not converted into OpenAPI", k)
+		}
+		bound(s, v)
 	}
 	return err
+}
+
+// bounds set the numeric keywords.
+var bounds = map[string]func(*huma.Schema, any){
+	"minimum":       func(s *huma.Schema, v any) { s.Minimum = number(v) },
+	"maximum":       func(s *huma.Schema, v any) { s.Maximum = number(v) },
+	"minLength":     func(s *huma.Schema, v any) { s.MinLength = count(v) },
+	"maxLength":     func(s *huma.Schema, v any) { s.MaxLength = count(v) },
+	"minItems":      func(s *huma.Schema, v any) { s.MinItems = count(v) },
+	"maxItems":      func(s *huma.Schema, v any) { s.MaxItems = count(v) },
+	"maxProperties": func(s *huma.Schema, v any) { s.MaxProperties = count(v) },
 }
 
 // inline converts the definition ref names, with the referring schema's

@@ -1,11 +1,14 @@
 package api_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/xbot-runtime/xbot/events"
 )
@@ -170,4 +173,73 @@ func cloneHeader(h http.Header, name, value string) http.Header {
 	}
 	out.Set(name, value)
 	return out
+}
+
+// probeReq is one request of a probe.
+type probeReq struct {
+	method, path, rawQuery, token string
+	header                        http.Header
+	body                          []byte
+}
+
+// send sends r and returns the answer's status; a stream that opens is
+// closed at once.
+func (p *prober) send(r probeReq) int {
+	p.t.Helper()
+	res, cancel := p.do(r)
+	defer cancel()
+	if res == nil {
+		return 0
+	}
+	defer res.Body.Close()
+	if !strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") {
+		_, _ = io.Copy(io.Discard, res.Body)
+	}
+	return res.StatusCode
+}
+
+// open sends r, whose answer must be a stream, and returns what closes it.
+func (p *prober) open(r probeReq) func() {
+	p.t.Helper()
+	res, cancel := p.do(r)
+	if res == nil || res.StatusCode != http.StatusOK {
+		p.t.Fatalf("%s %s: %v, want an open stream", r.method, r.path, res)
+	}
+	return func() {
+		_ = res.Body.Close()
+		cancel()
+	}
+}
+
+func (p *prober) do(r probeReq) (*http.Response, context.CancelFunc) {
+	p.t.Helper()
+	p.n++
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	u := p.e.srv.URL + r.path
+	if r.rawQuery != "" {
+		u += "?" + r.rawQuery
+	}
+	var body io.Reader
+	if r.body != nil {
+		body = strings.NewReader(string(r.body))
+	}
+	req, err := http.NewRequestWithContext(ctx, r.method, u, body)
+	if err != nil {
+		p.t.Fatalf("%s %s: %v", r.method, u, err)
+	}
+	for k, v := range r.header {
+		req.Header[k] = v
+	}
+	if r.body != nil && req.Header.Get("Content-Type") == "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if r.token != "" {
+		req.Header.Set("Authorization", "Bearer "+r.token)
+	}
+	res, err := p.e.srv.Client().Do(req)
+	if err != nil {
+		p.t.Errorf("%s %s: %v", r.method, u, err)
+		return nil, cancel
+	}
+	return res, cancel
 }

@@ -81,15 +81,7 @@ func install(t *testing.T) string {
 		t.Fatal(err)
 	}
 	defer func() { _ = os.RemoveAll(tmp) }() // gone after the rename; cleans up a failed install
-	copyFile(t, filepath.Join("tsclient", "package.json"), filepath.Join(tmp, "package.json"))
-	copyFile(t, filepath.Join("tsclient", "package-lock.json"), filepath.Join(tmp, "package-lock.json"))
-	ctx, cancel := context.WithTimeout(t.Context(), toolTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "npm", "ci", "--no-audit", "--no-fund", "--loglevel=error")
-	cmd.Dir = tmp
-	if out, err := cmd.CombinedOutput(); err != nil {
-		unavailable(t, "npm ci failed (%v):\n%s", err, out)
-	}
+	npmCI(t, tmp)
 	// A concurrent install may have won the rename: use its copy.
 	if err := os.Rename(tmp, dir); err != nil {
 		if _, statErr := os.Stat(modules); statErr != nil {
@@ -97,6 +89,20 @@ func install(t *testing.T) string {
 		}
 	}
 	return modules
+}
+
+// npmCI installs tsclient's pinned packages into dir.
+func npmCI(t *testing.T, dir string) {
+	t.Helper()
+	copyFile(t, filepath.Join("tsclient", "package.json"), filepath.Join(dir, "package.json"))
+	copyFile(t, filepath.Join("tsclient", "package-lock.json"), filepath.Join(dir, "package-lock.json"))
+	ctx, cancel := context.WithTimeout(t.Context(), toolTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "npm", "ci", "--no-audit", "--no-fund", "--loglevel=error")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		unavailable(t, "npm ci failed (%v):\n%s", err, out)
+	}
 }
 
 // installed reports whether modules holds every package of lock in its
