@@ -155,16 +155,29 @@ var (
 	formerName = regexp.MustCompile(`^Deprecated: the former name of ([A-Za-z0-9]+),`)
 )
 
-// TestNamesAreConsistent: operation ids and query and path parameters are
-// camelCase (a deprecated former name says which name replaced it), path
+// operationVerbs are the verbs operation ids start with: get and list read,
+// stream streams, the others name the command they send.
+var operationVerbs = []string{"get", "list", "stream", "create", "cancel", "append", "submit", "request", "send",
+	"interrupt", "revoke"}
+
+// verbOf is the lowercase start of a camelCase id.
+func verbOf(id string) string {
+	if i := strings.IndexFunc(id, func(r rune) bool { return r >= 'A' && r <= 'Z' }); i > 0 {
+		return id[:i]
+	}
+	return id
+}
+
+// TestNamesAreConsistent: operation ids are a verb and a noun, they and
+// query and path parameters camelCase (a deprecated former name says which name replaced it), path
 // segments lowercase kebab-case, component schemas PascalCase.
 func TestNamesAreConsistent(t *testing.T) {
 	t.Parallel()
 	doc := servedDocuments(t)["/openapi.json"]
 	for _, op := range operationsOf(doc) {
 		what := op.method + " " + op.path
-		if id, _ := op.op["operationId"].(string); !camelCase.MatchString(id) {
-			t.Errorf("%s: operationId %q is not camelCase", what, id)
+		if id, _ := op.op["operationId"].(string); !camelCase.MatchString(id) || !slices.Contains(operationVerbs, verbOf(id)) {
+			t.Errorf("%s: operationId %q is not a camelCase verb and noun (verbs: %v)", what, id, operationVerbs)
 		}
 		for _, seg := range strings.Split(strings.TrimPrefix(op.path, "/"), "/") {
 			if !pathSegment.MatchString(seg) {
