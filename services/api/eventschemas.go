@@ -22,7 +22,7 @@ import (
 // union of object types.
 //
 // The schemas are schemas/v1's JSON Schemas of the envelope and of each
-// payload, converted (jsonSchema): references into defs.json are inlined,
+// payload, converted (jsonschema.go): references into defs.json are inlined,
 // const becomes a one-value enum and patternProperties an
 // additionalProperties schema (the key pattern stays in the description),
 // which OpenAPI 3.0 tools read as well. The files stay the exact contract.
