@@ -73,6 +73,10 @@ func goClients(t *testing.T, docs map[string][]byte) {
 		writeFile(t, filepath.Join(dir, pkg, "usage.go"), []byte(src))
 		keep(t, "go/"+name+"/client_gen.go", filepath.Join(dir, name, "client_gen.go"))
 	}
+	// The copies are a module of their own, or the repository's ./... would
+	// take them (under artifacts/) for packages of its module.
+	keep(t, "go/go.mod", filepath.Join(dir, "go.mod"))
+	keep(t, "go/go.sum", filepath.Join(dir, "go.sum"))
 	run(t, dir, "go", "build", "./...")
 	run(t, dir, "go", "vet", "./...")
 	report(t, filepath.Join(dir, "xbotapi", "client_gen.go"),
