@@ -40,6 +40,8 @@ Usage:
                                    load test the whole system in process (embedded servers like dev) next to raw baselines
   xbot migrate [flags]             create topics and apply Postgres migrations, then exit
   xbot config explain [flags]      show every setting, its value, layer and variable (secrets redacted)
+  xbot openapi [--spec 3.1|3.0] [--out FILE]
+                                   print the API's OpenAPI document (what /openapi.json serves), for client generators
   xbot version
 
 Every setting can be given as a flag (--kafka-brokers), an environment variable
@@ -85,6 +87,8 @@ func run(args []string) error {
 			return errors.New("usage: xbot config explain [flags]")
 		}
 		return runExplain(rest[1:])
+	case "openapi":
+		return runOpenAPI(rest)
 	case "version", "--version":
 		fmt.Println("xbot", version)
 		return nil
