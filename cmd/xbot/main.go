@@ -44,6 +44,8 @@ Usage:
   xbot provider install|list|verify|remove
                                    compute provider plugins (EPP/1): install from a directory or git URL with
                                    consent, list, verify their files, remove (docs/providers.md)
+  xbot openapi [--spec 3.1|3.0] [--out FILE]
+                                   print the API's OpenAPI document (what /openapi.json serves), for client generators
   xbot version
 
 Every setting can be given as a flag (--kafka-brokers), an environment variable
@@ -94,6 +96,8 @@ func run(args []string) error {
 		return runExplain(rest[1:])
 	case "provider":
 		return runProvider(ctx, rest, stdConsole())
+	case "openapi":
+		return runOpenAPI(rest)
 	case "version", "--version":
 		fmt.Println("xbot", version)
 		return nil
