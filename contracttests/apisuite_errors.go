@@ -16,8 +16,8 @@ import (
 // with ("" when any registered code will do).
 type badRequest struct {
 	what, method, path, token, code string
-	body                             any
-	hdr                              []string
+	body                            any
+	hdr                             []string
 }
 
 func (s *apiSuite) badRequests(session string) []badRequest {
