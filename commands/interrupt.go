@@ -51,13 +51,14 @@ func InterruptEvents(st events.RunState, p events.PendingCommand, unstarted []ev
 		_ = json.Unmarshal(p.Command, &payload) // validated at admission
 	}
 	var queued, others []events.PendingCommand
-	var contents []string
+	var contents, inputs []string
 	for _, q := range st.Pending {
 		in, ok := PendingInput(q)
 		switch {
 		case q.CommandID == p.CommandID:
 		case ok:
 			queued, contents = append(queued, q), append(contents, in.Content)
+			inputs = append(inputs, InputIDOf(q.IdempotencyKey, q.CommandID))
 		default:
 			others = append(others, q)
 		}
@@ -66,7 +67,7 @@ func InterruptEvents(st events.RunState, p events.PendingCommand, unstarted []ev
 		events.FailOpenItems(st, events.ToolErrCancelled, "the session was interrupted")...)
 	var next string
 	if len(queued) > 0 && !payload.CancelQueued {
-		if env, err := interruptFollowUp(st, p, strings.Join(contents, "\n\n"), partitions, now); err == nil {
+		if env, err := interruptFollowUp(st, p, strings.Join(contents, "\n\n"), inputs, partitions, now); err == nil {
 			next, send = env.RunID, []Envelope{env}
 		}
 	}
@@ -91,11 +92,32 @@ func InterruptEvents(st events.RunState, p events.PendingCommand, unstarted []ev
 
 // interruptFollowUp is the CreateRun of the session's next run from the
 // messages an interrupt kept: a follow-up of st sent by the interrupt, with
-// ids derived from it. Its engine finds the history on the partition.
-func interruptFollowUp(st events.RunState, p events.PendingCommand, content string, partitions int, now int64) (Envelope, error) {
+// ids derived from it, that answers those messages (inputs, their input
+// ids). Its engine finds the history on the partition.
+func interruptFollowUp(st events.RunState, p events.PendingCommand, content string, inputs []string, partitions int, now int64) (Envelope, error) {
 	by := Envelope{CommandID: p.CommandID, Actor: events.Actor{Type: "system", ID: "interrupt"}}
 	if p.Actor != nil {
 		by.Actor = *p.Actor
 	}
-	return FollowUpCreate(by, &AppendUserInputPayload{Intent: IntentFollowUp, Content: content}, st, nil, partitions, now)
+	env, err := FollowUpCreate(by, &AppendUserInputPayload{Intent: IntentFollowUp, Content: content}, st, nil, partitions, now)
+	if err != nil {
+		return env, err
+	}
+	var cp CreateRunPayload
+	if err := json.Unmarshal(env.Payload, &cp); err != nil {
+		return env, err
+	}
+	cp.InputID, cp.InputIDs = "", inputs
+	env.Payload, err = json.Marshal(cp)
+	return env, err
+}
+
+// InputIDOf is the input id of a command sent under idempotency key key:
+// the key, or its commandId when the client sent none (the API then makes
+// the key "auto-<commandId>") or the log has none.
+func InputIDOf(key, commandID string) string {
+	if key == "" || key == "auto-"+commandID {
+		return commandID
+	}
+	return key
 }

@@ -52,5 +52,6 @@ func TestStep3ConformanceSuites(t *testing.T) {
 	t.Parallel()
 	e, st, target := conformanceSystem(t)
 	t.Run("API", func(t *testing.T) { contracttests.APIConformance(t, target) })
+	t.Run("RuntimeClient", func(t *testing.T) { contracttests.RuntimeClientConformance(t, target) })
 	e.invariants(st)
 }

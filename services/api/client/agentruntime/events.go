@@ -2,6 +2,7 @@ package agentruntime
 
 import (
 	"encoding/json"
+	"errors"
 
 	"github.com/xbot-runtime/xbot/events"
 )
@@ -192,6 +193,9 @@ func Name(e Event) string {
 
 // Encode is the event as one JSON object: its fields and "type", its Name.
 func Encode(e Event) (json.RawMessage, error) {
+	if e == nil {
+		return nil, errors.New("agentruntime: encode a nil event")
+	}
 	raw, err := json.Marshal(e)
 	if err != nil {
 		return nil, err
