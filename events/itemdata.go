@@ -113,6 +113,10 @@ const (
 	// ToolErrLimitExceeded: the call reached a resource limit of its sandbox
 	// (memory, processes, workspace size); the message names the limit.
 	ToolErrLimitExceeded = "limit_exceeded"
+	// ToolErrSandboxError: the run's sandbox itself was lost while the call
+	// ran (deleted, or its provider crashed); the run fails with the same
+	// code and the key's next run gets a fresh sandbox.
+	ToolErrSandboxError = FailSandboxError
 )
 
 // RunsTool reports whether items of type t record a tool call: their Data is

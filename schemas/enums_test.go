@@ -50,7 +50,7 @@ func TestEnumsMatchGo(t *testing.T) {
 			events.ItemClarificationRequest, events.ItemContextCompaction})},
 		{"toolErrorCode", []string{events.ToolErrUnknownTool, events.ToolErrInvalidArguments, events.ToolErrToolError,
 			events.ToolErrCancelled, events.ToolErrRuntimeLost, events.ToolErrBudgetExhausted, events.ToolErrBlockedByPolicy,
-			events.ToolErrDeniedByUser, events.ToolErrExpired, events.ToolErrLimitExceeded}},
+			events.ToolErrDeniedByUser, events.ToolErrExpired, events.ToolErrLimitExceeded, events.ToolErrSandboxError}},
 		{"grantScope", []string{events.ScopeRun, events.ScopePlatformSession}},
 		{"approvalScope", []string{events.ScopeItem, events.ScopeRun, events.ScopePlatformSession}},
 		{"decision", []string{events.DecisionAllow, events.DecisionDeny}},

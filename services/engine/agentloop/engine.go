@@ -166,6 +166,7 @@ type execution struct {
 	ctxCfg  profile.Context
 	sbMu    sync.Mutex // tool calls run concurrently; the first opens the sandbox
 	sandbox compute.Sandbox
+	lost    string // the first sandbox_error a call met (sandboxlost.go); under sbMu
 	// wall ends at the run's wall-time budget.
 	wall context.Context
 }
