@@ -9,14 +9,11 @@ import (
 	"github.com/xbot-runtime/xbot/services/api/client"
 )
 
-// APIConformance runs the API conformance suite (APIChecks) against target,
+// APIConformance runs the API conformance suite (APISuite) against target,
 // each check a parallel subtest of t.
-func APIConformance(t *testing.T, target Target) {
-	target.setDefaults()
-	runAsTests(t, target.CheckTimeout, APIChecks(target))
-}
+func APIConformance(t *testing.T, target Target) { APISuite(target).RunTests(t) }
 
-// APIChecks are the API conformance suite's checks of target, through its
+// APISuite is the API conformance suite: its checks of target, through its
 // HTTP API only (and the Go client, services/api/client):
 //
 //   - AgentsConfigured: the demo agent and those of ConformanceAgentsYAML
@@ -40,10 +37,10 @@ func APIConformance(t *testing.T, target Target) {
 //   - PaginationIsStable: runs, items, approvals and events read page by
 //     page, with the smallest pages, equal one big page, with nothing
 //     repeated or missing, also while new runs are created in between.
-func APIChecks(target Target) []Check {
+func APISuite(target Target) Suite {
 	target.setDefaults()
 	s := &apiSuite{Target: target}
-	return []Check{
+	return Suite{Name: "api", Timeout: target.CheckTimeout, Checks: []Check{
 		{Name: "AgentsConfigured", Run: s.agents},
 		{Name: "IdempotentCommands", Run: s.idempotency},
 		{Name: "EveryIntentInEveryState", Run: s.intents},
@@ -51,7 +48,7 @@ func APIChecks(target Target) []Check {
 		{Name: "OtherTenantsSeeNothing", Run: s.tenants},
 		{Name: "EveryErrorHasARegisteredCode", Run: s.errorCodes},
 		{Name: "PaginationIsStable", Run: s.pagination},
-	}
+	}}
 }
 
 type apiSuite struct {

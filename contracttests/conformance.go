@@ -72,16 +72,29 @@ func (t Target) api(tok string) (*client.Client, error) {
 	return client.New(client.Config{BaseURL: t.BaseURL, Token: tok, HTTP: t.HTTP})
 }
 
-// runAsTests runs the checks as parallel subtests of t.
-func runAsTests(t *testing.T, timeout time.Duration, checks []Check) {
+// Suite is a conformance suite: its checks of one target.
+type Suite struct {
+	Name   string
+	Checks []Check
+	// Sequential runs the checks one after the other (they share fixtures
+	// or sandboxes); otherwise they run in parallel.
+	Sequential bool
+	// Timeout bounds one check.
+	Timeout time.Duration
+}
+
+// RunTests runs the suite's checks as subtests of t: a failure fails the
+// subtest, a check that does not apply skips it.
+func (s Suite) RunTests(t *testing.T) {
 	t.Helper()
-	for _, c := range checks {
+	for _, c := range s.Checks {
 		t.Run(c.Name, func(t *testing.T) {
-			t.Parallel()
-			ctx, cancel := context.WithTimeout(t.Context(), timeout)
+			if !s.Sequential {
+				t.Parallel()
+			}
+			ctx, cancel := context.WithTimeout(t.Context(), s.Timeout)
 			defer cancel()
-			err := c.Run(ctx)
-			switch {
+			switch err := c.Run(ctx); {
 			case errors.Is(err, ErrNotApplicable):
 				t.Skip(err)
 			case err != nil:
@@ -91,7 +104,7 @@ func runAsTests(t *testing.T, timeout time.Duration, checks []Check) {
 	}
 }
 
-// Result is the result of one check run by RunChecks.
+// Result is the result of one check.
 type Result struct {
 	Suite, Name string
 	Err         error
@@ -109,31 +122,32 @@ func (r Result) Status() string {
 	return "FAIL"
 }
 
-// RunChecks runs the checks of a suite (in parallel: each keeps to its own
-// sessions) and writes one line per check to w as it finishes: its status,
-// name and time, and for a failure or a check that does not apply, why. It
-// returns the results in the checks' order.
-func RunChecks(ctx context.Context, w io.Writer, suite string, timeout time.Duration, checks []Check) []Result {
-	if timeout <= 0 {
-		timeout = defaultCheckTimeout
-	}
-	out := make([]Result, len(checks))
+// Run runs the suite's checks and writes one line per check to w as it
+// finishes: its status, suite, name and time, and for a failure or a check
+// that does not apply, why. It returns the results in the checks' order.
+func (s Suite) Run(ctx context.Context, w io.Writer) []Result {
+	out := make([]Result, len(s.Checks))
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	for i, c := range checks {
-		wg.Go(func() {
-			cctx, cancel := context.WithTimeout(ctx, timeout)
-			defer cancel()
-			start := time.Now()
-			r := Result{Suite: suite, Name: c.Name, Err: c.Run(cctx), Took: time.Since(start).Round(time.Millisecond)}
-			out[i] = r
-			mu.Lock()
-			defer mu.Unlock()
-			fmt.Fprintf(w, "%-4s %s/%s (%s)\n", r.Status(), suite, c.Name, r.Took)
-			if r.Err != nil {
-				fmt.Fprintf(w, "     %s\n", strings.ReplaceAll(r.Err.Error(), "\n", "\n     "))
-			}
-		})
+	one := func(i int, c Check) {
+		cctx, cancel := context.WithTimeout(ctx, s.Timeout)
+		defer cancel()
+		start := time.Now()
+		r := Result{Suite: s.Name, Name: c.Name, Err: c.Run(cctx), Took: time.Since(start).Round(time.Millisecond)}
+		mu.Lock()
+		defer mu.Unlock()
+		out[i] = r
+		fmt.Fprintf(w, "%-4s %s/%s (%s)\n", r.Status(), s.Name, c.Name, r.Took)
+		if r.Err != nil {
+			fmt.Fprintf(w, "     %s\n", strings.ReplaceAll(r.Err.Error(), "\n", "\n     "))
+		}
+	}
+	for i, c := range s.Checks {
+		if s.Sequential {
+			one(i, c)
+			continue
+		}
+		wg.Go(func() { one(i, c) })
 	}
 	wg.Wait()
 	return out

@@ -2,7 +2,6 @@ package contracttests
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -11,25 +10,11 @@ import (
 )
 
 // RuntimeClientConformance runs the runtime client conformance suite
-// (RuntimeClientChecks) against target, one check after the other as
+// (RuntimeClientSuite) against target, one check after the other as
 // subtests of t.
-func RuntimeClientConformance(t *testing.T, target Target) {
-	target.setDefaults()
-	for _, c := range RuntimeClientChecks(target) {
-		t.Run(c.Name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(t.Context(), target.CheckTimeout)
-			defer cancel()
-			switch err := c.Run(ctx); {
-			case errors.Is(err, ErrNotApplicable):
-				t.Skip(err)
-			case err != nil:
-				t.Error(err)
-			}
-		})
-	}
-}
+func RuntimeClientConformance(t *testing.T, target Target) { RuntimeClientSuite(target).RunTests(t) }
 
-// RuntimeClientChecks are the runtime client conformance suite's checks of
+// RuntimeClientSuite is the runtime client conformance suite: its checks of
 // target, driving conversations through agentruntime.Client (the runtime
 // client contract over the API). The checks run one after the other (the
 // conversations of one agent share a sandbox, and so wait for one another),
@@ -63,10 +48,10 @@ func RuntimeClientConformance(t *testing.T, target Target) {
 //     cancelQueued.
 //   - MembersOfTheContract: engine kind, session key, capabilities,
 //     committed, cursors of another conversation, close.
-func RuntimeClientChecks(target Target) []Check {
+func RuntimeClientSuite(target Target) Suite {
 	target.setDefaults()
 	s := &runtimeSuite{Target: target}
-	return []Check{
+	return Suite{Name: "runtime-client", Sequential: true, Timeout: target.CheckTimeout, Checks: []Check{
 		{Name: "AgentsConfigured", Run: func(ctx context.Context) error { return agentsConfigured(ctx, s.main().main()) }},
 		{Name: "SubmitIsIdempotentByInputID", Run: s.submit},
 		{Name: "EventsFromEveryCursorEqualTheRest", Run: s.cursors},
@@ -76,7 +61,7 @@ func RuntimeClientChecks(target Target) []Check {
 		{Name: "AnswerAfterTheReaderReconnected", Run: s.reconnect},
 		{Name: "InterruptAndQueuedInputs", Run: s.interrupt},
 		{Name: "MembersOfTheContract", Run: s.members},
-	}
+	}}
 }
 
 type runtimeSuite struct {
