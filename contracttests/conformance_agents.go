@@ -10,8 +10,8 @@ const (
 	// AgentApproval asks to run one shell command, which its policy sends
 	// for approval, then answers "Done: <input>".
 	AgentApproval = "conformance-approval"
-	// AgentQuestion asks the user a question (ask_user), then answers
-	// "You said <answer>."
+	// AgentQuestion asks the user a question (ask_user, whose result is the
+	// answer), then says "You said <the conversation's input>."
 	AgentQuestion = "conformance-question"
 	// AgentExpire is AgentApproval whose pause expires after 2 s.
 	AgentExpire = "conformance-expire"

@@ -37,10 +37,18 @@ func conformanceAgents(t *testing.T) []profile.Profile {
 // suites.
 func conformanceSystem(t *testing.T, agents ...profile.Profile) (*env, *stack.Stack, contracttests.Target) {
 	t.Helper()
-	e := newEnv(t)
-	st, _ := bwrapAgentEnv(t, e, func(*stack.Options) {}, append(conformanceAgents(t), agents...)...)
-	startStreams(t, e, st)
+	e, st, _ := conformanceSystemIn(t, agents...)
 	return e, st, contracttests.Target{BaseURL: "http://" + st.Addr(), Token: token, OtherToken: otherToken}
+}
+
+// conformanceSystemIn is conformanceSystem that also returns the bwrap
+// provider's base directory.
+func conformanceSystemIn(t *testing.T, agents ...profile.Profile) (*env, *stack.Stack, string) {
+	t.Helper()
+	e := newEnv(t)
+	st, dir := bwrapAgentEnv(t, e, func(*stack.Options) {}, append(conformanceAgents(t), agents...)...)
+	startStreams(t, e, st)
+	return e, st, dir
 }
 
 // TestStep3ConformanceSuites is step 3 of the runtime client contract's
