@@ -1,6 +1,7 @@
 package contracttests
 
 import (
+	"errors"
 	"slices"
 
 	"github.com/xbot-runtime/xbot/services/api/client"
@@ -83,3 +84,13 @@ func ends(evs []agentruntime.Event) []string {
 	}
 	return out
 }
+
+// CheckEvents checks a conversation's runtime client events (from its
+// start) against the rules the ChunkGrammar check applies — each reply's
+// parts run start … finish, an error part right before a failed reply's
+// finish, a pause is InteractionOpened, the tool-approval-request (for an
+// approval), the data-interaction and a finish with tool-calls, then
+// StatusChanged waiting, and a reopen with the same message id; every input
+// a reply answers admitted before it — and returns every problem found.
+// Platforms run it on the events they record.
+func CheckEvents(evs []agentruntime.Event) error { return errors.Join(checkGrammar(evs)...) }

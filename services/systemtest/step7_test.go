@@ -25,26 +25,13 @@ import (
 // commands run in a fresh sandbox of the same key.
 func TestStep7SandboxDeletedMidReply(t *testing.T) {
 	t.Parallel()
-	marker := fmt.Sprintf("700.%d", time.Now().UnixNano()%1e9)
-	// Each reply looks for the mark its sandbox would hold from before, marks
-	// it, then runs a command that lasts until the test ends it.
-	agent := profile.Profile{ID: "keeper", Model: profile.ModelScripted, Tools: []string{"shell"}, Policy: noPolicy,
-		Script: []profile.Turn{
-			{ToolCalls: call1("shell", `{"command":"test -e mark && echo old || echo fresh; touch mark"}`)},
-			{ToolCalls: call1("shell", fmt.Sprintf(`{"command":"exec sleep %s"}`, marker))},
-			{Text: "done"},
-		}}
+	marker, agent := keeperAgent()
 	e := newEnv(t)
 	st, dir := bwrapAgentEnv(t, e, func(*stack.Options) {}, agent)
 	startStreams(t, e, st)
 	c := newConv(t, runtimeClient(t, st, "sess-step7", "keeper"), nil)
 	c.submit("step7-1", "work")
-	waitSleeping(t, marker)
-	ws := workspaceOf(t, dir, "keeper")
-	if err := os.RemoveAll(filepath.Dir(ws)); err != nil {
-		t.Fatal(err)
-	}
-	killAll(marker)
+	ws := deleteSandboxMidCommand(t, dir, marker)
 	end := c.idle()
 	if end.Outcome != agentruntime.OutcomeFailed || end.Error == nil || end.Error.Code != events.FailSandboxError {
 		t.Fatalf("the reply whose sandbox was deleted ended %+v, want failed sandbox_error", end)
@@ -67,6 +54,33 @@ func TestStep7SandboxDeletedMidReply(t *testing.T) {
 	if again := workspaceOf(t, dir, "keeper"); again != ws {
 		t.Errorf("the fresh sandbox is at %s, want the key's own place %s", again, ws)
 	}
+}
+
+// keeperAgent is an agent whose replies look for the mark their sandbox would
+// hold from before, mark it, then run a command that lasts until the test
+// ends it (its command line holds marker).
+func keeperAgent() (marker string, p profile.Profile) {
+	marker = fmt.Sprintf("700.%d", time.Now().UnixNano()%1e9)
+	return marker, profile.Profile{ID: "keeper", Model: profile.ModelScripted, Tools: []string{"shell"}, Policy: noPolicy,
+		Script: []profile.Turn{
+			{ToolCalls: call1("shell", `{"command":"test -e mark && echo old || echo fresh; touch mark"}`)},
+			{ToolCalls: call1("shell", fmt.Sprintf(`{"command":"exec sleep %s"}`, marker))},
+			{Text: "done"},
+		}}
+}
+
+// deleteSandboxMidCommand deletes keeper's sandbox below dir while its
+// command runs: its host directory removed, its processes killed. It
+// returns the workspace's path.
+func deleteSandboxMidCommand(t *testing.T, dir, marker string) string {
+	t.Helper()
+	waitSleeping(t, marker)
+	ws := workspaceOf(t, dir, "keeper")
+	if err := os.RemoveAll(filepath.Dir(ws)); err != nil {
+		t.Fatal(err)
+	}
+	killAll(marker)
+	return ws
 }
 
 // waitSleeping waits for the command that sleeps with marker.
