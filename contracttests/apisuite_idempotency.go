@@ -82,10 +82,10 @@ func reusedKey(ctx context.Context, c *client.Client, key, ws string) error {
 	}
 	req.Input.Content = "another"
 	if _, err := c.CreateRun(ctx, req, client.CommandOptions{IdempotencyKey: key}); !errors.Is(err, client.ErrIdempotencyKeyReused) {
-		return fmt.Errorf("another create under used key %s: %v, want 422 idempotency_key_reused", key, err)
+		return fmt.Errorf("another create under used key %s: %w, want 422 idempotency_key_reused", key, err)
 	}
 	if run, err := c.GetRun(ctx, first.RunID); err != nil || run.Input.Content != "first" {
-		return fmt.Errorf("the first run after the refused reuse: %+v %v", run, err)
+		return fmt.Errorf("the first run after the refused reuse: %+v %w", run, err)
 	}
 	return nil
 }
@@ -102,11 +102,11 @@ func sessionIdempotency(ctx context.Context, r *runs) error {
 	r.track(first.RunID)
 	again, err := r.c.SendSessionMessage(ctx, session, msg, client.CommandOptions{IdempotencyKey: key})
 	if err != nil || again.Outcome != client.OutcomeDuplicate || again.RunID != first.RunID {
-		return fmt.Errorf("the session message again: %+v %v, want a duplicate naming run %s", again, err, first.RunID)
+		return fmt.Errorf("the session message again: %+v %w, want a duplicate naming run %s", again, err, first.RunID)
 	}
 	msg.Content = "changed"
 	if _, err := r.c.SendSessionMessage(ctx, session, msg, client.CommandOptions{IdempotencyKey: key}); !errors.Is(err, client.ErrIdempotencyKeyReused) {
-		return fmt.Errorf("another message under the key: %v, want 422 idempotency_key_reused", err)
+		return fmt.Errorf("another message under the key: %w, want 422 idempotency_key_reused", err)
 	}
 	ikey := r.name("key")
 	one, err := r.c.InterruptSession(ctx, session, client.InterruptRequest{}, client.CommandOptions{IdempotencyKey: ikey})
@@ -115,7 +115,7 @@ func sessionIdempotency(ctx context.Context, r *runs) error {
 	}
 	two, err := r.c.InterruptSession(ctx, session, client.InterruptRequest{}, client.CommandOptions{IdempotencyKey: ikey})
 	if err != nil || two.Outcome != client.OutcomeDuplicate || two.CommandID != one.CommandID {
-		return fmt.Errorf("the interrupt again: %+v %v, want a duplicate of %s", two, err, one.CommandID)
+		return fmt.Errorf("the interrupt again: %+v %w, want a duplicate of %s", two, err, one.CommandID)
 	}
 	return nil
 }

@@ -23,12 +23,11 @@ var (
 	iCancel = intent{"cancel", func(ctx context.Context, c *client.Client, r stateRun) (client.CommandResult, error) {
 		return c.CancelRun(ctx, r.id, "conformance", client.CommandOptions{})
 	}}
-	iSteer        = inputIntent(client.IntentSteer)
-	iFollowUp     = inputIntent(client.IntentFollowUp)
-	iClarify      = inputIntent(client.IntentClarification)
-	iApproval     = intent{"approval", decideIntent}
-	iCompaction   = intent{"compaction", compactIntent}
-	allRunIntents = []intent{iCancel, iSteer, iFollowUp, iClarify, iApproval, iCompaction}
+	iSteer      = inputIntent(client.IntentSteer)
+	iFollowUp   = inputIntent(client.IntentFollowUp)
+	iClarify    = inputIntent(client.IntentClarification)
+	iApproval   = intent{"approval", decideIntent}
+	iCompaction = intent{"compaction", compactIntent}
 )
 
 func inputIntent(name string) intent {

@@ -55,7 +55,7 @@ func want404(what string, err error, codes ...*client.CodeError) error {
 			}
 		}
 	}
-	return fmt.Errorf("%s as another tenant: %v, want 404 %v", what, err, codes)
+	return fmt.Errorf("%s as another tenant: %w, want 404 %v", what, err, codes)
 }
 
 func otherReads(ctx context.Context, c *client.Client, run, session string) []error {
@@ -102,12 +102,12 @@ func otherLists(ctx context.Context, c *client.Client, run, session string) []er
 	var errs []error
 	for r, err := range c.Runs(ctx, client.RunQuery{PlatformSessionID: session}) {
 		if err != nil || r.RunID == run {
-			errs = append(errs, fmt.Errorf("GET /v1/runs?platformSessionId= as another tenant: %+v %v", r, err))
+			errs = append(errs, fmt.Errorf("GET /v1/runs?platformSessionId= as another tenant: %+v %w", r, err))
 			break
 		}
 	}
 	for ap, err := range c.Approvals(ctx, client.ApprovalQuery{RunID: run}) {
-		errs = append(errs, fmt.Errorf("GET /v1/approvals?runId= as another tenant lists %+v %v", ap, err))
+		errs = append(errs, fmt.Errorf("GET /v1/approvals?runId= as another tenant lists %+v %w", ap, err))
 		break
 	}
 	return errs

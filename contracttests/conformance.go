@@ -137,9 +137,9 @@ func (s Suite) Run(ctx context.Context, w io.Writer) []Result {
 		mu.Lock()
 		defer mu.Unlock()
 		out[i] = r
-		fmt.Fprintf(w, "%-4s %s/%s (%s)\n", r.Status(), s.Name, c.Name, r.Took)
+		_, _ = fmt.Fprintf(w, "%-4s %s/%s (%s)\n", r.Status(), s.Name, c.Name, r.Took)
 		if r.Err != nil {
-			fmt.Fprintf(w, "     %s\n", strings.ReplaceAll(r.Err.Error(), "\n", "\n     "))
+			_, _ = fmt.Fprintf(w, "     %s\n", strings.ReplaceAll(r.Err.Error(), "\n", "\n     "))
 		}
 	}
 	for i, c := range s.Checks {

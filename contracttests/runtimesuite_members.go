@@ -87,7 +87,7 @@ func (s *runtimeSuite) refused(ctx context.Context) error {
 	err = rc.Submit(ctx, agentruntime.Input{ID: freshID("input"), Content: "hello"})
 	var refused *agentruntime.InputRefusedError
 	if !errors.As(err, &refused) || refused.Code != "unknown_agent" || refused.Status != 422 {
-		return fmt.Errorf("an input for an unknown agent: %v, want an InputRefusedError unknown_agent (422)", err)
+		return fmt.Errorf("an input for an unknown agent: %w, want an InputRefusedError unknown_agent (422)", err)
 	}
 	return nil
 }
@@ -138,11 +138,11 @@ func capabilities(ctx context.Context, rc *agentruntime.Client) error {
 func cursorsOfElsewhere(ctx context.Context, rc *agentruntime.Client) error {
 	foreign := agentruntime.Cursor{Generation: "xbot/session/elsewhere", Position: json.RawMessage(`{"after":"run_x:1"}`)}
 	if err := rc.Committed(ctx, foreign); !errors.Is(err, agentruntime.ErrCursorExpired) {
-		return fmt.Errorf("committed of another conversation's cursor: %v, want ErrCursorExpired", err)
+		return fmt.Errorf("committed of another conversation's cursor: %w, want ErrCursorExpired", err)
 	}
 	for _, err := range rc.Events(ctx, &foreign) {
 		if !errors.Is(err, agentruntime.ErrCursorExpired) {
-			return fmt.Errorf("events after another conversation's cursor: %v, want ErrCursorExpired", err)
+			return fmt.Errorf("events after another conversation's cursor: %w, want ErrCursorExpired", err)
 		}
 		break
 	}
@@ -160,10 +160,10 @@ func closing(ctx context.Context, rc *agentruntime.Client) error {
 	_ = rc.Close()
 	_, err := l.until(ctx, "the end of the events", func(agentruntime.Event) bool { return false })
 	if !errors.Is(err, agentruntime.ErrClosed) || rc.IsLive() {
-		return fmt.Errorf("events after Close: %v, want ErrClosed", err)
+		return fmt.Errorf("events after Close: %w, want ErrClosed", err)
 	}
 	if err := rc.Submit(ctx, agentruntime.Input{ID: freshID("input")}); !errors.Is(err, agentruntime.ErrClosed) {
-		return fmt.Errorf("submit after Close: %v, want ErrClosed", err)
+		return fmt.Errorf("submit after Close: %w, want ErrClosed", err)
 	}
 	return nil
 }

@@ -75,7 +75,7 @@ func settledState(ctx context.Context, rc *agentruntime.Client, what string, rea
 			return st, nil
 		}
 		if time.Now().After(deadline) {
-			return st, fmt.Errorf("the state never showed %s: %+v %v", what, st, err)
+			return st, fmt.Errorf("the state never showed %s: %+v %w", what, st, err)
 		}
 		if err := sleepCtx(ctx, 50*time.Millisecond); err != nil {
 			return st, err
@@ -121,7 +121,7 @@ func answerAgain(ctx context.Context, rc *agentruntime.Client, id string) error 
 		return fmt.Errorf("the same answer again: %w", err)
 	}
 	if err := rc.Answer(ctx, "itm_00000000000000000000000000", agentruntime.Response{Decision: "allow"}); !errors.Is(err, agentruntime.ErrInteractionNotOpen) {
-		return fmt.Errorf("an answer to no interaction: %v, want ErrInteractionNotOpen", err)
+		return fmt.Errorf("an answer to no interaction: %w, want ErrInteractionNotOpen", err)
 	}
 	return nil
 }

@@ -60,12 +60,12 @@ func suiteNames(s string) ([]string, error) {
 func conformance(ctx context.Context, target contracttests.Target, names []string, out io.Writer) error {
 	counts := map[string]int{}
 	for _, name := range names {
-		fmt.Fprintf(out, "== %s suite against %s\n", name, target.BaseURL)
+		_, _ = fmt.Fprintf(out, "== %s suite against %s\n", name, target.BaseURL)
 		for _, r := range conformanceSuites[name](target).Run(ctx, out) {
 			counts[r.Status()]++
 		}
 	}
-	fmt.Fprintf(out, "== %d passed, %d failed, %d not applicable\n", counts["PASS"], counts["FAIL"], counts["N/A"])
+	_, _ = fmt.Fprintf(out, "== %d passed, %d failed, %d not applicable\n", counts["PASS"], counts["FAIL"], counts["N/A"])
 	if counts["FAIL"] > 0 {
 		return fmt.Errorf("conformance: %d checks failed", counts["FAIL"])
 	}

@@ -5,8 +5,8 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
 	"maps"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -55,23 +55,26 @@ func TestTheClientCoversEveryOperation(t *testing.T) {
 func clientRoutes(t *testing.T) map[string][]string {
 	t.Helper()
 	fset := token.NewFileSet()
-	pkgs, err := parser.ParseDir(fset, "client", func(fi fs.FileInfo) bool {
-		return !strings.HasSuffix(fi.Name(), "_test.go")
-	}, parser.ParseComments)
+	names, err := filepath.Glob(filepath.Join("client", "*.go"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := map[string][]string{}
-	for _, pkg := range pkgs {
-		for _, f := range pkg.Files {
-			for _, d := range f.Decls {
-				fn, ok := d.(*ast.FuncDecl)
-				if !ok || fn.Recv == nil || fn.Doc == nil || !fn.Name.IsExported() {
-					continue
-				}
-				for _, m := range route.FindAllStringSubmatch(fn.Doc.Text(), -1) {
-					out[m[1]+" "+m[2]] = append(out[m[1]+" "+m[2]], fn.Name.Name)
-				}
+	for _, name := range names {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, parser.ParseComments)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			fn, ok := d.(*ast.FuncDecl)
+			if !ok || fn.Recv == nil || fn.Doc == nil || !fn.Name.IsExported() {
+				continue
+			}
+			for _, m := range route.FindAllStringSubmatch(fn.Doc.Text(), -1) {
+				out[m[1]+" "+m[2]] = append(out[m[1]+" "+m[2]], fn.Name.Name)
 			}
 		}
 	}

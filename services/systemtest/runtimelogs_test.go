@@ -35,8 +35,8 @@ var tooler = profile.Profile{ID: "tooler", Model: profile.ModelScripted, Tools: 
 	{Text: "The notes are written."}}}
 
 var recordings = []recording{
-	{"text_reply", "demo", func(t *testing.T, c *conv, _ string) { c.submit("rec-text-1", "hello"); c.idle() }},
-	{"tools", "tooler", func(t *testing.T, c *conv, _ string) { c.submit("rec-tools-1", "write notes"); c.idle() }},
+	{"text_reply", "demo", func(_ *testing.T, c *conv, _ string) { c.submit("rec-text-1", "hello"); c.idle() }},
+	{"tools", "tooler", func(_ *testing.T, c *conv, _ string) { c.submit("rec-tools-1", "write notes"); c.idle() }},
 	{"approvals", "conformance-approval", recordApprovals},
 	{"question", "conformance-question", func(t *testing.T, c *conv, _ string) {
 		c.submit("rec-question-1", "ask me")
@@ -50,7 +50,7 @@ var recordings = []recording{
 		releaseCommand(t, workspaceOf(t, dir, "gated"))
 		c.idle()
 	}},
-	{"failed", "conformance-fail", func(t *testing.T, c *conv, _ string) { c.submit("rec-failed-1", "fail"); c.idle() }},
+	{"failed", "conformance-fail", func(_ *testing.T, c *conv, _ string) { c.submit("rec-failed-1", "fail"); c.idle() }},
 	{"interrupted", "conformance-slow", func(t *testing.T, c *conv, _ string) {
 		c.submit("rec-interrupted-1", "talk")
 		c.until("the reply streaming", isFrame("text-delta"))
@@ -64,7 +64,7 @@ var recordings = []recording{
 		interruptConv(t, c, true)
 		c.idle()
 	}},
-	{"expired", "conformance-expire", func(t *testing.T, c *conv, _ string) { c.submit("rec-expired-1", "go"); c.idle() }},
+	{"expired", "conformance-expire", func(_ *testing.T, c *conv, _ string) { c.submit("rec-expired-1", "go"); c.idle() }},
 }
 
 func recordApprovals(t *testing.T, c *conv, _ string) {
