@@ -50,23 +50,16 @@ func InterruptEvents(st events.RunState, p events.PendingCommand, unstarted []ev
 	if len(p.Command) > 0 {
 		_ = json.Unmarshal(p.Command, &payload) // validated at admission
 	}
-	var queued, others []events.PendingCommand
-	var contents, inputs []string
-	for _, q := range st.Pending {
-		in, ok := PendingInput(q)
-		switch {
-		case q.CommandID == p.CommandID:
-		case ok:
-			queued, contents = append(queued, q), append(contents, in.Content)
-			inputs = append(inputs, InputIDOf(q.IdempotencyKey, q.CommandID))
-		default:
-			others = append(others, q)
-		}
-	}
+	queued, others := pendingOf(st, p)
 	drafts = append(append([]events.Draft(nil), unstarted...),
 		events.FailOpenItems(st, events.ToolErrCancelled, "the session was interrupted")...)
 	var next string
 	if len(queued) > 0 && !payload.CancelQueued {
+		contents, inputs := make([]string, len(queued)), make([]string, len(queued))
+		for i, q := range queued {
+			in, _ := PendingInput(q)
+			contents[i], inputs[i] = in.Content, InputIDOf(q.IdempotencyKey, q.CommandID)
+		}
 		if env, err := interruptFollowUp(st, p, strings.Join(contents, "\n\n"), inputs, partitions, now); err == nil {
 			next, send = env.RunID, []Envelope{env}
 		}
@@ -88,6 +81,22 @@ func InterruptEvents(st events.RunState, p events.PendingCommand, unstarted []ev
 		drafts = append(drafts, NoEffectEvent(q, "the run was cancelled before the command could apply"))
 	}
 	return drafts, send
+}
+
+// pendingOf splits the commands pending on st besides interrupt p: the
+// session messages queued on it, and the others.
+func pendingOf(st events.RunState, p events.PendingCommand) (queued, others []events.PendingCommand) {
+	for _, q := range st.Pending {
+		_, ok := PendingInput(q)
+		switch {
+		case q.CommandID == p.CommandID:
+		case ok:
+			queued = append(queued, q)
+		default:
+			others = append(others, q)
+		}
+	}
+	return queued, others
 }
 
 // interruptFollowUp is the CreateRun of the session's next run from the

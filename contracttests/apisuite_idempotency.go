@@ -14,63 +14,80 @@ import (
 func (s *apiSuite) idempotency(ctx context.Context) error {
 	r := newRuns(s.main(), "idempotency")
 	defer r.cleanup()
-	c := r.c
-	var errs []error
-	twice := func(what string, send func(key string) (client.CommandResult, error)) client.CommandResult {
-		key := r.name("key")
-		first, err := send(key)
-		if _, err := answered(first, err); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", what, err))
-			return first
-		}
-		again, err := send(key)
-		if _, err := answered(again, err); err != nil {
-			errs = append(errs, fmt.Errorf("%s again: %w", what, err))
-			return first
-		}
-		if again.Outcome != client.OutcomeDuplicate || again.CommandID != first.CommandID || again.OriginalOutcome != first.Outcome {
-			errs = append(errs, fmt.Errorf("%s again under key %s: %+v, want a duplicate of %s (%s)", what, key, again, first.CommandID, first.Outcome))
-		}
+	k := &keyed{r: r}
+	ws := r.name("ws")
+	run := k.twice("a create", func(key string) (client.CommandResult, error) {
+		return r.c.CreateRun(ctx, client.CreateRunRequest{AgentID: AgentApproval, Input: client.UserInput{Content: "x"},
+			SandboxKey: &client.SandboxKeyRequest{WorkspaceID: ws}}, client.CommandOptions{IdempotencyKey: key})
+	}).RunID
+	r.track(run)
+	k.errs = append(k.errs, reusedKey(ctx, r.c, r.name("key"), ws))
+	if err := k.runCommands(ctx, run); err != nil {
+		k.errs = append(k.errs, err)
+	}
+	k.errs = append(k.errs, sessionIdempotency(ctx, r))
+	return errors.Join(k.errs...)
+}
+
+// keyed sends commands twice under one key and keeps what went wrong.
+type keyed struct {
+	r    *runs
+	errs []error
+}
+
+// twice sends a command under a fresh key, then again: the second must be a
+// duplicate of the first (its id, its outcome). It returns the first answer.
+func (k *keyed) twice(what string, send func(key string) (client.CommandResult, error)) client.CommandResult {
+	key := k.r.name("key")
+	first, err := send(key)
+	if _, err := answered(first, err); err != nil {
+		k.errs = append(k.errs, fmt.Errorf("%s: %w", what, err))
 		return first
 	}
-	ws := r.name("ws")
-	create := func(key string) (client.CommandResult, error) {
-		return c.CreateRun(ctx, client.CreateRunRequest{AgentID: AgentApproval, Input: client.UserInput{Content: "x"},
-			SandboxKey: &client.SandboxKeyRequest{WorkspaceID: ws}}, client.CommandOptions{IdempotencyKey: key})
+	again, err := send(key)
+	if _, err := answered(again, err); err != nil {
+		k.errs = append(k.errs, fmt.Errorf("%s again: %w", what, err))
+		return first
 	}
-	run := twice("a create", create).RunID
-	r.track(run)
-	errs = append(errs, reusedKey(ctx, c, r.name("key"), ws))
+	if again.Outcome != client.OutcomeDuplicate || again.CommandID != first.CommandID || again.OriginalOutcome != first.Outcome {
+		k.errs = append(k.errs, fmt.Errorf("%s again under key %s: %+v, want a duplicate of %s (%s)", what, key, again, first.CommandID, first.Outcome))
+	}
+	return first
+}
+
+// runCommands sends each run command twice to run, an approval run, as it
+// pauses, is decided and completes.
+func (k *keyed) runCommands(ctx context.Context, run string) error {
+	c := k.r.c
 	if _, err := await(ctx, c, run, "paused", "awaiting_approval"); err != nil {
-		return errors.Join(append(errs, err)...)
+		return err
 	}
-	twice("a compaction", func(key string) (client.CommandResult, error) {
+	k.twice("a compaction", func(key string) (client.CommandResult, error) {
 		return c.CompactRun(ctx, run, "", client.CommandOptions{IdempotencyKey: key})
 	})
-	twice("a steer of a paused run (rejected)", func(key string) (client.CommandResult, error) {
+	k.twice("a steer of a paused run (rejected)", func(key string) (client.CommandResult, error) {
 		return c.AppendInput(ctx, run, client.AppendInputRequest{Intent: client.IntentSteer, Content: "x"}, client.CommandOptions{IdempotencyKey: key})
 	})
 	item, err := pendingItem(ctx, c, run)
 	if err != nil {
-		return errors.Join(append(errs, err)...)
+		return err
 	}
-	twice("an approval decision", func(key string) (client.CommandResult, error) {
+	k.twice("an approval decision", func(key string) (client.CommandResult, error) {
 		return c.DecideApproval(ctx, run, client.ApprovalDecisionRequest{ItemID: item, Decision: "allow", Scope: "item"},
 			client.CommandOptions{IdempotencyKey: key})
 	})
 	if _, err := await(ctx, c, run, "completed", ""); err != nil {
-		return errors.Join(append(errs, err)...)
+		return err
 	}
-	twice("a follow-up", func(key string) (client.CommandResult, error) {
+	k.twice("a follow-up", func(key string) (client.CommandResult, error) {
 		res, err := c.AppendInput(ctx, run, client.AppendInputRequest{Intent: client.IntentFollowUp, Content: "y"}, client.CommandOptions{IdempotencyKey: key})
-		r.track(res.CreatedRunID)
+		k.r.track(res.CreatedRunID)
 		return res, err
 	})
-	twice("a cancel", func(key string) (client.CommandResult, error) {
+	k.twice("a cancel", func(key string) (client.CommandResult, error) {
 		return c.CancelRun(ctx, run, "", client.CommandOptions{IdempotencyKey: key})
 	})
-	errs = append(errs, sessionIdempotency(ctx, r))
-	return errors.Join(errs...)
+	return nil
 }
 
 // reusedKey: another body under a used key is refused, and nothing changes.
