@@ -109,7 +109,7 @@ func readmeProgram(t *testing.T, api, token string) {
 	defer cancel()
 	prog := filepath.Join(dir, "example")
 	buildCmd := exec.CommandContext(ctx, "go", "build", "-o", prog, ".")
-	buildCmd.Dir, buildCmd.Env = dir, append(os.Environ(), "GOWORK="+filepath.Join(dir, "go.work"), "GOFLAGS=-mod=readonly")
+	buildCmd.Dir, buildCmd.Env = dir, append(os.Environ(), "GOWORK="+filepath.Join(dir, "go.work"))
 	if out, err := buildCmd.CombinedOutput(); err != nil {
 		t.Fatalf("the README's program does not compile: %v\n%s", err, out)
 	}
