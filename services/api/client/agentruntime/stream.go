@@ -123,11 +123,15 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// remember notes an interaction the events opened, for Answer.
+// remember notes an interaction the events opened, for Answer, until the
+// events close it: the map holds open interactions only.
 func (c *Client) remember(ev Event) {
-	if o, ok := ev.(InteractionOpened); ok {
-		c.mu.Lock()
-		c.seen[o.InteractionID] = seenInteraction{runID: o.ResponseID, kind: o.Contract.Kind}
-		c.mu.Unlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch e := ev.(type) {
+	case InteractionOpened:
+		c.seen[e.InteractionID] = seenInteraction{runID: e.ResponseID, kind: e.Contract.Kind}
+	case InteractionClosed:
+		delete(c.seen, e.InteractionID)
 	}
 }
