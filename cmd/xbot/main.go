@@ -44,6 +44,8 @@ Usage:
                                    agents file they need)
   xbot migrate [flags]             create topics and apply Postgres migrations, then exit
   xbot config explain [flags]      show every setting, its value, layer and variable (secrets redacted)
+  xbot openapi [--spec 3.1|3.0] [--out FILE]
+                                   print the API's OpenAPI document (what /openapi.json serves), for client generators
   xbot version
 
 Every setting can be given as a flag (--kafka-brokers), an environment variable
@@ -91,6 +93,8 @@ func run(args []string) error {
 			return errors.New("usage: xbot config explain [flags]")
 		}
 		return runExplain(rest[1:])
+	case "openapi":
+		return runOpenAPI(rest)
 	case "version", "--version":
 		fmt.Println("xbot", version)
 		return nil

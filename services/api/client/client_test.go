@@ -122,7 +122,7 @@ func TestAllEventsReadsEveryPage(t *testing.T) {
 		"3": {Events: []client.Event{}, NextAfterSeq: 3},
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_ = json.NewEncoder(w).Encode(pages[r.URL.Query().Get("after_seq")])
+		_ = json.NewEncoder(w).Encode(pages[r.URL.Query().Get("afterSeq")])
 	}))
 	t.Cleanup(srv.Close)
 	c, _ := client.New(client.Config{BaseURL: srv.URL})

@@ -63,7 +63,7 @@ func TestEventsIteratesToTheEndOfTheLog(t *testing.T) {
 		"6": {Events: []client.Event{}, NextAfterSeq: 6},
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_ = json.NewEncoder(w).Encode(pages[r.URL.Query().Get("after_seq")])
+		_ = json.NewEncoder(w).Encode(pages[r.URL.Query().Get("afterSeq")])
 	}))
 	t.Cleanup(srv.Close)
 	c, _ := client.New(client.Config{BaseURL: srv.URL})

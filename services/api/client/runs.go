@@ -19,7 +19,7 @@ func (c *Client) GetRun(ctx context.Context, runID string) (Run, error) {
 // ListEvents reads one page of a run's events after afterSeq (GET
 // /v1/runs/{runId}/events); limit 0 takes the server's default page size.
 func (c *Client) ListEvents(ctx context.Context, runID string, afterSeq int64, limit int) (EventPage, error) {
-	q := url.Values{"after_seq": {strconv.FormatInt(afterSeq, 10)}}
+	q := url.Values{"afterSeq": {strconv.FormatInt(afterSeq, 10)}}
 	if limit > 0 {
 		q.Set("limit", strconv.Itoa(limit))
 	}
