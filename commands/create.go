@@ -22,6 +22,6 @@ func (p *CreateRunPayload) decide(st *events.RunState, c Envelope, opts AdmitOpt
 		CommandID: c.CommandID, Payload: events.RunAcceptedPayload{
 			AgentID: p.AgentID, Input: p.Input, SandboxKey: p.SandboxKey, ParentRunID: p.ParentRunID,
 			Metadata: p.Metadata, IdempotencyKey: c.IdempotencyKey, Actor: c.Actor, SessionGrants: p.SessionGrants,
-			Options: p.Options, InputID: p.InputID,
+			Options: p.Options, InputID: p.InputID, InputIDs: p.InputIDs,
 			Fingerprint: Fingerprint(c)}}}}
 }

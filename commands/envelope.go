@@ -56,6 +56,11 @@ type CreateRunPayload struct {
 	// stream reports in input_ids. The executor sets it; empty for a create
 	// of the HTTP API, whose own key is the input id.
 	InputID string `json:"inputId,omitempty"`
+	// InputIDs are the input ids of the messages the run answers when it
+	// answers several (an interrupt's next run, from the messages that were
+	// queued on the interrupted one), in the order they were sent; InputID
+	// is then empty. The executor sets them.
+	InputIDs []string `json:"inputIds,omitempty"`
 	// SessionGrants are the platform_session grants in force for the run's
 	// session, which its capability snapshot inherits. The runtime sets them
 	// (the API from the read model, the executor for a follow-up); clients

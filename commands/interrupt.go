@@ -50,23 +50,17 @@ func InterruptEvents(st events.RunState, p events.PendingCommand, unstarted []ev
 	if len(p.Command) > 0 {
 		_ = json.Unmarshal(p.Command, &payload) // validated at admission
 	}
-	var queued, others []events.PendingCommand
-	var contents []string
-	for _, q := range st.Pending {
-		in, ok := PendingInput(q)
-		switch {
-		case q.CommandID == p.CommandID:
-		case ok:
-			queued, contents = append(queued, q), append(contents, in.Content)
-		default:
-			others = append(others, q)
-		}
-	}
+	queued, others := pendingOf(st, p)
 	drafts = append(append([]events.Draft(nil), unstarted...),
 		events.FailOpenItems(st, events.ToolErrCancelled, "the session was interrupted")...)
 	var next string
 	if len(queued) > 0 && !payload.CancelQueued {
-		if env, err := interruptFollowUp(st, p, strings.Join(contents, "\n\n"), partitions, now); err == nil {
+		contents, inputs := make([]string, len(queued)), make([]string, len(queued))
+		for i, q := range queued {
+			in, _ := PendingInput(q)
+			contents[i], inputs[i] = in.Content, InputIDOf(q.IdempotencyKey, q.CommandID)
+		}
+		if env, err := interruptFollowUp(st, p, strings.Join(contents, "\n\n"), inputs, partitions, now); err == nil {
 			next, send = env.RunID, []Envelope{env}
 		}
 	}
@@ -89,13 +83,50 @@ func InterruptEvents(st events.RunState, p events.PendingCommand, unstarted []ev
 	return drafts, send
 }
 
+// pendingOf splits the commands pending on st besides interrupt p: the
+// session messages queued on it, and the others.
+func pendingOf(st events.RunState, p events.PendingCommand) (queued, others []events.PendingCommand) {
+	for _, q := range st.Pending {
+		_, ok := PendingInput(q)
+		switch {
+		case q.CommandID == p.CommandID:
+		case ok:
+			queued = append(queued, q)
+		default:
+			others = append(others, q)
+		}
+	}
+	return queued, others
+}
+
 // interruptFollowUp is the CreateRun of the session's next run from the
 // messages an interrupt kept: a follow-up of st sent by the interrupt, with
-// ids derived from it. Its engine finds the history on the partition.
-func interruptFollowUp(st events.RunState, p events.PendingCommand, content string, partitions int, now int64) (Envelope, error) {
+// ids derived from it, that answers those messages (inputs, their input
+// ids). Its engine finds the history on the partition.
+func interruptFollowUp(st events.RunState, p events.PendingCommand, content string, inputs []string, partitions int, now int64) (Envelope, error) {
 	by := Envelope{CommandID: p.CommandID, Actor: events.Actor{Type: "system", ID: "interrupt"}}
 	if p.Actor != nil {
 		by.Actor = *p.Actor
 	}
-	return FollowUpCreate(by, &AppendUserInputPayload{Intent: IntentFollowUp, Content: content}, st, nil, partitions, now)
+	env, err := FollowUpCreate(by, &AppendUserInputPayload{Intent: IntentFollowUp, Content: content}, st, nil, partitions, now)
+	if err != nil {
+		return env, err
+	}
+	var cp CreateRunPayload
+	if err := json.Unmarshal(env.Payload, &cp); err != nil {
+		return env, err
+	}
+	cp.InputID, cp.InputIDs = "", inputs
+	env.Payload, err = json.Marshal(cp)
+	return env, err
+}
+
+// InputIDOf is the input id of a command sent under idempotency key key:
+// the key, or its commandId when the client sent none (the API then makes
+// the key "auto-<commandId>") or the log has none.
+func InputIDOf(key, commandID string) string {
+	if key == "" || key == "auto-"+commandID {
+		return commandID
+	}
+	return key
 }

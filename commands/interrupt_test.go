@@ -3,6 +3,7 @@ package commands_test
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/xbot-runtime/xbot/commands"
@@ -53,7 +54,9 @@ func TestInterruptKeepsOrDropsTheQueuedMessages(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if in := cp.(*commands.CreateRunPayload); in.Input.Content != "message 0\n\nmessage 1" || in.ParentRunID != st.RunID {
+			// The next run answers both messages: their input ids go with it.
+			if in := cp.(*commands.CreateRunPayload); in.Input.Content != "message 0\n\nmessage 1" || in.ParentRunID != st.RunID ||
+				!slices.Equal(in.InputIDs, []string{"msg-1", "msg-2"}) || in.InputID != "" {
 				t.Errorf("the next run's create %+v", in)
 			}
 		})

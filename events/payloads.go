@@ -42,6 +42,9 @@ type RunAcceptedPayload struct {
 	// command's input created it (a follow-up, a session message: its
 	// Idempotency-Key); empty when the create's own key is the input id.
 	InputID string `json:"inputId,omitempty"`
+	// InputIDs are the input ids of the messages the run answers when it
+	// answers several (an interrupt's next run), copied from CreateRun.
+	InputIDs []string `json:"inputIds,omitempty"`
 	// Fingerprint identifies what the command asked for, so a later use of
 	// the same idempotency key for something else is refused; empty in
 	// older logs.

@@ -65,7 +65,10 @@ func (s *settings) startIMGateway(ctx context.Context, kcfg kafka.Config, apiURL
 	if err != nil {
 		return nil, err
 	}
-	api, err := client.New(client.Config{BaseURL: apiURL})
+	// A client's frames are handled in order: a message whose outcome is
+	// still pending after the gateway's wait is not polled for (the reply
+	// comes through the outbox), so the next frame is not held up.
+	api, err := client.New(client.Config{BaseURL: apiURL, PendingTimeout: -1})
 	if err != nil {
 		return nil, err
 	}

@@ -39,6 +39,10 @@ Usage:
                                    rebuild a view up to the log's current end, with progress (stop that projector first)
   xbot bench [--runs 500 --concurrency 100 --turns 3 --tool-calls 1 --model-latency 20ms --json F --markdown F]
                                    load test the whole system in process (embedded servers like dev) next to raw baselines
+  xbot conformance --api URL --token TOKEN [--other-token T] [--suite api|runtime-client|all]
+                                   run the API and runtime client conformance suites against a live API,
+                                   one line per check; exits non-zero on any failure (--print-agents: the
+                                   agents file they need)
   xbot migrate [flags]             create topics and apply Postgres migrations, then exit
   xbot config explain [flags]      show every setting, its value, layer and variable (secrets redacted)
   xbot provider install|list|verify|remove
@@ -89,6 +93,8 @@ func run(args []string) error {
 		return runReplay(ctx, rest)
 	case "bench":
 		return runBench(ctx, rest)
+	case "conformance":
+		return runConformance(ctx, rest, os.Stdout)
 	case "config":
 		if len(rest) == 0 || rest[0] != "explain" {
 			return errors.New("usage: xbot config explain [flags]")

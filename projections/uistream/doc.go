@@ -25,7 +25,7 @@
 //
 // # Mapping
 //
-//	runtime.run.accepted              records input_ids (the input id: the create's Idempotency-Key, or the follow-up's or session message's whose input created the run)
+//	runtime.run.accepted              records input_ids (the input id: the create's Idempotency-Key, or the follow-up's or session message's whose input created the run; an interrupt's next run: those of the messages queued on the interrupted run)
 //	runtime.run.started               start
 //	runtime.run.paused                [data-interaction (question) per clarification_request waited on] finish-step? finish{tool-calls}
 //	runtime.run.resumed               start (reopen) + held chunks

@@ -15,12 +15,17 @@ const followUpKeyPrefix = "follow_up:"
 // accepted records the input the reply answers, by its input id (seed
 // 000): the Idempotency-Key of the message that asked for the reply — the
 // create's own, or for a run a follow-up or a session message created, that
-// message's (InputID). Logs written before runs recorded InputID name a
+// message's (InputID); for an interrupt's next run, those of the messages
+// queued on the interrupted run (InputIDs). Logs written before runs recorded InputID name a
 // follow-up's run by the follow-up's commandId, recognised by the key and
 // checked by re-deriving the CreateRun's id from it, so a client's own key
 // that merely looks alike is not mistaken for one; a create without a key
 // by its commandId.
 func (m *Mapper) accepted(e events.Envelope, p *events.RunAcceptedPayload) {
+	if len(p.InputIDs) > 0 { // an interrupt's next run answers the queued messages
+		m.meta.InputIDs = append(m.meta.InputIDs, p.InputIDs...)
+		return
+	}
 	input := p.InputID
 	switch fu, ok := strings.CutPrefix(p.IdempotencyKey, followUpKeyPrefix); {
 	case input != "":

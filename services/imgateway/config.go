@@ -31,7 +31,10 @@ type Config struct {
 	// Endpoints are the endpoints to mount, in order; default one, DefaultEndpoint.
 	Endpoints []Endpoint
 	// API is the client of the xbot API; the gateway sends each request
-	// with the connecting client's token (client.WithToken). Required.
+	// with the connecting client's token (client.WithToken). Required. A
+	// client's frames are handled in order, so give it a negative
+	// PendingTimeout: a message still pending after Wait is then not polled
+	// for, and the next frame is not held up (the reply comes anyway).
 	API *client.Client
 	// Kafka names the cluster and the outbox topic. Required.
 	Kafka kafka.Config

@@ -123,7 +123,10 @@ func (c *conn) sandboxOwner(typ, sid string) string {
 // applied, duplicate and pending outcomes say nothing (the replies do).
 func (c *conn) report(convID, what, outcome, code, detail string, err error) {
 	var p *client.Problem
+	var rej *client.RejectedError
 	switch {
+	case errors.As(err, &rej):
+		c.sayError(convID, what+" rejected: "+rej.Code+" "+rej.Detail)
 	case errors.As(err, &p):
 		c.log.Info(what+" refused", zap.Int("status", p.Status), zap.String("code", p.Code))
 		c.sayError(convID, what+" refused: "+p.Code+": "+p.Detail)

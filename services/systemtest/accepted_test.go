@@ -3,6 +3,7 @@ package systemtest_test
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -222,7 +223,7 @@ func TestOutcomesFromTheLogEqualTheReadModels(t *testing.T) {
 		t.Fatalf("the same create again: %+v %v", again, err)
 	}
 	unknown, err := c.CreateRun(t.Context(), client.CreateRunRequest{AgentID: "nobody", Input: client.UserInput{Content: "hi"}}, wait("log-2"))
-	if err != nil || unknown.Outcome != client.OutcomeRejected || unknown.Code != "unknown_agent" {
+	if !errors.Is(err, client.ErrUnknownAgent) || unknown.Outcome != client.OutcomeRejected || unknown.Code != "unknown_agent" {
 		t.Fatalf("create for an unknown agent: %+v %v", unknown, err)
 	}
 	e.start("projector", nil, stack.ProjectorPostgres)

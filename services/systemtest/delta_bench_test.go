@@ -1,11 +1,8 @@
 package systemtest_test
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"regexp"
 	"strconv"
 	"strings"
@@ -124,33 +121,19 @@ func streamDeltas(ctx context.Context, c *client.Client, i int) ([]time.Duration
 	if err != nil {
 		return nil, fmt.Errorf("create %d: %w", i, err)
 	}
-	resp, err := c.Send(ctx, http.MethodGet, "/v1/runs/"+res.RunID+"/stream", nil)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = resp.Body.Close() }()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("stream of %s: HTTP %d", res.RunID, resp.StatusCode)
-	}
 	var out []time.Duration
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	for sc.Scan() {
+	for chunk, err := range c.RunChunks(ctx, res.RunID, client.StreamOptions{}) {
 		now := time.Now()
-		line, ok := strings.CutPrefix(sc.Text(), "data: ")
-		if !ok || !strings.Contains(line, `"text-delta"`) {
-			continue
-		}
-		var chunk struct {
-			Delta string `json:"delta"`
-		}
-		if err := json.Unmarshal([]byte(line), &chunk); err != nil {
+		if err != nil {
 			return nil, fmt.Errorf("stream of %s: %w", res.RunID, err)
+		}
+		if chunk.Type != "text-delta" {
+			continue
 		}
 		for _, m := range clockStamp.FindAllStringSubmatch(chunk.Delta, -1) {
 			ns, _ := strconv.ParseInt(m[1], 10, 64)
 			out = append(out, now.Sub(time.Unix(0, ns)))
 		}
 	}
-	return out, sc.Err()
+	return out, nil
 }

@@ -29,7 +29,7 @@ const imTimeout = 30 * time.Second
 // gatewayOf serves a gateway of st whose new conversations start agentID.
 func gatewayOf(t *testing.T, e *env, st *stack.Stack, agentID string, eps ...imgateway.Endpoint) (*imgateway.Gateway, string) {
 	t.Helper()
-	api, err := client.New(client.Config{BaseURL: "http://" + st.Addr()})
+	api, err := client.New(client.Config{BaseURL: "http://" + st.Addr(), PendingTimeout: -1}) // as xbot im-gateway
 	if err != nil {
 		t.Fatal(err)
 	}

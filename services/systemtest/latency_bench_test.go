@@ -1,12 +1,10 @@
 package systemtest_test
 
 import (
-	"bufio"
 	"context"
+	"errors"
 	"fmt"
-	"net/http"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -61,26 +59,20 @@ func streamToEnd(b *testing.B, c *client.Client, runID string, start time.Time) 
 	ctx, cancel := context.WithTimeout(b.Context(), 30*time.Second)
 	defer cancel()
 	for {
-		resp, err := c.Send(ctx, http.MethodGet, "/v1/runs/"+runID+"/stream", nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if resp.StatusCode == http.StatusNotFound {
-			_ = resp.Body.Close()
-			continue
-		}
-		if resp.StatusCode != http.StatusOK {
-			b.Fatalf("stream of %s: HTTP %d", runID, resp.StatusCode)
-		}
 		var first time.Duration
-		sc := bufio.NewScanner(resp.Body)
-		for sc.Scan() {
+		var err error
+		for chunk, cerr := range c.RunChunks(ctx, runID, client.StreamOptions{}) {
 			// The reply's start, not the status part the run's acceptance sends.
-			if first == 0 && strings.HasPrefix(sc.Text(), `data: {"type":"start"`) {
+			if err = cerr; err == nil && first == 0 && chunk.Type == client.ChunkStart {
 				first = time.Since(start)
 			}
 		}
-		_ = resp.Body.Close()
+		switch {
+		case errors.Is(err, client.ErrRunNotFound):
+			continue
+		case err != nil:
+			b.Fatalf("stream of %s: %v", runID, err)
+		}
 		return first
 	}
 }

@@ -72,16 +72,19 @@ func frozenOptions(t *testing.T, st *stack.Stack, runID string) events.RunOption
 
 func boolp(b bool) *bool { return &b }
 
-// startChunk is the data of a stream's start chunk.
-func startChunk(t *testing.T, stream string) string {
+// startChunk is the start chunk of run runID's stream, read through c.
+func startChunk(t *testing.T, c *client.Client, runID string) client.Chunk {
 	t.Helper()
-	for _, line := range strings.Split(stream, "\n") {
-		if data, ok := strings.CutPrefix(line, "data: "); ok && strings.Contains(data, `"type":"start"`) {
-			return data
+	for ch, err := range c.RunChunks(t.Context(), runID, client.StreamOptions{}) {
+		if err != nil {
+			t.Fatalf("stream of %s: %v", runID, err)
+		}
+		if ch.Type == client.ChunkStart {
+			return ch
 		}
 	}
-	t.Fatalf("the stream has no start chunk:\n%s", stream)
-	return ""
+	t.Fatalf("the stream of %s has no start chunk", runID)
+	return client.Chunk{}
 }
 
 // TestOptionsInTheSandbox: read-only cannot write the workspace (neither a
@@ -127,9 +130,10 @@ func TestOptionsInTheSandbox(t *testing.T) {
 		if got := frozenOptions(t, st, ro); fmt.Sprintf("%s %s %t", got.SafetyMode, got.ApprovalMode, *got.NetworkAccess) != "read-only ask false" {
 			t.Errorf("snapshot options %+v, want %+v", got, want)
 		}
-		start := startChunk(t, readRunStream(t, st, ro, ""))
-		if !strings.Contains(start, `"options":{"safetyMode":"read-only","approvalMode":"ask","networkAccess":false}`) {
-			t.Errorf("the stream's start chunk does not show the options: %s", start)
+		start := startChunk(t, c, ro)
+		if o := start.MessageMetadata.Options; o == nil || o.SafetyMode != events.SafetyReadOnly || o.ApprovalMode != events.ApprovalAsk ||
+			o.NetworkAccess == nil || *o.NetworkAccess {
+			t.Errorf("the stream's start chunk does not show the options: %s", start.Raw)
 		}
 		rw := optionRun(t, c, "writer", "opt-rw", "completed", nil)
 		if out := commandOutputs(t, st, rw); len(out) != 1 || out[0] != "TOOL-WROTE\nCOMMAND-WROTE\n" {

@@ -1,7 +1,6 @@
 package systemtest_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -20,13 +19,12 @@ import (
 // for the outcome; an error answer fails the test.
 func interrupt(t testing.TB, st *stack.Stack, session string, cancelQueued bool, key string) sessionAnswer {
 	t.Helper()
-	ans := send(t, nil, st, http.MethodPost, "/v1/sessions/"+session+"/interrupt?wait=10s", token,
-		map[string]any{"cancelQueued": cancelQueued}, "Idempotency-Key", key)
-	var out sessionAnswer
-	if ans.status != http.StatusAccepted || json.Unmarshal([]byte(ans.body), &out) != nil {
-		t.Fatalf("interrupt %s: %d %s", key, ans.status, ans.body)
+	res, err := apiOf(t, st).InterruptSession(t.Context(), session, client.InterruptRequest{CancelQueued: cancelQueued},
+		client.CommandOptions{IdempotencyKey: key, Wait: client.WaitFor(10 * time.Second)})
+	if refused(err) != nil {
+		t.Fatalf("interrupt %s: %v", key, err)
 	}
-	return out
+	return res
 }
 
 // gatedAgent runs a shell call that waits for file gate, then answers.
@@ -123,9 +121,9 @@ func TestSessionInterruptDropsQueuedMessages(t *testing.T) {
 func TestSessionInterruptOfAnUnknownSessionIs404(t *testing.T) {
 	t.Parallel()
 	_, st, _ := agentEnv(t, echoAgent())
-	ans := send(t, nil, st, http.MethodPost, "/v1/sessions/sess-nobody/interrupt", token, map[string]any{"cancelQueued": true})
-	if ans.status != http.StatusNotFound || ans.code() != "not_found" {
-		t.Fatalf("%d %s", ans.status, ans.body)
+	_, err := apiOf(t, st).InterruptSession(t.Context(), "sess-nobody", client.InterruptRequest{CancelQueued: true}, client.CommandOptions{})
+	if !isProblem(err, http.StatusNotFound, "not_found") {
+		t.Fatalf("interrupt of an unknown session: %v", err)
 	}
 }
 
@@ -135,18 +133,18 @@ func TestSessionInterruptOfAnUnknownSessionIs404(t *testing.T) {
 func TestSessionCommandsOfAnotherOwnersSession(t *testing.T) {
 	t.Parallel()
 	_, st, _ := agentEnv(t, echoAgent())
-	ans := send(t, nil, st, http.MethodPost, "/v1/sessions/sess-alice/messages?wait=10s", aliceToken,
-		map[string]any{"content": "hi", "agentId": "chat"}, "Idempotency-Key", "alice-1")
-	if ans.status != http.StatusAccepted {
-		t.Fatalf("alice's first message: %d %s", ans.status, ans.body)
+	alice, bob := apiClient(t, st, aliceToken, nil), apiClient(t, st, bobToken, nil)
+	if _, err := alice.SendSessionMessage(t.Context(), "sess-alice", client.SessionMessageRequest{Content: "hi", AgentID: "chat"},
+		client.CommandOptions{IdempotencyKey: "alice-1", Wait: client.WaitFor(10 * time.Second)}); err != nil {
+		t.Fatalf("alice's first message: %v", err)
 	}
-	for path, body := range map[string]any{
-		"/v1/sessions/sess-alice/messages":  map[string]any{"content": "let me in", "agentId": "chat"},
-		"/v1/sessions/sess-alice/interrupt": map[string]any{"cancelQueued": true},
-	} {
-		ans := send(t, nil, st, http.MethodPost, path, bobToken, body, "Idempotency-Key", "bob-1")
-		if ans.status != http.StatusForbidden || ans.code() != "forbidden_scope" {
-			t.Errorf("bob: POST %s: %d %s, want 403 forbidden_scope", path, ans.status, ans.body)
-		}
+	_, err := bob.SendSessionMessage(t.Context(), "sess-alice", client.SessionMessageRequest{Content: "let me in", AgentID: "chat"},
+		client.CommandOptions{IdempotencyKey: "bob-1"})
+	if !isProblem(err, http.StatusForbidden, "forbidden_scope") {
+		t.Errorf("bob's message to alice's session: %v, want 403 forbidden_scope", err)
+	}
+	_, err = bob.InterruptSession(t.Context(), "sess-alice", client.InterruptRequest{CancelQueued: true}, client.CommandOptions{IdempotencyKey: "bob-2"})
+	if !isProblem(err, http.StatusForbidden, "forbidden_scope") {
+		t.Errorf("bob's interrupt of alice's session: %v, want 403 forbidden_scope", err)
 	}
 }

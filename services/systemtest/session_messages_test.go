@@ -1,7 +1,6 @@
 package systemtest_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -21,30 +20,19 @@ import (
 // (docs/sessions.md).
 
 // sessionAnswer is the answer of a session command.
-type sessionAnswer struct {
-	Intent    string `json:"intent"`
-	RunID     string `json:"runId"`
-	CommandID string `json:"commandId"`
-	Outcome   string `json:"outcome"`
-	Code      string `json:"code"`
-	Detail    string `json:"detail"`
-}
+type sessionAnswer = client.SessionCommandResult
 
 // message sends content to session as acme under key, with agentID for a
-// session's first run, and waits for the outcome; an error answer fails the
-// test.
+// session's first run, and waits for the outcome; an error answer (other
+// than a rejection, which the answer says) fails the test.
 func message(t testing.TB, st *stack.Stack, session, agentID, content, key string) sessionAnswer {
 	t.Helper()
-	body := map[string]any{"content": content}
-	if agentID != "" {
-		body["agentId"] = agentID
+	res, err := apiOf(t, st).SendSessionMessage(t.Context(), session, client.SessionMessageRequest{Content: content, AgentID: agentID},
+		client.CommandOptions{IdempotencyKey: key, Wait: client.WaitFor(10 * time.Second)})
+	if refused(err) != nil {
+		t.Fatalf("session message %s: %v", key, err)
 	}
-	ans := send(t, nil, st, http.MethodPost, "/v1/sessions/"+session+"/messages?wait=10s", token, body, "Idempotency-Key", key)
-	var out sessionAnswer
-	if ans.status != http.StatusAccepted || json.Unmarshal([]byte(ans.body), &out) != nil {
-		t.Fatalf("session message %s: %d %s", key, ans.status, ans.body)
-	}
-	return out
+	return res
 }
 
 // wantRouted fails unless a is an admitted message that became intent.
@@ -95,10 +83,9 @@ func TestSessionMessageFirstRunNextRunAndRetry(t *testing.T) {
 		t.Fatalf("retry of the second message: %+v, want a duplicate naming %s", again, next.RunID)
 	}
 	// Another body under a used key is refused.
-	if ans := send(t, nil, st, http.MethodPost, "/v1/sessions/sess-msg-1/messages?wait=5s", token,
-		map[string]any{"content": "something else"}, "Idempotency-Key", "m-2"); ans.status != http.StatusUnprocessableEntity ||
-		ans.code() != "idempotency_key_reused" {
-		t.Fatalf("another body under key m-2: %d %s", ans.status, ans.body)
+	if _, err := apiOf(t, st).SendSessionMessage(t.Context(), "sess-msg-1", client.SessionMessageRequest{Content: "something else"},
+		client.CommandOptions{IdempotencyKey: "m-2"}); !isProblem(err, http.StatusUnprocessableEntity, "idempotency_key_reused") {
+		t.Fatalf("another body under key m-2: %v", err)
 	}
 	e.invariants(st)
 }

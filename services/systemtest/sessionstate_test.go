@@ -2,6 +2,7 @@ package systemtest_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -91,11 +92,11 @@ func TestSessionStateShowsPendingInteractionsAndQueuedInputs(t *testing.T) {
 		t.Fatalf("interactions %+v / %+v", paused.PendingInteractions, paused.ClosedInteractions)
 	}
 	for _, c := range []struct {
-		tok    string
-		status int
-	}{{bobToken, http.StatusForbidden}, {otherToken, http.StatusNotFound}, {token, http.StatusOK}, {readerToken, http.StatusOK}} {
-		if ans := send(t, http.DefaultClient, st, http.MethodGet, "/v1/sessions/"+session+"/state", c.tok, nil); ans.status != c.status {
-			t.Errorf("state read with %s: HTTP %d, want %d", c.tok, ans.status, c.status)
+		tok  string
+		want error
+	}{{bobToken, client.ErrForbiddenScope}, {otherToken, client.ErrNotFound}, {token, nil}, {readerToken, nil}} {
+		if _, err := apiClient(t, st, c.tok, nil).SessionState(t.Context(), session); !errors.Is(err, c.want) {
+			t.Errorf("state read with %s: %v, want %v", c.tok, err, c.want)
 		}
 	}
 

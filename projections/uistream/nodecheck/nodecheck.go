@@ -16,6 +16,7 @@ import (
 	"embed"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -68,11 +69,29 @@ type Target struct {
 	File string
 }
 
+// ErrUnavailable says Node.js or the pinned npm packages are not there to
+// check with (node or npm not installed, npm ci failed).
+var ErrUnavailable = errors.New("nodecheck: the AI SDK check is unavailable")
+
 // Check checks every target in one Node process and fails t on any problem.
 // URLs are fetched with header; their streams must end (a run stream ends
-// with [DONE]) within timeout. Results are in the order of targets.
+// with [DONE]) within timeout. Results are in the order of targets. Without
+// Node.js or npm it skips t, or fails it when CI=true.
 func Check(t testing.TB, timeout time.Duration, header http.Header, targets ...Target) []Result {
 	t.Helper()
+	res, err := Run(context.Background(), timeout, header, targets...)
+	if errors.Is(err, ErrUnavailable) {
+		unavailable(t, "%v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// Run is Check for callers outside a test: it returns the problems as an
+// error (wrapping ErrUnavailable when the check cannot run at all).
+func Run(ctx context.Context, timeout time.Duration, header http.Header, targets ...Target) ([]Result, error) {
 	args := []string{"--timeout-ms", fmt.Sprint(timeout.Milliseconds())}
 	for name, vals := range header {
 		for _, v := range vals {
@@ -86,26 +105,37 @@ func Check(t testing.TB, timeout time.Duration, header http.Header, targets ...T
 		}
 		abs, err := filepath.Abs(tg.File)
 		if err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 		args = append(args, "--file", abs)
 	}
-	dir := install(t)
-	script := placeScript(t, dir)
-	ctx, cancel := context.WithTimeout(context.Background(), timeout+time.Minute)
+	dir, err := install()
+	if err != nil {
+		return nil, err
+	}
+	script, err := placeScript(dir)
+	if err != nil {
+		return nil, err
+	}
+	return runNode(ctx, dir, timeout, append([]string{script}, args...), len(targets))
+}
+
+// runNode runs the checker and reads its results.
+func runNode(ctx context.Context, dir string, timeout time.Duration, args []string, targets int) ([]Result, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout+time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", append([]string{script}, args...)...)
+	cmd := exec.CommandContext(ctx, "node", args...)
 	cmd.Dir = dir
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("the AI SDK rejected the stream (%v):\n%s", err, stderr.String())
+		return nil, fmt.Errorf("the AI SDK rejected the stream (%w):\n%s", err, stderr.String())
 	}
 	var res []Result
-	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil || len(res) != len(targets) {
-		t.Fatalf("checker output %q: %v", stdout.String(), err)
+	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil || len(res) != targets {
+		return nil, fmt.Errorf("checker output %q: %w", stdout.String(), err)
 	}
-	return res
+	return res, nil
 }
 
 // unavailable skips the test, or fails it in CI.
@@ -119,66 +149,61 @@ func unavailable(t testing.TB, format string, args ...any) {
 
 // placeScript writes check.mjs into dir under a name that changes with its
 // content, so an edited script never runs as an older copy, and returns it.
-func placeScript(t testing.TB, dir string) string {
-	t.Helper()
+func placeScript(dir string) (string, error) {
 	src, err := files.ReadFile("check.mjs")
 	if err != nil {
-		t.Fatal(err)
+		return "", err
 	}
 	sum := sha256.Sum256(src)
 	name := "check-" + hex.EncodeToString(sum[:8]) + ".mjs"
 	if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
-		return name
+		return name, nil
 	}
 	tmp, err := os.CreateTemp(dir, "check-*.tmp")
 	if err != nil {
-		t.Fatal(err)
+		return "", err
 	}
 	defer func() { _ = os.Remove(tmp.Name()) }() // gone after the rename
 	if _, err := tmp.Write(src); err != nil {
-		t.Fatal(err)
+		return "", err
 	}
 	if err := tmp.Close(); err != nil {
-		t.Fatal(err)
+		return "", err
 	}
-	if err := os.Rename(tmp.Name(), filepath.Join(dir, name)); err != nil {
-		t.Fatal(err)
-	}
-	return name
+	return name, os.Rename(tmp.Name(), filepath.Join(dir, name))
 }
 
 // install returns a directory holding the pinned node_modules, keyed by the
 // lock file's hash.
-func install(t testing.TB) string {
-	t.Helper()
+func install() (string, error) {
 	for _, tool := range []string{"node", "npm"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			unavailable(t, "%s is not installed (Debian: apt-get install nodejs npm)", tool)
+			return "", fmt.Errorf("%w: %s is not installed (Debian: apt-get install nodejs npm)", ErrUnavailable, tool)
 		}
 	}
 	root, dir, err := cacheDirs()
 	if err != nil {
-		t.Fatal(err)
+		return "", err
 	}
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "ai", "package.json")); err == nil {
-		return dir
+		return dir, nil
 	}
 	tmp, err := os.MkdirTemp(root, "install-")
 	if err != nil {
-		t.Fatal(err)
+		return "", err
 	}
 	defer func() { _ = os.RemoveAll(tmp) }() // gone after the rename; cleans up a failed install
 	if out, err := npmCI(tmp); err != nil {
-		unavailable(t, "npm ci failed (%v):\n%s", err, out)
+		return "", fmt.Errorf("%w: npm ci failed (%w):\n%s", ErrUnavailable, err, out)
 	}
 	// Concurrent installs (test binaries run in parallel) race to rename;
 	// the loser's copy is removed and the winner's used.
 	if err := os.Rename(tmp, dir); err != nil {
 		if _, statErr := os.Stat(dir); statErr != nil {
-			t.Fatalf("install node check: %v", err)
+			return "", fmt.Errorf("install node check: %w", err)
 		}
 	}
-	return dir
+	return dir, nil
 }
 
 // cacheDirs returns the cache root and the install directory of this lock.

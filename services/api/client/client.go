@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"time"
 )
 
 // Config configures a Client.
@@ -20,13 +21,31 @@ type Config struct {
 	Token string
 	// HTTP sends the requests. Default http.DefaultClient.
 	HTTP *http.Client
+	// Retry is how a typed method retries a request that failed with a
+	// network error or a 502, 503 or 504 answer. Zero fields take the
+	// defaults (RetryPolicy).
+	Retry RetryPolicy
+	// PendingTimeout bounds how long a command method polls
+	// GET /v1/commands/{commandId} while the outcome is pending (the
+	// server's ?wait= ran out). Default 2 minutes; a negative value never
+	// polls. The context's deadline, when sooner, wins.
+	PendingTimeout time.Duration
 }
+
+// DefaultPendingTimeout is Config.PendingTimeout's default: far longer than
+// a command takes to be admitted while Kafka is up, short enough that a
+// caller learns of an outage.
+const DefaultPendingTimeout = 2 * time.Minute
 
 func (c *Config) setDefaults() {
 	c.BaseURL = strings.TrimRight(c.BaseURL, "/")
 	if c.HTTP == nil {
 		c.HTTP = http.DefaultClient
 	}
+	if c.PendingTimeout == 0 {
+		c.PendingTimeout = DefaultPendingTimeout
+	}
+	c.Retry.setDefaults()
 }
 
 // Validate reports every problem of the config.
@@ -37,6 +56,7 @@ func (c Config) Validate() error {
 	} else if !strings.HasPrefix(c.BaseURL, "http://") && !strings.HasPrefix(c.BaseURL, "https://") {
 		errs = append(errs, fmt.Errorf("client: BaseURL %q is not an http or https URL", c.BaseURL))
 	}
+	errs = append(errs, c.Retry.validate()...)
 	return errors.Join(errs...)
 }
 
@@ -68,20 +88,14 @@ func (c *Client) BaseURL() string { return c.cfg.BaseURL }
 // NewRequest builds a request of path (with its query) under the base URL,
 // with the bearer token and a JSON content type. body is nil (no body), a
 // string or []byte (sent as it is) or a value sent as its JSON encoding; hdr
-// is header name, value pairs.
+// is header name, value pairs. It is the raw layer: nothing is retried.
 func (c *Client) NewRequest(ctx context.Context, method, path string, body any, hdr ...string) (*http.Request, error) {
+	raw, err := encodeBody(method, path, body)
+	if err != nil {
+		return nil, err
+	}
 	var rd io.Reader
-	switch b := body.(type) {
-	case nil:
-	case string:
-		rd = strings.NewReader(b)
-	case []byte:
-		rd = bytes.NewReader(b)
-	default:
-		raw, err := json.Marshal(b)
-		if err != nil {
-			return nil, fmt.Errorf("encode %s %s body: %w", method, path, err)
-		}
+	if raw != nil {
 		rd = bytes.NewReader(raw)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, c.cfg.BaseURL+path, rd)
@@ -98,7 +112,25 @@ func (c *Client) NewRequest(ctx context.Context, method, path string, body any, 
 	return req, nil
 }
 
-// Do sends req with the client's HTTP client. The caller closes the body.
+// encodeBody is the bytes of a request body: nil for none.
+func encodeBody(method, path string, body any) ([]byte, error) {
+	switch b := body.(type) {
+	case nil:
+		return nil, nil
+	case string:
+		return []byte(b), nil
+	case []byte:
+		return b, nil
+	}
+	raw, err := json.Marshal(body)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s %s body: %w", method, path, err)
+	}
+	return raw, nil
+}
+
+// Do sends req with the client's HTTP client, once. The caller closes the
+// body.
 func (c *Client) Do(req *http.Request) (*http.Response, error) {
 	resp, err := c.cfg.HTTP.Do(req)
 	if err != nil {
@@ -107,8 +139,8 @@ func (c *Client) Do(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// Send builds and sends a request (NewRequest, Do). The caller closes the
-// body.
+// Send builds and sends a request once (NewRequest, Do). The caller closes
+// the body.
 func (c *Client) Send(ctx context.Context, method, path string, body any, hdr ...string) (*http.Response, error) {
 	req, err := c.NewRequest(ctx, method, path, body, hdr...)
 	if err != nil {
@@ -117,10 +149,11 @@ func (c *Client) Send(ctx context.Context, method, path string, body any, hdr ..
 	return c.Do(req)
 }
 
-// call sends a request and decodes a 2xx answer into out (unless out is
-// nil); any other answer is returned as a *Problem.
+// call sends a request, retried as Config.Retry says, and decodes a 2xx
+// answer into out (unless out is nil); any other answer is returned as a
+// *Problem.
 func (c *Client) call(ctx context.Context, method, path string, body, out any, hdr ...string) error {
-	resp, err := c.Send(ctx, method, path, body, hdr...)
+	resp, err := c.send(ctx, method, path, body, hdr...)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"testing"
 	"time"
 
@@ -35,6 +36,11 @@ func fakeAPI(t *testing.T, status int, answer string) (*client.Client, *seen) {
 	return c, got
 }
 
+// generated stands for a key the client generated in a seen request.
+const generated = "<generated>"
+
+var generatedKey = regexp.MustCompile(`^key-[0-9a-f]{32}$`)
+
 func TestCommandRequests(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -49,10 +55,10 @@ func TestCommandRequests(t *testing.T) {
 		}, seen{"POST", "/v1/runs?wait=2s", "Bearer tok", "k1", `{"agentId":"demo","input":{"content":"hi"}}`}},
 		{"cancel without reason, server defaults", func(c *client.Client) (client.CommandResult, error) {
 			return c.CancelRun(ctx, "run_1", "", client.CommandOptions{})
-		}, seen{"POST", "/v1/runs/run_1/cancel", "Bearer tok", "", ""}},
+		}, seen{"POST", "/v1/runs/run_1/cancel", "Bearer tok", generated, ""}},
 		{"cancel with reason, no wait", func(c *client.Client) (client.CommandResult, error) {
 			return c.CancelRun(ctx, "run_1", "stop", client.CommandOptions{Wait: client.WaitFor(0)})
-		}, seen{"POST", "/v1/runs/run_1/cancel?wait=0s", "Bearer tok", "", `{"reason":"stop"}`}},
+		}, seen{"POST", "/v1/runs/run_1/cancel?wait=0s", "Bearer tok", generated, `{"reason":"stop"}`}},
 		{"steer", func(c *client.Client) (client.CommandResult, error) {
 			return c.AppendInput(ctx, "run_1", client.AppendInputRequest{Intent: "steer", Content: "left"}, client.CommandOptions{IdempotencyKey: "s"})
 		}, seen{"POST", "/v1/runs/run_1/inputs", "Bearer tok", "s", `{"intent":"steer","content":"left"}`}},
@@ -62,7 +68,7 @@ func TestCommandRequests(t *testing.T) {
 		}, seen{"POST", "/v1/runs/run_1/approval-decisions", "Bearer tok", "d", `{"itemId":"itm_1","decision":"allow","scope":"run"}`}},
 		{"compact with reason", func(c *client.Client) (client.CommandResult, error) {
 			return c.CompactRun(ctx, "run_1", "too long", client.CommandOptions{Wait: client.WaitFor(time.Second)})
-		}, seen{"POST", "/v1/runs/run_1/compact?wait=1s", "Bearer tok", "", `{"reason":"too long"}`}},
+		}, seen{"POST", "/v1/runs/run_1/compact?wait=1s", "Bearer tok", generated, `{"reason":"too long"}`}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -72,7 +78,11 @@ func TestCommandRequests(t *testing.T) {
 			if err != nil || res.Outcome != client.OutcomeAccepted || res.RunID != "run_1" {
 				t.Fatalf("answer %+v, %v", res, err)
 			}
-			if *got != tc.want {
+			want := tc.want
+			if want.key == generated && generatedKey.MatchString(got.key) && res.IdempotencyKey == got.key {
+				want.key = got.key
+			}
+			if *got != want {
 				t.Errorf("sent %+v, want %+v", *got, tc.want)
 			}
 		})
@@ -112,7 +122,7 @@ func TestAllEventsReadsEveryPage(t *testing.T) {
 		"3": {Events: []client.Event{}, NextAfterSeq: 3},
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_ = json.NewEncoder(w).Encode(pages[r.URL.Query().Get("after_seq")])
+		_ = json.NewEncoder(w).Encode(pages[r.URL.Query().Get("afterSeq")])
 	}))
 	t.Cleanup(srv.Close)
 	c, _ := client.New(client.Config{BaseURL: srv.URL})

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/xbot-runtime/xbot/events"
 )
 
 // StreamEvent is one server-sent event of a UI message stream.
@@ -140,3 +142,7 @@ func awaitError(runID string, last Run, readErr, ctxErr error) error {
 		return fmt.Errorf("await run %s: still %s: %w", runID, last.Status, ctxErr)
 	}
 }
+
+// RunEnded reports whether the run has ended (completed, failed, cancelled
+// or expired), for AwaitRun.
+func RunEnded(r Run) bool { return events.Status(r.Status).Terminal() }

@@ -43,13 +43,17 @@ func (c *Client) SessionGrants(ctx context.Context, sessionID string) ([]Session
 // RevokeGrant revokes a session grant in every run of the session (DELETE
 // /v1/sessions/{platformSessionId}/grants/{grantId}).
 func (c *Client) RevokeGrant(ctx context.Context, sessionID, grantID, reason string, opts CommandOptions) (RevokeResult, error) {
-	path, hdr := opts.apply("/v1/sessions/" + url.PathEscape(sessionID) + "/grants/" + url.PathEscape(grantID))
+	path := opts.path("/v1/sessions/" + url.PathEscape(sessionID) + "/grants/" + url.PathEscape(grantID))
 	var body any
 	if reason != "" {
 		body = map[string]string{"reason": reason}
 	}
+	key := opts.key()
 	var out RevokeResult
-	err := c.call(ctx, http.MethodDelete, path, body, &out, hdr...)
+	err := c.call(ctx, http.MethodDelete, path, body, &out, "Idempotency-Key", key)
+	for i := range out.Commands {
+		out.Commands[i].IdempotencyKey = key
+	}
 	return out, err
 }
 

@@ -20,8 +20,18 @@ type SessionMessageRequest struct {
 	Options *events.RunOptions `json:"options,omitempty"`
 }
 
+// Intents a session message becomes, as SessionCommandResult.Intent names them.
+const (
+	IntentFollowUp      = "follow_up"
+	IntentSteer         = "steer"
+	IntentClarification = "clarification"
+	IntentQueued        = "queued"
+)
+
 // SessionCommandResult is the answer of a session command: Intent says what
-// a message became (follow_up, steer, clarification, queued).
+// a message became (IntentFollowUp, IntentSteer, IntentClarification,
+// IntentQueued; empty for an interrupt, and when the outcome was learnt by
+// polling).
 type SessionCommandResult struct {
 	Intent    string `json:"intent,omitempty"`
 	RunID     string `json:"runId"`
@@ -29,14 +39,58 @@ type SessionCommandResult struct {
 	Outcome   string `json:"outcome"`
 	Code      string `json:"code,omitempty"`
 	Detail    string `json:"detail,omitempty"`
+	// IdempotencyKey is the key the command was sent under: for a message,
+	// its input id. Not part of the answer's JSON.
+	IdempotencyKey string `json:"-"`
 }
 
 // SendSessionMessage sends the user's message to the session (POST
-// /v1/sessions/{platformSessionId}/messages); opts.IdempotencyKey is
-// required by the server (it is the message's input id).
+// /v1/sessions/{platformSessionId}/messages). opts.IdempotencyKey is the
+// message's input id: give one to make the message retryable across calls
+// (the client generates one otherwise). A pending outcome is polled for as
+// for any command; a rejection is a *RejectedError.
 func (c *Client) SendSessionMessage(ctx context.Context, sessionID string, req SessionMessageRequest, opts CommandOptions) (SessionCommandResult, error) {
-	path, hdr := opts.apply("/v1/sessions/" + url.PathEscape(sessionID) + "/messages")
+	return c.sessionCommand(ctx, "/v1/sessions/"+url.PathEscape(sessionID)+"/messages", req, opts)
+}
+
+// InterruptRequest is the body of POST /v1/sessions/{platformSessionId}/interrupt.
+type InterruptRequest struct {
+	// CancelQueued drops the session's messages still queued on the
+	// interrupted run (true) instead of making them the session's next run.
+	CancelQueued bool `json:"cancelQueued"`
+}
+
+// InterruptSession stops the session's current reply and keeps the session
+// (POST /v1/sessions/{platformSessionId}/interrupt): outcome no_effect when
+// no reply is in progress; a session the tenant has no run in is a 404
+// *Problem.
+func (c *Client) InterruptSession(ctx context.Context, sessionID string, req InterruptRequest, opts CommandOptions) (SessionCommandResult, error) {
+	return c.sessionCommand(ctx, "/v1/sessions/"+url.PathEscape(sessionID)+"/interrupt", req, opts)
+}
+
+// sessionCommand sends a session command as command sends a run's.
+func (c *Client) sessionCommand(ctx context.Context, path string, body any, opts CommandOptions) (SessionCommandResult, error) {
+	key := opts.key()
 	var res SessionCommandResult
-	err := c.call(ctx, http.MethodPost, path, req, &res, hdr...)
-	return res, err
+	if err := c.call(ctx, http.MethodPost, opts.path(path), body, &res, "Idempotency-Key", key); err != nil {
+		return res, err
+	}
+	res.IdempotencyKey = key
+	cr := res.commandResult()
+	if res.Outcome == OutcomePending && opts.polls() {
+		var err error
+		if cr, err = c.awaitOutcome(ctx, cr); err != nil {
+			return res, err
+		}
+		res.RunID, res.Outcome, res.Code, res.Detail = cr.RunID, cr.Outcome, cr.Code, cr.Detail
+		if cr.CreatedRunID != "" {
+			res.RunID = cr.CreatedRunID
+		}
+	}
+	return res, rejection(cr)
+}
+
+func (res SessionCommandResult) commandResult() CommandResult {
+	return CommandResult{RunID: res.RunID, CommandID: res.CommandID, Outcome: res.Outcome, Code: res.Code,
+		Detail: res.Detail, IdempotencyKey: res.IdempotencyKey}
 }

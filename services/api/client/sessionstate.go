@@ -60,7 +60,9 @@ type Interaction struct {
 	ClosedAt      *int64 `json:"closedAt,omitempty"`
 }
 
-// SessionState reads the state of the platform session sessionID.
+// SessionState reads the state of the platform session sessionID (GET
+// /v1/sessions/{platformSessionId}/state): a session the tenant has no run
+// in is a 404 *Problem.
 func (c *Client) SessionState(ctx context.Context, sessionID string) (SessionState, error) {
 	var out SessionState
 	err := c.call(ctx, http.MethodGet, "/v1/sessions/"+url.PathEscape(sessionID)+"/state", nil, &out)

@@ -57,6 +57,9 @@ type CommandResult struct {
 	OriginalOutcome    string `json:"originalOutcome,omitempty"`
 	OriginalCode       string `json:"originalCode,omitempty"`
 	CreatedRunID       string `json:"createdRunId,omitempty"`
+	// IdempotencyKey is the key the command was sent under (the caller's,
+	// or the one the client generated); not part of the answer's JSON.
+	IdempotencyKey string `json:"-"`
 }
 
 // SandboxKey is a run's full sandbox key, as the log records it.

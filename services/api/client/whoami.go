@@ -18,7 +18,7 @@ func (p Principal) CanCommand() bool {
 	return slices.Contains(p.Scopes, "full") || slices.Contains(p.Scopes, "act_as")
 }
 
-// Whoami reads the principal of the client's token. A token the API does
+// Whoami reads the principal of the client's token (GET /v1/whoami). A token the API does
 // not know is a *Problem with status 401.
 func (c *Client) Whoami(ctx context.Context) (Principal, error) {
 	var out Principal
