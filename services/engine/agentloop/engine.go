@@ -27,6 +27,7 @@ import (
 	"github.com/xbot-runtime/xbot/infra/metrics"
 	"github.com/xbot-runtime/xbot/infra/tracing"
 	"github.com/xbot-runtime/xbot/services/engine/compute"
+	"github.com/xbot-runtime/xbot/services/engine/mcp"
 	"github.com/xbot-runtime/xbot/services/engine/model"
 	"github.com/xbot-runtime/xbot/services/engine/policy"
 	"github.com/xbot-runtime/xbot/services/engine/profile"
@@ -46,6 +47,13 @@ type Config struct {
 	// Compute provides sandboxes for tool calls. Required when a profile has
 	// tools that need one.
 	Compute compute.Provider
+	// MCPSecrets fill the header templates of profiles' remote MCP servers
+	// (mcp_secrets); nil holds none.
+	MCPSecrets *mcp.Secrets
+	// Skills finds profiles' skills; nil: a profile with skills cannot start.
+	Skills SkillResolver
+	// Version is reported to MCP servers as the client's version.
+	Version string
 	// Log is the engine's logger. Required.
 	Log *zap.Logger
 	// FlushInterval and FlushBytes coalesce streamed text into item deltas:
@@ -166,6 +174,13 @@ type execution struct {
 	ctxCfg  profile.Context
 	sbMu    sync.Mutex // tool calls run concurrently; the first opens the sandbox
 	sandbox compute.Sandbox
+	// skills are the run's skill versions, from its snapshot.
+	skills []profile.SkillVersion
+	// mcp connects to the run's MCP servers (made on first use); mcpTools
+	// are their tools as the snapshot froze them (nil: none).
+	mcpMu    sync.Mutex
+	mcp      *mcp.Set
+	mcpTools *tools.Registry
 	// wall ends at the run's wall-time budget.
 	wall context.Context
 }
@@ -177,6 +192,13 @@ func (e *Engine) Execute(ctx context.Context, run *executor.Run, p profile.Profi
 	r := &execution{e: e, run: run, p: p, limits: p.Limits.WithDefaults(), ctxCfg: p.Context.WithDefaults(),
 		log: e.cfg.Log.With(zap.String("run_id", run.ID()))}
 	defer r.closeSandbox()
+	defer r.closeMCP() // before the sandbox, where stdio servers run
+	if st := run.State(); st.Status == events.StatusQueued && !st.Requeued {
+		started, err := r.start(ctx)
+		if err != nil || !started {
+			return err
+		}
+	}
 	if err := r.loadSnapshot(); err != nil {
 		return err
 	}
@@ -218,7 +240,32 @@ func (r *execution) loadSnapshot() error {
 		return err
 	}
 	r.policy, err = r.e.compiledPolicy(r.run.State().SnapshotHash, r.p.Policy)
-	return err
+	if err != nil {
+		return err
+	}
+	r.skills = snap.Skills
+	r.p.SystemPrompt = withSkills(r.p.SystemPrompt, snap.Skills)
+	if r.mcpTools == nil {
+		return r.buildMCPTools(snap.MCPServers)
+	}
+	return nil
+}
+
+// start starts a run the executor left to the engine (executor.Starter):
+// its snapshot is completed by resolve. started is false when the run did
+// not start or failed at its start.
+func (r *execution) start(ctx context.Context) (started bool, err error) {
+	p, ok, err := r.run.Start(ctx, func(snap profile.Snapshot) (profile.Snapshot, error) {
+		return r.resolve(ctx, snap)
+	})
+	if err != nil || !ok {
+		if errors.Is(err, executor.ErrRunEnded) {
+			return false, nil // cancelled while its capabilities were resolved
+		}
+		return false, err
+	}
+	r.p, r.limits, r.ctxCfg = p, p.Limits.WithDefaults(), p.Context.WithDefaults()
+	return true, nil
 }
 
 func (r *execution) loop(ctx context.Context) error {
@@ -322,6 +369,7 @@ func (r *execution) openSandbox(ctx context.Context) (compute.Sandbox, error) {
 		SessionID: st.PlatformSessionID, RunID: st.RunID,
 		Network: r.network(), AllowHosts: r.p.Sandbox.AllowHosts, Env: r.p.Sandbox.Env,
 		Limits: r.p.Sandbox.Limits(), SafetyMode: r.opts.SafetyMode, WorkingDirectory: r.opts.WorkingDirectory,
+		ReadOnlyMounts: r.readOnlyMounts(),
 	})
 	if err != nil {
 		return nil, err
