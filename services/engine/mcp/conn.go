@@ -58,9 +58,28 @@ var (
 
 // Connect starts (stdio) or reaches (remote) srv and completes the MCP
 // handshake, within ctx. The connection lives until Close, not until ctx
-// ends.
+// ends (a transport's streams are tied to the context it connects with).
 func Connect(ctx context.Context, srv profile.MCPServer, env Env) (*Conn, error) {
-	c := &Conn{server: srv}
+	life, end := context.WithCancel(context.WithoutCancel(ctx))
+	detach := context.AfterFunc(ctx, end) // ctx bounds the handshake only
+	c, err := connect(ctx, life, srv, env)
+	if !detach() || err != nil {
+		end()
+		if c != nil {
+			_ = c.Close()
+		}
+		if err == nil {
+			err = ctx.Err()
+		}
+		return nil, err
+	}
+	stop := c.stop
+	c.stop = func() { stop(); end() }
+	return c, nil
+}
+
+func connect(ctx, life context.Context, srv profile.MCPServer, env Env) (*Conn, error) {
+	c := &Conn{server: srv, stop: func() {}}
 	client := sdk.NewClient(&sdk.Implementation{Name: clientName, Version: env.ClientVersion}, &sdk.ClientOptions{
 		// No roots, sampling or elicitation: a server gets nothing from the
 		// run but its tool calls' arguments.
@@ -86,9 +105,12 @@ func Connect(ctx context.Context, srv profile.MCPServer, env Env) (*Conn, error)
 		}
 		transport, c.stop = t, func() {}
 	}
-	session, err := client.Connect(ctx, transport, nil)
+	session, err := client.Connect(life, transport, nil)
 	if err != nil {
 		c.stop()
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("%w: %w", ctx.Err(), err)
+		}
 		return nil, c.explain(err)
 	}
 	c.session = session

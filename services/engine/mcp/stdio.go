@@ -26,8 +26,9 @@ type process struct {
 	stderr     *tail
 	name       string
 
-	mu   sync.Mutex
-	exit string // how it ended, once done
+	mu       sync.Mutex
+	exit     string // how it ended, once done
+	stopping bool   // kill was called: its end is expected
 }
 
 // exitWait bounds how long a broken connection waits to learn how the
@@ -52,10 +53,11 @@ func startProcess(srv profile.MCPServer, sb compute.Sandbox, log *zap.Logger) *p
 		}
 		p.mu.Lock()
 		p.exit = exit
+		expected := p.stopping
 		p.mu.Unlock()
 		_ = outW.CloseWithError(io.EOF) // the client's reader ends: its pending calls fail
 		_ = inR.Close()
-		if ctx.Err() == nil {
+		if !expected {
 			log.Info("MCP server process ended", zap.String("mcp_server", srv.Name), zap.String("exit", exit))
 		}
 	}()
@@ -75,6 +77,9 @@ const exitGrace = time.Second
 // kill closes the server's stdin (a well-behaved server exits), ends its
 // process group after exitGrace, and waits for Exec to return.
 func (p *process) kill() {
+	p.mu.Lock()
+	p.stopping = true
+	p.mu.Unlock()
 	_ = p.toServer.Close()
 	select {
 	case <-p.done:
