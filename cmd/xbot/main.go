@@ -39,6 +39,8 @@ Usage:
   xbot bench [--runs 500 --concurrency 100 --turns 3 --tool-calls 1 --model-latency 20ms --json F --markdown F]
                                    load test the whole system in process (embedded servers like dev) next to raw baselines
   xbot migrate [flags]             create topics and apply Postgres migrations, then exit
+  xbot skill add <dir|archive>     add a skill version to the skill store (skills_dir); SKILL.md names it
+  xbot skill list                  list the skill store's versions
   xbot config explain [flags]      show every setting, its value, layer and variable (secrets redacted)
   xbot version
 
@@ -78,6 +80,8 @@ func run(args []string) error {
 		return runIMGateway(ctx, rest)
 	case "replay":
 		return runReplay(ctx, rest)
+	case "skill":
+		return runSkill(rest, os.Stdout)
 	case "bench":
 		return runBench(ctx, rest)
 	case "config":
