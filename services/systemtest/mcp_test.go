@@ -2,15 +2,19 @@ package systemtest_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
 	"github.com/xbot-runtime/xbot/services/engine/mcp/mcptest"
 	"github.com/xbot-runtime/xbot/services/engine/model"
+	"github.com/xbot-runtime/xbot/services/engine/policy"
 	"github.com/xbot-runtime/xbot/services/engine/profile"
 	"github.com/xbot-runtime/xbot/services/stack"
 )
@@ -115,4 +119,156 @@ func TestMCPToolsAreFrozenIntoTheSnapshotAndCalledAsItems(t *testing.T) {
 			t.Fatalf("a request to the remote server carried Authorization %q", h.Get("Authorization"))
 		}
 	}
+}
+
+// mcpFailures collects the mcp_tool_call items that failed, by tool.
+func mcpFailures(t *testing.T, st *stack.Stack, runID string) map[string]events.ItemFailedPayload {
+	t.Helper()
+	tools := map[string]string{} // item id → tool on its server
+	for _, ev := range eventsOf(t, st, runID, events.ItemStarted) {
+		if p := payloadOf[events.ItemStartedPayload](t, ev); p.ItemType == events.ItemMCPToolCall {
+			tools[ev.ItemID] = dataOf[events.ToolCallData](t, p.Data).MCP.Tool
+		}
+	}
+	out := map[string]events.ItemFailedPayload{}
+	for _, ev := range eventsOf(t, st, runID, events.ItemFailed) {
+		if name, ok := tools[ev.ItemID]; ok {
+			out[name] = payloadOf[events.ItemFailedPayload](t, ev)
+		}
+	}
+	return out
+}
+
+func TestMCPCallsAreGovernedByPolicyRulesNamingServersAndTools(t *testing.T) {
+	t.Parallel()
+	remote, _ := remoteServer(t)
+	count := filepath.Join(t.TempDir(), "count")
+	agent := profile.Profile{ID: "gov", Model: profile.ModelScripted, MCPServers: []profile.MCPServer{remote},
+		Policy: policy.Config{Rules: []policy.Rule{
+			{ID: "no-headers", Server: "remote", Tool: "headers", Action: policy.Deny, Reason: "headers are private"},
+			{ID: "remote-asks", Server: "remote", Action: policy.RequireApproval, Reason: "remote calls need a person"},
+		}},
+		Script: []profile.Turn{
+			{ToolCalls: []profile.ScriptedCall{{Name: "remote__headers", Arguments: `{}`},
+				{Name: "remote__count", Arguments: fmt.Sprintf(`{"file":%q}`, count)}}},
+			{Text: "done"},
+		}}
+	e, st, _ := mcpEnv(t, agent)
+	runID := create(t, st, "gov", "go", "gov-1").RunID
+	waitStatus(t, st, runID, "paused", 20*time.Second)
+	if n := readLines(t, count); n != 0 {
+		t.Fatalf("the call awaiting approval ran %d times", n)
+	}
+	asks := payloads[events.ItemAwaitingApprovalPayload](t, st, runID)
+	if len(asks) != 1 || asks[0].ToolName != "remote__count" || asks[0].RuleID != "remote-asks" || asks[0].ItemType != events.ItemMCPToolCall {
+		t.Fatalf("awaiting approval: %+v", asks)
+	}
+	approveAll(t, st, runID)
+	waitStatus(t, st, runID, "completed", 20*time.Second)
+	e.invariants(st)
+	if n := readLines(t, count); n != 1 {
+		t.Errorf("the approved call ran %d times, want once", n)
+	}
+	if f := mcpFailures(t, st, runID)["headers"]; f.ErrorCode != events.ToolErrBlockedByPolicy || f.RuleID != "no-headers" {
+		t.Errorf("the denied call failed %+v", f)
+	}
+}
+
+func TestMCPCallsCancelledTimedOutAndCrashedFailTheirItemsOnly(t *testing.T) {
+	t.Parallel()
+	remote, _ := remoteServer(t)
+	slow := remote
+	slow.Name, slow.CallTimeout = "slow", 300*time.Millisecond
+	wait := filepath.Join(t.TempDir(), "wait")
+	agent := profile.Profile{ID: "flaky", Model: profile.ModelScripted, MCPServers: []profile.MCPServer{slow, stdioServer()},
+		Script: []profile.Turn{
+			{ToolCalls: call1("slow__wait", fmt.Sprintf(`{"file":%q}`, wait))},
+			{ToolCalls: call1("local__crash", `{}`)},
+			{ToolCalls: call1("local__echo", `{"text":"the server is back"}`)},
+			{Text: "done"},
+		}}
+	e, st, reqs := mcpEnv(t, agent)
+	runID := runUntil(t, st, "flaky", "go", "flaky-1", "completed", 30*time.Second)
+	e.invariants(st)
+	failed := mcpFailures(t, st, runID)
+	if f := failed["wait"]; f.ErrorCode != events.ToolErrTimedOut || !strings.Contains(f.Message, "300ms") {
+		t.Errorf("the call past its timeout failed %+v", f)
+	}
+	if err := waitLines(wait, "started", "cancelled"); err != nil {
+		t.Errorf("the server did not see the timed-out call cancelled: %v", err)
+	}
+	if f := failed["crash"]; f.ErrorCode != events.ToolErrToolError || !strings.Contains(f.Message, "exit status 3") ||
+		!strings.Contains(f.Message, "crashing on purpose") {
+		t.Errorf("the call whose server crashed failed %+v", f)
+	}
+	last := conversation(reqs.of("flaky")[3].Messages)
+	if !slices.ContainsFunc(last, func(m string) bool { return strings.Contains(m, "the server is back") }) {
+		t.Errorf("the call after the crash did not reach a new server process: %q", last)
+	}
+
+	// A cancel while a call runs: the server is told, the item closes cancelled.
+	runID = create(t, st, "flaky", "again", "flaky-2").RunID
+	waitFor(t, wait, 2, "the second run's call started")
+	cancelRun(t, st, runID, "enough", "flaky-2-cancel")
+	waitStatus(t, st, runID, "cancelled", 20*time.Second)
+	if f := mcpFailures(t, st, runID)["wait"]; f.ErrorCode != events.ToolErrCancelled {
+		t.Errorf("the call of the cancelled run failed %+v", f)
+	}
+	if err := waitLines(wait, "started", "cancelled", "started", "cancelled"); err != nil {
+		t.Errorf("the server did not see the cancelled call cancelled: %v", err)
+	}
+	e.invariants(st)
+}
+
+func TestMCPServerThatCannotBeListedFailsTheStartUnlessOptional(t *testing.T) {
+	t.Parallel()
+	gone := profile.MCPServer{Name: "gone", URL: "http://127.0.0.1:1/mcp", StartTimeout: 2 * time.Second}
+	optional := gone
+	optional.Optional = true
+	strict := profile.Profile{ID: "strict", Model: profile.ModelScripted, MCPServers: []profile.MCPServer{gone},
+		Script: []profile.Turn{{Text: "never"}}}
+	lenient := profile.Profile{ID: "lenient", Model: profile.ModelScripted, MCPServers: []profile.MCPServer{optional},
+		Script: []profile.Turn{{Text: "fine without it"}}}
+	e, st, _ := mcpEnv(t, strict, lenient)
+	runID := runUntil(t, st, "strict", "go", "strict-1", "failed", 20*time.Second)
+	f := payloads[events.RunFailedPayload](t, st, runID)
+	if len(f) != 1 || f[0].ErrorCode != events.FailCapabilityUnavailable || !strings.Contains(f[0].Message, "MCP server gone") {
+		t.Errorf("the strict run failed %+v", f)
+	}
+	runID = runUntil(t, st, "lenient", "go", "lenient-1", "completed", 20*time.Second)
+	snap, err := apiOf(t, st).GetRunSnapshot(t.Context(), runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var frozen profile.Snapshot
+	if err := json.Unmarshal(snap.Snapshot, &frozen); err != nil {
+		t.Fatal(err)
+	}
+	if len(frozen.MCPServers) != 1 || frozen.MCPServers[0].Skipped == "" || len(frozen.MCPServers[0].Tools) != 0 {
+		t.Errorf("the optional server in the snapshot: %+v", frozen.MCPServers)
+	}
+	e.invariants(st)
+}
+
+// waitFor waits until file has n "started" lines.
+func waitFor(t *testing.T, file string, n int, what string) {
+	t.Helper()
+	eventually.Succeeds(t, 20*time.Second, what, func() error {
+		raw, _ := os.ReadFile(file)
+		if got := strings.Count(string(raw), "started\n"); got < n {
+			return fmt.Errorf("%d calls started", got)
+		}
+		return nil
+	})
+}
+
+// waitLines waits (bounded) until file holds exactly lines.
+func waitLines(file string, lines ...string) error {
+	want := strings.Join(lines, "\n") + "\n"
+	return eventually.Wait(10*time.Second, func() error {
+		if raw, _ := os.ReadFile(file); string(raw) != want {
+			return fmt.Errorf("%s holds %q, want %q", file, raw, want)
+		}
+		return nil
+	})
 }

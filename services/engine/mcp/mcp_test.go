@@ -297,7 +297,9 @@ func TestReferenceServerOverStdioInsideBwrap(t *testing.T) {
 		t.Fatalf("echo = %+v", res)
 	}
 	img := tool(t, set, srv, "get-tiny-image", 16<<10).Run(context.Background(), tools.Call{Sandbox: sb, ItemID: "itm_img", Arguments: json.RawMessage(`{}`)})
-	if !slices.ContainsFunc(img.MCP.Content, func(b json.RawMessage) bool { return strings.Contains(string(b), `"type":"image"`) && strings.Contains(string(b), `"data":"iVBOR`) }) {
+	if !slices.ContainsFunc(img.MCP.Content, func(b json.RawMessage) bool {
+		return strings.Contains(string(b), `"type":"image"`) && strings.Contains(string(b), `"data":"iVBOR`)
+	}) {
 		t.Fatalf("tiny image kept as %s", img.MCP.Content)
 	}
 	envRes := tool(t, set, srv, "get-env", 16<<10).Run(context.Background(), tools.Call{Arguments: json.RawMessage(`{}`)})

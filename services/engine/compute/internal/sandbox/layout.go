@@ -43,7 +43,7 @@ type Layout struct {
 	mounts []Mount
 	// extra are the spec's read-only mounts (external), after the run's own.
 	extra []Mount
-	owner  *Owner // receives what the layout creates; nil: nobody
+	owner *Owner // receives what the layout creates; nil: nobody
 
 	mu   sync.Mutex
 	made []bool // by mount index: created (or found) by this layout
