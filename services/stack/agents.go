@@ -40,7 +40,7 @@ func (c agentCatalog) Agent(_ context.Context, _, agentID string) (api.AgentProf
 	names := p.Tools
 	// The engine adds read_file_part to a profile with tools (agentloop's
 	// Snapshot), so the model can read outputs offloaded from its context.
-	if len(names) > 0 && !slices.Contains(names, tools.ReadFilePartName) {
+	if (len(names) > 0 || len(p.MCPServers) > 0) && !slices.Contains(names, tools.ReadFilePartName) {
 		if _, ok := c.tools.Get(tools.ReadFilePartName); ok {
 			names = append(slices.Clone(names), tools.ReadFilePartName)
 		}

@@ -138,10 +138,11 @@ func (e *Engine) Implements(what string) bool {
 const readFilePart = tools.ReadFilePartName
 
 // Snapshot implements executor.Engine: the profile, the specs of the
-// tools it offers and the grants it inherits. A profile with tools also gets
-// read_file_part, so the model can read outputs too large for its context.
+// tools it offers and the grants it inherits. A profile with tools (or MCP
+// servers) also gets read_file_part, so the model can read outputs too
+// large for its context.
 func (e *Engine) Snapshot(p profile.Profile, grants []events.PermissionGrant) (profile.Snapshot, error) {
-	if len(p.Tools) > 0 && !slices.Contains(p.Tools, readFilePart) {
+	if (len(p.Tools) > 0 || len(p.MCPServers) > 0) && !slices.Contains(p.Tools, readFilePart) {
 		if _, ok := e.cfg.Tools.Get(readFilePart); ok {
 			p.Tools = append(slices.Clone(p.Tools), readFilePart)
 		}

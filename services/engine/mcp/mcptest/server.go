@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -32,6 +33,11 @@ type fileIn struct {
 	File string `json:"file" jsonschema:"a file the tool appends a line to"`
 }
 
+type waitIn struct {
+	File string `json:"file" jsonschema:"a file the tool appends a line to"`
+	Gate string `json:"gate,omitempty" jsonschema:"a file whose appearance ends the wait"`
+}
+
 type imageIn struct {
 	Bytes int `json:"bytes" jsonschema:"how many bytes of image data"`
 }
@@ -46,7 +52,8 @@ func NewServer() *sdk.Server {
 	s := sdk.NewServer(&sdk.Implementation{Name: Name, Version: Version}, nil)
 	sdk.AddTool(s, &sdk.Tool{Name: "echo", Description: "Echoes text.",
 		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true}}, echo)
-	sdk.AddTool(s, &sdk.Tool{Name: "wait", Description: "Appends 'started' to file, then waits until the call is cancelled and appends 'cancelled'."}, wait)
+	sdk.AddTool(s, &sdk.Tool{Name: "wait", Description: "Appends 'started' to file, then waits until the call is cancelled " +
+		"(and appends 'cancelled') or the gate file exists (and appends 'released')."}, wait)
 	sdk.AddTool(s, &sdk.Tool{Name: "crash", Description: "Ends the server's process mid-call (stdio only)."}, crash)
 	sdk.AddTool(s, &sdk.Tool{Name: "image", Description: "Returns a PNG image of the given size."}, image)
 	sdk.AddTool(s, &sdk.Tool{Name: "structured", Description: "Returns structured content."}, structured)
@@ -60,11 +67,25 @@ func echo(_ context.Context, _ *sdk.CallToolRequest, in echoIn) (*sdk.CallToolRe
 	return text(in.Text), nil, nil
 }
 
-func wait(ctx context.Context, _ *sdk.CallToolRequest, in fileIn) (*sdk.CallToolResult, any, error) {
+// gatePoll is how often wait looks for its gate file.
+const gatePoll = 20 * time.Millisecond
+
+func wait(ctx context.Context, _ *sdk.CallToolRequest, in waitIn) (*sdk.CallToolResult, any, error) {
 	appendLine(in.File, "started")
-	<-ctx.Done()
-	appendLine(in.File, "cancelled")
-	return nil, nil, ctx.Err()
+	tick := time.NewTicker(gatePoll)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			appendLine(in.File, "cancelled")
+			return nil, nil, ctx.Err()
+		case <-tick.C:
+			if _, err := os.Stat(in.Gate); in.Gate != "" && err == nil {
+				appendLine(in.File, "released")
+				return text("released"), nil, nil
+			}
+		}
+	}
 }
 
 func crash(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
