@@ -22,11 +22,11 @@ import (
 // resolved when it starts, named exactly in its snapshot, mounted read-only
 // in its bwrap sandbox, and described to the model.
 
-// addSkill adds version of skill demo to store.
-func addSkill(t *testing.T, store *skills.Store, version, body string) skills.Version {
+// addSkill adds version of skill name to store.
+func addSkill(t *testing.T, store *skills.Store, name, version, body string) skills.Version {
 	t.Helper()
 	dir := t.TempDir()
-	md := "---\nname: demo\ndescription: Greets in the house style.\nversion: " + version + "\n---\n" + body
+	md := "---\nname: " + name + "\ndescription: Greets in the house style.\nversion: " + version + "\n---\n" + body
 	if err := os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte(md), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func TestSkillsAreFrozenMountedReadOnlyAndOnlyLaterRunsSeeANewVersion(t *testing
 	if err != nil {
 		t.Fatal(err)
 	}
-	v1 := addSkill(t, store, "1.0.0", "# House style\nSay hello twice.\n")
+	v1 := addSkill(t, store, "demo", "1.0.0", "# House style\nSay hello twice.\n")
 	const skill = "/skills/demo@1.0.0"
 	agent := profile.Profile{ID: "skilled", Model: profile.ModelScripted, Tools: []string{"shell", "read_file", "write_file", "ask_user"},
 		Skills: []profile.SkillRef{{Name: "demo", Version: "^1"}}, Policy: noPolicy,
@@ -102,7 +102,7 @@ func TestSkillsAreFrozenMountedReadOnlyAndOnlyLaterRunsSeeANewVersion(t *testing
 	}
 	checkSkillReadOnly(t, st, first)
 
-	v2 := addSkill(t, store, "1.1.0", "# House style\nSay hello three times.\n")
+	v2 := addSkill(t, store, "demo", "1.1.0", "# House style\nSay hello three times.\n")
 	second := create(t, st, "skilled", "go", "skill-2").RunID
 	waitStatus(t, st, second, "paused", 60*time.Second)
 	if got := frozenSnapshot(t, st, second).Skills; len(got) != 1 || got[0].ID != "demo@1.1.0" || got[0].Digest != v2.Digest {
