@@ -99,12 +99,14 @@ func (ex *Executor) startsItself(agentID string) bool {
 // Start freezes the run's capability snapshot and starts the run, for an
 // engine that starts runs itself (Starter): the profile, as configured now,
 // is resolved as for any run, resolve completes the snapshot (the engine's
-// I/O, in the engine's goroutine), and the snapshot and runtime.run.started
-// are appended together. When either step fails, the run starts and fails
-// at once (capability_unavailable for resolve's error, whose text is the
-// run's error message) and ok is false. It returns the profile the run
-// started with.
-func (r *Run) Start(ctx context.Context, resolve func(profile.Snapshot) (profile.Snapshot, error)) (p profile.Profile, ok bool, err error) {
+// I/O, in the engine's goroutine, within a context that ends when ctx does
+// or the run ends meanwhile: a cancel while it waits), and the snapshot and
+// runtime.run.started are appended together. When either step fails, the
+// run starts and fails at once (capability_unavailable for resolve's error,
+// whose text is the run's error message) and ok is false; a run that ended
+// meanwhile returns ErrRunEnded. It returns the profile the run started
+// with.
+func (r *Run) Start(ctx context.Context, resolve func(context.Context, profile.Snapshot) (profile.Snapshot, error)) (p profile.Profile, ok bool, err error) {
 	w := r.worker
 	st := r.State()
 	if st.Status != events.StatusQueued || st.Requeued {
@@ -115,11 +117,16 @@ func (r *Run) Start(ctx context.Context, resolve func(profile.Snapshot) (profile
 	snap, err := w.ex.snapshot(st)
 	if err == nil {
 		code = events.FailCapabilityUnavailable
-		snap, err = resolve(snap)
+		rctx, cancel := r.Step(ctx)
+		snap, err = resolve(rctx, snap)
+		cancel()
 	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return profile.Profile{}, false, ctx.Err()
+		}
+		if r.State().Status.Terminal() {
+			return profile.Profile{}, false, ErrRunEnded
 		}
 		w.log.Warn("run cannot start", zap.String("run_id", r.id), zap.Error(err))
 		_, aerr := r.Append(ctx, AppendOptions{}, started, events.Draft{Type: events.RunFailed,

@@ -3,6 +3,8 @@ package systemtest_test
 import (
 	"encoding/json"
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -324,6 +326,54 @@ func TestAgentsEndpointListsMCPServersTheirToolsAndSkills(t *testing.T) {
 	}
 	if other.MCPServers[0].Listed != nil {
 		t.Errorf("another tenant sees this tenant's run's listing: %+v", other.MCPServers[0].Listed)
+	}
+	e.invariants(st)
+}
+
+// hungServer accepts connections and never answers; accepted and closed
+// report each connection accepted and each one the client closed.
+func hungServer(t *testing.T) (url string, accepted, closed <-chan struct{}) {
+	t.Helper()
+	ln, err := (&net.ListenConfig{}).Listen(t.Context(), "tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ln.Close() })
+	acc, cl := make(chan struct{}, 16), make(chan struct{}, 16)
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			acc <- struct{}{}
+			go func() {
+				_, _ = io.Copy(io.Discard, conn) // until the client closes it
+				_ = conn.Close()
+				cl <- struct{}{}
+			}()
+		}
+	}()
+	return "http://" + ln.Addr().String() + "/mcp", acc, cl
+}
+
+func TestRunCancelledWhileItsMCPServerIsConnectedStopsConnecting(t *testing.T) {
+	t.Parallel()
+	url, accepted, closed := hungServer(t)
+	agent := profile.Profile{ID: "hung", Model: profile.ModelScripted, Script: []profile.Turn{{Text: "never"}},
+		MCPServers: []profile.MCPServer{{Name: "hung", URL: url, StartTimeout: 5 * time.Minute}}}
+	e, st, _ := mcpEnv(t, agent)
+	runID := create(t, st, "hung", "go", "hung-1").RunID
+	eventually.Holds(t, 20*time.Second, "the executor connects to the server", func() bool { return len(accepted) > 0 })
+	if len(closed) > 0 {
+		t.Fatal("a connection to the server closed before the cancel")
+	}
+	cancelRun(t, st, runID, "taking too long", "hung-1-cancel")
+	waitStatus(t, st, runID, "cancelled", 20*time.Second)
+	// Far below the server's 5 min start timeout.
+	eventually.Holds(t, 20*time.Second, "the cancelled run's engine stops waiting for the handshake", func() bool { return len(closed) > 0 })
+	if n := countType(t, st, runID, events.RunStarted); n != 0 {
+		t.Errorf("the cancelled run has %d runtime.run.started", n)
 	}
 	e.invariants(st)
 }

@@ -82,10 +82,10 @@ func TestSkillsAreFrozenMountedReadOnlyAndOnlyLaterRunsSeeANewVersion(t *testing
 		o.Skills = store
 		o.Models = func(p profile.Profile) (model.Provider, string, error) {
 			return &scripted.Provider{Script: p.Script, Observe: func(r model.Request) {
-				mu.Lock()
-				defer mu.Unlock()
-				prompts = append(prompts, r.Messages[0].Content)
-			}},
+					mu.Lock()
+					defer mu.Unlock()
+					prompts = append(prompts, r.Messages[0].Content)
+				}},
 				profile.ModelScripted, nil
 		}
 	}, agent)

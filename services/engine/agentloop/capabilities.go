@@ -13,6 +13,7 @@ import (
 	"github.com/xbot-runtime/xbot/services/engine/model"
 	"github.com/xbot-runtime/xbot/services/engine/profile"
 	"github.com/xbot-runtime/xbot/services/engine/tools"
+	"github.com/xbot-runtime/xbot/services/executor"
 )
 
 // SkillResolver finds a profile's skills in the skill store
@@ -27,6 +28,21 @@ type SkillResolver interface {
 // servers or skills is started by Execute, which lists the servers' tools
 // and resolves the skills' versions into its snapshot first.
 func (e *Engine) StartsRun(p profile.Profile) bool { return p.ResolvesAtStart() }
+
+// start starts a run the executor left to the engine (executor.Starter):
+// its snapshot is completed by resolve. started is false when the run did
+// not start or failed at its start.
+func (r *execution) start(ctx context.Context) (started bool, err error) {
+	p, ok, err := r.run.Start(ctx, r.resolve)
+	if err != nil || !ok {
+		if errors.Is(err, executor.ErrRunEnded) {
+			return false, nil // cancelled while its capabilities were resolved
+		}
+		return false, err
+	}
+	r.p, r.limits, r.ctxCfg = p, p.Limits.WithDefaults(), p.Context.WithDefaults()
+	return true, nil
+}
 
 // resolve completes the run's snapshot with its skills' versions and its
 // MCP servers' tools, as they are now. The connections it makes stay open

@@ -252,23 +252,6 @@ func (r *execution) loadSnapshot() error {
 	return nil
 }
 
-// start starts a run the executor left to the engine (executor.Starter):
-// its snapshot is completed by resolve. started is false when the run did
-// not start or failed at its start.
-func (r *execution) start(ctx context.Context) (started bool, err error) {
-	p, ok, err := r.run.Start(ctx, func(snap profile.Snapshot) (profile.Snapshot, error) {
-		return r.resolve(ctx, snap)
-	})
-	if err != nil || !ok {
-		if errors.Is(err, executor.ErrRunEnded) {
-			return false, nil // cancelled while its capabilities were resolved
-		}
-		return false, err
-	}
-	r.p, r.limits, r.ctxCfg = p, p.Limits.WithDefaults(), p.Context.WithDefaults()
-	return true, nil
-}
-
 func (r *execution) loop(ctx context.Context) error {
 	for {
 		if err := ctx.Err(); err != nil {
