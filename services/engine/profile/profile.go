@@ -308,12 +308,7 @@ func (p Profile) Validate() error {
 		}
 	}
 	errs = append(errs, p.Sandbox.validateHosts(p.ID)...)
-	if err := p.Sandbox.validateMounts(); err != nil {
-		errs = append(errs, fmt.Errorf("profile %q: sandbox mounts: %w", p.ID, err))
-	}
-	for _, err := range append(validateMCP(p.MCPServers), validateSkills(p.Skills, p.Tools)...) {
-		errs = append(errs, fmt.Errorf("profile %q: %w", p.ID, err))
-	}
+	errs = append(errs, p.capabilityErrors()...)
 	errs = append(errs, p.runOptionErrors()...)
 	if _, err := policy.Compile(p.Policy); err != nil {
 		errs = append(errs, fmt.Errorf("profile %q: policy: %w", p.ID, err))

@@ -126,3 +126,16 @@ func validateSkills(refs []SkillRef, tools []string) []error {
 	}
 	return errs
 }
+
+// capabilityErrors are the problems of the profile's MCP servers, skills
+// and read-only mounts.
+func (p Profile) capabilityErrors() []error {
+	var errs []error
+	if err := p.Sandbox.validateMounts(); err != nil {
+		errs = append(errs, fmt.Errorf("profile %q: sandbox mounts: %w", p.ID, err))
+	}
+	for _, err := range append(validateMCP(p.MCPServers), validateSkills(p.Skills, p.Tools)...) {
+		errs = append(errs, fmt.Errorf("profile %q: %w", p.ID, err))
+	}
+	return errs
+}

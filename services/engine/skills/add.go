@@ -133,7 +133,8 @@ func (s *Store) writeManifest(v Version) error {
 		return fmt.Errorf("skill %s: %w", v.ID, err)
 	}
 	defer func() { _ = os.Remove(tmp.Name()) }()
-	if _, err := tmp.Write(raw); err == nil {
+	_, err = tmp.Write(raw)
+	if err == nil {
 		err = tmp.Sync()
 	}
 	if cerr := tmp.Close(); err == nil {
@@ -178,11 +179,17 @@ func (s *Store) removeStale() {
 	}
 }
 
-// makeReadOnly makes every file under root read-only (0444, or 0555 when
-// executable) and every directory 0555, children first.
-func makeReadOnly(root string) error {
+// makeReadOnly makes every file under dir read-only (0444, or 0555 when
+// executable) and every directory 0555, children first, through an os.Root
+// of dir.
+func makeReadOnly(dir string) error {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = root.Close() }()
 	var dirs []string
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	err = fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -198,24 +205,28 @@ func makeReadOnly(root string) error {
 		if fi.Mode()&0o111 != 0 {
 			mode = 0o555
 		}
-		return os.Chmod(p, mode)
+		return root.Chmod(p, mode)
 	})
 	for i := len(dirs) - 1; i >= 0 && err == nil; i-- {
-		err = os.Chmod(dirs[i], 0o555) // #nosec G302 -- read-only for everyone, by design
+		err = root.Chmod(dirs[i], 0o555)
 	}
 	return err
 }
 
-// removeTree removes p and everything below it, making read-only
-// directories writable first. A missing p is not an error.
-func removeTree(p string) error {
-	_ = filepath.WalkDir(p, func(q string, d fs.DirEntry, err error) error {
-		if err == nil && d.IsDir() {
-			_ = os.Chmod(q, 0o700)
-		}
-		return nil
-	})
-	return os.RemoveAll(p)
+// removeTree removes dir and everything below it, making its read-only
+// directories writable first (through an os.Root of dir). A missing dir is
+// not an error.
+func removeTree(dir string) error {
+	if root, err := os.OpenRoot(dir); err == nil {
+		_ = fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
+			if err == nil && d.IsDir() {
+				_ = root.Chmod(p, 0o700) // #nosec G302 -- a directory the owner empties next
+			}
+			return nil
+		})
+		_ = root.Close()
+	}
+	return os.RemoveAll(dir)
 }
 
 // SkillVersionOf returns the stored version id names (name@version).

@@ -68,17 +68,21 @@ func localPath(name string) (string, error) {
 }
 
 // copyTree copies the directory src into dst: directories and regular
-// files only (a symlink is refused), keeping the executable bit.
+// files only (a symlink is refused), keeping the executable bit. It reads
+// through an os.Root of src, so nothing swapped in during the copy leads
+// outside it.
 func copyTree(src, dst string, b *budget) error {
-	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+	root, err := os.OpenRoot(src)
+	if err != nil {
+		return fmt.Errorf("skill source: %w", err)
+	}
+	defer func() { _ = root.Close() }()
+	return fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == "." {
+			return err
+		}
+		rel, err := localPath(p)
 		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(src, p)
-		if err != nil || rel == "." {
-			return err
-		}
-		if rel, err = localPath(rel); err != nil {
 			return err
 		}
 		if err := b.entry(); err != nil {
@@ -88,19 +92,27 @@ func copyTree(src, dst string, b *budget) error {
 		case d.IsDir():
 			return os.Mkdir(filepath.Join(dst, rel), 0o700)
 		case d.Type().IsRegular():
-			fi, err := d.Info()
-			if err != nil {
-				return err
-			}
-			f, err := os.Open(p) // #nosec G304 -- the operator's skill directory
-			if err != nil {
-				return err
-			}
-			defer func() { _ = f.Close() }()
-			return writeFile(dst, rel, f, fi.Mode()&0o111 != 0, b)
+			return copyFile(root, p, dst, rel, b)
 		}
 		return fmt.Errorf("%w: %s is a symlink or special file; a skill holds directories and regular files only", ErrInvalid, rel)
 	})
+}
+
+// copyFile copies the regular file p of root to dst/rel.
+func copyFile(root *os.Root, p, dst, rel string, b *budget) error {
+	f, err := root.Open(p)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = f.Close() }()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("%w: %s is not a regular file", ErrInvalid, rel)
+	}
+	return writeFile(dst, rel, f, fi.Mode()&0o111 != 0, b)
 }
 
 // writeFile creates dst/rel (and its parents) with r's bytes.
@@ -151,7 +163,7 @@ func extract(src, dst string, b *budget) error {
 	case bytes.HasPrefix(head, []byte{0x1f, 0x8b}):
 		gz, err := gzip.NewReader(bufio.NewReader(f))
 		if err != nil {
-			return fmt.Errorf("%w: %v", ErrInvalid, err)
+			return fmt.Errorf("%w: %w", ErrInvalid, err)
 		}
 		return extractTar(gz, dst, b)
 	case len(head) > 262 && string(head[257:262]) == "ustar":
@@ -168,7 +180,7 @@ func extractTar(r io.Reader, dst string, b *budget) error {
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("%w: %v", ErrInvalid, err)
+			return fmt.Errorf("%w: %w", ErrInvalid, err)
 		}
 		if h.Typeflag == tar.TypeXGlobalHeader {
 			continue
@@ -197,7 +209,7 @@ func extractTar(r io.Reader, dst string, b *budget) error {
 func extractZip(r io.ReaderAt, size int64, dst string, b *budget) error {
 	zr, err := zip.NewReader(r, size)
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrInvalid, err)
+		return fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	for _, zf := range zr.File {
 		rel, err := localPath(zf.Name)
@@ -226,7 +238,7 @@ func extractZip(r io.ReaderAt, size int64, dst string, b *budget) error {
 func unzipFile(zf *zip.File, dst, rel string, b *budget) error {
 	rc, err := zf.Open()
 	if err != nil {
-		return fmt.Errorf("%w: %s: %v", ErrInvalid, rel, err)
+		return fmt.Errorf("%w: %s: %w", ErrInvalid, rel, err)
 	}
 	defer func() { _ = rc.Close() }()
 	return writeFile(dst, rel, rc, zf.Mode()&0o111 != 0, b)

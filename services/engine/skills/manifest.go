@@ -56,7 +56,7 @@ func readFrontMatter(root string) (frontMatter, error) {
 		return fm, fmt.Errorf("%w: %s: the front matter has no closing ---", ErrInvalid, InstructionsFile)
 	}
 	if err := yaml.Unmarshal(head, &fm); err != nil {
-		return fm, fmt.Errorf("%w: %s front matter: %v", ErrInvalid, InstructionsFile, err)
+		return fm, fmt.Errorf("%w: %s front matter: %w", ErrInvalid, InstructionsFile, err)
 	}
 	return fm, nil
 }

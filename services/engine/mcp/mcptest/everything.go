@@ -76,7 +76,7 @@ func Everything(t testing.TB) (dir, script string) {
 }
 
 func installedVersion(modules string) string {
-	raw, err := os.ReadFile(filepath.Join(modules, filepath.FromSlash(EverythingPackage), "package.json"))
+	raw, err := os.ReadFile(filepath.Join(modules, filepath.FromSlash(EverythingPackage), "package.json")) // #nosec G703 -- the test's own install
 	var p struct {
 		Version string `json:"version"`
 	}
@@ -95,14 +95,14 @@ func publish(t testing.TB, modules, dir string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = os.RemoveAll(tmp) }()
+	defer func() { _ = os.RemoveAll(tmp) }() // #nosec G703 -- the test's own temporary directory
 	if err := copyTree(modules, filepath.Join(tmp, "node_modules")); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Chmod(tmp, 0o755); err != nil { // #nosec G302 -- the sandbox user reads the packages
+	if err := os.Chmod(tmp, 0o755); err != nil { // #nosec G302 G703 -- the sandbox user reads the packages
 		t.Fatal(err)
 	}
-	if err := os.Rename(tmp, dir); err != nil && installedVersion(filepath.Join(dir, "node_modules")) == "" {
+	if err := os.Rename(tmp, dir); err != nil && installedVersion(filepath.Join(dir, "node_modules")) == "" { // #nosec G703
 		t.Fatalf("publish the reference server: %v", err)
 	}
 }
@@ -123,13 +123,13 @@ func copyTree(src, dst string) error {
 		}
 		switch {
 		case d.IsDir():
-			return os.MkdirAll(target, 0o755) // #nosec G301 -- readable by the sandbox user
+			return os.MkdirAll(target, 0o755) // #nosec G301 G703 -- readable by the sandbox user
 		case info.Mode()&fs.ModeSymlink != 0:
 			link, err := os.Readlink(p)
 			if err != nil {
 				return err
 			}
-			return os.Symlink(link, target)
+			return os.Symlink(link, target) // #nosec G122 -- a copy of the test's own install
 		}
 		return copyFile(p, target, info.Mode()&0o111|0o644)
 	})
@@ -141,7 +141,7 @@ func copyFile(from, to string, mode fs.FileMode) error {
 		return err
 	}
 	defer func() { _ = in.Close() }()
-	out, err := os.OpenFile(to, os.O_CREATE|os.O_EXCL|os.O_WRONLY, mode) // #nosec G304
+	out, err := os.OpenFile(to, os.O_CREATE|os.O_EXCL|os.O_WRONLY, mode) // #nosec G304 G703 -- the test's own copy
 	if err != nil {
 		return err
 	}
@@ -177,7 +177,7 @@ func ServeEverything(t testing.TB, transport string) string {
 // was taken meanwhile).
 func serveOn(t testing.TB, script, transport string, port int) (string, bool) {
 	t.Helper()
-	cmd := exec.Command("node", script, transport) // #nosec G204 -- the test's own server
+	cmd := exec.CommandContext(t.Context(), "node", script, transport) // #nosec G204 -- the test's own server
 	cmd.Env = append(os.Environ(), "PORT="+strconv.Itoa(port))
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -193,7 +193,11 @@ func serveOn(t testing.TB, script, transport string, port int) (string, bool) {
 			return nil
 		default:
 		}
-		resp, err := http.Get("http://" + addr + "/") // #nosec G107 -- loopback
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://"+addr+"/", nil)
+		if err != nil {
+			return err
+		}
+		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			return err
 		}
