@@ -2,6 +2,7 @@ package agentloop
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -23,6 +24,11 @@ type SkillResolver interface {
 	Resolve(ref profile.SkillRef) (profile.SkillVersion, error)
 	Path(v profile.SkillVersion) string
 }
+
+// maxMCPSnapshotBytes bounds what all of a run's MCP servers put into its
+// snapshot: the snapshot is one event, one Kafka record (1 MB by default),
+// and the profile, built-in tools and grants need room too.
+const maxMCPSnapshotBytes = 512 << 10
 
 // StartsRun implements executor.Starter: a run of a profile with MCP
 // servers or skills is started by Execute, which lists the servers' tools
@@ -56,6 +62,9 @@ func (r *execution) resolve(ctx context.Context, snap profile.Snapshot) (profile
 	r.skills = snap.Skills
 	if snap.MCPServers, err = r.listServers(ctx, snap.Profile.MCPServers); err != nil {
 		return snap, err
+	}
+	if raw, _ := json.Marshal(snap.MCPServers); len(raw) > maxMCPSnapshotBytes {
+		return snap, fmt.Errorf("the agent's MCP servers list %d bytes of tools; at most %d fit a run's snapshot", len(raw), maxMCPSnapshotBytes)
 	}
 	specs, err := mcpSpecs(snap.MCPServers)
 	if err != nil {

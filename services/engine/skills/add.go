@@ -9,8 +9,6 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
-
-	"github.com/xbot-runtime/xbot/services/engine/profile"
 )
 
 // staleStaging is how old a staging directory of an add that never
@@ -227,13 +225,4 @@ func removeTree(dir string) error {
 		_ = root.Close()
 	}
 	return os.RemoveAll(dir)
-}
-
-// SkillVersionOf returns the stored version id names (name@version).
-func (s *Store) SkillVersionOf(name, version string) (profile.SkillVersion, error) {
-	v, err := s.manifest(name, version)
-	if err != nil {
-		return profile.SkillVersion{}, err
-	}
-	return v.SkillVersion, nil
 }
