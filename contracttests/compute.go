@@ -67,6 +67,7 @@ func ComputeProvider(t *testing.T, newProvider func(t *testing.T) compute.Provid
 		{"NoSecretsInEnv", computeNoSecrets},
 		{"WorkspacePerKey", computeWorkspacePerKey},
 		{"Destroy", computeDestroy},
+		{"DestroyWhileRunning", computeDestroyWhileRunning},
 	}
 	tests = append(tests, limitCases()...)
 	tests = append(tests, optionCases()...)

@@ -155,6 +155,10 @@ const (
 	// ToolErrTimedOut: the call did not end within its timeout (an MCP
 	// server's callTimeout) and was cancelled.
 	ToolErrTimedOut = "timed_out"
+	// ToolErrSandboxError: the run's sandbox itself was lost while the call
+	// ran (deleted, or its provider crashed); the run fails with the same
+	// code and the key's next run gets a fresh sandbox.
+	ToolErrSandboxError = FailSandboxError
 )
 
 // RunsTool reports whether items of type t record a tool call: their Data is

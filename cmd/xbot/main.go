@@ -42,6 +42,8 @@ Usage:
   xbot skill add <dir|archive>     add a skill version to the skill store (skills_dir); SKILL.md names it
   xbot skill list                  list the skill store's versions
   xbot config explain [flags]      show every setting, its value, layer and variable (secrets redacted)
+  xbot openapi [--spec 3.1|3.0] [--out FILE]
+                                   print the API's OpenAPI document (what /openapi.json serves), for client generators
   xbot version
 
 Every setting can be given as a flag (--kafka-brokers), an environment variable
@@ -89,6 +91,8 @@ func run(args []string) error {
 			return errors.New("usage: xbot config explain [flags]")
 		}
 		return runExplain(rest[1:])
+	case "openapi":
+		return runOpenAPI(rest)
 	case "version", "--version":
 		fmt.Println("xbot", version)
 		return nil

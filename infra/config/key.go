@@ -65,7 +65,7 @@ var registry = []Key{
 	{Name: "im_agent", Default: "demo", Usage: "the agent a new IM conversation's first run starts"},
 	{Name: "im_media_dir", Usage: "the only directory whose files an outbound IM media segment's path may name (empty = path media dropped)"},
 	{Name: "im_shell_isolation", Usage: "what the IM gateway's ready frame reports of the executors' sandbox provider: bwrap or local (empty = unknown; xbot dev: the provider it runs)"},
-	{Name: "api_public_url", Usage: "external base URL of the API for $schema links (empty = relative links)"},
+	{Name: "api_public_url", Usage: "external base URL of the API for the schema links of answers (Link rel=describedBy; empty = relative links)"},
 	// 10s: a slow link sends its headers in well under this; a client that
 	// does not is holding the connection hostage.
 	{Name: "api_read_header_timeout", Default: "10s", Usage: "longest time a client may take to send its request headers"},

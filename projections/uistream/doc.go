@@ -85,7 +85,7 @@
 //
 // A run stream's SSE id is the seq of the event a chunk came from: "N" on
 // the event's last chunk, "N.i" on its earlier ones (i from 0), so a client
-// that resumes with Last-Event-ID (or ?after_seq=N, meaning "N") gets
+// that resumes with Last-Event-ID (or ?afterSeq=N, meaning "N") gets
 // exactly the chunks it has not seen, even when it left in the middle of
 // one event's chunks. A session stream prefixes the run: "<runId>:N[.i]".
 // A run stream ends with data: [DONE] once the reply has ended; a session

@@ -26,7 +26,7 @@ type Position struct {
 const AllParts = -1
 
 // After returns the position after every chunk of event seq: what
-// ?after_seq=seq means.
+// ?afterSeq=seq means.
 func After(seq int64) Position { return Position{Seq: seq, Part: AllParts} }
 
 // String is the SSE id of the chunk at p.

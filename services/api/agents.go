@@ -94,10 +94,13 @@ func manifestOf(p AgentProfile) agentManifest {
 		PermissionModes: modes, InputContentTypes: []string{"text"}, ControlOperations: controlOperations}
 }
 
+// agentList is the agents a tenant may run.
+type agentList struct {
+	Agents []agentManifest `json:"agents" nullable:"false"`
+}
+
 type listAgentsOutput struct {
-	Body struct {
-		Agents []agentManifest `json:"agents" nullable:"false"`
-	}
+	Body agentList
 }
 
 type getAgentInput struct {
@@ -132,7 +135,7 @@ func (a *API) registerAgents() {
 			"schemas, its MCP servers (with the tools and server versions the tenant's latest run of the agent listed) and " +
 			"skills (with the versions a run starting now gets), the per-run options and approval modes it allows, input " +
 			"content types and control operations.",
-		Tags: []string{"Agents"}, Errors: []int{http.StatusUnauthorized},
+		Tags: []string{"Agents"},
 	}, func(ctx context.Context, _ *struct{}) (*listAgentsOutput, error) {
 		out := &listAgentsOutput{}
 		out.Body.Agents = []agentManifest{}
@@ -147,7 +150,7 @@ func (a *API) registerAgents() {
 		OperationID: "getAgent", Method: http.MethodGet, Path: "/v1/agents/{agentId}",
 		Summary:     "Get an agent's capability manifest",
 		Description: "The capability manifest of one agent (as in GET /v1/agents); 404 for an agent the tenant may not run.",
-		Tags:        []string{"Agents"}, Errors: []int{http.StatusUnauthorized, http.StatusNotFound},
+		Tags:        []string{"Agents"}, Errors: []int{http.StatusNotFound},
 	}, func(ctx context.Context, in *getAgentInput) (*getAgentOutput, error) {
 		if c := a.agentCatalog(); c != nil {
 			if p, ok := c.Agent(ctx, tenantOf(ctx), in.AgentID); ok {

@@ -70,6 +70,8 @@ type API struct {
 	tailReady atomic.Pointer[<-chan struct{}]
 	// agents is set by EnableAgents (agents.go).
 	agents atomic.Pointer[AgentCatalog]
+	// lags is set by EnableProjectorLag (projectors.go).
+	lags atomic.Pointer[LagSource]
 }
 
 // New builds the API. It panics on a nil dependency (a wiring bug) and
@@ -99,7 +101,7 @@ func New(cfg Config, store Store, sender CommandSender, health []HealthCheck, lo
 	a := &API{cfg: cfg, store: store, sender: sender, health: health, log: logger, tokens: tokens, jwt: verifier,
 		mux: http.NewServeMux(), flights: newFlights(), slots: &streamSlots{max: cfg.Limits.MaxStreams, maxPer: cfg.Limits.MaxStreamsPerPrincipal}}
 	a.api = humago.New(a.mux, a.humaConfig())
-	a.api.UseMiddleware(a.authenticate)
+	a.api.UseMiddleware(a.authenticate, a.resolveAliases)
 	a.registerRoutes()
 	a.mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
 		writeProblem(w, newProblem(http.StatusNotFound, events.CodeNotFound, "no such route"))
@@ -126,6 +128,7 @@ const (
 
 func (a *API) humaConfig() huma.Config {
 	c := huma.DefaultConfig("xbot runtime API", a.cfg.Version)
+	c.OnAddOperation = append(c.OnAddOperation, documentAliases, declareErrors)
 	useSchemaLinks(&c, a.cfg.PublicURL)
 	c.Info.Description = "Commands and queries of the xbot event-sourced agent runtime. " +
 		"Every /v1 request needs `Authorization: Bearer <token>`; errors are RFC 9457 problems with a stable `code`. " +
@@ -167,13 +170,22 @@ func (a *API) registerRoutes() {
 	a.registerAgents()
 	a.registerGetRunSnapshot()
 	a.registerGrants()
+	a.registerProjectorLag()
 }
 
 // register adds an operation whose handler errors all go through problemFor.
+// op.Errors lists the statuses its handler answers itself; the document
+// declares those and the ones its shape implies (responses.go).
 func register[I, O any](a *API, op huma.Operation, h func(context.Context, *I) (*O, error)) {
 	if op.Security == nil {
 		op.Security = secured
 	}
+	// The error responses are declared by declareErrors (responses.go);
+	// huma would add its own.
+	if op.Metadata == nil {
+		op.Metadata = map[string]any{}
+	}
+	op.Metadata[handlerErrorsKey], op.Errors = op.Errors, nil
 	op.MaxBodyBytes = a.cfg.MaxBodyBytes
 	op.BodyReadTimeout = a.cfg.Limits.BodyReadTimeout
 	huma.Register(a.api, op, func(ctx context.Context, in *I) (*O, error) {

@@ -54,9 +54,10 @@ type Config struct {
 	JWT JWTConfig
 	// Limits bound what one client, and all of them, may hold open.
 	Limits Limits
-	// PublicURL is the external base URL (scheme://host[:port]) the $schema
-	// links of responses start with. Optional; empty makes them relative
-	// (/schemas/…). Request headers (Host, X-Forwarded-Host) never are.
+	// PublicURL is the external base URL (scheme://host[:port]) the schema
+	// links of answers (the Link header, rel="describedBy") start with.
+	// Optional; empty makes them relative (/schemas/…). Request headers
+	// (Host, X-Forwarded-Host) never are.
 	PublicURL string
 	// WaitDefault is how long command endpoints wait for the outcome when the
 	// request has no ?wait=. Default DefaultWait; must not exceed WaitMax.

@@ -26,8 +26,9 @@ const AnyOrigin = "*"
 var corsAllowedHeaders = []string{"Authorization", "Content-Type", "Idempotency-Key", "Last-Event-ID"}
 
 // corsExposedHeaders are the response headers, besides the CORS-safelisted
-// ones, a page may read: when to retry a refused stream.
-var corsExposedHeaders = []string{"Retry-After"}
+// ones, a page may read: when to retry a refused stream, and the schema of
+// an answer (schemalink.go).
+var corsExposedHeaders = []string{"Retry-After", "Link"}
 
 // corsMethods are the methods of the API's routes.
 var corsMethods = []string{http.MethodGet, http.MethodPost, http.MethodDelete}

@@ -105,7 +105,7 @@ func TestCORSRequestOfAnAllowedOriginMayReadTheAnswer(t *testing.T) {
 	if status != http.StatusOK || h.Get("Access-Control-Allow-Origin") != appOrigin {
 		t.Fatalf("GET: %d, Allow-Origin %q", status, h.Get("Access-Control-Allow-Origin"))
 	}
-	if h.Get("Access-Control-Expose-Headers") != "Retry-After" {
+	if h.Get("Access-Control-Expose-Headers") != "Retry-After, Link" {
 		t.Errorf("Expose-Headers %q", h.Get("Access-Control-Expose-Headers"))
 	}
 	// The token is still required: CORS decides who may read, not who may ask.

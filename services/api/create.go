@@ -55,8 +55,7 @@ func (a *API) registerCreateRun() {
 			"models, or 409 idempotency_key_expired when they do not hold the original create.",
 		Tags:          []string{"Runs"},
 		DefaultStatus: http.StatusAccepted,
-		Errors: []int{http.StatusUnauthorized, http.StatusForbidden, http.StatusConflict, http.StatusRequestEntityTooLarge,
-			http.StatusUnprocessableEntity, http.StatusServiceUnavailable},
+		Errors:        []int{http.StatusForbidden, http.StatusConflict, http.StatusServiceUnavailable},
 	}, a.createRun)
 }
 

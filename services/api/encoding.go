@@ -24,14 +24,16 @@ var (
 // checkEncoding is a middleware: a request whose path, query or body is not
 // valid UTF-8 or holds a NUL (raw, or escaped as \u0000 in the body) is
 // answered 422 invalid_encoding. Bodies larger than MaxBodyBytes are
-// answered 413 payload_too_large.
+// answered 413 payload_too_large. The body of a GET or HEAD is not read (no
+// such operation takes one), so those answer neither. A top-level "$schema"
+// member of a JSON object body is dropped (withoutSchemaMember).
 func (a *API) checkEncoding(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if loc, err := checkURL(r); err != nil {
 			writeProblem(w, encodingProblem(loc, err))
 			return
 		}
-		if r.Body == nil || r.Body == http.NoBody {
+		if r.Body == nil || r.Body == http.NoBody || r.Method == http.MethodGet || r.Method == http.MethodHead {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -48,7 +50,8 @@ func (a *API) checkEncoding(next http.Handler) http.Handler {
 			writeProblem(w, encodingProblem("body", err))
 			return
 		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
+		body = withoutSchemaMember(body)
+		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
 		next.ServeHTTP(w, r)
 	})
 }

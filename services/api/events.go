@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"reflect"
 
 	"github.com/danielgtaylor/huma/v2"
 
@@ -24,28 +23,22 @@ func (e eventEnvelope) MarshalJSON() ([]byte, error) {
 	return e, nil
 }
 
-// Schema documents the envelope as events.Envelope under the name
-// EventEnvelope, open to new fields (readers ignore unknown fields).
+// Schema documents the envelope as the union of the event types of the
+// catalog, discriminated by type (eventschemas.go).
 func (eventEnvelope) Schema(r huma.Registry) *huma.Schema {
-	const name = "EventEnvelope"
-	if _, ok := r.Map()[name]; !ok {
-		s := huma.SchemaFromType(r, reflect.TypeFor[events.Envelope]())
-		s.AdditionalProperties = true
-		s.Description = "An event envelope exactly as committed to the run's log."
-		r.Map()[name] = s
-	}
-	return &huma.Schema{Ref: schemaPrefix + name}
+	registerEventSchemas(r)
+	return &huma.Schema{Ref: schemaPrefix + eventEnvelopeName}
 }
 
 type listRunEventsInput struct {
 	RunID    string `path:"runId" maxLength:"160" pattern:"^[A-Za-z0-9._:-]{1,160}$" doc:"The run's id (run_…)."`
-	AfterSeq int64  `query:"after_seq" minimum:"0" default:"0" doc:"Return events with seq greater than this."`
+	AfterSeq int64  `query:"afterSeq" minimum:"0" default:"0" doc:"Return events with seq greater than this (nextAfterSeq of the previous page)."`
 	Limit    int    `query:"limit" minimum:"1" maximum:"1000" default:"100" doc:"Page size in events; a page also ends before its envelopes pass the byte cap (1 MiB by default)."`
 }
 
 type eventPage struct {
 	Events       []eventEnvelope `json:"events" nullable:"false"`
-	NextAfterSeq int64           `json:"nextAfterSeq" doc:"Pass as after_seq to read on: the last returned seq, or after_seq when the page is empty."`
+	NextAfterSeq int64           `json:"nextAfterSeq" doc:"Pass as afterSeq to read on: the last returned seq, or afterSeq when the page is empty."`
 }
 
 type listRunEventsOutput struct {
@@ -60,7 +53,7 @@ func (a *API) registerListRunEvents() {
 			"`limit` events and at most the API's byte cap of envelopes (1 MiB by default): a page of large events ends " +
 			"early, and reading on from `nextAfterSeq` continues with no gap. An event larger than the cap is returned " +
 			"alone, so paging always progresses. An empty page means there are no more events yet.",
-		Tags: []string{"Runs"}, Errors: []int{http.StatusUnauthorized, http.StatusNotFound, http.StatusUnprocessableEntity},
+		Tags: []string{"Runs"}, Errors: []int{http.StatusNotFound},
 	}, a.listRunEvents)
 }
 

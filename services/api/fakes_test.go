@@ -27,6 +27,8 @@ type fakeStore struct {
 	owners    map[string]string    // by tenantId/platformSessionId
 	keys      map[string][2]string // CreateRun idempotency claims by tenantId/key: fingerprint, run id
 	runErr    error                // GetRun's answer when set
+	readErr   error                // the answer of every other read when set (failReads)
+	grant     *api.GrantRecord     // SessionGrant's answer when set
 	// sessions are GetSession's rows, by tenantId/platformSessionId.
 	sessions map[string]api.SessionRecord
 }
@@ -70,6 +72,9 @@ func (s *fakeStore) ListRuns(_ context.Context, f api.RunFilter) ([]api.RunRecor
 	if s.listErr != nil {
 		return nil, "", s.listErr
 	}
+	if f.After == "next-page" {
+		return nil, "", nil // the fake's second page is its last
+	}
 	var out []api.RunRecord
 	for _, r := range s.runs {
 		if r.TenantID == f.TenantID && (f.Status == "" || r.Status == f.Status) {
@@ -99,6 +104,9 @@ func (s *fakeStore) ListEvents(_ context.Context, tenantID, runID string, afterS
 func (s *fakeStore) GetCommand(_ context.Context, tenantID, commandID string) (api.CommandRecord, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.readErr != nil {
+		return api.CommandRecord{}, s.readErr
+	}
 	c, ok := s.cmds[commandID]
 	if !ok || c.TenantID != tenantID {
 		return api.CommandRecord{}, api.ErrNotFound
@@ -194,6 +202,13 @@ func (s *fakeStore) failRuns(err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.runErr = err
+}
+
+// failReads makes every read of the store answer err (nil: none).
+func (s *fakeStore) failReads(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.runErr, s.listErr, s.readErr = err, err, err
 }
 
 func (s *fakeStore) failList(err error) {

@@ -60,10 +60,13 @@ type listGrantsInput struct {
 	PlatformSessionID string `path:"platformSessionId" maxLength:"160" pattern:"^[A-Za-z0-9._:-]{1,160}$" doc:"The platform session's id."`
 }
 
+// sessionGrantList is a session's grants in force.
+type sessionGrantList struct {
+	Grants []sessionGrant `json:"grants" nullable:"false"`
+}
+
 type listGrantsOutput struct {
-	Body struct {
-		Grants []sessionGrant `json:"grants" nullable:"false"`
-	}
+	Body sessionGrantList
 }
 
 type revokeGrantBody struct {
@@ -77,11 +80,14 @@ type revokeGrantInput struct {
 	Body *revokeGrantBody `required:"false"`
 }
 
+// grantRevocation is the answer of a revoke: one command per run.
+type grantRevocation struct {
+	GrantID  string          `json:"grantId"`
+	Commands []commandResult `json:"commands" nullable:"false" doc:"One RevokePermissionGrant per run of the session: applied where the run held the grant, no_effect elsewhere."`
+}
+
 type revokeGrantOutput struct {
-	Body struct {
-		GrantID  string          `json:"grantId"`
-		Commands []commandResult `json:"commands" nullable:"false" doc:"One RevokePermissionGrant per run of the session: applied where the run held the grant, no_effect elsewhere."`
-	}
+	Body grantRevocation
 }
 
 func (a *API) registerGrants() {
@@ -90,7 +96,7 @@ func (a *API) registerGrants() {
 		Summary: "List a session's grants in force",
 		Description: "The platform_session grants given in the session's runs that are neither revoked nor expired: " +
 			"the grants a new run of the session inherits. 404 when the tenant has no run in this session.",
-		Tags: []string{"Runs"}, Errors: []int{http.StatusUnauthorized, http.StatusNotFound},
+		Tags: []string{"Runs"}, Errors: []int{http.StatusNotFound},
 	}, a.listSessionGrants)
 	register(a, huma.Operation{
 		OperationID: "revokeSessionGrant", Method: http.MethodDelete,
@@ -103,9 +109,8 @@ func (a *API) registerGrants() {
 			"lists the grant or hands it to a new run of the session. " +
 			"Revoking needs to be the owner of the run that gave the grant, or scope act_as. " +
 			"404 for a grant the tenant's session does not have.",
-		Tags: []string{"Runs"}, DefaultStatus: http.StatusAccepted, Errors: []int{http.StatusUnauthorized,
-			http.StatusForbidden, http.StatusNotFound, http.StatusRequestEntityTooLarge, http.StatusUnprocessableEntity,
-			http.StatusServiceUnavailable},
+		Tags: []string{"Runs"}, DefaultStatus: http.StatusAccepted,
+		Errors: []int{http.StatusForbidden, http.StatusNotFound, http.StatusServiceUnavailable},
 	}, a.revokeSessionGrant)
 }
 

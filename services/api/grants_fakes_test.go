@@ -6,13 +6,21 @@ import (
 	"github.com/xbot-runtime/xbot/services/api"
 )
 
-// The fake store has no grant rows: the grant endpoints are tested against
-// the whole system (services/systemtest/grants_test.go).
+// The fake store has at most one grant row (its grant, of any session the
+// caller names): the grant endpoints are tested against the whole system
+// (services/systemtest/grants_test.go).
 
 func (s *fakeStore) SessionGrantsInForce(context.Context, string, string) ([]api.GrantRecord, error) {
-	return nil, nil
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return nil, s.readErr
 }
 
-func (s *fakeStore) SessionGrant(context.Context, string, string, string) (api.GrantRecord, bool, error) {
-	return api.GrantRecord{}, false, nil
+func (s *fakeStore) SessionGrant(_ context.Context, _, _, grantID string) (api.GrantRecord, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.readErr != nil || s.grant == nil || s.grant.GrantID != grantID {
+		return api.GrantRecord{}, false, s.readErr
+	}
+	return *s.grant, true, nil
 }

@@ -60,7 +60,7 @@ func newEnv(t *testing.T, opts ...option) *env {
 	if err != nil {
 		t.Fatalf("api.New: %v", err)
 	}
-	srv := httptest.NewServer(a.Handler())
+	srv := httptest.NewServer(checkDeclared(t, a, a.Handler(), nil))
 	t.Cleanup(srv.Close)
 	return &env{api: a, srv: srv, store: store, sender: sender, logs: logs}
 }

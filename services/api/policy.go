@@ -20,18 +20,21 @@ type policyRule struct {
 	Reason   string `json:"reason,omitempty"`
 }
 
+// builtinPolicy is the built-in policy rules and the hash that names them.
+type builtinPolicy struct {
+	Hash  string       `json:"hash" doc:"Names this set of rules; a run's capability snapshot records it as profile.policy.builtins."`
+	Rules []policyRule `json:"rules" nullable:"false" doc:"Checked in this order, after the agent profile's own rules."`
+}
+
 type builtinPolicyOutput struct {
-	Body struct {
-		Hash  string       `json:"hash" doc:"Names this set of rules; a run's capability snapshot records it as profile.policy.builtins."`
-		Rules []policyRule `json:"rules" nullable:"false" doc:"Checked in this order, after the agent profile's own rules."`
-	}
+	Body builtinPolicy
 }
 
 // registerBuiltinPolicy adds GET /v1/system/policy/builtins: the built-in
 // policy rules a capability snapshot names by hash instead of copying them.
 func (a *API) registerBuiltinPolicy() {
 	register(a, huma.Operation{
-		OperationID: "builtinPolicy", Method: http.MethodGet, Path: "/v1/system/policy/builtins",
+		OperationID: "getBuiltinPolicy", Method: http.MethodGet, Path: "/v1/system/policy/builtins",
 		Summary: "Built-in policy rules",
 		Description: "The built-in tool-call policy rules of this build and the hash that names them. A run's capability " +
 			"snapshot (runtime.capability.snapshot_frozen) records the hash rather than the rules; this is how an auditor " +

@@ -105,11 +105,12 @@ func TestJWTBearerTokens(t *testing.T) {
 	}
 }
 
-// TestSchemaLinksIgnoreTheHostHeader: $schema is built from the configured
-// public URL, or relative, never from Host or X-Forwarded-Host.
+// TestSchemaLinksIgnoreTheHostHeader: the Link header naming an answer's
+// schema is built from the configured public URL, or relative, never from
+// Host or X-Forwarded-Host; the body has no $schema member.
 func TestSchemaLinksIgnoreTheHostHeader(t *testing.T) {
 	t.Parallel()
-	for publicURL, prefix := range map[string]string{"": "/schemas/", "https://api.example.com/": "https://api.example.com/schemas/"} {
+	for publicURL, prefix := range map[string]string{"": "</schemas/", "https://api.example.com/": "<https://api.example.com/schemas/"} {
 		a, err := api.New(api.Config{Tokens: map[string]string{tokenA: tenantA}, PublicURL: publicURL},
 			newFakeStore(), &fakeSender{}, nil, zap.NewNop())
 		if err != nil {
@@ -130,12 +131,13 @@ func TestSchemaLinksIgnoreTheHostHeader(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var body struct {
-			Schema string `json:"$schema"`
-		}
+		var body map[string]json.RawMessage
 		err = decodeJSON(res, &body)
-		if err != nil || !strings.HasPrefix(body.Schema, prefix) || strings.Contains(body.Schema, "evil") {
-			t.Errorf("public URL %q: $schema %q (%v), want prefix %s", publicURL, body.Schema, err, prefix)
+		if link := res.Header.Get("Link"); err != nil || link != prefix+`RunList.json>; rel="describedBy"` {
+			t.Errorf("public URL %q: Link %q (%v), want %sRunList.json>", publicURL, link, err, prefix)
+		}
+		if _, ok := body["$schema"]; ok {
+			t.Errorf("public URL %q: the body has $schema", publicURL)
 		}
 	}
 	if _, err := api.New(api.Config{Tokens: map[string]string{tokenA: tenantA}, PublicURL: "evil.example"},

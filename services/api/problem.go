@@ -10,23 +10,39 @@ import (
 	"github.com/danielgtaylor/huma/v2/validation"
 
 	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/schemas"
 )
 
 // Problem is an RFC 9457 problem document (huma's error model) with xbot's
 // stable error code. Every error response of the API has this shape.
+//
+// It is the one error schema of the OpenAPI document: every 4xx and 5xx
+// answer of every operation is a Problem (responses.go).
 type Problem struct {
 	huma.ErrorModel
 	Code events.Code `json:"code" doc:"Stable error code (schemas/v1/errors.json); branch on this, not on title or detail."`
+	// Checks is set by GET /healthz only.
+	Checks map[string]string `json:"checks,omitempty" doc:"Only in the 503 of GET /healthz: each dependency check's result, ok or its error message."`
 }
 
-// TransformSchema lists the registered codes as the enum of code.
+// TransformSchema lists the codes of the error registry
+// (schemas/v1/errors.json), in its order, as the enum of code, and marks
+// what every problem carries as required.
 func (*Problem) TransformSchema(_ huma.Registry, s *huma.Schema) *huma.Schema {
+	registry, err := schemas.Errors()
+	if err != nil {
+		panic("api: the error registry: " + err.Error()) // embedded; the schemas package's tests read it
+	}
 	if p := s.Properties["code"]; p != nil {
 		p.Enum = nil
-		for _, c := range events.Codes() {
-			p.Enum = append(p.Enum, string(c))
+		for _, c := range registry {
+			p.Enum = append(p.Enum, c.Code)
 		}
 	}
+	if p := s.Properties["errors"]; p != nil {
+		p.Nullable = false // absent when there are none, never null
+	}
+	s.Required = []string{"code", "status", "title"}
 	return s
 }
 

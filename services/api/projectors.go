@@ -23,27 +23,46 @@ type ProjectorLag struct {
 // in Kafka, so it sees projectors running in any process.
 type LagSource func(ctx context.Context) ([]ProjectorLag, error)
 
-type projectorsOutput struct {
-	Body struct {
-		Projectors []ProjectorLag `json:"projectors"`
-	}
+// projectorLagList is the answer of GET /v1/system/projectors.
+type projectorLagList struct {
+	Projectors []ProjectorLag `json:"projectors" nullable:"false"`
 }
 
-// EnableProjectorLag adds GET /v1/system/projectors.
+type projectorsOutput struct {
+	Body projectorLagList
+}
+
+// EnableProjectorLag lets GET /v1/system/projectors answer from src; until
+// it is called the route answers 503 unavailable. The route is in the
+// document either way, so every instance describes the same API.
 func (a *API) EnableProjectorLag(src LagSource) {
+	if src == nil {
+		panic("api.EnableProjectorLag: src is required")
+	}
+	a.lags.Store(&src)
+}
+
+func (a *API) registerProjectorLag() {
 	register(a, huma.Operation{
-		OperationID: "projector-lag", Method: http.MethodGet, Path: "/v1/system/projectors",
+		OperationID: "getProjectorLag", Method: http.MethodGet, Path: "/v1/system/projectors",
 		Summary:     "Projector lag",
 		Description: "How far each view (Postgres read models, ClickHouse audit, IM outbox) is behind the event log. Holds no tenant data.",
-		Tags:        []string{"System"},
+		Tags:        []string{"System"}, Errors: []int{http.StatusServiceUnavailable},
 	}, func(ctx context.Context, _ *struct{}) (*projectorsOutput, error) {
-		lags, err := src(ctx)
+		src := a.lags.Load()
+		if src == nil {
+			return nil, newProblem(http.StatusServiceUnavailable, events.CodeUnavailable, "projector lag is not served by this instance")
+		}
+		lags, err := (*src)(ctx)
 		if err != nil {
 			a.log.Warn("projector lag unavailable", zap.Error(err))
 			return nil, newProblem(http.StatusServiceUnavailable, events.CodeUnavailable, "projector lag is unavailable: "+err.Error())
 		}
 		out := &projectorsOutput{}
 		out.Body.Projectors = lags
+		if out.Body.Projectors == nil {
+			out.Body.Projectors = []ProjectorLag{}
+		}
 		return out, nil
 	})
 }

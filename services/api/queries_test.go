@@ -37,7 +37,7 @@ func TestListRunEventsPages(t *testing.T) {
 		e.store.addEvent(api.EventRecord{RunID: run.RunID, Seq: seq, TenantID: tenantA,
 			Type: "runtime.item.delta", Envelope: []byte(env)})
 	}
-	r := e.do(t, "GET", "/v1/runs/"+run.RunID+"/events?after_seq=1&limit=2", tokenA, nil).want(t, http.StatusOK)
+	r := e.do(t, "GET", "/v1/runs/"+run.RunID+"/events?afterSeq=1&limit=2", tokenA, nil).want(t, http.StatusOK)
 	// The envelopes as sent, byte for byte: a field no reader knows yet is kept.
 	var raw struct {
 		Events       []json.RawMessage `json:"events"`
@@ -49,11 +49,11 @@ func TestListRunEventsPages(t *testing.T) {
 	if want := fmt.Sprintf(`{"eventId":"evt_2","runId":%q,"seq":2,"schemaVersion":"v1","type":"runtime.item.delta","payload":{"delta":"x"},"futureField":1}`, run.RunID); string(raw.Events[0]) != want {
 		t.Fatalf("event is not the stored envelope: %s", raw.Events[0])
 	}
-	page := decode[client.EventPage](t, e.do(t, "GET", "/v1/runs/"+run.RunID+"/events?after_seq=5", tokenA, nil).want(t, http.StatusOK))
+	page := decode[client.EventPage](t, e.do(t, "GET", "/v1/runs/"+run.RunID+"/events?afterSeq=5", tokenA, nil).want(t, http.StatusOK))
 	if page.Events == nil || len(page.Events) != 0 || page.NextAfterSeq != 5 {
 		t.Fatalf("empty page %+v", page)
 	}
-	for _, q := range []string{"limit=0", "limit=1001", "after_seq=-1", "limit=x"} {
+	for _, q := range []string{"limit=0", "limit=1001", "afterSeq=-1", "after_seq=-1", "limit=x"} {
 		e.do(t, "GET", "/v1/runs/"+run.RunID+"/events?"+q, tokenA, nil).wantCode(t, http.StatusUnprocessableEntity, "validation_failed")
 	}
 }

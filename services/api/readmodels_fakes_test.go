@@ -12,16 +12,23 @@ import (
 // grants are set by tests.
 
 func (s *fakeStore) ListItems(context.Context, api.ItemFilter) ([]api.ItemRecord, string, error) {
-	return nil, "", nil
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return nil, "", s.readErr
 }
 
 func (s *fakeStore) ListApprovals(context.Context, api.ApprovalFilter) ([]api.ApprovalRecord, string, error) {
-	return nil, "", nil
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return nil, "", s.readErr
 }
 
 func (s *fakeStore) GetSession(_ context.Context, tenantID, sessionID string) (api.SessionRecord, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.readErr != nil {
+		return api.SessionRecord{}, s.readErr
+	}
 	if r, ok := s.sessions[tenantID+"/"+sessionID]; ok {
 		return r, nil
 	}

@@ -34,8 +34,9 @@ type appendUserInputInput struct {
 	Body appendUserInputBody
 }
 
-var runCommandErrors = []int{http.StatusUnauthorized, http.StatusNotFound, http.StatusRequestEntityTooLarge,
-	http.StatusUnprocessableEntity, http.StatusServiceUnavailable}
+// runCommandErrors are the statuses runCommand answers itself: another
+// owner's run (403), no such run (404), the command not queued (503).
+var runCommandErrors = []int{http.StatusForbidden, http.StatusNotFound, http.StatusServiceUnavailable}
 
 func (a *API) registerCancelRun() {
 	register(a, huma.Operation{

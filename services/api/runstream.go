@@ -13,7 +13,7 @@ import (
 type runStreamInput struct {
 	RunID       string `path:"runId" maxLength:"160" pattern:"^[A-Za-z0-9._:-]{1,160}$" doc:"The run's id (run_…)."`
 	LastEventID string `header:"Last-Event-ID" doc:"The id of the last chunk received: the stream resumes right after it."`
-	AfterSeq    int64  `query:"after_seq" minimum:"0" default:"0" doc:"Resume after the chunks of the event with this seq (0: from the start). Last-Event-ID wins when both are given."`
+	AfterSeq    int64  `query:"afterSeq" minimum:"0" default:"0" doc:"Resume after the chunks of the event with this seq (0: from the start). Last-Event-ID wins when both are given."`
 }
 
 func (a *API) registerRunStream() {
@@ -27,7 +27,7 @@ func (a *API) registerRunStream() {
 			"A run created moments ago (e.g. with `?wait=0`) is streamed as soon as the event log shows it, even before the " +
 			"read models do; 404 run_not_found only after waiting for it to appear (2 s by default). The response headers are sent at once.",
 		Tags:      []string{"Runs"},
-		Errors:    []int{http.StatusUnauthorized, http.StatusNotFound, http.StatusUnprocessableEntity, http.StatusTooManyRequests, http.StatusServiceUnavailable},
+		Errors:    []int{http.StatusNotFound, http.StatusTooManyRequests, http.StatusServiceUnavailable},
 		Responses: a.streamResponses("The run's reply."),
 	}, a.runStream)
 }

@@ -1,10 +1,13 @@
 package api
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/url"
-	"reflect"
+	"path"
 	"strings"
+	"sync"
 
 	"github.com/danielgtaylor/huma/v2"
 )
@@ -22,56 +25,92 @@ func validPublicURL(s string) error {
 	return nil
 }
 
-// schemaHostMarker is what huma's link transformer sees as the request's
-// host; the link is then rebuilt on PublicURL (or left relative).
-const schemaHostMarker = "https://schema.host.invalid"
+// schemaLinks gives every JSON answer a `Link: <…/schemas/Name.json>;
+// rel="describedBy"` header naming the JSON Schema of its body (RFC 8288),
+// and never a `$schema` member in the body: huma's default link transformer
+// adds `$schema` to every object it sends and to every schema of the
+// document, request bodies included, which generated clients then carry as
+// a field of every type. The header is how a client that wants the schema
+// finds it. Links start with publicURL, or are relative; the request's Host
+// and X-Forwarded-Host headers (a client can forge them) are never used.
+type schemaLinks struct {
+	base string // publicURL + the schemas path
+	mu   sync.RWMutex
+	// links is the header of each operation's answers, by operation id and
+	// status.
+	links map[string]map[string]string
+}
 
-// useSchemaLinks replaces huma's default $schema transformer, which builds
-// links from the request's Host and X-Forwarded-Host headers (a client can
-// forge them), with one that builds them from publicURL, or relative ones.
+// useSchemaLinks installs schemaLinks in place of huma's default $schema
+// transformer.
 func useSchemaLinks(c *huma.Config, publicURL string) {
-	publicURL = strings.TrimSuffix(publicURL, "/")
 	c.CreateHooks = []func(huma.Config) huma.Config{func(c huma.Config) huma.Config {
-		lt := huma.NewSchemaLinkTransformer(schemaPrefix, c.SchemasPath)
-		c.OnAddOperation = append(c.OnAddOperation, lt.OnAddOperation)
-		c.Transformers = append(c.Transformers, func(ctx huma.Context, status string, v any) (any, error) {
-			out, err := lt.Transform(fixedHost{ctx}, status, v)
-			if err != nil || out == v {
-				return out, err
-			}
-			rebaseSchema(out, publicURL)
-			return out, nil
-		})
+		sl := &schemaLinks{base: strings.TrimSuffix(publicURL, "/") + c.SchemasPath, links: map[string]map[string]string{}}
+		c.OnAddOperation = append(c.OnAddOperation, sl.onAddOperation)
+		c.Transformers = append(c.Transformers, sl.transform)
 		return c
 	}}
 }
 
-// rebaseSchema swaps the marker host of the $schema field (the first field
-// of the transformer's copy) for base.
-func rebaseSchema(v any, base string) {
-	rv := reflect.ValueOf(v)
-	if rv.Kind() != reflect.Pointer || rv.Elem().Kind() != reflect.Struct || rv.Elem().NumField() == 0 {
-		return
+// onAddOperation records the Link header of each of op's responses whose
+// body is a named schema.
+func (sl *schemaLinks) onAddOperation(_ *huma.OpenAPI, op *huma.Operation) {
+	byStatus := map[string]string{}
+	for status, resp := range op.Responses {
+		for _, mt := range resp.Content {
+			if mt.Schema == nil || !strings.HasPrefix(mt.Schema.Ref, schemaPrefix) {
+				continue
+			}
+			byStatus[status] = "<" + sl.base + "/" + path.Base(mt.Schema.Ref) + `.json>; rel="describedBy"`
+		}
 	}
-	f := rv.Elem().Field(0)
-	if f.Kind() == reflect.String && f.CanSet() && strings.HasPrefix(f.String(), schemaHostMarker) {
-		f.SetString(base + strings.TrimPrefix(f.String(), schemaHostMarker))
-	}
+	sl.mu.Lock()
+	defer sl.mu.Unlock()
+	sl.links[op.OperationID] = byStatus
 }
 
-// humaContext names the embedded context of fixedHost: embedded as
-// huma.Context, its field would clash with the Context method.
-type humaContext = huma.Context
-
-// fixedHost hides the request's host headers from the link transformer.
-type fixedHost struct{ humaContext }
-
-func (fixedHost) Host() string { return schemaHostMarker }
-
-func (h fixedHost) Header(name string) string {
-	switch strings.ToLower(name) {
-	case "x-forwarded-host", "forwarded":
-		return ""
+// transform adds the Link header of the answer's status; the body goes out
+// as it is.
+func (sl *schemaLinks) transform(ctx huma.Context, status string, v any) (any, error) {
+	op := ctx.Operation()
+	if op == nil {
+		return v, nil
 	}
-	return h.humaContext.Header(name)
+	sl.mu.RLock()
+	link := sl.links[op.OperationID][status]
+	sl.mu.RUnlock()
+	if link != "" {
+		ctx.AppendHeader("Link", link)
+	}
+	return v, nil
+}
+
+// schemaMember is the top-level member huma's schema links used to put in
+// every object; clients that send an object back as they got it still send it.
+var schemaMember = []byte(`"$schema"`)
+
+// withoutSchemaMember drops a top-level "$schema" member from a JSON object
+// body, so that a request a client round-trips from an earlier answer is
+// accepted although no request schema declares the member any more. Any
+// other body, and a body that cannot be parsed (huma answers it 400), is
+// returned unchanged.
+func withoutSchemaMember(body []byte) []byte {
+	if !bytes.Contains(body, schemaMember) {
+		return body
+	}
+	var obj map[string]json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if err := dec.Decode(&obj); err != nil || dec.More() {
+		return body
+	}
+	if _, ok := obj["$schema"]; !ok {
+		return body
+	}
+	delete(obj, "$schema")
+	out, err := json.Marshal(obj)
+	if err != nil {
+		return body
+	}
+	return out
 }

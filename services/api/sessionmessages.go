@@ -51,12 +51,14 @@ type sessionCommandOutput struct {
 	Body sessionCommandResult
 }
 
-var sessionCommandErrors = []int{http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound,
-	http.StatusRequestEntityTooLarge, http.StatusUnprocessableEntity, http.StatusServiceUnavailable}
+// sessionCommandErrors are the statuses the session commands answer
+// themselves: another owner (403), no such session or run (404), a
+// dependency unavailable (503).
+var sessionCommandErrors = []int{http.StatusForbidden, http.StatusNotFound, http.StatusServiceUnavailable}
 
 func (a *API) registerSessionMessage() {
 	register(a, huma.Operation{
-		OperationID: "postSessionMessage", Method: http.MethodPost, Path: "/v1/sessions/{platformSessionId}/messages",
+		OperationID: "sendSessionMessage", Method: http.MethodPost, Path: "/v1/sessions/{platformSessionId}/messages",
 		Summary: "Send a message to a session",
 		Description: "Queues the message as an AppendUserInput with intent auto; the executor that owns the session's " +
 			"runs decides what it becomes by the state of the session's latest run (docs/sessions.md): the session's " +
@@ -64,10 +66,10 @@ func (a *API) registerSessionMessage() {
 			"(clarification), or queued behind a pending approval and applied as a steer when the run resumes. " +
 			"It is never rejected invalid_state. The session's first message makes its actor the session's owner, as a create does.",
 		Tags: []string{"Sessions"}, DefaultStatus: http.StatusAccepted, Errors: sessionCommandErrors,
-	}, a.postSessionMessage)
+	}, a.sendSessionMessage)
 }
 
-func (a *API) postSessionMessage(ctx context.Context, in *sessionMessageInput) (*sessionCommandOutput, error) {
+func (a *API) sendSessionMessage(ctx context.Context, in *sessionMessageInput) (*sessionCommandOutput, error) {
 	wait, err := a.waitFor(in.Wait)
 	if err != nil {
 		return nil, err

@@ -18,6 +18,9 @@ import (
 func (s *fakeStore) GetSessionState(_ context.Context, tenantID, sessionID string) (api.SessionStateRecord, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.readErr != nil {
+		return api.SessionStateRecord{}, s.readErr
+	}
 	var runs []api.RunRecord
 	for _, r := range s.runs {
 		if r.TenantID == tenantID && r.PlatformSessionID == sessionID {

@@ -30,7 +30,7 @@ func (a *API) registerSessionStream() {
 			"show the session's status: the last one received is current. 404 when the tenant has no run in the session, " +
 			"after waiting for the event log to show one (2 s by default) (a session created moments ago is streamed at once). The response headers are sent at once.",
 		Tags:      []string{"Runs"},
-		Errors:    []int{http.StatusUnauthorized, http.StatusNotFound, http.StatusUnprocessableEntity, http.StatusTooManyRequests, http.StatusServiceUnavailable},
+		Errors:    []int{http.StatusNotFound, http.StatusTooManyRequests, http.StatusServiceUnavailable},
 		Responses: a.streamResponses("The session's replies."),
 	}, a.sessionStream)
 }

@@ -96,7 +96,7 @@ func TestOpenAPIDocument(t *testing.T) {
 			}
 		}
 	}
-	for _, id := range []string{"createRun", "cancelRun", "appendUserInput", "getRun", "listRuns", "listRunEvents", "getCommand", "health"} {
+	for _, id := range []string{"createRun", "cancelRun", "appendUserInput", "getRun", "listRuns", "listRunEvents", "getCommand", "getHealth"} {
 		if !ids[id] {
 			t.Errorf("operationId %s missing (have %v)", id, ids)
 		}

@@ -7,12 +7,15 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 )
 
+// whoami is the principal of the request's credential.
+type whoami struct {
+	TenantID string   `json:"tenantId" doc:"The tenant the credential belongs to."`
+	ActorID  string   `json:"actorId" doc:"The actor every command the credential sends is recorded under (and its default sandbox owner)."`
+	Scopes   []string `json:"scopes" nullable:"false" doc:"What the credential may do: full, read, demo, act_as, unconfined."`
+}
+
 type whoamiOutput struct {
-	Body struct {
-		TenantID string   `json:"tenantId" doc:"The tenant the credential belongs to."`
-		ActorID  string   `json:"actorId" doc:"The actor every command the credential sends is recorded under (and its default sandbox owner)."`
-		Scopes   []string `json:"scopes" nullable:"false" doc:"What the credential may do: full, read, demo, act_as, unconfined."`
-	}
+	Body whoami
 }
 
 // registerWhoami adds GET /v1/whoami: the principal of the request's own
@@ -20,11 +23,11 @@ type whoamiOutput struct {
 // gateway) learns what the token may do before it acts with it.
 func (a *API) registerWhoami() {
 	register(a, huma.Operation{
-		OperationID: "whoami", Method: http.MethodGet, Path: "/v1/whoami",
+		OperationID: "getWhoami", Method: http.MethodGet, Path: "/v1/whoami",
 		Summary: "The caller's principal",
 		Description: "The tenant, actor and scopes the request's bearer token maps to. It reveals nothing the " +
 			"token's holder does not already hold: no other principal, no token.",
-		Tags: []string{"System"}, Errors: []int{http.StatusUnauthorized},
+		Tags: []string{"System"},
 	}, func(ctx context.Context, _ *struct{}) (*whoamiOutput, error) {
 		p := principalOf(ctx)
 		out := &whoamiOutput{}

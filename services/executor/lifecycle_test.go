@@ -17,6 +17,15 @@ func slowProfile() profile.Profile {
 	return profile.Profile{ID: "slow", Model: profile.ModelScripted, Script: []profile.Turn{turn}}
 }
 
+// holdProfile is slowProfile streaming for about two minutes: a test that
+// cancels its runs can count on them still running when the cancel lands,
+// however slow the broker and the machine are.
+func holdProfile() profile.Profile {
+	p := slowProfile()
+	p.Script[0].Text = strings.Repeat(p.Script[0].Text, 20)
+	return p
+}
+
 func types(t *testing.T, h *harness, runID string) []events.Type {
 	t.Helper()
 	var out []events.Type
@@ -71,7 +80,7 @@ func TestSameCommandDeliveredTwiceTakesEffectOnce(t *testing.T) {
 
 func TestCancelWhileRunningAndAfterCompletion(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, slowProfile())
+	h := newHarness(t, holdProfile())
 	h.startExecutor("ex1", nil)
 	c := createRun(t, "acme", "c1", "slow", "x")
 	h.send(c)

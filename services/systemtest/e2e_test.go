@@ -119,7 +119,7 @@ func TestCancelRunningAndCompletedRuns(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	st := e.start("all", nil)
-	runID := create(t, st, "slow", "x", "slow-1").RunID
+	runID := create(t, st, "hold", "x", "slow-1").RunID
 	waitStatus(t, st, runID, "running", 5*time.Second)
 	steer := input(t, st, runID, "steer", "shorter", "")
 	if steer.Outcome != client.OutcomeAccepted {

@@ -52,7 +52,11 @@ func newEnv(t *testing.T) *env {
 func newEnvOn(t *testing.T, kcfg kafka.Config) *env {
 	t.Helper()
 	slow := profile.Turn{Text: strings.Repeat("streaming a slow answer, word by word, so it can be cancelled. ", 3), ChunkChars: 4, Delay: 25 * time.Millisecond}
-	cat, err := profile.NewCatalog(profile.Profile{ID: "slow", Model: profile.ModelScripted, Script: []profile.Turn{slow, slow, slow}})
+	// hold streams for about two minutes: a test that cancels or steers it
+	// finds it running however slow the broker and the machine are.
+	hold := profile.Turn{Text: strings.Repeat(slow.Text, 100), ChunkChars: 4, Delay: 25 * time.Millisecond}
+	cat, err := profile.NewCatalog(profile.Profile{ID: "slow", Model: profile.ModelScripted, Script: []profile.Turn{slow, slow, slow}},
+		profile.Profile{ID: "hold", Model: profile.ModelScripted, Script: []profile.Turn{hold}})
 	if err != nil {
 		t.Fatal(err)
 	}

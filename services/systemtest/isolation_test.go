@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -22,7 +23,8 @@ import (
 // The tenant-isolation sweep: every operation of the served OpenAPI document
 // is probed with another tenant's token, with no token and with bad bodies.
 // An operation the sweep has no case for fails the test, so a new route
-// cannot ship without one.
+// cannot ship without one; every answer must have a status the operation
+// declares.
 
 const otherToken = "tok-other"
 
@@ -94,8 +96,17 @@ func sweepCases(a tenantA) map[string]sweepCase {
 
 // specOp is what the sweep reads of an OpenAPI operation.
 type specOp struct {
-	Security    *[]map[string][]string `json:"security"`
-	RequestBody json.RawMessage        `json:"requestBody"`
+	Security    *[]map[string][]string     `json:"security"`
+	RequestBody json.RawMessage            `json:"requestBody"`
+	Responses   map[string]json.RawMessage `json:"responses"`
+}
+
+// declares fails t unless op declares the status of ans.
+func (op specOp) declares(t *testing.T, what string, ans answer) {
+	t.Helper()
+	if _, ok := op.Responses[strconv.Itoa(ans.status)]; !ok {
+		t.Errorf("%s: HTTP %d, which the operation does not declare: %s", what, ans.status, ans.body)
+	}
 }
 
 // readSpec returns the served document's operations by "METHOD path".
@@ -164,11 +175,13 @@ func sweepOne(t *testing.T, st *stack.Stack, a tenantA, op specOp, name string, 
 	if own.status >= 300 {
 		t.Fatalf("owner: HTTP %d %s", own.status, own.body)
 	}
+	op.declares(t, "owner", own)
 	if !public {
-		readOnlyProbe(t, st, method, c.path, c.body, own.status, c.hdr...)
+		readOnlyProbe(t, st, op, method, c.path, c.body, own.status, c.hdr...)
 	}
 	for _, tok := range []string{"", "tok-nope"} {
 		ans := send(t, http.DefaultClient, st, method, c.path, tok, c.body, c.hdr...)
+		op.declares(t, "token "+tok, ans)
 		switch {
 		case public && ans.status != 200:
 			t.Errorf("public, token %q: HTTP %d %s", tok, ans.status, ans.body)
@@ -178,22 +191,24 @@ func sweepOne(t *testing.T, st *stack.Stack, a tenantA, op specOp, name string, 
 		t.Logf("token %q: %d %s", tok, ans.status, ans.code())
 	}
 	ans := send(t, http.DefaultClient, st, method, c.path, otherToken, c.body, c.hdr...)
+	op.declares(t, "other tenant", ans)
 	if ans.status != c.status || ans.code() != c.code {
 		t.Errorf("other tenant: HTTP %d code %q %s, want %d %q", ans.status, ans.code(), ans.body, c.status, c.code)
 	}
 	noSecrets(t, "other tenant", ans.body, a)
 	t.Logf("other tenant: %d %s", ans.status, ans.code())
 	if op.RequestBody != nil {
-		checkBodies(t, st, a, method, c.path)
+		checkBodies(t, st, a, op, method, c.path)
 	}
 }
 
 // readOnlyProbe: the read-only tokens of the owner's tenant read what the
 // owner reads, and every command is refused 403 forbidden_scope.
-func readOnlyProbe(t *testing.T, st *stack.Stack, method, path, body string, ownStatus int, hdr ...string) {
+func readOnlyProbe(t *testing.T, st *stack.Stack, op specOp, method, path, body string, ownStatus int, hdr ...string) {
 	t.Helper()
 	for _, tok := range []string{readerToken, demoToken} {
 		ans := send(t, http.DefaultClient, st, method, path, tok, body, hdr...)
+		op.declares(t, "read-only "+tok, ans)
 		switch {
 		case method == "GET" && ans.status != ownStatus:
 			t.Errorf("read-only %s: HTTP %d %s, want the owner's %d", tok, ans.status, ans.body, ownStatus)
@@ -242,7 +257,7 @@ func noSecrets(t *testing.T, who, body string, a tenantA) {
 
 // checkBodies sends bad bodies with both tokens: each tenant gets the same
 // answer, so a bad body tells nothing about whether A's resource exists.
-func checkBodies(t *testing.T, st *stack.Stack, a tenantA, method, path string) {
+func checkBodies(t *testing.T, st *stack.Stack, a tenantA, op specOp, method, path string) {
 	t.Helper()
 	huge := `{"agentId":"chat","intent":"steer","input":{"content":"` + strings.Repeat("x", 1<<20) + `"}}`
 	bad := []struct {
@@ -257,6 +272,7 @@ func checkBodies(t *testing.T, st *stack.Stack, a tenantA, method, path string) 
 	for _, b := range bad {
 		for _, tok := range []string{token, otherToken} {
 			ans := send(t, http.DefaultClient, st, method, path, tok, b.body)
+			op.declares(t, b.what, ans)
 			if ans.status != b.status || ans.code() != b.code {
 				t.Errorf("%s with %s: HTTP %d code %q, want %d %s: %.300s", b.what, tok, ans.status, ans.code(), b.status, b.code, ans.body)
 			}

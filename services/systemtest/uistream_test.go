@@ -98,8 +98,8 @@ func TestUIStreamOfARunWithTools(t *testing.T) {
 			t.Errorf("resume at %s:\n got %q\nwant %q", id, got, want)
 		}
 		if seq, _, part := strings.Cut(id, "."); !part {
-			if got, want := readRunStream(t, st, runID, "?after_seq="+seq), afterID(t, replay, id); got != want {
-				t.Errorf("after_seq=%s:\n got %q\nwant %q", seq, got, want)
+			if got, want := readRunStream(t, st, runID, "?afterSeq="+seq), afterID(t, replay, id); got != want {
+				t.Errorf("afterSeq=%s:\n got %q\nwant %q", seq, got, want)
 			}
 		}
 	}

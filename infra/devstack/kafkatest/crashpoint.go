@@ -32,6 +32,7 @@ func MidStream(recs []kafka.OutRecord) bool {
 			streamed[h.ItemID] = true
 		case events.ItemStarted, events.ItemCompleted, events.ItemFailed:
 			bounded[h.ItemID] = true
+		default: // not an item's stream or bound
 		}
 	}
 	for id := range streamed {

@@ -175,6 +175,7 @@ type execution struct {
 	ctxCfg  profile.Context
 	sbMu    sync.Mutex // tool calls run concurrently; the first opens the sandbox
 	sandbox compute.Sandbox
+	lost    string // the first sandbox_error a call met (sandboxlost.go); under sbMu
 	// skills are the run's skill versions, from its snapshot.
 	skills []profile.SkillVersion
 	// mcp connects to the run's MCP servers (made on first use); mcpTools

@@ -116,6 +116,9 @@ func (r *execution) toolStage(ctx context.Context, pr progress) error {
 	if err != nil {
 		return err
 	}
+	if err := r.failIfSandboxLost(ctx); err != nil {
+		return err
+	}
 	if msg := r.overBudget(); msg != "" {
 		return r.budget(ctx, msg)
 	}
@@ -312,6 +315,7 @@ func (r *execution) call(ctx, step context.Context, pc pendingCall) (asked bool,
 	if res.Question != "" {
 		return true, nil
 	}
+	r.noteLost(res)
 	return false, r.closeCall(ctx, id, c, res, cut)
 }
 
@@ -376,7 +380,7 @@ func (r *execution) execute(ctx, step context.Context, id string, tool tools.Too
 		s, err := r.openSandbox(ctx)
 		if err != nil {
 			r.log.Error("sandbox unavailable", zap.Error(err))
-			return tools.Failed(events.ToolErrToolError, "the sandbox is unavailable: "+err.Error()), streamCut{}, nil
+			return unavailable(err), streamCut{}, nil
 		}
 		call.Sandbox = s
 	}

@@ -169,4 +169,10 @@ var (
 	ErrPathOutside = errors.New("path is outside the sandbox")
 	ErrNotFound    = errors.New("no such file or directory")
 	ErrUnavailable = errors.New("sandbox provider is not available on this machine")
+	// ErrSandboxLost means the sandbox itself is gone or broken: its
+	// directories were deleted under the run, its processes' host went away,
+	// or its provider crashed. Nothing more can run in this handle; a new
+	// Open of the same key gets a fresh sandbox. The engine fails the tool
+	// call and the run with sandbox_error.
+	ErrSandboxLost = errors.New("the sandbox was lost")
 )

@@ -86,6 +86,8 @@ func sandboxFailure(ctx context.Context, op, p string, err error) Result {
 	switch {
 	case ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
 		return cancelled(op + " " + p)
+	case errors.Is(err, compute.ErrSandboxLost):
+		return Failed(events.ToolErrSandboxError, fmt.Sprintf("%s %s: %v", op, p, err))
 	case errors.Is(err, compute.ErrLimit):
 		return Failed(events.ToolErrLimitExceeded, fmt.Sprintf("%s %s: %v", op, p, err))
 	case errors.Is(err, compute.ErrNotFound):

@@ -106,6 +106,8 @@ func execFailure(ctx context.Context, cwd string, err error, data *events.ExecDa
 	switch {
 	case ctx.Err() != nil || errors.Is(err, context.Canceled):
 		r = cancelled("shell")
+	case errors.Is(err, compute.ErrSandboxLost):
+		r = Failed(events.ToolErrSandboxError, "shell: "+err.Error())
 	case errors.Is(err, compute.ErrLimit):
 		r = Failed(events.ToolErrLimitExceeded, "shell: "+err.Error())
 	case errors.Is(err, compute.ErrNotFound):

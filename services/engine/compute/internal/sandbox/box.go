@@ -13,7 +13,8 @@ import (
 	"github.com/xbot-runtime/xbot/services/engine/compute"
 )
 
-// errClosed is returned by every method of a closed or destroyed Box.
+// errClosed is returned by every method of a closed Box (errDestroyed once
+// its key was destroyed).
 var errClosed = errors.New("sandbox handle is closed")
 
 // Launch is one command for a Launcher to build.
@@ -49,9 +50,12 @@ type Box struct {
 	hostPaths bool
 	limits    *boxLimits
 
-	mu      sync.Mutex
-	closed  bool
-	running map[int]struct{} // process group IDs
+	mu     sync.Mutex
+	closed bool
+	// destroyed: the provider's Destroy of the key closed the handle, so
+	// its sandbox is gone (compute.ErrSandboxLost), not merely released.
+	destroyed bool
+	running   map[int]struct{} // process group IDs
 }
 
 // Paths returns the run's sandbox paths.
@@ -126,29 +130,44 @@ func (b *Box) Kill() error {
 // Close kills what the handle still runs and releases it; the sandbox's
 // directories remain.
 func (b *Box) Close() error {
-	b.shut()
+	b.shut(false)
 	b.release(b)
 	b.limits.close()
 	return nil
 }
 
-// shut kills the running commands and refuses any further call.
-func (b *Box) shut() {
+// shut kills the running commands and refuses any further call;
+// destroyed says the sandbox itself is gone.
+func (b *Box) shut(destroyed bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.closed = true
+	b.destroyed = b.destroyed || destroyed
 	for pgid := range b.running {
 		killGroup(pgid)
 	}
 }
 
+// usable refuses a call when ctx ended, the handle is closed or the
+// sandbox was lost (compute.ErrSandboxLost).
 func (b *Box) usable(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if err := b.shutErr(); err != nil {
+		return err
+	}
+	return b.lost()
+}
+
+// shutErr is the error of a call on a closed handle (nil while open).
+func (b *Box) shutErr() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.closed {
+	switch {
+	case b.destroyed:
+		return errDestroyed
+	case b.closed:
 		return errClosed
 	}
 	return nil

@@ -71,6 +71,9 @@ func (b *Box) run(ctx context.Context, cmd *exec.Cmd, pl *placement, streams *st
 		pl.abort()
 		_ = pl.finish(0) // it never ran: no limit to report
 		streams.finish()
+		if lerr := b.lostNow(); lerr != nil {
+			return compute.ExecResult{}, lerr
+		}
 		return compute.ExecResult{}, fmt.Errorf("exec: %w", err)
 	}
 	pgid := cmd.Process.Pid
@@ -83,15 +86,24 @@ func (b *Box) run(ctx context.Context, cmd *exec.Cmd, pl *placement, streams *st
 	b.finished(pgid)
 	streams.finish()
 	res := compute.ExecResult{ExitCode: exitCode(cmd), Duration: time.Since(start), TimedOut: why == byTimeout}
+	if why == byContext {
+		return res, ctx.Err()
+	}
+	// A command whose sandbox was destroyed or deleted under it (and its
+	// processes killed, maybe while it was being placed) ended for that
+	// reason, whatever else went wrong. The handle is marked destroyed
+	// before its commands are killed.
+	if lerr := b.lostNow(); lerr != nil {
+		return res, lerr
+	}
 	var exitErr *exec.ExitError
 	switch {
 	case err != nil: // started, but could not be placed: it never ran
 		return res, fmt.Errorf("exec: %w", err)
 	case waitErr != nil && !errors.As(waitErr, &exitErr):
 		return res, fmt.Errorf("exec: %w", waitErr)
-	case why == byContext:
-		return res, ctx.Err()
-	case hit != nil:
+	}
+	if hit != nil {
 		return res, hit
 	}
 	if werr := b.limits.checkUsage(b.layout); werr != nil {

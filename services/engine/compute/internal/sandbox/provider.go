@@ -112,7 +112,7 @@ func (p *Provider) Destroy(ctx context.Context, key compute.Key) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for b := range p.boxes[dir] {
-		b.shut()
+		b.shut(true)
 	}
 	delete(p.boxes, dir)
 	if err := os.RemoveAll(dir); err != nil {
