@@ -3,6 +3,7 @@ package agentloop
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	"github.com/xbot-runtime/xbot/commands"
 	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/infra/metrics"
+	"github.com/xbot-runtime/xbot/services/engine/compute"
 	"github.com/xbot-runtime/xbot/services/engine/mcp"
 	"github.com/xbot-runtime/xbot/services/engine/policy"
 	"github.com/xbot-runtime/xbot/services/engine/tools"
@@ -378,11 +380,17 @@ func (r *execution) execute(ctx, step context.Context, id string, tool tools.Too
 	call := tools.Call{ID: c.ID, ItemID: id, Name: c.Name, Arguments: args}
 	if tool.ItemType() != events.ItemClarificationRequest {
 		s, err := r.openSandbox(ctx)
-		if err != nil {
+		switch {
+		case err == nil:
+			call.Sandbox = s
+		case isRemoteMCP(tool) && !errors.Is(err, compute.ErrSandboxLost):
+			// It needs the sandbox only to store large results, which are
+			// cut instead.
+			r.log.Warn("sandbox unavailable for a remote MCP call's large results", zap.Error(err))
+		default:
 			r.log.Error("sandbox unavailable", zap.Error(err))
 			return unavailable(err), streamCut{}, nil
 		}
-		call.Sandbox = s
 	}
 	out := newOutputStream(ctx, r, id)
 	call.Output = out.write
@@ -394,6 +402,12 @@ func (r *execution) execute(ctx, step context.Context, id string, tool tools.Too
 		return tools.Result{}, streamCut{}, err
 	}
 	return res, cut, nil
+}
+
+// isRemoteMCP reports whether tool is a remote MCP server's.
+func isRemoteMCP(tool tools.Tool) bool {
+	m, ok := tool.(*mcp.Tool)
+	return ok && m.Remote()
 }
 
 // cancelledCalls records the calls of the last response that never started

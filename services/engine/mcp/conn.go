@@ -222,10 +222,14 @@ func (c *Conn) explain(err error) error {
 	if c.proc == nil || !c.proc.ended() && !connectionLost(err) {
 		return err
 	}
-	if why := c.proc.why(); why != "" {
-		return fmt.Errorf("%w (%s): %w", ErrServerStopped, why, err)
+	why := c.proc.why()
+	if why == "" {
+		return err
 	}
-	return err
+	if cause := c.proc.failure(); cause != nil {
+		err = errors.Join(err, cause) // a lost sandbox stays visible (compute.ErrSandboxLost)
+	}
+	return fmt.Errorf("%w (%s): %w", ErrServerStopped, why, err)
 }
 
 // connectionLost reports whether err says the connection itself broke, as

@@ -28,6 +28,7 @@ type process struct {
 
 	mu       sync.Mutex
 	exit     string // how it ended, once done
+	execErr  error  // Exec's error, once done (nil: the process exited)
 	stopping bool   // kill was called: its end is expected
 }
 
@@ -52,7 +53,7 @@ func startProcess(srv profile.MCPServer, sb compute.Sandbox, log *zap.Logger) *p
 			exit = err.Error()
 		}
 		p.mu.Lock()
-		p.exit = exit
+		p.exit, p.execErr = exit, err
 		expected := p.stopping
 		p.mu.Unlock()
 		_ = outW.CloseWithError(io.EOF) // the client's reader ends: its pending calls fail
@@ -96,6 +97,17 @@ func (p *process) ended() bool {
 	default:
 		return false
 	}
+}
+
+// failure is Exec's error once the process ended (a lost sandbox, a limit),
+// nil while it runs or when it exited by itself.
+func (p *process) failure() error {
+	if !p.ended() {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.execErr
 }
 
 // why says how the process ended and what it last wrote to stderr, waiting

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/services/engine/compute"
 	"github.com/xbot-runtime/xbot/services/engine/model"
 	"github.com/xbot-runtime/xbot/services/engine/profile"
 	"github.com/xbot-runtime/xbot/services/engine/tools"
@@ -59,7 +60,7 @@ func (t *Tool) Run(ctx context.Context, call tools.Call) tools.Result {
 		if ctx.Err() != nil {
 			return tools.Failed(events.ToolErrCancelled, "the call was cancelled before the MCP server was reached")
 		}
-		return tools.Failed(events.ToolErrToolError, t.set.Secrets().Scrub(err.Error()))
+		return tools.Failed(errorCode(err), t.set.Secrets().Scrub(err.Error()))
 	}
 	timeout := t.server.CallTimeoutOrDefault()
 	cctx, cancel := context.WithTimeout(ctx, timeout)
@@ -79,6 +80,20 @@ func (t *Tool) Run(ctx context.Context, call tools.Call) tools.Result {
 		return tools.Failed(events.ToolErrTimedOut, fmt.Sprintf(
 			"MCP server %s did not answer within %s; the call was cancelled (notifications/cancelled)", t.server.Name, timeout))
 	}
-	return tools.Failed(events.ToolErrToolError, fmt.Sprintf("MCP server %s, tool %s: %s",
+	return tools.Failed(errorCode(err), fmt.Sprintf("MCP server %s, tool %s: %s",
 		t.server.Name, t.tool.Tool, t.set.Secrets().Scrub(err.Error())))
 }
+
+// errorCode is the tool error of a call that failed with err: sandbox_error
+// when the run's sandbox was lost under a stdio server (the run then fails
+// too), else tool_error.
+func errorCode(err error) string {
+	if errors.Is(err, compute.ErrSandboxLost) {
+		return events.ToolErrSandboxError
+	}
+	return events.ToolErrToolError
+}
+
+// Remote reports whether the tool's server is remote: its calls need the
+// run's sandbox only to store large results.
+func (t *Tool) Remote() bool { return t.server.TransportOrDefault() != profile.TransportStdio }
