@@ -155,6 +155,7 @@ func TestMCPCallsAreGovernedByPolicyRulesNamingServersAndTools(t *testing.T) {
 		Script: []profile.Turn{
 			{ToolCalls: []profile.ScriptedCall{{Name: "remote__headers", Arguments: `{}`},
 				{Name: "remote__count", Arguments: fmt.Sprintf(`{"file":%q}`, count)}}},
+			{ToolCalls: call1("remote__count", fmt.Sprintf(`{"file":%q}`, count))}, // the run's grant covers it
 			{Text: "done"},
 		}}
 	e, st, _ := mcpEnv(t, agent)
@@ -163,15 +164,19 @@ func TestMCPCallsAreGovernedByPolicyRulesNamingServersAndTools(t *testing.T) {
 	if n := readLines(t, count); n != 0 {
 		t.Fatalf("the call awaiting approval ran %d times", n)
 	}
-	asks := payloads[events.ItemAwaitingApprovalPayload](t, st, runID)
-	if len(asks) != 1 || asks[0].ToolName != "remote__count" || asks[0].RuleID != "remote-asks" || asks[0].ItemType != events.ItemMCPToolCall {
-		t.Fatalf("awaiting approval: %+v", asks)
+	asks := eventsOf(t, st, runID, events.ItemAwaitingApproval)
+	ask := payloadOf[events.ItemAwaitingApprovalPayload](t, asks[0])
+	if len(asks) != 1 || ask.ToolName != "remote__count" || ask.RuleID != "remote-asks" || ask.ItemType != events.ItemMCPToolCall {
+		t.Fatalf("awaiting approval: %+v", ask)
 	}
-	approveAll(t, st, runID)
+	decide(t, st, runID, asks[0].ItemID, "allow", "run", "gov-1-allow")
 	waitStatus(t, st, runID, "completed", 20*time.Second)
 	e.invariants(st)
-	if n := readLines(t, count); n != 1 {
-		t.Errorf("the approved call ran %d times, want once", n)
+	if n := readLines(t, count); n != 2 {
+		t.Errorf("the approved call and the one its grant covers ran %d times, want twice", n)
+	}
+	if n := countType(t, st, runID, events.ItemAwaitingApproval); n != 1 {
+		t.Errorf("%d calls waited for approval, want only the first (the grant covers the second)", n)
 	}
 	if f := mcpFailures(t, st, runID)["headers"]; f.ErrorCode != events.ToolErrBlockedByPolicy || f.RuleID != "no-headers" {
 		t.Errorf("the denied call failed %+v", f)
