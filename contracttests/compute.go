@@ -71,6 +71,7 @@ func ComputeProvider(t *testing.T, newProvider func(t *testing.T) compute.Provid
 	}
 	tests = append(tests, limitCases()...)
 	tests = append(tests, optionCases()...)
+	tests = append(tests, mountCases()...)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -1,5 +1,7 @@
 package events
 
+import "encoding/json"
+
 // The Data of item events, by item type. Payloads carry them as raw JSON so
 // the catalog stays stable while item kinds grow; these types are the
 // contract for what the engine writes and what projections read.
@@ -49,7 +51,42 @@ type ToolCallData struct {
 	// GrantID is the permission grant that let a call the policy sends for
 	// approval run without asking.
 	GrantID string `json:"grantId,omitempty"`
+	// MCP names the server and its tool of an mcp_tool_call (ToolName is
+	// the name the model was offered, <server>__<tool>).
+	MCP *MCPCall `json:"mcp,omitempty"`
 }
+
+// MCPCall is the MCP server and the tool on it an mcp_tool_call calls.
+type MCPCall struct {
+	Server string `json:"server"`
+	// Tool is the tool's name on its server.
+	Tool string `json:"tool"`
+}
+
+// MCPResult is an MCP server's result of an mcp_tool_call, as it sent it.
+type MCPResult struct {
+	Server string `json:"server"`
+	Tool   string `json:"tool"`
+	// Content are the result's MCP content blocks (text, image, audio,
+	// resource_link, resource) as the server sent them, except that image or
+	// audio data and resource blobs larger than the run's offload threshold
+	// are stored in the run's output directory: such a block has no data
+	// (blob) and its _meta["xbot/outputRef"] is the OutputRef of the file.
+	Content []json.RawMessage `json:"content"`
+	// StructuredContent is the result's structured value, if any, unless
+	// it was larger than the offload threshold: it is then stored at
+	// StructuredContentRef.
+	StructuredContent    json.RawMessage `json:"structuredContent,omitempty"`
+	StructuredContentRef *OutputRef      `json:"structuredContentRef,omitempty"`
+	// IsError is the server's own verdict: the tool ran and failed; the
+	// model sees the content and may correct its call.
+	IsError    bool  `json:"isError"`
+	DurationMs int64 `json:"durationMs"`
+}
+
+// MCPOutputRefMeta is the _meta key of an MCP content block whose binary
+// data was stored in the run's output directory.
+const MCPOutputRefMeta = "xbot/outputRef"
 
 // ToolResultData is the Data of runtime.item.completed for a tool item.
 type ToolResultData struct {
@@ -62,6 +99,8 @@ type ToolResultData struct {
 	// OutputRef is set when the full output was too large for the context:
 	// Output is then a head/tail preview and the whole is stored at the ref.
 	OutputRef *OutputRef `json:"outputRef,omitempty"`
+	// MCP is the server's result of an mcp_tool_call.
+	MCP *MCPResult `json:"mcp,omitempty"`
 }
 
 // OutputRef points at a tool output offloaded to the run's output directory;
@@ -113,6 +152,9 @@ const (
 	// ToolErrLimitExceeded: the call reached a resource limit of its sandbox
 	// (memory, processes, workspace size); the message names the limit.
 	ToolErrLimitExceeded = "limit_exceeded"
+	// ToolErrTimedOut: the call did not end within its timeout (an MCP
+	// server's callTimeout) and was cancelled.
+	ToolErrTimedOut = "timed_out"
 	// ToolErrSandboxError: the run's sandbox itself was lost while the call
 	// ran (deleted, or its provider crashed); the run fails with the same
 	// code and the key's next run gets a fresh sandbox.

@@ -120,6 +120,11 @@ const (
 	// FailHistoryUnavailable: events the run needs (its own, or a follow-up's
 	// earlier runs) are no longer on the events topic (retention deleted them).
 	FailHistoryUnavailable = "history_unavailable"
+	// FailCapabilityUnavailable: a capability the run's profile names could
+	// not be resolved when the run started (an MCP server that could not be
+	// reached or listed, a skill with no stored version in range); the
+	// message says which and why.
+	FailCapabilityUnavailable = "capability_unavailable"
 )
 
 // RunFailedPayload is the payload of runtime.run.failed.

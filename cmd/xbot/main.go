@@ -44,6 +44,8 @@ Usage:
                                    one line per check; exits non-zero on any failure (--print-agents: the
                                    agents file they need)
   xbot migrate [flags]             create topics and apply Postgres migrations, then exit
+  xbot skill add <dir|archive>     add a skill version to the skill store (skills_dir); SKILL.md names it
+  xbot skill list                  list the skill store's versions
   xbot config explain [flags]      show every setting, its value, layer and variable (secrets redacted)
   xbot provider install|list|verify|remove
                                    compute provider plugins (EPP/1): install from a directory or git URL with
@@ -91,6 +93,8 @@ func run(args []string) error {
 		return runIMGateway(ctx, rest)
 	case "replay":
 		return runReplay(ctx, rest)
+	case "skill":
+		return runSkill(rest, os.Stdout)
 	case "bench":
 		return runBench(ctx, rest)
 	case "conformance":

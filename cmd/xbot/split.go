@@ -102,8 +102,14 @@ func (s *settings) stackOptions(kcfg kafka.Config, dataDir string) (stack.Option
 	if err := s.apiAccess(&opts); err != nil {
 		return stack.Options{}, err
 	}
+	if opts.Skills, err = s.skillStore(); err != nil {
+		return stack.Options{}, err
+	}
 	if s.runsExecutor {
 		if opts.Compute, err = s.computeProvider(dataDir); err != nil {
+			return stack.Options{}, err
+		}
+		if opts.MCPSecrets, err = s.mcpSecrets(); err != nil {
 			return stack.Options{}, err
 		}
 	}

@@ -85,6 +85,8 @@ func Example() {
 	// llm_model                      (unset)          default  XBOT_LLM_MODEL                      default
 	// log_format                     (unset)          default  XBOT_LOG_FORMAT                     default
 	// log_level                      info             default  XBOT_LOG_LEVEL                      default
+	// mcp_secrets                    (unset)          default  XBOT_MCP_SECRETS                    default
+	// mcp_secrets_file               (unset)          default  XBOT_MCP_SECRETS_FILE               default
 	// metrics_addr                   127.0.0.1:9464   default  XBOT_METRICS_ADDR                   default
 	// pg_dsn                         ***redacted***   env      XBOT_PG_DSN                         XBOT_PG_DSN
 	// sandbox_cgroup_parent          (unset)          default  XBOT_SANDBOX_CGROUP_PARENT          default
@@ -98,4 +100,5 @@ func Example() {
 	// sandbox_uid                    65200            default  XBOT_SANDBOX_UID                    default
 	// sandbox_wait                   30s              default  XBOT_SANDBOX_WAIT                   default
 	// sandbox_workspace_mib          1024             default  XBOT_SANDBOX_WORKSPACE_MIB          default
+	// skills_dir                     (unset)          default  XBOT_SKILLS_DIR                     default
 }

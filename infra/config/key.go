@@ -85,6 +85,9 @@ var registry = []Key{
 	{Name: "api_max_streams", Default: "2048", Usage: "most open SSE streams of one API instance (429 too_many_streams beyond)"},
 	{Name: "api_max_streams_per_principal", Default: "32", Usage: "most open SSE streams of one token's principal (429 too_many_streams beyond)"},
 	{Name: "agents_file", Usage: "path of agents.yaml (built-in demo profile always present)"},
+	{Name: "mcp_secrets", Secret: true, Usage: "secrets the headers of agents' remote MCP servers name (${NAME}), as NAME=value, comma-separated; put in by executors, never seen by a model, sandbox, event or log"},
+	{Name: "mcp_secrets_file", Usage: "file of NAME=value lines (dotenv syntax) with more MCP header secrets, e.g. values holding commas"},
+	{Name: "skills_dir", Usage: "the skill store (xbot skill add|list), read by every process that runs or lists agents with skills; its parents must be searchable by the sandbox user (empty = /var/lib/xbot/skills as root, else ~/.xbot/skills)"},
 	{Name: "executor_id", Usage: "name of this executor instance (default hostname-pid)"},
 	// A week covers a client's retries and a person's follow-up after a
 	// weekend; each remembered run costs its checkpoint in Kafka and about

@@ -20,7 +20,7 @@ func TestKeyNames(t *testing.T) {
 func TestRegistry(t *testing.T) {
 	t.Parallel()
 	secrets := []string{"pg_dsn", "api_tokens", "api_jwt_hs256_secret", "llm_api_key", "clickhouse_password", "kafka_sasl_password",
-		"command_signing_key"}
+		"command_signing_key", "mcp_secrets"}
 	keys := config.Keys()
 	if !slices.IsSortedFunc(keys, func(a, b config.Key) int { return strings.Compare(a.Name, b.Name) }) {
 		t.Error("Keys() is not sorted")

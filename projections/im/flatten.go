@@ -185,7 +185,7 @@ func approvalIDOf(m Message) string {
 
 // toolItems are the item types whose completion is a tool call's result.
 var toolItems = map[events.ItemType]bool{events.ItemCommandExecution: true, events.ItemFileChange: true,
-	events.ItemToolCall: true}
+	events.ItemToolCall: true, events.ItemMCPToolCall: true}
 
 // ToolResultTextMax bounds the text of a tool_result message (bytes of
 // output shown; the whole output is in the run's items).

@@ -147,20 +147,29 @@ func (m *Mapper) assistantCompleted(id string, it *itemState, p *events.ItemComp
 }
 
 // toolOutput is the output of a tool part: what the model received, and the
-// structured details of a command or a file change.
+// structured details of a command, a file change or an MCP server's result
+// (its content blocks, images included, and structured content).
 type toolOutput struct {
 	Output     string                 `json:"output"`
 	Exec       *events.ExecData       `json:"exec,omitempty"`
 	FileChange *events.FileChangeData `json:"fileChange,omitempty"`
+	MCP        *events.MCPResult      `json:"mcp,omitempty"`
 }
 
+// toolCompleted ends a tool part with its output; an MCP result the server
+// marked isError ends it as output-error (the full result stays in the
+// item).
 func (m *Mapper) toolCompleted(id string, it *itemState, p *events.ItemCompletedPayload) {
 	var res events.ToolResultData
 	if json.Unmarshal(p.Data, &res) != nil || (res.Output == "" && p.Content != "") {
 		res.Output = p.Content
 	}
-	m.emit(Chunk{Type: "tool-output-available", ToolCallID: id,
-		Output: mustJSON(toolOutput{Output: res.Output, Exec: res.Exec, FileChange: res.FileChange})})
+	if res.MCP != nil && res.MCP.IsError {
+		m.emit(Chunk{Type: "tool-output-error", ToolCallID: id, ErrorText: errorText(events.ToolErrToolError, res.Output)})
+	} else {
+		m.emit(Chunk{Type: "tool-output-available", ToolCallID: id,
+			Output: mustJSON(toolOutput{Output: res.Output, Exec: res.Exec, FileChange: res.FileChange, MCP: res.MCP})})
+	}
 	if fc := res.FileChange; fc != nil {
 		m.emit(dataChunk("file-changes", id, FileChanges{ToolCallID: id,
 			Changes: []FileChange{{Path: fc.Path, Diff: fc.Diff, Created: fc.Created, Bytes: fc.Bytes}}}, false))

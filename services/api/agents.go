@@ -30,6 +30,11 @@ type AgentProfile struct {
 	Options AllowedOptions
 	// Defaults are the options a run gets when it asks for none.
 	Defaults events.RunOptions
+	// MCPServers are the agent's MCP servers, with what the tenant's latest
+	// run of the agent listed.
+	MCPServers []AgentMCPServer
+	// Skills are the agent's skills as a run starting now resolves them.
+	Skills []AgentSkill
 }
 
 // AgentTool is one tool of an agent: what a model is told about it.
@@ -57,6 +62,8 @@ type agentManifest struct {
 	Tools             []AgentTool       `json:"tools" nullable:"false"`
 	Options           AllowedOptions    `json:"options"`
 	Defaults          events.RunOptions `json:"defaults" doc:"The options of a run that asks for none."`
+	MCPServers        []AgentMCPServer  `json:"mcpServers" nullable:"false" doc:"The agent's MCP servers and the tools its tenant's latest run listed of each."`
+	Skills            []AgentSkill      `json:"skills" nullable:"false" doc:"The agent's skills and the versions a run starting now gets."`
 	PermissionModes   []string          `json:"permissionModes" nullable:"false" doc:"The approval modes (the options' approvalMode values)."`
 	InputContentTypes []string          `json:"inputContentTypes" nullable:"false" doc:"The content types a user input may carry."`
 	ControlOperations []string          `json:"controlOperations" nullable:"false" doc:"What a client may do to a run or session besides sending input."`
@@ -75,7 +82,15 @@ func manifestOf(p AgentProfile) agentManifest {
 	if tools == nil {
 		tools = []AgentTool{}
 	}
+	servers, skills := p.MCPServers, p.Skills
+	if servers == nil {
+		servers = []AgentMCPServer{}
+	}
+	if skills == nil {
+		skills = []AgentSkill{}
+	}
 	return agentManifest{AgentID: p.AgentID, Model: p.Model, Tools: tools, Options: p.Options, Defaults: p.Defaults,
+		MCPServers: servers, Skills: skills,
 		PermissionModes: modes, InputContentTypes: []string{"text"}, ControlOperations: controlOperations}
 }
 
@@ -117,7 +132,9 @@ func (a *API) registerAgents() {
 		OperationID: "listAgents", Method: http.MethodGet, Path: "/v1/agents",
 		Summary: "List the agents",
 		Description: "The capability manifest of every agent the tenant may run: its tools with their parameter " +
-			"schemas, the per-run options and approval modes it allows, input content types and control operations.",
+			"schemas, its MCP servers (with the tools and server versions the tenant's latest run of the agent listed) and " +
+			"skills (with the versions a run starting now gets), the per-run options and approval modes it allows, input " +
+			"content types and control operations.",
 		Tags: []string{"Agents"},
 	}, func(ctx context.Context, _ *struct{}) (*listAgentsOutput, error) {
 		out := &listAgentsOutput{}

@@ -182,6 +182,7 @@ func (b *batch) commit() {
 		case st.Status.Terminal() && !before.Terminal():
 			b.w.release(*st)
 			free[sandboxKey(*st)] = true
+			r.interruptStep() // an engine still starting it (Run.Start) stops
 		case st.Status == events.StatusPaused && !holdsKey(*st) && b.w.release(*st):
 			// It paused for a person: it yields its key (its start may be
 			// in this batch too, since a start does not wait).

@@ -60,6 +60,9 @@ func (w *partitionWorker) drive(r *Run) error {
 		return fmt.Errorf("read the run's events: %w", err)
 	}
 	if st.Status == events.StatusQueued && !st.Requeued {
+		if p, ok := w.ex.profiles.Load().Get(st.AgentID); ok && w.ex.startsItself(st.AgentID) {
+			return w.ex.engine.Execute(w.ctx, r, p) // it calls Run.Start first (Starter)
+		}
 		p, err := w.start(r)
 		if err != nil || p == nil {
 			return err

@@ -1,7 +1,9 @@
 package executor
 
 import (
+	"context"
 	"errors"
+	"fmt"
 
 	"go.uber.org/zap"
 
@@ -63,6 +65,9 @@ func (b *batch) startAtAdmission(runID string) bool {
 		return false
 	}
 	b.keyTaken[k] = true
+	if b.w.ex.startsItself(st.AgentID) {
+		return false // its engine resolves its snapshot and starts it (Starter)
+	}
 	snap, err := b.w.ex.snapshot(*st)
 	if err != nil {
 		return false // the scheduler's start records why it cannot start
@@ -78,6 +83,64 @@ func (b *batch) startAtAdmission(runID string) bool {
 	b.started = append(b.started, runID)
 	b.profiles[runID] = snap.Profile
 	return true
+}
+
+// startsItself reports whether the engine starts runs of agentID itself
+// (Starter), as the agent's profile is configured now.
+func (ex *Executor) startsItself(agentID string) bool {
+	s, ok := ex.engine.(Starter)
+	if !ok {
+		return false
+	}
+	p, ok := ex.profiles.Load().Get(agentID)
+	return ok && s.StartsRun(p)
+}
+
+// Start freezes the run's capability snapshot and starts the run, for an
+// engine that starts runs itself (Starter): the profile, as configured now,
+// is resolved as for any run, resolve completes the snapshot (the engine's
+// I/O, in the engine's goroutine, within a context that ends when ctx does
+// or the run ends meanwhile: a cancel while it waits), and the snapshot and
+// runtime.run.started are appended together. When either step fails, the
+// run starts and fails at once (capability_unavailable for resolve's error,
+// whose text is the run's error message) and ok is false; a run that ended
+// meanwhile returns ErrRunEnded. It returns the profile the run started
+// with.
+func (r *Run) Start(ctx context.Context, resolve func(context.Context, profile.Snapshot) (profile.Snapshot, error)) (p profile.Profile, ok bool, err error) {
+	w := r.worker
+	st := r.State()
+	if st.Status != events.StatusQueued || st.Requeued {
+		return profile.Profile{}, false, fmt.Errorf("start run %s: it is %s, not waiting to start", r.id, st.Status)
+	}
+	started := events.Draft{Type: events.RunStarted, Payload: events.RunStartedPayload{ExecutorID: w.ex.cfg.ID}}
+	code := events.FailInternal
+	snap, err := w.ex.snapshot(st)
+	if err == nil {
+		code = events.FailCapabilityUnavailable
+		rctx, cancel := r.Step(ctx)
+		snap, err = resolve(rctx, snap)
+		cancel()
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return profile.Profile{}, false, ctx.Err()
+		}
+		if r.State().Status.Terminal() {
+			return profile.Profile{}, false, ErrRunEnded
+		}
+		w.log.Warn("run cannot start", zap.String("run_id", r.id), zap.Error(err))
+		_, aerr := r.Append(ctx, AppendOptions{}, started, events.Draft{Type: events.RunFailed,
+			Payload: events.RunFailedPayload{ErrorCode: code, Message: err.Error()}})
+		return profile.Profile{}, false, aerr
+	}
+	drafts, err := w.startDrafts(snap)
+	if err != nil {
+		return profile.Profile{}, false, err
+	}
+	if _, err := r.Append(ctx, AppendOptions{NoWait: true}, drafts...); err != nil {
+		return profile.Profile{}, false, err
+	}
+	return snap.Profile, true, nil
 }
 
 // frozenProfile is the profile of the run's capability snapshot; a run that

@@ -4,9 +4,12 @@ import (
 	"context"
 	"slices"
 
+	"go.uber.org/zap"
+
 	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/services/api"
 	"github.com/xbot-runtime/xbot/services/engine/profile"
+	"github.com/xbot-runtime/xbot/services/engine/skills"
 	"github.com/xbot-runtime/xbot/services/engine/tools"
 )
 
@@ -16,6 +19,10 @@ import (
 type agentCatalog struct {
 	profiles *profile.Catalog
 	tools    *tools.Registry
+	// snapshots and skills show agents' MCP servers and skills; nil: none.
+	snapshots snapshotReader
+	skills    *skills.Store
+	log       *zap.Logger
 }
 
 var _ api.AgentCatalog = agentCatalog{}
@@ -32,15 +39,16 @@ func (c agentCatalog) Agents(ctx context.Context, tenantID string) []api.AgentPr
 }
 
 // Agent returns the agent agentID offers.
-func (c agentCatalog) Agent(_ context.Context, _, agentID string) (api.AgentProfile, bool) {
+func (c agentCatalog) Agent(ctx context.Context, tenantID, agentID string) (api.AgentProfile, bool) {
 	p, ok := c.profiles.Get(agentID)
 	if !ok {
 		return api.AgentProfile{}, false
 	}
 	names := p.Tools
-	// The engine adds read_file_part to a profile with tools (agentloop's
-	// Snapshot), so the model can read outputs offloaded from its context.
-	if len(names) > 0 && !slices.Contains(names, tools.ReadFilePartName) {
+	// The engine adds read_file_part to a profile with tools or MCP servers
+	// (agentloop's Snapshot), so the model can read outputs offloaded from
+	// its context.
+	if (len(names) > 0 || len(p.MCPServers) > 0) && !slices.Contains(names, tools.ReadFilePartName) {
 		if _, ok := c.tools.Get(tools.ReadFilePartName); ok {
 			names = append(slices.Clone(names), tools.ReadFilePartName)
 		}
@@ -50,7 +58,8 @@ func (c agentCatalog) Agent(_ context.Context, _, agentID string) (api.AgentProf
 		return api.AgentProfile{}, false // checkProfiles refused such a profile at startup
 	}
 	out := api.AgentProfile{AgentID: p.ID, Model: p.Model, Tools: make([]api.AgentTool, 0, len(specs)),
-		Options: allowedOptions(p), Defaults: defaultOptions(p)}
+		Options: allowedOptions(p), Defaults: defaultOptions(p),
+		MCPServers: c.mcpServers(ctx, tenantID, p), Skills: c.skillsOf(p)}
 	for _, s := range specs {
 		out.Tools = append(out.Tools, api.AgentTool{Name: s.Name, Description: s.Description, Parameters: s.Parameters})
 	}

@@ -26,7 +26,9 @@ import (
 	"github.com/xbot-runtime/xbot/services/api"
 	"github.com/xbot-runtime/xbot/services/engine/agentloop"
 	"github.com/xbot-runtime/xbot/services/engine/compute"
+	"github.com/xbot-runtime/xbot/services/engine/mcp"
 	"github.com/xbot-runtime/xbot/services/engine/profile"
+	"github.com/xbot-runtime/xbot/services/engine/skills"
 	"github.com/xbot-runtime/xbot/services/engine/tools"
 	"github.com/xbot-runtime/xbot/services/executor"
 )
@@ -92,6 +94,12 @@ type Options struct {
 	// (command_signing_key). Empty generates one for this process, which
 	// works only when the API and the executor run in it together.
 	CommandKeys commands.KeyRing
+	// MCPSecrets are the secrets agents' MCP server headers name
+	// (mcp_secrets); the executor puts them in, nothing else sees them.
+	MCPSecrets map[string]string
+	// Skills is the skill store (skills_dir): the executor resolves and
+	// mounts profiles' skills from it, the API lists them. Nil: none.
+	Skills *skills.Store
 	// MetricsAddr is where the process's /metrics endpoint listens
 	// (metrics_addr), on a listener of its own; "" serves none. Port 0
 	// picks a free one.
@@ -205,14 +213,20 @@ func (s *Stack) startExecutor(ctx context.Context) error {
 	if reg == nil {
 		reg = tools.Builtin(tools.Options{})
 	}
-	if err := checkProfiles(s.opts.Profiles, reg); err != nil {
+	if err := checkProfiles(s.opts.Profiles, reg, s.opts.MCPSecrets); err != nil {
 		return err
 	}
+	s.warnMissingSkills()
 	models := s.opts.Models
 	if models == nil {
 		models = modelResolver(s.opts.LLM)
 	}
-	engine := agentloop.New(agentloop.Config{Models: models, Tools: reg, Compute: s.opts.Compute, Log: s.log.Named("engine")})
+	cfg := agentloop.Config{Models: models, Tools: reg, Compute: s.opts.Compute, Log: s.log.Named("engine"),
+		MCPSecrets: mcp.NewSecrets(s.opts.MCPSecrets), Version: s.opts.Version}
+	if s.opts.Skills != nil {
+		cfg.Skills = s.opts.Skills
+	}
+	engine := agentloop.New(cfg)
 	ex, err := executor.New(executor.Config{Kafka: s.opts.Kafka, ID: s.opts.ExecutorID, Hooks: s.opts.ExecutorHooks,
 		CommandKeys: s.opts.CommandKeys, RememberFinished: s.opts.RememberFinished},
 		engine, s.opts.Profiles, s.log.Named("executor"))
@@ -222,19 +236,6 @@ func (s *Stack) startExecutor(ctx context.Context) error {
 	s.Executor = ex
 	s.goRun("executor", func() error { return ex.Run(ctx) })
 	return nil
-}
-
-// checkProfiles refuses to start with a profile naming a tool that does not
-// exist: better now than as a failed run later.
-func checkProfiles(c *profile.Catalog, reg *tools.Registry) error {
-	var errs []error
-	for _, id := range c.IDs() {
-		p, _ := c.Get(id)
-		if _, err := reg.Specs(p.Tools); err != nil {
-			errs = append(errs, fmt.Errorf("agent %s: %w", id, err))
-		}
-	}
-	return errors.Join(errs...)
 }
 
 func (s *Stack) goRun(name string, fn func() error) {
@@ -395,7 +396,8 @@ func (s *Stack) startAPI() error {
 		reg = tools.Builtin(tools.Options{})
 	}
 	if s.opts.Profiles != nil {
-		a.EnableAgents(agentCatalog{profiles: s.opts.Profiles, tools: reg})
+		a.EnableAgents(agentCatalog{profiles: s.opts.Profiles, tools: reg, snapshots: s.Store.Queries, skills: s.opts.Skills,
+			log: s.log.Named("agents")})
 	}
 	addr := s.opts.APIAddr
 	if addr == "" {

@@ -14,6 +14,7 @@ import (
 	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
 	"github.com/xbot-runtime/xbot/infra/devstack/kafkatest"
 	"github.com/xbot-runtime/xbot/infra/kafka"
+	"github.com/xbot-runtime/xbot/services/engine/mcp/mcptest"
 	"github.com/xbot-runtime/xbot/services/engine/profile"
 	"github.com/xbot-runtime/xbot/services/stack"
 )
@@ -124,4 +125,43 @@ func readLines(t *testing.T, path string) int {
 		t.Fatal(err)
 	}
 	return strings.Count(string(raw), "\n")
+}
+
+// TestAgentKilledDuringMCPCall kills the executor while an MCP tool call
+// runs on its server; the next owner closes the item runtime_lost, tells
+// the model so, does not call the tool again, and the run finishes.
+func TestAgentKilledDuringMCPCall(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir() // before the server: removed after it closed
+	url, _ := mcptest.ServeHTTP(t)
+	wait, gate := filepath.Join(dir, "wait"), filepath.Join(dir, "gate")
+	// The killed executor's call stays on the server (a crash would have cut
+	// its connection); the gate lets it end when the test does.
+	t.Cleanup(func() { _ = os.WriteFile(gate, nil, 0o600) })
+	agent := profile.Profile{ID: "remote-builder", Model: profile.ModelScripted,
+		MCPServers: []profile.MCPServer{{Name: "remote", URL: url}}, Script: []profile.Turn{
+			{ToolCalls: call1("remote__wait", fmt.Sprintf(`{"file":%q,"gate":%q}`, wait, gate))},
+			{Text: "The remote call was interrupted; I will not repeat it blindly."},
+		}}
+	e, front, executor := crashEnv(t, agent)
+	exA := executor("exA", nil)
+	runID := create(t, front, "remote-builder", "build", "kill-mcp-1").RunID
+	waitFor(t, wait, 1, "the MCP call is running on its server")
+	exA.Executor.Kill()
+	executor("exB", nil)
+	waitStatus(t, front, runID, "completed", 30*time.Second)
+	e.invariants(front)
+	assertLog(t, front, runID,
+		"runtime.item.started:assistant_message", "runtime.item.completed:assistant_message",
+		"runtime.item.started:mcp_tool_call",
+		"runtime.run.checkpoint_restored", "runtime.item.failed:mcp_tool_call",
+		"runtime.item.started:assistant_message", "delta+", "runtime.item.completed:assistant_message",
+		"runtime.run.completed")
+	if f := mcpFailures(t, front, runID)["wait"]; f.ErrorCode != events.ToolErrRuntimeLost {
+		t.Errorf("the lost call failed %+v, want runtime_lost", f)
+	}
+	raw, _ := os.ReadFile(wait)
+	if n := strings.Count(string(raw), "started\n"); n != 1 {
+		t.Errorf("the MCP tool was called %d times, want once", n)
+	}
 }

@@ -19,11 +19,15 @@ import (
 	"github.com/xbot-runtime/xbot/infra/devstack/kafkatest"
 	"github.com/xbot-runtime/xbot/infra/devstack/pgtest"
 	"github.com/xbot-runtime/xbot/infra/kafka"
+	"github.com/xbot-runtime/xbot/services/engine/mcp/mcptest"
 	"github.com/xbot-runtime/xbot/services/engine/profile"
 	"github.com/xbot-runtime/xbot/services/stack"
 )
 
-func TestMain(m *testing.M) { os.Exit(pgtest.Run(chtest.Wrap(kafkatest.Wrap(m)))) }
+func TestMain(m *testing.M) {
+	mcptest.ServeStdioIfAsked() // this binary is the stdio MCP server of the MCP tests
+	os.Exit(pgtest.Run(chtest.Wrap(kafkatest.Wrap(m))))
+}
 
 const token, tenant = "tok-acme", "acme"
 

@@ -27,6 +27,7 @@ import (
 	"github.com/xbot-runtime/xbot/infra/metrics"
 	"github.com/xbot-runtime/xbot/infra/tracing"
 	"github.com/xbot-runtime/xbot/services/engine/compute"
+	"github.com/xbot-runtime/xbot/services/engine/mcp"
 	"github.com/xbot-runtime/xbot/services/engine/model"
 	"github.com/xbot-runtime/xbot/services/engine/policy"
 	"github.com/xbot-runtime/xbot/services/engine/profile"
@@ -46,6 +47,13 @@ type Config struct {
 	// Compute provides sandboxes for tool calls. Required when a profile has
 	// tools that need one.
 	Compute compute.Provider
+	// MCPSecrets fill the header templates of profiles' remote MCP servers
+	// (mcp_secrets); nil holds none.
+	MCPSecrets *mcp.Secrets
+	// Skills finds profiles' skills; nil: a profile with skills cannot start.
+	Skills SkillResolver
+	// Version is reported to MCP servers as the client's version.
+	Version string
 	// Log is the engine's logger. Required.
 	Log *zap.Logger
 	// FlushInterval and FlushBytes coalesce streamed text into item deltas:
@@ -130,10 +138,11 @@ func (e *Engine) Implements(what string) bool {
 const readFilePart = tools.ReadFilePartName
 
 // Snapshot implements executor.Engine: the profile, the specs of the
-// tools it offers and the grants it inherits. A profile with tools also gets
-// read_file_part, so the model can read outputs too large for its context.
+// tools it offers and the grants it inherits. A profile with tools (or MCP
+// servers) also gets read_file_part, so the model can read outputs too
+// large for its context.
 func (e *Engine) Snapshot(p profile.Profile, grants []events.PermissionGrant) (profile.Snapshot, error) {
-	if len(p.Tools) > 0 && !slices.Contains(p.Tools, readFilePart) {
+	if (len(p.Tools) > 0 || len(p.MCPServers) > 0) && !slices.Contains(p.Tools, readFilePart) {
 		if _, ok := e.cfg.Tools.Get(readFilePart); ok {
 			p.Tools = append(slices.Clone(p.Tools), readFilePart)
 		}
@@ -167,6 +176,13 @@ type execution struct {
 	sbMu    sync.Mutex // tool calls run concurrently; the first opens the sandbox
 	sandbox compute.Sandbox
 	lost    string // the first sandbox_error a call met (sandboxlost.go); under sbMu
+	// skills are the run's skill versions, from its snapshot.
+	skills []profile.SkillVersion
+	// mcp connects to the run's MCP servers (made on first use); mcpTools
+	// are their tools as the snapshot froze them (nil: none).
+	mcpMu    sync.Mutex
+	mcp      *mcp.Set
+	mcpTools *tools.Registry
 	// wall ends at the run's wall-time budget.
 	wall context.Context
 }
@@ -178,6 +194,13 @@ func (e *Engine) Execute(ctx context.Context, run *executor.Run, p profile.Profi
 	r := &execution{e: e, run: run, p: p, limits: p.Limits.WithDefaults(), ctxCfg: p.Context.WithDefaults(),
 		log: e.cfg.Log.With(zap.String("run_id", run.ID()))}
 	defer r.closeSandbox()
+	defer r.closeMCP() // before the sandbox, where stdio servers run
+	if st := run.State(); st.Status == events.StatusQueued && !st.Requeued {
+		started, err := r.start(ctx)
+		if err != nil || !started {
+			return err
+		}
+	}
 	if err := r.loadSnapshot(); err != nil {
 		return err
 	}
@@ -219,7 +242,15 @@ func (r *execution) loadSnapshot() error {
 		return err
 	}
 	r.policy, err = r.e.compiledPolicy(r.run.State().SnapshotHash, r.p.Policy)
-	return err
+	if err != nil {
+		return err
+	}
+	r.skills = snap.Skills
+	r.p.SystemPrompt = withSkills(r.p.SystemPrompt, snap.Skills)
+	if r.mcpTools == nil {
+		return r.buildMCPTools(snap.MCPServers)
+	}
+	return nil
 }
 
 func (r *execution) loop(ctx context.Context) error {
@@ -327,7 +358,8 @@ func (r *execution) openSandbox(ctx context.Context) (compute.Sandbox, error) {
 		SessionID: st.PlatformSessionID, RunID: st.RunID,
 		Network: r.network(), AllowHosts: r.p.Sandbox.AllowHosts, Env: r.p.Sandbox.Env,
 		Limits: r.p.Sandbox.Limits(), SafetyMode: r.opts.SafetyMode, WorkingDirectory: r.opts.WorkingDirectory,
-		SandboxID: recorded,
+		SandboxID:      recorded,
+		ReadOnlyMounts: r.readOnlyMounts(),
 	})
 	if err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package agentloop
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -13,6 +14,8 @@ import (
 	"github.com/xbot-runtime/xbot/commands"
 	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/infra/metrics"
+	"github.com/xbot-runtime/xbot/services/engine/compute"
+	"github.com/xbot-runtime/xbot/services/engine/mcp"
 	"github.com/xbot-runtime/xbot/services/engine/policy"
 	"github.com/xbot-runtime/xbot/services/engine/tools"
 	"github.com/xbot-runtime/xbot/services/executor"
@@ -174,7 +177,7 @@ func (r *execution) pause(ctx context.Context, reason events.PauseReason, items 
 // decide runs the policy on a call. Calls that will fail anyway (unknown
 // tool, invalid arguments) are allowed here and fail as tool errors.
 func (r *execution) decide(c events.ToolCallRef) policy.Decision {
-	if !slices.Contains(r.p.Tools, c.Name) {
+	if _, ok := r.lookup(c.Name); !ok {
 		return policy.Decision{Action: policy.Allow}
 	}
 	return r.policy.Decide(r.policyRun(), c.Name, json.RawMessage(c.Arguments))
@@ -182,8 +185,8 @@ func (r *execution) decide(c events.ToolCallRef) policy.Decision {
 
 // startData is the item.started of a tool call.
 func (r *execution) startData(pc pendingCall) events.ItemStartedPayload {
-	data := events.ToolCallData{ToolCallID: pc.call.ID, ToolName: pc.call.Name, Arguments: pc.call.Arguments,
-		ResponseItemID: pc.responseID, GrantID: pc.grantID}
+	data := r.newCallData(pc.call, pc.responseID)
+	data.GrantID = pc.grantID
 	if t := r.itemType(pc.call.Name); t == events.ItemClarificationRequest {
 		var q struct {
 			Question string `json:"question"`
@@ -193,6 +196,19 @@ func (r *execution) startData(pc pendingCall) events.ItemStartedPayload {
 	}
 	raw, _ := json.Marshal(data) // plain strings: cannot fail
 	return events.ItemStartedPayload{ItemType: r.itemType(pc.call.Name), Data: raw}
+}
+
+// newCallData is what an item that runs call records when it starts: the
+// call, and for an MCP tool its server and the tool's own name.
+func (r *execution) newCallData(c events.ToolCallRef, responseID string) events.ToolCallData {
+	data := events.ToolCallData{ToolCallID: c.ID, ToolName: c.Name, Arguments: c.Arguments, ResponseItemID: responseID}
+	if t, ok := r.lookup(c.Name); ok {
+		if m, ok := t.(*mcp.Tool); ok {
+			call := m.Call()
+			data.MCP = &call
+		}
+	}
+	return data
 }
 
 // blockedDrafts records a call the policy forbids: the model learns why
@@ -319,7 +335,7 @@ func (r *execution) closeCall(ctx context.Context, id string, c events.ToolCallR
 	}
 	r.offload(ctx, id, &res)
 	out, err := json.Marshal(events.ToolResultData{ToolCallID: c.ID, ToolName: c.Name, Output: res.Output,
-		Exec: res.Exec, FileChange: res.FileChange, OutputRef: res.OutputRef})
+		Exec: res.Exec, FileChange: res.FileChange, OutputRef: res.OutputRef, MCP: res.MCP})
 	if err != nil {
 		return err
 	}
@@ -349,23 +365,32 @@ func (r *execution) offload(ctx context.Context, itemID string, res *tools.Resul
 // prepare finds the tool and validates the arguments. A tool the profile does
 // not offer is unknown to the model, even when the registry has it.
 func (r *execution) prepare(c events.ToolCallRef) (tools.Tool, json.RawMessage, *tools.Result) {
-	if !slices.Contains(r.p.Tools, c.Name) {
-		res := tools.Failed(events.ToolErrUnknownTool, fmt.Sprintf("unknown tool %q; available tools: %v", c.Name, r.p.Tools))
-		return nil, nil, &res
+	switch {
+	case slices.Contains(r.p.Tools, c.Name):
+		return r.e.cfg.Tools.Prepare(c.Name, c.Arguments)
+	case r.mcpTools != nil && slices.Contains(r.mcpTools.Names(), c.Name):
+		return r.mcpTools.Prepare(c.Name, c.Arguments)
 	}
-	return r.e.cfg.Tools.Prepare(c.Name, c.Arguments)
+	res := tools.Failed(events.ToolErrUnknownTool, fmt.Sprintf("unknown tool %q; available tools: %v", c.Name, r.offered()))
+	return nil, nil, &res
 }
 
 // execute runs a validated call, streaming its output as deltas of item id.
 func (r *execution) execute(ctx, step context.Context, id string, tool tools.Tool, c events.ToolCallRef, args json.RawMessage) (tools.Result, streamCut, error) {
-	call := tools.Call{ID: c.ID, Name: c.Name, Arguments: args}
+	call := tools.Call{ID: c.ID, ItemID: id, Name: c.Name, Arguments: args}
 	if tool.ItemType() != events.ItemClarificationRequest {
 		s, err := r.openSandbox(ctx)
-		if err != nil {
+		switch {
+		case err == nil:
+			call.Sandbox = s
+		case isRemoteMCP(tool) && !errors.Is(err, compute.ErrSandboxLost):
+			// It needs the sandbox only to store large results, which are
+			// cut instead.
+			r.log.Warn("sandbox unavailable for a remote MCP call's large results", zap.Error(err))
+		default:
 			r.log.Error("sandbox unavailable", zap.Error(err))
 			return unavailable(err), streamCut{}, nil
 		}
-		call.Sandbox = s
 	}
 	out := newOutputStream(ctx, r, id)
 	call.Output = out.write
@@ -379,6 +404,12 @@ func (r *execution) execute(ctx, step context.Context, id string, tool tools.Too
 	return res, cut, nil
 }
 
+// isRemoteMCP reports whether tool is a remote MCP server's.
+func isRemoteMCP(tool tools.Tool) bool {
+	m, ok := tool.(*mcp.Tool)
+	return ok && m.Remote()
+}
+
 // cancelledCalls records the calls of the last response that never started
 // as started-and-cancelled items.
 func (r *execution) cancelledCalls(pr progress) []events.Draft {
@@ -389,7 +420,7 @@ func (r *execution) cancelledCalls(pr progress) []events.Draft {
 	for _, c := range pr.unstarted {
 		id := toolItemID(pr.last.itemID, c.ID)
 		t := r.itemType(c.Name)
-		data, _ := json.Marshal(events.ToolCallData{ToolCallID: c.ID, ToolName: c.Name, Arguments: c.Arguments, ResponseItemID: pr.last.itemID})
+		data, _ := json.Marshal(r.newCallData(c, pr.last.itemID))
 		drafts = append(drafts,
 			events.Draft{Type: events.ItemStarted, ItemID: id, Payload: events.ItemStartedPayload{ItemType: t, Data: data}},
 			events.Draft{Type: events.ItemFailed, ItemID: id, Payload: events.ItemFailedPayload{ItemType: t,
@@ -401,7 +432,7 @@ func (r *execution) cancelledCalls(pr progress) []events.Draft {
 // itemType is the item a call of the named tool is recorded as: the tool's
 // own type when the profile offers it, else a generic tool_call.
 func (r *execution) itemType(name string) events.ItemType {
-	if tool, ok := r.e.cfg.Tools.Get(name); ok && slices.Contains(r.p.Tools, name) {
+	if tool, ok := r.lookup(name); ok {
 		return tool.ItemType()
 	}
 	return events.ItemToolCall

@@ -11,6 +11,7 @@
 //	/sessions/{sessionId}/runs/{runId}/input     the run's input (read-only for tools)
 //	/sessions/{sessionId}/runs/{runId}/output    the run's deliverables
 //	/sessions/{sessionId}/runs/{runId}/tmp       scratch space (TMPDIR)
+//	/skills/{skillVersionId}                     a skill version of the run (read-only)
 //
 // Paths given to a Sandbox are these sandbox paths: absolute, or relative to
 // the run's working directory (Spec.WorkingDirectory; /workspace unless the
@@ -81,6 +82,11 @@ type Spec struct {
 	// it is gone, never silently giving the run another one. Providers
 	// without ids (local, bwrap) ignore it.
 	SandboxID string
+	// ReadOnlyMounts are host directories the sandbox sees read-only: the
+	// run's skill versions at /skills/{skill_version_id}, and the
+	// directories its profile names (ReadOnlyMount.Validate). Commands and
+	// the file methods see them alike; writes to them fail.
+	ReadOnlyMounts []ReadOnlyMount
 }
 
 // ExecRequest runs one command.

@@ -16,6 +16,13 @@ import (
 // spaces, because grants and audit logs carry it.
 var idPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
 
+// serverPattern is an MCP server's name (profile.MCPServer.Name).
+var serverPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,31}$`)
+
+// mcpSeparator joins an MCP server's name and its tool's in the name
+// offered to the model.
+const mcpSeparator = "__"
+
 // defaultPrefix starts the id of every built-in rule. Profile rules may not
 // use it while the built-in rules are in effect, so a grant naming a rule
 // never means two rules, and later built-in rules cannot collide with a
@@ -133,8 +140,11 @@ func compileRule(r Rule) (compiled, []error) {
 	} else if !idPattern.MatchString(r.ID) {
 		errs = append(errs, fmt.Errorf("id must match %s", idPattern))
 	}
-	if r.Tool == "" {
-		errs = append(errs, errors.New(`tool is required ("*" for every tool)`))
+	switch {
+	case r.Tool == "" && r.Server == "":
+		errs = append(errs, errors.New(`tool is required ("*" for every tool), or server for an MCP server's tools`))
+	case r.Server != "" && !serverPattern.MatchString(r.Server):
+		errs = append(errs, fmt.Errorf("server must match %s (an MCP server's name)", serverPattern))
 	}
 	if !r.Action.Valid() {
 		errs = append(errs, fmt.Errorf("action: %w", badAction(r.Action)))

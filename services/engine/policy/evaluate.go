@@ -34,7 +34,7 @@ func (p *Policy) EvaluateIn(dir, tool string, arguments json.RawMessage) Decisio
 
 // matches reports whether r decides a call of tool with arguments a.
 func (r *compiled) matches(tool string, a *args) bool {
-	if r.Tool != "*" && r.Tool != tool {
+	if !r.matchesTool(tool) {
 		return false
 	}
 	value, ok := a.value(r.Argument)
@@ -42,6 +42,18 @@ func (r *compiled) matches(tool string, a *args) bool {
 		return false
 	}
 	return r.matchArgument(tool, value, a.dir)
+}
+
+// matchesTool reports whether the rule applies to calls of tool.
+func (r *compiled) matchesTool(tool string) bool {
+	if r.Server == "" {
+		return r.Tool == "*" || r.Tool == tool
+	}
+	prefix := r.Server + mcpSeparator
+	if !strings.HasPrefix(tool, prefix) {
+		return false
+	}
+	return r.Tool == "" || r.Tool == "*" || r.Tool == tool || prefix+r.Tool == tool
 }
 
 func (r *compiled) reason() string {

@@ -23,8 +23,13 @@ type Rule struct {
 	// 1-64 characters of [a-z0-9._-], starting with a letter or digit.
 	ID string `yaml:"id" json:"id"`
 	// Tool is the tool name the rule applies to; "*" applies to every tool.
-	// Required.
-	Tool string `yaml:"tool" json:"tool"`
+	// Required unless Server is set.
+	Tool string `yaml:"tool" json:"tool,omitempty"`
+	// Server names an MCP server of the agent: the rule applies to that
+	// server's tools only (offered as <server>__<tool>): all of them when
+	// Tool is empty or "*", else the one Tool names, by its name on the
+	// server or as offered to the model.
+	Server string `yaml:"server" json:"server,omitempty"`
 	// Argument is the top-level argument whose string value Pattern is
 	// matched against (a non-string value is matched as its JSON text); ""
 	// matches against the whole arguments JSON. A rule naming an argument

@@ -13,6 +13,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/xbot-runtime/xbot/services/engine/compute"
 	"github.com/xbot-runtime/xbot/services/engine/policy"
 )
 
@@ -151,6 +152,11 @@ type Sandbox struct {
 	// cloud metadata, private and reserved ranges, this host's addresses),
 	// e.g. an internal package mirror. Default none: only public addresses.
 	AllowHosts []string `yaml:"allowHosts" json:"allowHosts,omitempty"`
+	// Mounts are host directories the sandbox sees read-only at their
+	// target, e.g. where stdio MCP servers or toolchains are installed
+	// outside the system directories (/usr is there already). The sandbox
+	// user must be able to read them.
+	Mounts []compute.ReadOnlyMount `yaml:"mounts" json:"mounts,omitempty"`
 }
 
 // Profile describes one agent.
@@ -179,6 +185,11 @@ type Profile struct {
 	// RunOptions bounds the per-run options a caller may ask for and names
 	// the defaults of a run that asks for none.
 	RunOptions RunOptions `yaml:"runOptions" json:"runOptions"`
+	// MCPServers are the agent's MCP servers; their tools are offered as
+	// <server>__<tool>.
+	MCPServers []MCPServer `yaml:"mcpServers" json:"mcpServers,omitempty"`
+	// Skills are the skills the agent uses, by name and version range.
+	Skills []SkillRef `yaml:"skills" json:"skills,omitempty"`
 }
 
 // DefaultPauseTTL is the pause TTL of a profile that sets none.
@@ -297,6 +308,7 @@ func (p Profile) Validate() error {
 		}
 	}
 	errs = append(errs, p.Sandbox.validateHosts(p.ID)...)
+	errs = append(errs, p.capabilityErrors()...)
 	errs = append(errs, p.runOptionErrors()...)
 	if _, err := policy.Compile(p.Policy); err != nil {
 		errs = append(errs, fmt.Errorf("profile %q: policy: %w", p.ID, err))

@@ -2,6 +2,7 @@ package profile
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/xbot-runtime/xbot/services/engine/compute"
 )
@@ -22,4 +23,15 @@ func (s Sandbox) validate() error {
 		return errors.New("memoryMiB, pids, cpuMillis and workspaceMiB must be >= 0 (and MiB values at most 2^30)")
 	}
 	return s.Limits().Validate()
+}
+
+// validateMounts checks the operator's read-only mounts; /skills is kept
+// for the run's skill versions.
+func (s Sandbox) validateMounts() error {
+	for _, m := range s.Mounts {
+		if compute.Under(m.Target, compute.SkillsRoot) {
+			return fmt.Errorf("target %q: %s holds the run's skills", m.Target, compute.SkillsRoot)
+		}
+	}
+	return compute.CheckMounts(s.Mounts)
 }

@@ -36,7 +36,31 @@ type Snapshot struct {
 	// Zero in snapshots frozen before runs had options; RunOptions then
 	// gives the frozen profile's defaults.
 	Options events.RunOptions `json:"options"`
+	// MCPServers are the agent's MCP servers as the run found them when it
+	// started: what each said of itself and the tools it listed (also in
+	// Tools, as <server>__<tool>), or why an optional one was left out.
+	MCPServers []MCPServerSnapshot `json:"mcpServers,omitempty"`
+	// Skills are the exact skill versions the run uses, mounted read-only
+	// at /skills/{id} in its sandbox.
+	Skills []SkillVersion `json:"skills,omitempty"`
 }
+
+// MCPTool finds the MCP tool offered to the model as name, with its server.
+func (s Snapshot) MCPTool(name string) (MCPServerSnapshot, MCPTool, bool) {
+	for _, srv := range s.MCPServers {
+		for _, t := range srv.Tools {
+			if t.Name == name {
+				return srv, t, true
+			}
+		}
+	}
+	return MCPServerSnapshot{}, MCPTool{}, false
+}
+
+// ResolvesAtStart reports whether starting a run of p needs more than the
+// profile: its MCP servers' tools and its skills' versions, which the
+// engine resolves (with I/O) when the run starts.
+func (p Profile) ResolvesAtStart() bool { return len(p.MCPServers) > 0 || len(p.Skills) > 0 }
 
 // RunOptions are the run's effective options: Options, or the frozen
 // profile's defaults when the snapshot predates them.

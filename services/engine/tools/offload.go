@@ -87,6 +87,27 @@ func OffloadPath(paths compute.Paths, id string) string {
 	return path.Join(paths.Output, OffloadDir, safeName(id)+".txt")
 }
 
+// StoreOutput writes data to <paths.Output>/tool-outputs/<id>-<suffix> in
+// sb (id made safe as for OffloadPath; suffix must be a safe file name, e.g.
+// "2.png") and returns its ref: how a tool keeps a part of its result
+// (an image, a large block) out of the log and the model's context.
+func StoreOutput(ctx context.Context, sb compute.Sandbox, id, suffix string, data []byte) (*events.OutputRef, error) {
+	if sb == nil {
+		return nil, fmt.Errorf("store tool output %s: no sandbox", id)
+	}
+	paths := sb.Paths()
+	if paths.Output == "" {
+		return nil, fmt.Errorf("store tool output %s: %w", id, errNoOutputDir)
+	}
+	sum := sha256.Sum256(data)
+	ref := &events.OutputRef{Path: path.Join(paths.Output, OffloadDir, safeName(id)+"-"+suffix),
+		Bytes: int64(len(data)), SHA256: hex.EncodeToString(sum[:])}
+	if err := sb.WriteFile(ctx, ref.Path, data); err != nil {
+		return nil, fmt.Errorf("store tool output %s at %s: %w", id, ref.Path, err)
+	}
+	return ref, nil
+}
+
 func safeName(id string) string {
 	b := []byte(id)
 	for i, c := range b {

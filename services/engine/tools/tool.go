@@ -26,7 +26,10 @@ type Tool interface {
 
 // Call is one validated tool call.
 type Call struct {
+	// ID is the model's call id; ItemID the call's item, unique in the run
+	// (name files after it, as Offload does).
 	ID        string
+	ItemID    string
 	Name      string
 	Arguments json.RawMessage
 	Sandbox   compute.Sandbox
@@ -47,6 +50,8 @@ type Result struct {
 	// OutputRef is set by Offload: Output is then a preview and the full
 	// output is stored at OutputRef.Path.
 	OutputRef *events.OutputRef
+	// MCP is an MCP server's result, kept as the server sent it.
+	MCP *events.MCPResult
 }
 
 // Failed returns a tool error result.

@@ -1,14 +1,14 @@
 package openai
 
 import (
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 	"time"
+
+	"github.com/xbot-runtime/xbot/infra/redact"
 )
 
 // Defaults for Config fields left zero.
@@ -132,43 +132,5 @@ func (c Config) secrets() []string {
 	return s
 }
 
-// spellings returns secret as written, URL-escaped and base64-encoded
-// (standard and URL alphabets, padded or not, also as "Bearer <secret>"),
-// plus the part of its base64 form that every base64 text containing it
-// shares whatever its alignment. Longest first, so that a longer spelling
-// is replaced whole.
-func spellings(secret string) []string {
-	out := []string{secret, url.QueryEscape(secret), url.PathEscape(secret)}
-	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding, base64.RawURLEncoding} {
-		out = append(out, enc.EncodeToString([]byte(secret)), enc.EncodeToString([]byte("Bearer "+secret)))
-	}
-	out = append(out, base64Cores(secret)...)
-	slices.SortFunc(out, func(a, b string) int {
-		if len(a) != len(b) {
-			return len(b) - len(a)
-		}
-		return strings.Compare(a, b)
-	})
-	return slices.Compact(out)
-}
-
-// minCore is the shortest base64 core worth scrubbing: shorter runs occur
-// in ordinary text by chance.
-const minCore = 8
-
-// base64Cores returns, for each of the three byte alignments secret can
-// have inside a longer base64 text, the characters that depend on secret
-// alone.
-func base64Cores(secret string) []string {
-	var out []string
-	for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
-		for o := range 3 {
-			e := enc.EncodeToString(append(make([]byte, o), secret...))
-			start, end := (4*o+2)/3, 8*(o+len(secret))/6
-			if end-start >= minCore {
-				out = append(out, e[start:end])
-			}
-		}
-	}
-	return out
-}
+// spellings are secret's spellings a server may echo (redact.Spellings).
+func spellings(secret string) []string { return redact.Spellings(secret) }

@@ -28,6 +28,9 @@ type Mount struct {
 	rel string
 	// i is the mount's index in its layout.
 	i int
+	// external: Host lies outside the key directory (a read-only mount of
+	// Spec.ReadOnlyMounts); it is never created, owned or counted here.
+	external bool
 }
 
 // Layout is one run's directories. The first mount is /workspace. Nothing
@@ -38,7 +41,9 @@ type Layout struct {
 	keyDir string
 	paths  compute.Paths
 	mounts []Mount
-	owner  *Owner // receives what the layout creates; nil: nobody
+	// extra are the spec's read-only mounts (external), after the run's own.
+	extra []Mount
+	owner *Owner // receives what the layout creates; nil: nobody
 
 	mu   sync.Mutex
 	made []bool // by mount index: created (or found) by this layout
@@ -88,6 +93,9 @@ func newLayout(base string, spec compute.Spec) (*Layout, error) {
 		Workspace:        l.mounts[0].Sandbox, Context: l.mounts[1].Sandbox,
 		Input: l.mounts[2].Sandbox, Output: l.mounts[3].Sandbox, Tmp: l.mounts[4].Sandbox,
 	}
+	for _, m := range spec.ReadOnlyMounts {
+		l.extra = append(l.extra, Mount{Sandbox: m.Target, Host: m.Source, ReadOnly: true, i: -1, external: true})
+	}
 	return l, nil
 }
 
@@ -113,7 +121,7 @@ func (l *Layout) ensure(ms ...Mount) error {
 		}
 	}()
 	for _, m := range ms {
-		if l.made[m.i] {
+		if m.external || l.made[m.i] {
 			continue
 		}
 		if root == nil {
@@ -133,6 +141,9 @@ func (l *Layout) ensure(ms ...Mount) error {
 
 // created reports whether this layout has created mount m.
 func (l *Layout) created(m Mount) bool {
+	if m.external {
+		return true // it exists outside; nothing here creates it
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.made[m.i]
@@ -154,8 +165,9 @@ func (l *Layout) create(root *os.Root, m Mount) error {
 // Paths returns the run's sandbox paths.
 func (l *Layout) Paths() compute.Paths { return l.paths }
 
-// Mounts returns the run's directories, /workspace first.
-func (l *Layout) Mounts() []Mount { return append([]Mount(nil), l.mounts...) }
+// Mounts returns the run's directories, /workspace first, then the
+// spec's read-only mounts.
+func (l *Layout) Mounts() []Mount { return append(append([]Mount(nil), l.mounts...), l.extra...) }
 
 // chownMount hands a run's directory to the layout's owner; those between
 // it and the key directory stay the executor's.

@@ -1,7 +1,9 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
+	"os"
 
 	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/services/engine/compute"
@@ -15,4 +17,19 @@ func checkOptions(spec compute.Spec) error {
 		return fmt.Errorf("%s: %s", probs[0].Field, probs[0].Message)
 	}
 	return nil
+}
+
+// checkMounts refuses read-only mounts whose paths are not allowed
+// (compute.CheckMounts) or whose source is not a directory.
+func checkMounts(mounts []compute.ReadOnlyMount) error {
+	if err := compute.CheckMounts(mounts); err != nil {
+		return err
+	}
+	var errs []error
+	for _, m := range mounts {
+		if fi, err := os.Stat(m.Source); err != nil || !fi.IsDir() {
+			errs = append(errs, fmt.Errorf("%w: the source of %s is not a directory", compute.ErrBadMount, m.Target))
+		}
+	}
+	return errors.Join(errs...)
 }

@@ -76,6 +76,9 @@ func (p *Provider) Open(ctx context.Context, spec compute.Spec) (*Box, error) {
 	if err := checkOptions(spec); err != nil {
 		return nil, fmt.Errorf("open sandbox: %w", err)
 	}
+	if err := checkMounts(spec.ReadOnlyMounts); err != nil {
+		return nil, fmt.Errorf("open sandbox: %w", err)
+	}
 	l, err := newLayout(p.base, spec)
 	if err != nil {
 		return nil, fmt.Errorf("open sandbox: %w", err)

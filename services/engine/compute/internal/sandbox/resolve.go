@@ -26,7 +26,7 @@ func (l *Layout) resolve(p string) (Mount, string, error) {
 	} else {
 		p = path.Join(l.paths.WorkingDirectory, p)
 	}
-	for _, m := range l.mounts {
+	for _, m := range append(l.mounts[:len(l.mounts):len(l.mounts)], l.extra...) {
 		if p == m.Sandbox {
 			return m, ".", nil
 		}
@@ -50,6 +50,13 @@ func (l *Layout) HostPath(p string) (string, error) {
 // openMount opens m as an os.Root, itself opened through the key directory
 // so that a mount directory replaced by a symlink is refused too.
 func (l *Layout) openMount(m Mount) (*os.Root, error) {
+	if m.external {
+		r, err := os.OpenRoot(m.Host)
+		if err != nil {
+			return nil, fileErr(err)
+		}
+		return r, nil
+	}
 	key, err := os.OpenRoot(l.keyDir)
 	if err != nil {
 		return nil, fileErr(err)
