@@ -227,6 +227,10 @@ func (p *prober) coverage() {
 		routes = append(routes, r)
 	}
 	sort.Strings(routes)
+	// A handler may still be finishing an answer its client stopped
+	// waiting for (a stream): read what was seen under the lock.
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	for _, route := range routes {
 		for status := range declared[route] {
 			key := fmt.Sprintf("%s %d", route, status)
