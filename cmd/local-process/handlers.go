@@ -64,7 +64,7 @@ func initialize(p *plugin, m incoming) (any, error) {
 	p.sb = sb
 	p.mu.Unlock()
 	return map[string]any{"protocol": "epp/1", "name": "local-process", "version": "0.1.0",
-		"features":  []string{"sandbox.lifecycle", "exec.run", "exec.stream", "files.rw"},
+		"features":  []string{"sandbox.lifecycle", "exec.run", "exec.stream", "files.rw", "mounts.read_only"},
 		"isolation": "none", "limits_mechanism": sb.local.Mechanism()}, nil
 }
 

@@ -34,6 +34,10 @@ type scope struct {
 		CPUMillis      int64 `json:"cpu_millis"`
 		WorkspaceBytes int64 `json:"workspace_bytes"`
 	} `json:"limits"`
+	Mounts []struct {
+		Source string `json:"source"`
+		Target string `json:"target"`
+	} `json:"read_only_mounts"`
 }
 
 // sandboxes keeps the records and, through xbot's local provider, each
@@ -116,8 +120,12 @@ func specOf(id string, sc scope, envs map[string]string) (compute.Spec, error) {
 		list = append(list, k+"="+v)
 	}
 	slices.Sort(list)
+	var mounts []compute.ReadOnlyMount
+	for _, m := range sc.Mounts {
+		mounts = append(mounts, compute.ReadOnlyMount{Source: m.Source, Target: m.Target})
+	}
 	l := sc.Limits
-	return compute.Spec{Key: keyOf(id), SessionID: sc.SessionID, RunID: sc.RunID, Network: sc.Network,
+	return compute.Spec{ReadOnlyMounts: mounts, Key: keyOf(id), SessionID: sc.SessionID, RunID: sc.RunID, Network: sc.Network,
 		AllowHosts: sc.AllowHosts, Env: list, SafetyMode: events.SafetyMode(sc.SafetyMode),
 		WorkingDirectory: strings.TrimPrefix(path.Clean("/"+wd), "/"),
 		Limits:           compute.Limits{MemoryBytes: l.MemoryBytes, Pids: l.Pids, CPUMillis: l.CPUMillis, WorkspaceBytes: l.WorkspaceBytes}}, nil

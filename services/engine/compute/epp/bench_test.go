@@ -19,7 +19,7 @@ import (
 func benchPlugin(b *testing.B, verify bool) compute.Provider {
 	b.Helper()
 	cfg := epp.Config{ID: "local-process", Dir: pluginDir, Command: []string{"./local-process"}, DataDir: b.TempDir(),
-		Features: []string{"sandbox.lifecycle", "exec.run", "exec.stream", "files.rw"}, Logger: zap.NewNop()}
+		Features: []string{"sandbox.lifecycle", "exec.run", "exec.stream", "files.rw", "mounts.read_only"}, Logger: zap.NewNop()}
 	if verify { // an installed plugin: its digest is checked at every start
 		in, err := (&plugin.Store{Dir: b.TempDir()}).Install(b.Context(), plugin.Source{Dir: pluginDir},
 			plugin.Options{Confirm: func(string) (bool, error) { return true, nil }})

@@ -16,7 +16,7 @@ import (
 func referenceConfig(t *testing.T) epp.Config {
 	t.Helper()
 	return epp.Config{ID: "local-process", Dir: pluginDir, Command: []string{"./local-process"},
-		DataDir: t.TempDir(), Features: []string{"sandbox.lifecycle", "exec.run", "exec.stream", "files.rw"},
+		DataDir: t.TempDir(), Features: []string{"sandbox.lifecycle", "exec.run", "exec.stream", "files.rw", "mounts.read_only"},
 		Logger: zaptest.NewLogger(t)}
 }
 

@@ -219,6 +219,13 @@ func TestFeatureGate(t *testing.T) {
 	if len(tr.sentOf("exec.start")) != 0 || len(tr.sentOf("exec.run")) != 1 {
 		t.Error("without exec.stream the host must use exec.run only")
 	}
+	// Read-only mounts (skills) need mounts.read_only: no sandbox is made.
+	mounted := spec
+	mounted.RunID = "r-mounts"
+	mounted.ReadOnlyMounts = []compute.ReadOnlyMount{{Source: t.TempDir(), Target: "/skills/demo@1.0.0"}}
+	if _, err := newReference(t, cfg).Open(t.Context(), mounted); !errors.As(err, &fe) || fe.Feature != "mounts.read_only" {
+		t.Errorf("Open with a mount without mounts.read_only: %v, want a FeatureError for it", err)
+	}
 	cfg = referenceConfig(t)
 	cfg.Features = []string{"files.rw", "exec.run"}
 	if _, err := epp.New(t.Context(), cfg); !errors.Is(err, epp.ErrFeatureNotSupported) {

@@ -38,6 +38,7 @@ const (
 	featPause        = "sandbox.pause"
 	featTimeout      = "sandbox.timeout"
 	featPorts        = "ports.url"
+	featMounts       = "mounts.read_only"
 	sandboxRecordDoc = "the sandbox"
 )
 

@@ -79,6 +79,10 @@ func (p *Provider) Open(ctx context.Context, spec compute.Spec) (compute.Sandbox
 	if err != nil {
 		return nil, err
 	}
+	if len(spec.ReadOnlyMounts) > 0 && !s.features[featMounts] {
+		s.close()
+		return nil, &FeatureError{Provider: p.cfg.ID, Method: "RunScope.read_only_mounts", Feature: featMounts}
+	}
 	rec, err := p.attach(ctx, s, spec)
 	if err != nil {
 		s.close()

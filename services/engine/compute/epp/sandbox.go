@@ -48,6 +48,12 @@ type runScope struct {
 	AllowHosts []string          `json:"allow_hosts,omitempty"`
 	Env        map[string]string `json:"env,omitempty"`
 	Limits     *scopeLimits      `json:"limits,omitempty"`
+	Mounts     []scopeMount      `json:"read_only_mounts,omitempty"`
+}
+
+type scopeMount struct {
+	Source string `json:"source"`
+	Target string `json:"target"`
 }
 
 type scopePaths struct {
@@ -80,6 +86,9 @@ func newSandbox(pr *Provider, s *session, id string, spec compute.Spec, p comput
 			name, value, _ := strings.Cut(kv, "=")
 			scope.Env[name] = value
 		}
+	}
+	for _, m := range spec.ReadOnlyMounts {
+		scope.Mounts = append(scope.Mounts, scopeMount{Source: m.Source, Target: m.Target})
 	}
 	if l := spec.Limits; l != (compute.Limits{}) {
 		scope.Limits = &scopeLimits{MemoryBytes: l.MemoryBytes, Pids: l.Pids, CPUMillis: l.CPUMillis, WorkspaceBytes: l.WorkspaceBytes}

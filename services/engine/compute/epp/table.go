@@ -79,6 +79,7 @@ var Features = []Feature{
 	{"exec.stream", "start a command whose output streams as exec.output notifications; kill it"},
 	{"files.rw", "read, write, stat, list, move and remove files"},
 	{"ports.url", "the URL and headers that reach a port of the sandbox"},
+	{"mounts.read_only", "host directories the run's sandbox sees read-only at their targets (skill versions, the profile's mounts), given in RunScope.read_only_mounts; the plugin reads them from the host"},
 }
 
 func f(name, typ string, required bool, desc string) Field {
@@ -103,6 +104,11 @@ var Types = map[string][]Field{
 		f("allow_hosts", "array<string>", false, "IPv4 addresses or CIDRs reachable although private"),
 		f("env", "object", false, "extra environment of the run's processes, name → value"),
 		f("limits", "Limits", false, "the sandbox's resource limits; absent fields take the plugin's defaults"),
+		f("read_only_mounts", "array<Mount>", false, "host directories the sandbox sees read-only (feature mounts.read_only; the host sends none to a plugin without it)"),
+	},
+	"Mount": {
+		f("source", "string", true, "an existing host directory, absolute and clean"),
+		f("target", "string", true, "where the sandbox sees it, read-only for commands and the file methods: /skills/<id> or a directory outside the system's and the run's own"),
 	},
 	"Paths": {
 		f("working_directory", "string", true, ""), f("workspace", "string", true, ""),

@@ -18,6 +18,9 @@ func CheckSpec(spec compute.Spec) (compute.Paths, error) {
 	if err := checkOptions(spec); err != nil {
 		return compute.Paths{}, fmt.Errorf("open sandbox: %w", err)
 	}
+	if err := checkMounts(spec.ReadOnlyMounts); err != nil {
+		return compute.Paths{}, fmt.Errorf("open sandbox: %w", err)
+	}
 	if err := spec.Limits.Validate(); err != nil {
 		return compute.Paths{}, fmt.Errorf("open sandbox: limits: %w", err)
 	}
