@@ -13,7 +13,7 @@ func Admit(st *events.RunState, c Envelope, payload any, opts AdmitOptions) Deci
 	// Another tenant learns nothing about a run, not even that a key was used.
 	foreign := st.TenantID != "" && st.TenantID != c.TenantID
 	if rec, ok := st.Commands[c.IdempotencyKey]; ok && !foreign {
-		if rec.Fingerprint != "" && rec.Fingerprint != Fingerprint(c) {
+		if rec.Fingerprint != "" && !SameRequest(rec.Fingerprint, c) {
 			return reject(c, events.CodeIdempotencyKeyReused, "idempotency key %q was used by command %s for a different request",
 				c.IdempotencyKey, rec.CommandID)
 		}

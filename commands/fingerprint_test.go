@@ -2,6 +2,7 @@ package commands_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/xbot-runtime/xbot/commands"
@@ -58,6 +59,46 @@ func TestAdmitKeyReusedForAnotherRequest(t *testing.T) {
 	legacy := fold(t, *stateOf(t, "running"), ev{typ: events.CommandAccepted, cmd: cmd, p: events.CommandAcceptedPayload{
 		CommandType: "CancelRun", IdempotencyKey: "cancel-fp", Command: c.Payload}})
 	checkDecision(t, admit(t, legacy, other, op, opts()), duplicated)
+}
+
+// TestASessionCommandsFingerprintCoversItsSession: keys are tenant-wide, so
+// a session message or interrupt under a used key in another session is
+// another request (idempotency_key_reused), in the same session a retry; a
+// fingerprint recorded before the session counted still matches a retry.
+func TestASessionCommandsFingerprintCoversItsSession(t *testing.T) {
+	t.Parallel()
+	st := stateOf(t, "running")
+	for _, spec := range []cmdSpec{
+		{"AppendUserInput", commands.AppendUserInput, &commands.AppendUserInputPayload{Intent: commands.IntentAuto, Content: "hi"}},
+		{"CancelRun", commands.CancelRun, &commands.CancelRunPayload{Interrupt: true}},
+	} {
+		c := newEnvelope(t, spec.typ, commands.Header{RunID: st.RunID, PlatformSessionID: "sess-a", TenantID: tenant,
+			Actor: actor, IdempotencyKey: "k-" + spec.name}, spec.payload)
+		fp := commands.Fingerprint(c)
+		retry, elsewhere := c, c
+		retry.CommandID = events.NewID("cmd")
+		elsewhere.PlatformSessionID = "sess-b"
+		if !commands.SameRequest(fp, retry) || commands.SameRequest(fp, elsewhere) {
+			t.Errorf("%s: a retry matches %v, the same key in another session matches %v; want true, false",
+				spec.name, commands.SameRequest(fp, retry), commands.SameRequest(fp, elsewhere))
+		}
+		legacy := strings.TrimPrefix(commands.Fingerprint(noSession(c)), "s1:")
+		if !commands.SameRequest(legacy, retry) || !commands.SameRequest(legacy, elsewhere) {
+			t.Errorf("%s: a fingerprint recorded before sessions counted no longer matches its retries", spec.name)
+		}
+	}
+	create, _ := admitEnvelope(t, st, createSpec(agent), tenant, "k-create")
+	moved := create
+	moved.PlatformSessionID = "sess-other"
+	if !commands.SameRequest(commands.Fingerprint(create), moved) {
+		t.Error("a CreateRun's fingerprint covers its session; a retry may name another")
+	}
+}
+
+// noSession is c as a legacy fingerprint saw it: its payload and type only.
+func noSession(c commands.Envelope) commands.Envelope {
+	c.PlatformSessionID = ""
+	return c
 }
 
 // BenchmarkFingerprint measures the fingerprint of a CreateRun, computed at

@@ -110,7 +110,7 @@ func (a *API) claimKey(ctx context.Context, env commands.Envelope) error {
 		return newProblem(http.StatusServiceUnavailable, events.CodeUnavailable,
 			"the idempotency key cannot be checked right now; retry with the same Idempotency-Key")
 	}
-	if standing != fp {
+	if !commands.SameRequest(standing, env) {
 		return newProblem(http.StatusUnprocessableEntity, events.CodeIdempotencyKeyReused,
 			"the Idempotency-Key was already used for another request; nothing changed (send the new request with a new key)")
 	}

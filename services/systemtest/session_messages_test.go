@@ -87,6 +87,12 @@ func TestSessionMessageFirstRunNextRunAndRetry(t *testing.T) {
 		client.CommandOptions{IdempotencyKey: "m-2"}); !isProblem(err, http.StatusUnprocessableEntity, "idempotency_key_reused") {
 		t.Fatalf("another body under key m-2: %v", err)
 	}
+	// Keys are tenant-wide: the same message under a used key in another
+	// session is another request, not a retry of the first.
+	if _, err := apiOf(t, st).SendSessionMessage(t.Context(), "sess-msg-1-other", client.SessionMessageRequest{Content: "hello", AgentID: "chat"},
+		client.CommandOptions{IdempotencyKey: "m-1"}); !isProblem(err, http.StatusUnprocessableEntity, "idempotency_key_reused") {
+		t.Fatalf("key m-1 in another session: %v", err)
+	}
 	e.invariants(st)
 }
 

@@ -136,28 +136,11 @@ func (c *Client) Submit(ctx context.Context, in Input) error {
 		return &InputRefusedError{Code: string(events.CodeValidationFailed), Message: "the input has no id", Status: http.StatusUnprocessableEntity}
 	}
 	req := client.SessionMessageRequest{Content: in.Content, AgentID: c.cfg.AgentID, Options: c.cfg.Options}
-	res, err := c.cfg.API.SendSessionMessage(ctx, c.cfg.SessionID, req, client.CommandOptions{IdempotencyKey: in.ID})
-	if err != nil {
-		return refusal(err)
-	}
-	if res.Outcome == client.OutcomeDuplicate {
-		return c.sameConversation(ctx, in.ID, res.RunID)
-	}
-	return nil
-}
-
-// sameConversation checks that a duplicate input is this conversation's:
-// an input id is an Idempotency-Key, unique in the whole tenant, so an id
-// already used in another conversation is refused rather than taken for
-// that conversation's input. A run the API cannot read yet is taken as
-// this conversation's.
-func (c *Client) sameConversation(ctx context.Context, inputID, runID string) error {
-	run, err := c.cfg.API.GetRun(ctx, runID)
-	if err != nil || run.PlatformSessionID == "" || run.PlatformSessionID == c.cfg.SessionID {
-		return nil
-	}
-	return &InputRefusedError{Code: string(events.CodeIdempotencyKeyReused), Status: http.StatusUnprocessableEntity,
-		Message: fmt.Sprintf("input id %s was already used in another conversation; input ids are unique in the tenant", inputID)}
+	// An input id is an Idempotency-Key, unique in the whole tenant: the
+	// runtime refuses one already used in another conversation
+	// (idempotency_key_reused) rather than take it for that one's input.
+	_, err := c.cfg.API.SendSessionMessage(ctx, c.cfg.SessionID, req, client.CommandOptions{IdempotencyKey: in.ID})
+	return refusal(err)
 }
 
 // refusal is err as the contract reports it: a rejection or a 4xx answer
