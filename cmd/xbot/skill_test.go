@@ -1,10 +1,12 @@
 package main_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -23,14 +25,20 @@ import (
 // splitSecret is the MCP secret only the executor process is given.
 const splitSecret = "split-mcp-secret-4f1d0a9e"
 
-// run runs an xbot command to its end and returns its output.
+// run runs an xbot command to its end and returns its standard output
+// (what it logs goes to standard error, shown when it fails).
 func run(t *testing.T, bin string, env []string, args ...string) string {
 	t.Helper()
-	p := start(t, bin, env, args...)
-	if err := p.cmd.Wait(); err != nil {
-		t.Fatalf("xbot %s: %v\n%s", strings.Join(args, " "), err, p.out.String())
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Dir = t.TempDir() // no stray ./.env
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("xbot %s: %v\n%s%s", strings.Join(args, " "), err, out, stderr.String())
 	}
-	return p.out.String()
+	return string(out)
 }
 
 // TestSplitModeSkillsAndMCPServers runs the skill commands, then an API
