@@ -1,9 +1,11 @@
 package epp
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -23,10 +25,10 @@ type conn struct {
 	// session numbers this conn among the process's (TraceEvent).
 	session int64
 
-	wmu sync.Mutex // one line at a time on stdin
+	wturn chan struct{} // one line at a time on stdin: held by the writer
 
 	failOnce  sync.Once
-	violation atomic.Pointer[error] // a protocol violation that killed the plugin
+	violation atomic.Pointer[error] // why the host killed the plugin (a protocol violation, a hang)
 
 	mu      sync.Mutex
 	pending map[int64]*call
@@ -55,7 +57,7 @@ type call struct {
 func newConn(cfg *Config, proc *process, clean *redactor) *conn {
 	c := &conn{cfg: cfg, proc: proc, clean: clean, log: cfg.Logger, session: sessions.Add(1),
 		pending: map[int64]*call{}, procs: map[string]*procSink{}, done: make(chan struct{}),
-		readDone: make(chan struct{})}
+		readDone: make(chan struct{}), wturn: make(chan struct{}, 1)}
 	go c.read()
 	go func() {
 		<-proc.exited
@@ -82,8 +84,7 @@ func (c *conn) read() {
 		}
 		if err != nil {
 			if errors.Is(err, ErrProtocol) {
-				c.violation.Store(&err)
-				c.proc.kill()
+				c.kill(err)
 			}
 			return
 		}
@@ -123,7 +124,7 @@ func (c *conn) reply(id json.RawMessage, code int, msg string) error {
 	if err != nil {
 		return err
 	}
-	return c.write(append(line, '\n'))
+	return c.write(context.Background(), append(line, '\n'))
 }
 
 // notification handles log, progress, exec.output and exec.exit; others
@@ -145,15 +146,43 @@ func (c *conn) notification(m message) error {
 	return nil
 }
 
-// write writes one line.
-func (c *conn) write(line []byte) error {
+// write writes one line whole, or gives up when ctx ends (returning its
+// error) and at the latest after the call timeout: a plugin that takes no
+// input for that long is hung, and is killed. A line given up midway
+// cannot be framed any more, so the plugin is killed then too.
+func (c *conn) write(ctx context.Context, line []byte) error {
 	c.trace(true, line[:len(line)-1])
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	if _, err := c.proc.stdin.Write(line); err != nil {
-		return fmt.Errorf("provider %s: write to the plugin: %w", c.cfg.ID, err)
+	return c.send(ctx, line)
+}
+
+// send is write without the trace.
+func (c *conn) send(ctx context.Context, line []byte) error {
+	select {
+	case c.wturn <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
 	}
-	return nil
+	defer func() { <-c.wturn }()
+	n, err := c.proc.writeLine(ctx, line, c.cfg.CallTimeout)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, os.ErrClosed): // the session ended meanwhile
+	case ctx.Err() == nil && errors.Is(err, os.ErrDeadlineExceeded):
+		c.kill(fmt.Errorf("it took no input for %v: %w", c.cfg.CallTimeout, ErrTimeout))
+	case n > 0:
+		c.kill(errors.New("a request to it was cut short when its caller went away"))
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return fmt.Errorf("provider %s: write to the plugin: %w", c.cfg.ID, err)
+}
+
+// kill kills the plugin for cause, which its waiters' *ExitError reports.
+func (c *conn) kill(cause error) {
+	c.violation.CompareAndSwap(nil, &cause)
+	c.proc.kill()
 }
 
 // fail makes the conn dead — its process exited and its output was read —
@@ -189,15 +218,6 @@ func (c *conn) err() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.dead
-}
-
-// notify sends a notification.
-func (c *conn) notify(method string, params any) error {
-	line, err := encode(nil, method, params)
-	if err != nil {
-		return err
-	}
-	return c.write(line)
 }
 
 // trace hands a line to Config.Trace.

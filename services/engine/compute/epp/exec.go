@@ -245,9 +245,7 @@ func (b *Sandbox) Kill() error {
 		runs = append(runs, id)
 	}
 	b.mu.Unlock()
-	for _, id := range runs {
-		_ = b.s.conn.notify(MCancel, map[string]int64{"id": id})
-	}
+	b.s.conn.cancelAll(runs)
 	ctx, cancel := context.WithTimeout(context.Background(), killTimeout)
 	defer cancel()
 	var firstErr error

@@ -31,6 +31,7 @@ import (
 //	retry       sandbox.get fails retryable twice; exec.run fails retryable
 //	errors      files.read of path K answers the error of kind K (or code K)
 //	early       exec.start: sends the process's output and exit before its answer
+//	deaf        exec.run: stops reading stdin (and never answers)
 //
 // It writes report.json (its environment, argv and initialize's params)
 // and appends to calls.log (each method and $/cancel id) in its data dir.
@@ -200,6 +201,8 @@ func (h *helper) execRun(id json.RawMessage, params json.RawMessage) {
 	case h.is("longline"):
 		h.result(id, map[string]any{"exit_code": 0, "stdout": strings.Repeat("x", 8<<20), "stderr": ""})
 	case h.is("silent"):
+	case h.is("deaf"):
+		select {} // reads nothing more until killed
 	case h.is("retry"):
 		h.fail(id, -32000, "unavailable", true, nil)
 	default:

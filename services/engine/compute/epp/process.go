@@ -1,12 +1,13 @@
 package epp
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -26,7 +27,7 @@ const (
 type process struct {
 	cmd    *exec.Cmd
 	pgid   int
-	stdin  io.WriteCloser
+	stdin  *os.File // the write end, with deadlines (writeLine)
 	stdout *os.File // the read ends
 	errOut *os.File
 	stderr *ring
@@ -51,31 +52,42 @@ func startProcess(cfg *Config, prog string, stderrSink func(string)) (*process, 
 	}
 	cmd := &exec.Cmd{Path: prog, Args: cfg.Command, Dir: cfg.DataDir, Env: pluginEnv(cfg),
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: true}}
-	stdin, err := cmd.StdinPipe()
+	pipes, err := newPipes()
 	if err != nil {
 		return nil, err
 	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		return nil, err
-	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		closeAll(outR, outW)
-		return nil, err
-	}
-	cmd.Stdout, cmd.Stderr = outW, errW
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = pipes[0].r, pipes[1].w, pipes[2].w
 	err = cmd.Start()
-	closeAll(outW, errW) // the child has its own copies
+	closeAll(pipes[0].r, pipes[1].w, pipes[2].w) // the child has its own copies
 	if err != nil {
-		closeAll(outR, errR)
+		closeAll(pipes[0].w, pipes[1].r, pipes[2].r)
 		return nil, fmt.Errorf("provider %s: start %s: %w", cfg.ID, cfg.Command[0], err)
 	}
-	p := &process{cmd: cmd, pgid: cmd.Process.Pid, stdin: stdin, stdout: outR, errOut: errR,
+	p := &process{cmd: cmd, pgid: cmd.Process.Pid, stdin: pipes[0].w, stdout: pipes[1].r, errOut: pipes[2].r,
 		stderr: &ring{size: stderrBytes}, exited: make(chan struct{}), stderrDone: make(chan struct{})}
 	go p.captureStderr(stderrSink)
 	go p.wait()
 	return p, nil
+}
+
+type pipe struct{ r, w *os.File }
+
+// newPipes returns the plugin's stdin, stdout and stderr pipes. The host's
+// ends are pollable files, so that a write to a plugin that reads nothing
+// can be given up (writeLine).
+func newPipes() ([3]pipe, error) {
+	var ps [3]pipe
+	for i := range ps {
+		r, w, err := os.Pipe()
+		if err != nil {
+			for _, p := range ps[:i] {
+				closeAll(p.r, p.w)
+			}
+			return ps, err
+		}
+		ps[i] = pipe{r, w}
+	}
+	return ps, nil
 }
 
 func closeAll(fs ...*os.File) {
@@ -155,6 +167,28 @@ func (p *process) captureStderr(sink func(string)) {
 
 func (p *process) killGroup(sig syscall.Signal) {
 	_ = syscall.Kill(-p.pgid, sig)
+}
+
+// writeLine writes line to the plugin's stdin, giving up when ctx ends or
+// limit passes (os.ErrDeadlineExceeded); n tells how much of it was
+// written. One writer at a time.
+func (p *process) writeLine(ctx context.Context, line []byte, limit time.Duration) (n int, err error) {
+	_ = p.stdin.SetWriteDeadline(time.Now().Add(limit))
+	var mu sync.Mutex
+	written := false
+	stop := context.AfterFunc(ctx, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if !written { // not a later line's write
+			_ = p.stdin.SetWriteDeadline(time.Unix(1, 0)) // wakes the write now
+		}
+	})
+	defer stop()
+	n, err = p.stdin.Write(line)
+	mu.Lock()
+	written = true
+	mu.Unlock()
+	return n, err
 }
 
 // waitExit reports whether the plugin exits within d.

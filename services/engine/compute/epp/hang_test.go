@@ -1,0 +1,102 @@
+package epp_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
+	"github.com/xbot-runtime/xbot/services/engine/compute"
+	"github.com/xbot-runtime/xbot/services/engine/compute/epp"
+)
+
+// The host is bounded whatever the plugin does: these plugins stop reading
+// their input, and every call and Close still return (within a bound far above what they take on a loaded
+// machine), and the plugin's processes end.
+
+// hangBound bounds waiting for a call that must return: without the host's
+// bounds it would never return.
+const hangBound = 60 * time.Second
+
+// returns waits for done (fails the test once hangBound passed) and returns
+// what it carried.
+func returns[T any](t *testing.T, what string, done <-chan T) T {
+	t.Helper()
+	select {
+	case v := <-done:
+		return v
+	case <-time.After(hangBound):
+		t.Fatalf("%s did not return within %v", what, hangBound)
+	}
+	panic("unreachable")
+}
+
+// deafSandbox opens a sandbox of a plugin that stops reading its stdin at
+// its first exec.run, and makes it stop.
+func deafSandbox(t *testing.T, cfg epp.Config) compute.Sandbox {
+	t.Helper()
+	sb := openRetrying(t, newReference(t, cfg), spec)
+	go func() { _, _ = sb.Exec(t.Context(), compute.ExecRequest{Command: "true"}) }()
+	eventually.Holds(t, 30*time.Second, "the plugin got exec.run", func() bool { return count(calls(t, cfg), "exec.run") == 1 })
+	return sb
+}
+
+// TestPluginThatStopsReadingCannotHangTheHost: a write to a plugin that
+// takes no input ends when its call's context ends; the handle's Close
+// returns and the plugin is gone.
+func TestPluginThatStopsReadingCannotHangTheHost(t *testing.T) {
+	t.Parallel()
+	marker := newMarker()
+	tr := &tracer{}
+	cfg := helperConfig(t, "deaf", marker)
+	cfg.Trace = tr.trace
+	sb := deafSandbox(t, cfg)
+	ctx, cancel := context.WithCancel(t.Context())
+	wrote := make(chan error, 1)
+	go func() { wrote <- sb.WriteFile(ctx, "big", make([]byte, 4<<20)) }()
+	eventually.Holds(t, 30*time.Second, "files.write on its way", func() bool { return len(tr.sentOf("files.write")) == 1 })
+	cancel()
+	if err := returns(t, "WriteFile after its context ended", wrote); !errors.Is(err, context.Canceled) {
+		t.Errorf("WriteFile: %v, want context.Canceled", err)
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- sb.Close() }()
+	returns(t, "Close", closed)
+	waitGone(t, marker)
+}
+
+// TestPluginThatStopsReadingIsKilledAfterTheCallTimeout: a write the plugin
+// does not take within the call timeout fails the call; the plugin is
+// killed as hung.
+func TestPluginThatStopsReadingIsKilledAfterTheCallTimeout(t *testing.T) {
+	t.Parallel()
+	marker := newMarker()
+	cfg := helperConfig(t, "deaf", marker)
+	cfg.CallTimeout = time.Second
+	sb := deafSandbox(t, cfg)
+	wrote := make(chan error, 1)
+	go func() { wrote <- sb.WriteFile(t.Context(), "big", make([]byte, 4<<20)) }()
+	err := returns(t, "WriteFile to a plugin that reads nothing", wrote)
+	if !errors.Is(err, epp.ErrTimeout) || !errors.Is(err, compute.ErrSandboxLost) {
+		t.Errorf("WriteFile: %v, want ErrTimeout and ErrSandboxLost (the plugin killed)", err)
+	}
+	waitGone(t, marker)
+}
+
+// openRetrying opens a sandbox of a provider whose call timeout is short:
+// on a loaded machine an answer may come later than that, so an Open that
+// timed out is tried again (each with a plugin process of its own).
+func openRetrying(t *testing.T, p *epp.Provider, s compute.Spec) compute.Sandbox {
+	t.Helper()
+	var sb compute.Sandbox
+	eventually.Succeeds(t, 2*time.Minute, "the sandbox open", func() (err error) {
+		sb, err = p.Open(t.Context(), s)
+		if err != nil && !errors.Is(err, epp.ErrTimeout) {
+			t.Fatalf("Open: %v", err)
+		}
+		return err
+	})
+	t.Cleanup(func() { _ = sb.Close() })
+	return sb
+}
