@@ -12,7 +12,8 @@ import (
 )
 
 // The host is bounded whatever the plugin does: these plugins stop reading
-// their input, and every call and Close still return (within a bound far above what they take on a loaded
+// their input or leave their process group, and every call, Close and New
+// still return (within a bound far above what they take on a loaded
 // machine), and the plugin's processes end.
 
 // hangBound bounds waiting for a call that must return: without the host's
@@ -80,6 +81,23 @@ func TestPluginThatStopsReadingIsKilledAfterTheCallTimeout(t *testing.T) {
 	err := returns(t, "WriteFile to a plugin that reads nothing", wrote)
 	if !errors.Is(err, epp.ErrTimeout) || !errors.Is(err, compute.ErrSandboxLost) {
 		t.Errorf("WriteFile: %v, want ErrTimeout and ErrSandboxLost (the plugin killed)", err)
+	}
+	waitGone(t, marker)
+}
+
+// TestPluginThatLeavesItsGroupIsStillKilled: a plugin that moves itself out
+// of its process group, and ignores SIGTERM and the end of its input, is
+// still killed at the end of its session.
+func TestPluginThatLeavesItsGroupIsStillKilled(t *testing.T) {
+	t.Parallel()
+	marker := newMarker()
+	started := make(chan error, 1)
+	go func() {
+		_, err := epp.New(t.Context(), helperConfig(t, "leavegroup,stubborn", marker))
+		started <- err
+	}()
+	if err := returns(t, "New (its session's end)", started); err != nil {
+		t.Fatal(err)
 	}
 	waitGone(t, marker)
 }

@@ -32,6 +32,7 @@ import (
 //	errors      files.read of path K answers the error of kind K (or code K)
 //	early       exec.start: sends the process's output and exit before its answer
 //	deaf        exec.run: stops reading stdin (and never answers)
+//	leavegroup  at start moves itself into its parent's process group
 //
 // It writes report.json (its environment, argv and initialize's params)
 // and appends to calls.log (each method and $/cancel id) in its data dir.
@@ -63,6 +64,11 @@ func (h *helper) is(mode string) bool { return slices.Contains(h.modes, mode) }
 func (h *helper) run() {
 	if h.is("stubborn") {
 		signal.Ignore(syscall.SIGTERM)
+	}
+	if h.is("leavegroup") {
+		if pgid, err := syscall.Getpgid(os.Getppid()); err == nil {
+			_ = syscall.Setpgid(0, pgid)
+		}
 	}
 	h.tries = map[string]int{}
 	sc := bufio.NewScanner(os.Stdin)

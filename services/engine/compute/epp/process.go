@@ -165,8 +165,13 @@ func (p *process) captureStderr(sink func(string)) {
 	}
 }
 
+// killGroup sends sig to the plugin's process group and to the plugin
+// itself, which may have left the group (setpgid) to escape it. The plugin
+// is signalled through its os.Process, which never reaches another process
+// that reuses its pid once it was reaped.
 func (p *process) killGroup(sig syscall.Signal) {
 	_ = syscall.Kill(-p.pgid, sig)
+	_ = p.cmd.Process.Signal(sig)
 }
 
 // writeLine writes line to the plugin's stdin, giving up when ctx ends or
