@@ -34,8 +34,12 @@ type conn struct {
 	pending map[int64]*call
 	procs   map[string]*procSink // started processes by process_id
 	early   []message            // notifications of processes not registered yet (procs.go)
-	dead    error                // why the conn is dead; set once
-	done    chan struct{}        // closed when dead is set
+	// earlyBytes is the size of the early output notifications' params;
+	// earlyDropped says some were dropped.
+	earlyBytes   int
+	earlyDropped bool
+	dead         error         // why the conn is dead; set once
+	done         chan struct{} // closed when dead is set
 
 	readDone chan struct{} // closed when stdout is read to its end
 	closing  bool          // shutdown began: an exit is no crash

@@ -311,17 +311,3 @@ func TestCancelKillsExecStart(t *testing.T) {
 	}
 	waitGone(t, marker)
 }
-
-// TestOutputBeforeTheAnswerIsKept: a plugin that sends a process's output
-// and exit before its exec.start answer loses none of them.
-func TestOutputBeforeTheAnswerIsKept(t *testing.T) {
-	t.Parallel()
-	cfg := helperConfig(t, "early", "")
-	cfg.Features = append(cfg.Features, "exec.stream")
-	sb := open(t, newReference(t, cfg), spec)
-	var out strings.Builder
-	res, err := sb.Exec(t.Context(), compute.ExecRequest{Command: "true", Stdout: &out})
-	if err != nil || res.ExitCode != 4 || out.String() != "early\n" {
-		t.Errorf("Exec = %+v, %v, %q; want exit 4 and the early output", res, err, out.String())
-	}
-}

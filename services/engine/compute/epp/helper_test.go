@@ -2,6 +2,8 @@ package epp_test
 
 import (
 	"bufio"
+	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -31,6 +33,7 @@ import (
 //	retry       sandbox.get fails retryable twice; exec.run fails retryable
 //	errors      files.read of path K answers the error of kind K (or code K)
 //	early       exec.start: sends the process's output and exit before its answer
+//	earlyflood  exec.start: sends 2 MiB of the process's output, then its exit, before its answer
 //	deaf        exec.run: stops reading stdin (and never answers)
 //	leavegroup  at start moves itself into its parent's process group
 //
@@ -144,6 +147,10 @@ func (h *helper) answer(id json.RawMessage, method string, params json.RawMessag
 	case "exec.run":
 		h.execRun(id, params)
 	case "exec.start":
+		for i := 0; h.is("earlyflood") && i < 4; i++ {
+			chunk := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{'a' + byte(i)}, 512<<10))
+			h.send(map[string]any{"jsonrpc": "2.0", "method": "exec.output", "params": map[string]string{"process_id": "p1", "stream": "stdout", "data_b64": chunk}})
+		}
 		h.send(map[string]any{"jsonrpc": "2.0", "method": "exec.output", "params": map[string]string{"process_id": "p1", "stream": "stdout", "data_b64": "ZWFybHkK"}})
 		h.send(map[string]any{"jsonrpc": "2.0", "method": "exec.exit", "params": map[string]any{"process_id": "p1", "exit_code": 4}})
 		h.result(id, map[string]string{"process_id": "p1"})
