@@ -1,6 +1,7 @@
 package epp
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -133,36 +134,48 @@ func (p *process) Read(b []byte) (int, error) {
 	return n, err
 }
 
-// captureStderr keeps the end of stderr and hands each line to sink.
+// captureStderr keeps the end of stderr and hands each line to sink; a
+// line that never ends is handed over in pieces of stderrPiece bytes. It
+// spends time linear in what the plugin writes.
 func (p *process) captureStderr(sink func(string)) {
 	defer close(p.stderrDone)
-	r := p.errOut
 	buf := make([]byte, 32<<10)
 	var partial []byte
 	for {
-		n, err := r.Read(buf)
+		n, err := p.errOut.Read(buf)
 		p.progress.Add(int64(n))
 		if n > 0 {
 			_, _ = p.stderr.Write(buf[:n])
-			partial = append(partial, buf[:n]...)
-			for {
-				i := strings.IndexByte(string(partial), '\n')
-				if i < 0 {
-					break
-				}
-				sink(string(partial[:i]))
-				partial = partial[i+1:]
-				p.progress.Add(1) // busy, not idle: unblock waits
-			}
-			if len(partial) > 4<<10 { // a line that never ends is logged in pieces
-				sink(string(partial))
-				partial = partial[:0]
-			}
+			partial = splitLines(append(partial, buf[:n]...), sink)
+			p.progress.Add(1) // busy, not idle: unblock waits
 		}
 		if err != nil {
 			return
 		}
 	}
+}
+
+// stderrPiece bounds one piece of a stderr line handed to the log.
+const stderrPiece = 4 << 10
+
+// splitLines hands each whole line of b to sink and returns what is left
+// of b (less than stderrPiece bytes), moved to b's start.
+func splitLines(b []byte, sink func(string)) []byte {
+	rest := b
+	for len(rest) > 0 {
+		i := bytes.IndexByte(rest, '\n')
+		switch {
+		case i >= 0 && i <= stderrPiece:
+			sink(string(rest[:i]))
+			rest = rest[i+1:]
+		case i >= 0 || len(rest) >= stderrPiece:
+			sink(string(rest[:stderrPiece]))
+			rest = rest[stderrPiece:]
+		default:
+			return append(b[:0], rest...)
+		}
+	}
+	return b[:0]
 }
 
 // killGroup sends sig to the plugin's process group and to the plugin
