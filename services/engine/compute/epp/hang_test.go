@@ -3,11 +3,13 @@ package epp_test
 import (
 	"context"
 	"errors"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
 	"github.com/xbot-runtime/xbot/services/engine/compute"
+	"github.com/xbot-runtime/xbot/services/engine/compute/computetest"
 	"github.com/xbot-runtime/xbot/services/engine/compute/epp"
 )
 
@@ -100,6 +102,29 @@ func TestPluginThatLeavesItsGroupIsStillKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitGone(t, marker)
+}
+
+// TestPluginEndsWhileItsOrphanWrites: a plugin that exits leaving a process
+// of another group that holds its stdout and keeps writing still fails the
+// call with its end, and the host stops reading from the orphan.
+func TestPluginEndsWhileItsOrphanWrites(t *testing.T) {
+	t.Parallel()
+	marker := newMarker()
+	sb := open(t, newReference(t, helperConfig(t, "daemon", marker)), spec)
+	t.Cleanup(func() {
+		for _, p := range computetest.Processes(marker) {
+			_ = syscall.Kill(p.PID, syscall.SIGKILL)
+		}
+	})
+	ran := make(chan error, 1)
+	go func() {
+		_, err := sb.Exec(t.Context(), compute.ExecRequest{Command: "true"})
+		ran <- err
+	}()
+	var ee *epp.ExitError
+	if err := returns(t, "Exec on a plugin that exited", ran); !errors.As(err, &ee) || ee.Status != "exit status 3" {
+		t.Errorf("Exec: %v, want the plugin's exit (status 3)", err)
+	}
 }
 
 // openRetrying opens a sandbox of a provider whose call timeout is short:

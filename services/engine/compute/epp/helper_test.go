@@ -34,6 +34,8 @@ import (
 //	errors      files.read of path K answers the error of kind K (or code K)
 //	early       exec.start: sends the process's output and exit before its answer
 //	earlyflood  exec.start: sends 2 MiB of the process's output, then its exit, before its answer
+//	daemon      exec.run: leaves a process outside its group that writes empty
+//	            lines to its stdout for ever (with MARKER), then exits 3
 //	deaf        exec.run: stops reading stdin (and never answers)
 //	leavegroup  at start moves itself into its parent's process group
 //
@@ -216,6 +218,11 @@ func (h *helper) execRun(id json.RawMessage, params json.RawMessage) {
 	case h.is("silent"):
 	case h.is("deaf"):
 		select {} // reads nothing more until killed
+	case h.is("daemon"):
+		d := exec.Command("sh", "-c", "while :; do echo; sleep 0.05; done", h.marker)
+		d.Stdout, d.SysProcAttr = os.Stdout, &syscall.SysProcAttr{Setsid: true}
+		_ = d.Start()
+		os.Exit(3)
 	case h.is("retry"):
 		h.fail(id, -32000, "unavailable", true, nil)
 	default:

@@ -20,8 +20,11 @@ const (
 	stdinGrace = 3 * time.Second
 	termGrace  = 3 * time.Second
 	// drainGrace bounds reading stdout and stderr after the plugin exited,
-	// when something that left its process group still holds them.
+	// when something that left its process group still holds them and is
+	// silent; drainLimit when it goes on writing: what the plugin wrote
+	// before its exit (a pipe's worth) is read long before.
 	drainGrace = time.Second
+	drainLimit = 5 * time.Second
 )
 
 // process is one running plugin in a process group of its own.
@@ -114,13 +117,16 @@ func (p *process) wait() {
 }
 
 // unblock closes the read ends once they went drainGrace without data
-// after the exit: only a process that left the group can still hold them,
-// and a slow reader of what the plugin wrote before it exited loses nothing.
+// after the exit, and drainLimit after it at the latest: only a process
+// that left the group can still hold them, a slow reader of what the
+// plugin wrote before it exited loses nothing, and one that keeps writing
+// cannot keep the session open (its calls waiting, its goroutines alive).
 func (p *process) unblock() {
+	limit := time.Now().Add(drainLimit)
 	for {
 		before := p.progress.Load()
 		time.Sleep(drainGrace)
-		if p.progress.Load() == before {
+		if p.progress.Load() == before || time.Now().After(limit) {
 			closeAll(p.stdout, p.errOut)
 			return
 		}
