@@ -260,7 +260,7 @@ func TestCallTimeoutSendsCancel(t *testing.T) {
 	cfg.CallTimeout, cfg.Trace = 300*time.Millisecond, tr.trace
 	s := spec
 	s.SandboxID = "fake-1"
-	sb := open(t, newReference(t, cfg), s)
+	sb := openRetrying(t, newReference(t, cfg), s) // its sandbox.connect has 300 ms too
 	if _, _, err := sb.ReadFile(t.Context(), "f", 0); !errors.Is(err, epp.ErrTimeout) {
 		t.Fatalf("ReadFile from a plugin that never answers: %v, want ErrTimeout", err)
 	}
