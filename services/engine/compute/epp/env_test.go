@@ -11,11 +11,13 @@ import (
 func TestEnvironmentScrubbed(t *testing.T) {
 	for k, v := range map[string]string{"XBOT_LLM_API_KEY": "sk-llm", "XBOT_PG_DSN": "postgres://u:pw@db/x",
 		"XBOT_API_TOKENS": "tok=acme", "PGPASSWORD": "pw", "OPENAI_API_KEY": "sk-openai", "AWS_SECRET_ACCESS_KEY": "aws",
-		"OTEL_EXPORTER_OTLP_HEADERS": "authorization=Bearer x", "PLUGIN_FLAG": "passed", "LC_ALL": "C.UTF-8"} {
+		"OTEL_EXPORTER_OTLP_HEADERS": "authorization=Bearer x", "PLUGIN_FLAG": "passed", "LC_ALL": "C.UTF-8",
+		"AGENT_MODEL_KEY": "sk-agent"} {
 		t.Setenv(k, v)
 	}
 	cfg := helperConfig(t, "base", "")
-	cfg.EnvPassthrough = []string{"PLUGIN_FLAG"}
+	cfg.EnvPassthrough = []string{"PLUGIN_FLAG", "AGENT_MODEL_KEY"} // the host withholds the model key
+	cfg.Withhold = func(name string) bool { return name == "AGENT_MODEL_KEY" }
 	newReference(t, cfg)
 	var report struct {
 		Env []string `json:"env"`
@@ -34,7 +36,7 @@ func TestEnvironmentScrubbed(t *testing.T) {
 	if seen["PLUGIN_FLAG"] != "passed" || seen["XBOT_PROVIDER_DATA_DIR"] != cfg.DataDir {
 		t.Errorf("passthrough or data dir missing: %v", seen)
 	}
-	for _, bad := range []string{"OTEL_", "PG", "XBOT_LLM"} {
+	for _, bad := range []string{"OTEL_", "PG", "XBOT_LLM", "CLICKHOUSE_"} {
 		cfg.EnvPassthrough = []string{bad + "X"}
 		if err := cfg.Validate(); err == nil {
 			t.Errorf("passthrough of %sX accepted", bad)

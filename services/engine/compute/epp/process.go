@@ -250,14 +250,15 @@ func (p *process) kill() {
 }
 
 // pluginEnv is the plugin's whole environment: PATH, HOME, TMPDIR, LANG and
-// LC_* from the host, the manifest's passthrough names,
-// XBOT_PROVIDER_DATA_DIR, and PYTHONDONTWRITEBYTECODE=1 (an interpreter
-// writing its cache into the plugin's directory would change its digest).
-// Nothing else of the host's environment.
+// LC_* from the host, the manifest's passthrough names (but those
+// Config.Withhold reports), XBOT_PROVIDER_DATA_DIR, and
+// PYTHONDONTWRITEBYTECODE=1 (an interpreter writing its cache into the
+// plugin's directory would change its digest). Nothing else of the host's
+// environment.
 func pluginEnv(cfg *Config) []string {
 	keep := map[string]bool{"PATH": true, "HOME": true, "TMPDIR": true, "LANG": true}
 	for _, n := range cfg.EnvPassthrough {
-		if CheckPassthrough(n) == nil {
+		if CheckPassthrough(n) == nil && (cfg.Withhold == nil || !cfg.Withhold(n)) {
 			keep[n] = true
 		}
 	}
