@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -120,6 +121,14 @@ func TestUnsafeSourcesRefused(t *testing.T) {
 		"fifo": func(dir string) error { return syscall.Mkfifo(filepath.Join(dir, "lib", "fifo"), 0o600) },
 		"big file": func(dir string) error {
 			return os.WriteFile(filepath.Join(dir, "big.bin"), make([]byte, 10<<20+1), 0o600)
+		},
+		"many dirs": func(dir string) error { // empty, but each one staged
+			for i := range 2001 {
+				if err := os.MkdirAll(filepath.Join(dir, "d", strconv.Itoa(i)), 0o700); err != nil {
+					return err
+				}
+			}
+			return nil
 		},
 		"case clash":   func(dir string) error { return os.WriteFile(filepath.Join(dir, "lib", "Helper.txt"), nil, 0o600) },
 		"outside":      func(dir string) error { return rewrite(dir, `command = ["../../bin/sh"]`) },
