@@ -166,3 +166,14 @@ func TestErrorMappingTable(t *testing.T) {
 		t.Errorf("limit_exceeded: %v (%+v), want the LimitError of its details", err, le)
 	}
 }
+
+// TestUnusableSandboxIDRefused: a sandbox id the run would record (in an
+// event) and show must be 1-256 bytes without control characters; a listed
+// sandbox with another is not used, a created one fails the open.
+func TestUnusableSandboxIDRefused(t *testing.T) {
+	t.Parallel()
+	_, err := newReference(t, helperConfig(t, "badid", "")).Open(t.Context(), spec)
+	if !errors.Is(err, epp.ErrProvider) || strings.Contains(err.Error(), "\x1b") {
+		t.Fatalf("Open with a plugin whose sandbox ids are unusable: %v, want ErrProvider (without the id's escape)", err)
+	}
+}

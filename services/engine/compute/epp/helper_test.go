@@ -37,6 +37,7 @@ import (
 //	daemon      exec.run: leaves a process outside its group that writes empty
 //	            lines to its stdout for ever (with MARKER), then exits 3
 //	deaf        exec.run: stops reading stdin (and never answers)
+//	badid       its sandbox (listed, created) has an id of 300 bytes with an escape sequence
 //	leavegroup  at start moves itself into its parent's process group
 //
 // It writes report.json (its environment, argv and initialize's params)
@@ -69,6 +70,9 @@ func (h *helper) is(mode string) bool { return slices.Contains(h.modes, mode) }
 func (h *helper) run() {
 	if h.is("stubborn") {
 		signal.Ignore(syscall.SIGTERM)
+	}
+	if h.is("badid") {
+		record["sandbox_id"] = "bad\x1b[2J" + strings.Repeat("x", 300)
 	}
 	if h.is("leavegroup") {
 		if pgid, err := syscall.Getpgid(os.Getppid()); err == nil {
