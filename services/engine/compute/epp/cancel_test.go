@@ -73,3 +73,29 @@ func TestCancelKillsExecStart(t *testing.T) {
 	}
 	waitGone(t, marker)
 }
+
+// TestKillReachesAStartNotAnsweredYet: Kill while a command's exec.start
+// is not answered yet (its process may run already) cancels that request:
+// the command is not missed.
+func TestKillReachesAStartNotAnsweredYet(t *testing.T) {
+	t.Parallel()
+	tr := &tracer{}
+	cfg := helperConfig(t, "startwait", "")
+	cfg.Features, cfg.Trace = append(cfg.Features, "exec.stream"), tr.trace
+	sb := open(t, newReference(t, cfg), spec)
+	go func() { _, _ = sb.Exec(t.Context(), compute.ExecRequest{Command: "sleep 600"}) }()
+	eventually.Holds(t, 30*time.Second, "exec.start sent", func() bool { return len(tr.sentOf("exec.start")) == 1 })
+	if err := sb.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	start := tr.sentOf("exec.start")[0]
+	want := string(mustJSON(map[string]int64{"id": *start.ID}))
+	eventually.Succeeds(t, 30*time.Second, "$/cancel of the exec.start", func() error {
+		for _, c := range tr.sentOf("$/cancel") {
+			if string(c.Params) == want {
+				return nil
+			}
+		}
+		return errors.New("not sent")
+	})
+}

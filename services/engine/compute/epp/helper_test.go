@@ -33,6 +33,7 @@ import (
 //	retry       sandbox.get fails retryable twice; exec.run fails retryable
 //	errors      files.read of path K answers the error of kind K (or code K)
 //	early       exec.start: sends the process's output and exit before its answer
+//	startwait   exec.start: never answers (as if its process had started and the answer were on its way)
 //	earlyflood  exec.start: sends 2 MiB of the process's output, then its exit, before its answer
 //	daemon      exec.run: leaves a process outside its group that writes empty
 //	            lines to its stdout for ever (with MARKER), then exits 3
@@ -153,6 +154,9 @@ func (h *helper) answer(id json.RawMessage, method string, params json.RawMessag
 	case "exec.run":
 		h.execRun(id, params)
 	case "exec.start":
+		if h.is("startwait") {
+			return
+		}
 		for i := 0; h.is("earlyflood") && i < 4; i++ {
 			chunk := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{'a' + byte(i)}, 512<<10))
 			h.send(map[string]any{"jsonrpc": "2.0", "method": "exec.output", "params": map[string]string{"process_id": "p1", "stream": "stdout", "data_b64": chunk}})
