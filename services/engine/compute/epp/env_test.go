@@ -1,6 +1,7 @@
 package epp_test
 
 import (
+	"os"
 	"strings"
 	"testing"
 )
@@ -41,5 +42,25 @@ func TestEnvironmentScrubbed(t *testing.T) {
 		if err := cfg.Validate(); err == nil {
 			t.Errorf("passthrough of %sX accepted", bad)
 		}
+	}
+}
+
+// TestPluginCannotReadTheHostsEnvironment: the plugin runs as the host's
+// user, yet cannot read the host process's environment (where xbot's
+// secrets may be) through /proc. Root may read any process's: skipped as
+// root, run by the unprivileged pass (test-unprivileged).
+func TestPluginCannotReadTheHostsEnvironment(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root reads every process's environment (CAP_SYS_PTRACE)")
+	}
+	t.Parallel()
+	cfg := helperConfig(t, "peek", "")
+	newReference(t, cfg)
+	var report struct {
+		Peek string `json:"peek"`
+	}
+	readReport(t, cfg, &report)
+	if !strings.Contains(report.Peek, "permission denied") {
+		t.Errorf("the plugin's read of /proc/<host>/environ: %q, want permission denied", report.Peek)
 	}
 }

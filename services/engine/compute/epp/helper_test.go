@@ -38,6 +38,7 @@ import (
 //	daemon      exec.run: leaves a process outside its group that writes empty
 //	            lines to its stdout for ever (with MARKER), then exits 3
 //	deaf        exec.run: stops reading stdin (and never answers)
+//	peek        at initialize tries to read its parent's environment (/proc/<ppid>/environ): report.json's peek
 //	badid       its sandbox (listed, created) has an id of 300 bytes with an escape sequence
 //	leavegroup  at start moves itself into its parent's process group
 //
@@ -180,7 +181,12 @@ func (h *helper) initialize(id, params json.RawMessage) {
 	}
 	_ = json.Unmarshal(params, &p)
 	h.config = p.Config
-	report, _ := json.Marshal(map[string]any{"env": os.Environ(), "argv": os.Args, "initialize": params})
+	peek := ""
+	if h.is("peek") {
+		_, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", os.Getppid()))
+		peek = fmt.Sprint(err)
+	}
+	report, _ := json.Marshal(map[string]any{"env": os.Environ(), "argv": os.Args, "initialize": params, "peek": peek})
 	_ = os.WriteFile(filepath.Join(h.data, "report.json"), report, 0o600)
 	if h.is("grandchild") {
 		_ = exec.Command("sleep", h.marker).Start() // inherits the process group
