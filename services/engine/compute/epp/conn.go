@@ -203,7 +203,7 @@ func (c *conn) fail() {
 			c.dead = fmt.Errorf("provider %s: the session is closed: %w", c.cfg.ID, ErrPluginExited)
 		} else {
 			c.dead = &ExitError{Provider: c.cfg.ID, Status: c.proc.status, Cause: cause,
-				Stderr: c.clean.clean(c.proc.stderr.tail(2 << 10))}
+				Stderr: tail(c.clean.clean(c.proc.stderr.String()), stderrShown)} // redacted whole, then cut
 		}
 		close(c.done)
 		for id, cl := range c.pending {

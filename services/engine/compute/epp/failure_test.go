@@ -81,6 +81,20 @@ func TestStderrKeptBounded(t *testing.T) {
 	}
 }
 
+// TestStderrShownWithoutPartOfASecret: the end of stderr a crash shows is
+// cut from the redacted text, so that it never starts within a secret.
+func TestStderrShownWithoutPartOfASecret(t *testing.T) {
+	t.Parallel()
+	_, err := execFails(t, "crash,cutsecret", "")
+	var ee *epp.ExitError
+	if !errors.As(err, &ee) {
+		t.Fatalf("Exec: %v", err)
+	}
+	if tail := secretToken[len(secretToken)-8:]; strings.Contains(ee.Stderr, tail) {
+		t.Errorf("the stderr shown holds the end of the secret (%q): %.40q…", tail, ee.Stderr)
+	}
+}
+
 func TestMalformedAndOverlongLinesKillThePlugin(t *testing.T) {
 	t.Parallel()
 	for _, mode := range []string{"malformed", "longline"} {

@@ -25,6 +25,7 @@ import (
 //	noconnect   answers sandbox.connect with -32601
 //	crash       exec.run: writes to stderr (with the setting "token"), exits 3
 //	bigstderr   with crash: writes 1 MiB to stderr first
+//	cutsecret   with crash: its last stderr line is the token and 2039 bytes more
 //	malformed   exec.run: answers a line that is not JSON
 //	longline    exec.run: answers a line over 8 MiB
 //	silent      never answers exec.run, sandbox.list or files.read
@@ -222,6 +223,10 @@ func (h *helper) execRun(id json.RawMessage, params json.RawMessage) {
 	case h.is("crash"):
 		if h.is("bigstderr") {
 			fmt.Fprint(os.Stderr, strings.Repeat("noise\n", 200<<10))
+		}
+		if h.is("cutsecret") { // the 2 KiB an error shows start within the token
+			fmt.Fprintf(os.Stderr, "token=%s%s\n", h.config["token"], strings.Repeat("B", 2039))
+			os.Exit(3)
 		}
 		fmt.Fprintf(os.Stderr, "fatal: lost the connection with token=%s\n", h.config["token"])
 		os.Exit(3)
