@@ -119,3 +119,22 @@ func TestFixtureCopy(t *testing.T) {
 		t.Error("cmd/local-process/epp-methods.json differs from docs/epp-methods.json")
 	}
 }
+
+// TestOverlongAnswerIsAnError: an answer over 8 MiB is not written; the
+// request is answered with an error instead, so the host does not wait.
+func TestOverlongAnswerIsAnError(t *testing.T) {
+	var buf syncBuffer
+	newOut(&buf).result(json.RawMessage("7"), map[string]string{"stdout": strings.Repeat("x", maxLine)})
+	var answer struct {
+		ID    int       `json:"id"`
+		Error *rpcError `json:"error"`
+	}
+	for _, l := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+		if json.Unmarshal([]byte(l), &answer) == nil && answer.ID == 7 {
+			break
+		}
+	}
+	if answer.ID != 7 || answer.Error == nil || answer.Error.Code != -32000 {
+		t.Errorf("answer to 7: %+v, want an error", answer)
+	}
+}
