@@ -46,6 +46,7 @@ func (c *conn) do(ctx context.Context, id int64, r request) error {
 	if err := c.write(ctx, line); err != nil {
 		c.abandon(id)
 		if ctx.Err() != nil {
+			c.cancel(id) // part of it may have gone out: the plugin stops it
 			return ctx.Err()
 		}
 		if dead := c.waitDead(); dead != nil {

@@ -150,10 +150,11 @@ func (c *conn) notification(m message) error {
 	return nil
 }
 
-// write writes one line whole, or gives up when ctx ends (returning its
-// error) and at the latest after the call timeout: a plugin that takes no
-// input for that long is hung, and is killed. A line given up midway
-// cannot be framed any more, so the plugin is killed then too.
+// write writes one line whole. It gives up when ctx ends first — before
+// any of the line went out, or else once the rest of it went out in the
+// background (so that the plugin's input stays framed) — returning ctx's
+// error; and it kills a plugin that took no input for the call timeout,
+// which is hung.
 func (c *conn) write(ctx context.Context, line []byte) error {
 	c.trace(true, line[:len(line)-1])
 	return c.send(ctx, line)
@@ -166,19 +167,29 @@ func (c *conn) send(ctx context.Context, line []byte) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	defer func() { <-c.wturn }()
 	n, err := c.proc.writeLine(ctx, line, c.cfg.CallTimeout)
+	if err != nil && ctx.Err() != nil && n > 0 && errors.Is(err, os.ErrDeadlineExceeded) {
+		go func() { // the rest, then the turn is the next writer's
+			defer func() { <-c.wturn }()
+			_, err := c.proc.writeLine(context.Background(), line[n:], c.cfg.CallTimeout)
+			c.written(context.Background(), err)
+		}()
+		return ctx.Err()
+	}
+	defer func() { <-c.wturn }()
+	return c.written(ctx, err)
+}
+
+// written is the outcome of a write that ended with err: a plugin that
+// took no input for the call timeout is killed as hung.
+func (c *conn) written(ctx context.Context, err error) error {
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, os.ErrClosed): // the session ended meanwhile
-	case ctx.Err() == nil && errors.Is(err, os.ErrDeadlineExceeded):
-		c.kill(fmt.Errorf("it took no input for %v: %w", c.cfg.CallTimeout, ErrTimeout))
-	case n > 0:
-		c.kill(errors.New("a request to it was cut short when its caller went away"))
-	}
-	if ctx.Err() != nil {
+	case ctx.Err() != nil:
 		return ctx.Err()
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		c.kill(fmt.Errorf("it took no input for %v: %w", c.cfg.CallTimeout, ErrTimeout))
 	}
 	return fmt.Errorf("provider %s: write to the plugin: %w", c.cfg.ID, err)
 }

@@ -3,6 +3,8 @@ package epp_test
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
@@ -67,6 +69,41 @@ func TestPluginThatStopsReadingCannotHangTheHost(t *testing.T) {
 	go func() { closed <- sb.Close() }()
 	returns(t, "Close", closed)
 	waitGone(t, marker)
+}
+
+// TestCancelMidWriteKeepsTheSandbox: a call given up while its request is
+// half written (the plugin reads slowly) returns at once; the host writes
+// the rest, then $/cancel, and the plugin — alive, its input still framed —
+// serves the next call.
+func TestCancelMidWriteKeepsTheSandbox(t *testing.T) {
+	t.Parallel()
+	tr := &tracer{}
+	cfg := helperConfig(t, "pause", "")
+	cfg.Trace = tr.trace
+	sb := open(t, newReference(t, cfg), spec)
+	ran := make(chan error, 1)
+	go func() {
+		_, err := sb.Exec(t.Context(), compute.ExecRequest{Command: "true"})
+		ran <- err
+	}()
+	eventually.Holds(t, 30*time.Second, "the plugin paused", func() bool { return count(calls(t, cfg), "exec.run") == 1 })
+	ctx, cancel := context.WithCancel(t.Context())
+	wrote := make(chan error, 1)
+	go func() { wrote <- sb.WriteFile(ctx, "big", make([]byte, 4<<20)) }()
+	eventually.Holds(t, 30*time.Second, "files.write on its way", func() bool { return len(tr.sentOf("files.write")) == 1 })
+	cancel()
+	if err := returns(t, "WriteFile after its context ended", wrote); !errors.Is(err, context.Canceled) {
+		t.Errorf("WriteFile: %v, want context.Canceled", err)
+	}
+	if err := os.WriteFile(filepath.Join(cfg.DataDir, "resume"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := returns(t, "the paused Exec", ran); err != nil {
+		t.Fatalf("the paused Exec: %v", err)
+	}
+	if _, err := sb.Exec(t.Context(), compute.ExecRequest{Command: "true"}); err != nil {
+		t.Errorf("Exec after a cancelled write: %v, want the plugin alive", err)
+	}
 }
 
 // TestPluginThatStopsReadingIsKilledAfterTheCallTimeout: a write the plugin

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // helperPlugin runs this test binary as a misbehaving test plugin when its
@@ -39,6 +40,7 @@ import (
 //	daemon      exec.run: leaves a process outside its group that writes empty
 //	            lines to its stdout for ever (with MARKER), then exits 3
 //	deaf        exec.run: stops reading stdin (and never answers)
+//	pause       exec.run: stops reading stdin until its data dir holds "resume", then answers
 //	peek        at initialize tries to read its parent's environment (/proc/<ppid>/environ): report.json's peek
 //	badid       its sandbox (listed, created) has an id of 300 bytes with an escape sequence
 //	leavegroup  at start moves itself into its parent's process group
@@ -237,6 +239,14 @@ func (h *helper) execRun(id json.RawMessage, params json.RawMessage) {
 	case h.is("silent"):
 	case h.is("deaf"):
 		select {} // reads nothing more until killed
+	case h.is("pause"):
+		for { // reads nothing meanwhile
+			if _, err := os.Stat(filepath.Join(h.data, "resume")); err == nil {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		h.result(id, map[string]any{"exit_code": 0, "stdout": "", "stderr": ""})
 	case h.is("daemon"):
 		d := exec.Command("sh", "-c", "while :; do echo; sleep 0.05; done", h.marker)
 		d.Stdout, d.SysProcAttr = os.Stdout, &syscall.SysProcAttr{Setsid: true}
