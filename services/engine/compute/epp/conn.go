@@ -169,10 +169,11 @@ func (c *conn) send(ctx context.Context, line []byte) error {
 	}
 	n, err := c.proc.writeLine(ctx, line, c.cfg.CallTimeout)
 	if err != nil && ctx.Err() != nil && n > 0 && errors.Is(err, os.ErrDeadlineExceeded) {
-		go func() { // the rest, then the turn is the next writer's
+		rest := context.WithoutCancel(ctx) // the caller is gone; the line must still end
+		go func() {                        // the rest, then the turn is the next writer's
 			defer func() { <-c.wturn }()
-			_, err := c.proc.writeLine(context.Background(), line[n:], c.cfg.CallTimeout)
-			c.written(context.Background(), err)
+			_, err := c.proc.writeLine(rest, line[n:], c.cfg.CallTimeout)
+			_ = c.written(rest, err) // nobody waits for it; a hung plugin is killed
 		}()
 		return ctx.Err()
 	}
