@@ -3,8 +3,10 @@
 // no isolation (development and tests). It is written as a third party
 // writes a plugin — from docs/providers.md and docs/epp-methods.json alone,
 // speaking only EPP/1 on its stdin and stdout — and leaves the sandbox
-// semantics (layout, path checks, limits) to xbot's public local provider
-// rather than writing them twice.
+// semantics (layout, path checks, limits) to xbot's public local provider,
+// and the check of what it is sent against the published table to package
+// epp/schema (which the host's tests use too), rather than writing them
+// twice.
 //
 // Install it with its manifest (xbot-provider.toml) beside the binary:
 //

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -45,26 +46,19 @@ func serve(t *testing.T, want int, lines ...string) []map[string]any {
 }
 
 type syncBuffer struct {
-	mu  chan struct{}
+	mu  sync.Mutex
 	buf bytes.Buffer
 }
 
-func (b *syncBuffer) lock() {
-	if b.mu == nil {
-		b.mu = make(chan struct{}, 1)
-	}
-	b.mu <- struct{}{}
-}
-
 func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.lock()
-	defer func() { <-b.mu }()
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	return b.buf.Write(p)
 }
 
 func (b *syncBuffer) String() string {
-	b.lock()
-	defer func() { <-b.mu }()
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	return b.buf.String()
 }
 
@@ -117,5 +111,24 @@ func TestFixtureCopy(t *testing.T) {
 	}
 	if !bytes.Equal(published, methodsJSON) {
 		t.Error("cmd/local-process/epp-methods.json differs from docs/epp-methods.json")
+	}
+}
+
+// TestOverlongAnswerIsAnError: an answer over 8 MiB is not written; the
+// request is answered with an error instead, so the host does not wait.
+func TestOverlongAnswerIsAnError(t *testing.T) {
+	var buf syncBuffer
+	newOut(&buf).result(json.RawMessage("7"), map[string]string{"stdout": strings.Repeat("x", maxLine)})
+	var answer struct {
+		ID    int       `json:"id"`
+		Error *rpcError `json:"error"`
+	}
+	for _, l := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+		if json.Unmarshal([]byte(l), &answer) == nil && answer.ID == 7 {
+			break
+		}
+	}
+	if answer.ID != 7 || answer.Error == nil || answer.Error.Code != -32000 {
+		t.Errorf("answer to 7: %+v, want an error", answer)
 	}
 }

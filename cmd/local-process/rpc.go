@@ -43,9 +43,12 @@ type out struct {
 
 func newOut(w io.Writer) *out { return &out{w: bufio.NewWriterSize(w, 64<<10)} }
 
-func (o *out) send(v any) {
+// send writes v as one line; one that cannot be encoded or is over
+// maxLine is not written (false), a log notification instead.
+func (o *out) send(v any) bool {
 	line, err := json.Marshal(v)
-	if err != nil || len(line) > maxLine {
+	ok := err == nil && len(line) <= maxLine
+	if !ok {
 		line, _ = json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "log",
 			"params": map[string]string{"level": "error", "message": "dropped an unencodable message"}})
 	}
@@ -53,13 +56,18 @@ func (o *out) send(v any) {
 	defer o.mu.Unlock()
 	_, _ = o.w.Write(append(line, '\n'))
 	_ = o.w.Flush()
+	return ok
 }
 
+// result answers request id; an answer that does not fit a line is an
+// error answer instead, so that the host never waits for one.
 func (o *out) result(id json.RawMessage, result any) {
 	if result == nil {
 		result = struct{}{}
 	}
-	o.send(map[string]any{"jsonrpc": "2.0", "id": id, "result": result})
+	if !o.send(map[string]any{"jsonrpc": "2.0", "id": id, "result": result}) {
+		o.fail(id, &rpcError{Code: -32000, Message: "the answer would be over EPP/1's 8 MiB line"})
+	}
 }
 
 func (o *out) fail(id json.RawMessage, err error) {

@@ -90,7 +90,7 @@ func providerInstall(ctx context.Context, st *plugin.Store, args []string, c con
 		return err
 	}
 	printf(c.out, "installed %s %s (sha256:%s, %s)\nuse it with compute_provider=%s; its settings: xbot config explain\n",
-		in.ID(), in.Manifest.Provider.Version, in.Receipt.TreeSHA256, in.Receipt.Trust, in.ID())
+		in.ID(), plugin.Printable(in.Manifest.Provider.Version), in.Receipt.TreeSHA256, in.Receipt.Trust, in.ID())
 	return nil
 }
 
@@ -155,8 +155,8 @@ func providerList(st *plugin.Store, c console) error {
 		if r.Source.Type == "git" {
 			src = r.Source.URL + "@" + r.Source.Commit[:min(12, len(r.Source.Commit))]
 		}
-		printf(tw, "%s\t%s\t%s\tsha256:%s\t%s\t%s\n", in.ID(), r.Version, r.Trust, r.TreeSHA256[:12],
-			strings.Join(in.Manifest.Features.Supported, ","), src)
+		printf(tw, "%s\t%s\t%s\tsha256:%s\t%s\t%s\n", in.ID(), plugin.Printable(r.Version), r.Trust, r.TreeSHA256[:min(12, len(r.TreeSHA256))],
+			strings.Join(in.Manifest.Features.Supported, ","), plugin.Printable(src))
 	}
 	if ferr := tw.Flush(); ferr != nil {
 		return ferr

@@ -71,7 +71,8 @@ var builtinProviders = []string{"", "auto", "bwrap", "local"}
 
 // pluginConfig is the EPP configuration of the installed provider id with
 // its settings: its own (required ones must be set) and the core settings
-// it inherits with consent. Nothing else of the configuration reaches it.
+// it inherits with consent. Nothing else of the configuration reaches it,
+// nor the variables of the agents' model keys (profiles).
 func (s *settings) pluginConfig(id string) (*epp.Config, error) {
 	in, err := s.store.Get(id)
 	if errors.Is(err, plugin.ErrNotInstalled) {
@@ -104,5 +105,6 @@ func (s *settings) pluginConfig(id string) (*epp.Config, error) {
 		return nil, err
 	}
 	cfg := in.ProviderConfig(settings, plugin.Host{Name: "xbot", Version: version}, s.log.Named("provider").With(zap.String("provider", id)))
+	cfg.Withhold = s.modelKeys.has
 	return &cfg, nil
 }

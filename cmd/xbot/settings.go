@@ -31,6 +31,9 @@ type settings struct {
 	flags map[string]string
 	// store holds the installed compute providers (~/.xbot/providers).
 	store *plugin.Store
+	// modelKeys are the variables of the agents' model keys, which no
+	// provider plugin gets.
+	modelKeys modelKeyVars
 }
 
 // flagAliases are shorter flags a command accepts for a key, by command:

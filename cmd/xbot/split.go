@@ -17,7 +17,6 @@ import (
 	"github.com/xbot-runtime/xbot/infra/kafka"
 	pginfra "github.com/xbot-runtime/xbot/infra/postgres"
 	pgview "github.com/xbot-runtime/xbot/projections/postgres"
-	"github.com/xbot-runtime/xbot/services/engine/profile"
 	"github.com/xbot-runtime/xbot/services/stack"
 )
 
@@ -71,15 +70,11 @@ func (s *settings) stackOptions(kcfg kafka.Config, dataDir string) (stack.Option
 	if err != nil {
 		return stack.Options{}, err
 	}
-	profiles, err := profile.Load(s.r.Get("agents_file"))
+	llm, profiles, err := s.profiles()
 	if err != nil {
 		return stack.Options{}, err
 	}
 	wait, maxWait, err := s.waits()
-	if err != nil {
-		return stack.Options{}, err
-	}
-	llm, profiles, err := s.llm(profiles)
 	if err != nil {
 		return stack.Options{}, err
 	}
@@ -182,10 +177,7 @@ func (s *settings) reloadProfilesOnHangup(ctx context.Context, st *stack.Stack) 
 			return
 		case <-hup:
 		}
-		profiles, err := profile.Load(s.r.Get("agents_file"))
-		if err == nil {
-			_, profiles, err = s.llm(profiles)
-		}
+		_, profiles, err := s.profiles()
 		if err != nil {
 			s.log.Error("agent profiles not reloaded; the previous ones stay in force", zap.Error(err))
 			continue

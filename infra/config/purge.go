@@ -10,8 +10,9 @@ import (
 )
 
 // PurgeScope removes a provider's saved settings from the user's files in
-// home/.xbot: its [providers.<id>] table from config.toml and the
-// assignments of its variables from .env. Every other line stays as it
+// home/.xbot: its [providers.<id>] table and any other key below
+// providers.<id> from config.toml, and the assignments of its variables
+// from .env. Every other line stays as it
 // was; a project's ./.env is not touched. It returns where it removed
 // something (file:line).
 func PurgeScope(home string, sc Scope) ([]string, error) {
@@ -36,17 +37,40 @@ func PurgeScope(home string, sc Scope) ([]string, error) {
 }
 
 // tableDropper drops the lines of [providers.<id>] (and its subtables) up
-// to the next table header.
+// to the next table header, and every key line elsewhere whose dotted path
+// lies below providers.<id> — providers.<id>.<field> = … at the top,
+// <id> = { … } or <id>.<field> = … in [providers] — quoted or not.
 func tableDropper(id string) func(string) bool {
-	in := false
+	mine := func(path string) bool { return path == scopePrefix+id || strings.HasPrefix(path, scopePrefix+id+".") }
+	table := ""
 	return func(line string) bool {
 		t := strings.TrimSpace(line)
 		if strings.HasPrefix(t, "[") {
-			header := strings.TrimSpace(strings.Trim(t, "[]"))
-			in = header == scopePrefix+id || strings.HasPrefix(header, scopePrefix+id+".")
+			header, _, _ := strings.Cut(t, "]") // [a.b], [[a.b]], [a.b] # comment
+			table = keyPath(strings.TrimLeft(header, "["))
+			return mine(table)
 		}
-		return in
+		key, _, ok := strings.Cut(t, "=")
+		switch {
+		case mine(table):
+			return true
+		case !ok || strings.HasPrefix(t, "#"):
+			return false
+		case table == "":
+			return mine(keyPath(key))
+		}
+		return mine(table + "." + keyPath(key))
 	}
+}
+
+// keyPath is a TOML key (bare, quoted or dotted) as one dotted path.
+func keyPath(key string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '"' || r == '\'' || r == ' ' || r == '\t' {
+			return -1
+		}
+		return r
+	}, key)
 }
 
 // editLines rewrites path without the lines drop reports, keeping its mode;

@@ -133,3 +133,25 @@ func TestPurgeScope(t *testing.T) {
 		t.Errorf("after purge:\n%s\n%s", toml, env)
 	}
 }
+
+// TestPurgeScopeEveryForm: a provider's settings written as dotted keys
+// or an inline table (in [providers] or at the top) are removed too; left
+// behind, they would name a provider no longer installed and the next
+// load would refuse the file.
+func TestPurgeScopeEveryForm(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"providers.my-cloud.region = \"us\"\nproviders.other.region = \"ap\"\n[server]\n":        "providers.other.region = \"ap\"\n[server]\n",
+		"[providers]\nmy-cloud = { region = \"us\" }\nother.region = \"ap\"\n":                   "[providers]\nother.region = \"ap\"\n",
+		"[providers]\n\"my-cloud\".region = \"us\"\nmy-cloud.token = \"t\"\n# my-cloud = kept\n": "[providers]\n# my-cloud = kept\n",
+		"[providers.my-cloud.extra] # note\nx = 1\n[providers.other]\nregion = \"ap\"\n":         "[providers.other]\nregion = \"ap\"\n",
+	} {
+		home := writeHome(t, map[string]string{"config.toml": in})
+		if _, err := config.PurgeScope(home, scopes[0]); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := os.ReadFile(filepath.Join(home, ".xbot", "config.toml")); string(got) != want {
+			t.Errorf("purge of\n%s\nleft\n%s\nwant\n%s", in, got, want)
+		}
+	}
+}

@@ -224,11 +224,7 @@ func takeover(t *testing.T, gone bool) {
 		return err
 	})
 	exA.Executor.Kill()
-	attached := payloads[events.SandboxAttachedPayload](t, front, runID)
-	if len(attached) != 1 {
-		t.Fatalf("runtime.sandbox.attached before the tool: %+v", attached)
-	}
-	id := attached[0].SandboxID
+	id := attachedSandbox(t, front, runID)
 	if gone { // the sandbox disappears from the plugin's keeping meanwhile
 		if err := os.Remove(filepath.Join(in.Dir, plugin.DataDir, "sandboxes", "records", id+".json")); err != nil {
 			t.Fatal(err)
@@ -245,6 +241,21 @@ func takeover(t *testing.T, gone bool) {
 		t.Errorf("the new owner did not ask the plugin for sandbox %s by its id", id)
 	}
 	e.invariants(front)
+}
+
+// attachedSandbox is the sandbox id the run recorded. The dead executor
+// committed it before its tool ran; the API shows it once it read it (on a
+// loaded machine, not at once).
+func attachedSandbox(t *testing.T, front *stack.Stack, runID string) string {
+	t.Helper()
+	var attached []events.SandboxAttachedPayload
+	eventually.Succeeds(t, 30*time.Second, "runtime.sandbox.attached of the first tool", func() error {
+		if attached = payloads[events.SandboxAttachedPayload](t, front, runID); len(attached) != 1 {
+			return fmt.Errorf("runtime.sandbox.attached: %+v", attached)
+		}
+		return nil
+	})
+	return attached[0].SandboxID
 }
 
 // wantFailedLost: the new owner's tool and the run failed with sandbox_error.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+	"unicode"
 
 	"github.com/xbot-runtime/xbot/services/engine/compute"
 )
@@ -44,6 +46,16 @@ type createParams struct {
 // keep the host listing.
 const maxListPages = 100
 
+// maxSandboxID bounds a sandbox id: the run records it in an event
+// (runtime.sandbox.attached) and errors show it.
+const maxSandboxID = 256
+
+// usableID reports whether a plugin's sandbox id can be recorded and
+// shown: 1 to maxSandboxID bytes without control characters.
+func usableID(id string) bool {
+	return id != "" && len(id) <= maxSandboxID && !strings.ContainsFunc(id, unicode.IsControl)
+}
+
 // attach finds the run's sandbox: the recorded one, else a running one of
 // the key, else a new one.
 func (p *Provider) attach(ctx context.Context, s *session, spec compute.Spec) (record, error) {
@@ -71,8 +83,9 @@ func (p *Provider) attach(ctx context.Context, s *session, spec compute.Spec) (r
 	if err := s.call(ctx, MSandboxCreate, createParams{Metadata: map[string]string{metaKey: key}}, &out, 0); err != nil {
 		return record{}, fmt.Errorf("open sandbox: %w", err)
 	}
-	if out.Sandbox.SandboxID == "" {
-		return record{}, fmt.Errorf("open sandbox: provider %s created a sandbox without an id: %w", p.cfg.ID, ErrProvider)
+	if !usableID(out.Sandbox.SandboxID) {
+		return record{}, fmt.Errorf("open sandbox: provider %s created a sandbox whose id is empty, over %d bytes or holds control characters: %w",
+			p.cfg.ID, maxSandboxID, ErrProvider)
 	}
 	return out.Sandbox, nil
 }
@@ -101,7 +114,7 @@ func (p *Provider) reconnect(ctx context.Context, s *session, id string) (record
 
 // list returns the sandboxes of key, every page; it keeps only records
 // whose metadata name key (a plugin that ignores the filter cannot hand a
-// run another key's sandbox).
+// run another key's sandbox) and whose ids are usable.
 func (p *Provider) list(ctx context.Context, s *session, key string) ([]record, error) {
 	var out []record
 	params := listParams{Metadata: map[string]string{metaKey: key}}
@@ -111,7 +124,7 @@ func (p *Provider) list(ctx context.Context, s *session, key string) ([]record, 
 			return nil, err
 		}
 		for _, r := range page.Sandboxes {
-			if r.Metadata[metaKey] == key && r.SandboxID != "" {
+			if r.Metadata[metaKey] == key && usableID(r.SandboxID) {
 				out = append(out, r)
 			}
 		}

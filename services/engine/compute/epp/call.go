@@ -43,8 +43,12 @@ func (c *conn) do(ctx context.Context, id int64, r request) error {
 	}
 	c.pending[id] = cl
 	c.mu.Unlock()
-	if err := c.write(line); err != nil {
+	if err := c.write(ctx, line); err != nil {
 		c.abandon(id)
+		if ctx.Err() != nil {
+			c.cancel(id) // part of it may have gone out: the plugin stops it
+			return ctx.Err()
+		}
 		if dead := c.waitDead(); dead != nil {
 			return dead
 		}
@@ -104,12 +108,33 @@ func (c *conn) abandon(id int64) {
 	c.mu.Unlock()
 }
 
-// cancel abandons request id and tells the plugin to stop its work.
+// cancel abandons request id and tells the plugin to stop its work. The
+// $/cancel is written without making the caller wait (another line may be
+// on its way to a slow plugin); write bounds it.
 func (c *conn) cancel(id int64) {
 	c.abandon(id)
-	if c.err() == nil {
-		_ = c.notify(MCancel, map[string]int64{"id": id})
+	c.cancelAll([]int64{id})
+}
+
+// cancelAll sends $/cancel for each of ids, in order, in the background.
+func (c *conn) cancelAll(ids []int64) {
+	if c.err() != nil || len(ids) == 0 {
+		return
 	}
+	lines := make([][]byte, 0, len(ids))
+	for _, id := range ids {
+		if line, err := encode(nil, MCancel, map[string]int64{"id": id}); err == nil {
+			c.trace(true, line[:len(line)-1])
+			lines = append(lines, line)
+		}
+	}
+	go func() {
+		for _, line := range lines {
+			if c.send(context.Background(), line) != nil {
+				return
+			}
+		}
+	}()
 }
 
 // errorOf maps an error object the plugin answered for method.

@@ -35,9 +35,14 @@ type Config struct {
 	// consented to); the host sends no request of another feature.
 	Features []string
 	// EnvPassthrough are names of host environment variables the plugin
-	// also gets (the manifest's security.env_passthrough). XBOT_*, PG* and
-	// OTEL_* are refused.
+	// also gets (the manifest's security.env_passthrough). XBOT_*, PG*,
+	// CLICKHOUSE_* and OTEL_* are refused.
 	EnvPassthrough []string
+	// Withhold, when set, reports the host variables that hold secrets of
+	// the host's own under names of their choosing (an agent's model key,
+	// a profile's apiKeyEnv): the plugin never gets them, whatever its
+	// passthrough says. It is asked at every start of a plugin process.
+	Withhold func(name string) bool
 	// StartupTimeout bounds a plugin's start up to its answer to initialize
 	// (default 10 s); CallTimeout every other call (default 60 s), except
 	// the run of a command, which its own timeout bounds.
@@ -118,11 +123,11 @@ func (c Config) Validate() error {
 
 // CheckPassthrough refuses a variable a plugin may never receive from the
 // host's environment: xbot's own (XBOT_*, where its secrets are), the
-// database's (PG*) and the tracing exporter's (OTEL_*, whose headers carry
-// tokens).
+// databases' clients' (PG*, CLICKHOUSE_*) and the tracing exporter's
+// (OTEL_*, whose headers carry tokens).
 func CheckPassthrough(name string) error {
 	upper := strings.ToUpper(name)
-	for _, p := range []string{"XBOT_", "PG", "OTEL_"} {
+	for _, p := range []string{"XBOT_", "PG", "CLICKHOUSE_", "OTEL_"} {
 		if strings.HasPrefix(upper, p) {
 			return fmt.Errorf("environment variable %s may not be passed to a provider (%s*)", name, p)
 		}

@@ -1,9 +1,11 @@
 package epp
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -23,17 +25,21 @@ type conn struct {
 	// session numbers this conn among the process's (TraceEvent).
 	session int64
 
-	wmu sync.Mutex // one line at a time on stdin
+	wturn chan struct{} // one line at a time on stdin: held by the writer
 
 	failOnce  sync.Once
-	violation atomic.Pointer[error] // a protocol violation that killed the plugin
+	violation atomic.Pointer[error] // why the host killed the plugin (a protocol violation, a hang)
 
 	mu      sync.Mutex
 	pending map[int64]*call
 	procs   map[string]*procSink // started processes by process_id
 	early   []message            // notifications of processes not registered yet (procs.go)
-	dead    error                // why the conn is dead; set once
-	done    chan struct{}        // closed when dead is set
+	// earlyBytes is the size of the early output notifications' params;
+	// earlyDropped says some were dropped.
+	earlyBytes   int
+	earlyDropped bool
+	dead         error         // why the conn is dead; set once
+	done         chan struct{} // closed when dead is set
 
 	readDone chan struct{} // closed when stdout is read to its end
 	closing  bool          // shutdown began: an exit is no crash
@@ -55,7 +61,7 @@ type call struct {
 func newConn(cfg *Config, proc *process, clean *redactor) *conn {
 	c := &conn{cfg: cfg, proc: proc, clean: clean, log: cfg.Logger, session: sessions.Add(1),
 		pending: map[int64]*call{}, procs: map[string]*procSink{}, done: make(chan struct{}),
-		readDone: make(chan struct{})}
+		readDone: make(chan struct{}), wturn: make(chan struct{}, 1)}
 	go c.read()
 	go func() {
 		<-proc.exited
@@ -82,8 +88,7 @@ func (c *conn) read() {
 		}
 		if err != nil {
 			if errors.Is(err, ErrProtocol) {
-				c.violation.Store(&err)
-				c.proc.kill()
+				c.kill(err)
 			}
 			return
 		}
@@ -123,7 +128,7 @@ func (c *conn) reply(id json.RawMessage, code int, msg string) error {
 	if err != nil {
 		return err
 	}
-	return c.write(append(line, '\n'))
+	return c.write(context.Background(), append(line, '\n'))
 }
 
 // notification handles log, progress, exec.output and exec.exit; others
@@ -145,15 +150,55 @@ func (c *conn) notification(m message) error {
 	return nil
 }
 
-// write writes one line.
-func (c *conn) write(line []byte) error {
+// write writes one line whole. It gives up when ctx ends first — before
+// any of the line went out, or else once the rest of it went out in the
+// background (so that the plugin's input stays framed) — returning ctx's
+// error; and it kills a plugin that took no input for the call timeout,
+// which is hung.
+func (c *conn) write(ctx context.Context, line []byte) error {
 	c.trace(true, line[:len(line)-1])
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	if _, err := c.proc.stdin.Write(line); err != nil {
-		return fmt.Errorf("provider %s: write to the plugin: %w", c.cfg.ID, err)
+	return c.send(ctx, line)
+}
+
+// send is write without the trace.
+func (c *conn) send(ctx context.Context, line []byte) error {
+	select {
+	case c.wturn <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
 	}
-	return nil
+	n, err := c.proc.writeLine(ctx, line, c.cfg.CallTimeout)
+	if err != nil && ctx.Err() != nil && n > 0 && errors.Is(err, os.ErrDeadlineExceeded) {
+		rest := context.WithoutCancel(ctx) // the caller is gone; the line must still end
+		go func() {                        // the rest, then the turn is the next writer's
+			defer func() { <-c.wturn }()
+			_, err := c.proc.writeLine(rest, line[n:], c.cfg.CallTimeout)
+			_ = c.written(rest, err) // nobody waits for it; a hung plugin is killed
+		}()
+		return ctx.Err()
+	}
+	defer func() { <-c.wturn }()
+	return c.written(ctx, err)
+}
+
+// written is the outcome of a write that ended with err: a plugin that
+// took no input for the call timeout is killed as hung.
+func (c *conn) written(ctx context.Context, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		c.kill(fmt.Errorf("it took no input for %v: %w", c.cfg.CallTimeout, ErrTimeout))
+	}
+	return fmt.Errorf("provider %s: write to the plugin: %w", c.cfg.ID, err)
+}
+
+// kill kills the plugin for cause, which its waiters' *ExitError reports.
+func (c *conn) kill(cause error) {
+	c.violation.CompareAndSwap(nil, &cause)
+	c.proc.kill()
 }
 
 // fail makes the conn dead — its process exited and its output was read —
@@ -170,7 +215,7 @@ func (c *conn) fail() {
 			c.dead = fmt.Errorf("provider %s: the session is closed: %w", c.cfg.ID, ErrPluginExited)
 		} else {
 			c.dead = &ExitError{Provider: c.cfg.ID, Status: c.proc.status, Cause: cause,
-				Stderr: c.clean.clean(c.proc.stderr.tail(2 << 10))}
+				Stderr: tail(c.clean.clean(c.proc.stderr.String()), stderrShown)} // redacted whole, then cut
 		}
 		close(c.done)
 		for id, cl := range c.pending {
@@ -189,15 +234,6 @@ func (c *conn) err() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.dead
-}
-
-// notify sends a notification.
-func (c *conn) notify(method string, params any) error {
-	line, err := encode(nil, method, params)
-	if err != nil {
-		return err
-	}
-	return c.write(line)
 }
 
 // trace hands a line to Config.Trace.

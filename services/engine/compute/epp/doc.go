@@ -11,7 +11,9 @@
 //     PYTHONDONTWRITEBYTECODE=1) in its data
 //     directory and a process group of its own; the provider's settings
 //     reach it in initialize only. Config.Verify (the installed tree's
-//     digest) runs before every start.
+//     digest) runs before every start. The host process is made
+//     non-dumpable (New), so that a plugin — the same user — cannot read
+//     the host's environment or memory through /proc.
 //   - Every request is of the method table (Methods, published as
 //     docs/epp-methods.json by Fixture) and of a feature the plugin has; a
 //     missing feature fails with a *FeatureError before anything is sent.

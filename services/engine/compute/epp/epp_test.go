@@ -1,12 +1,10 @@
 package epp_test
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -257,78 +255,5 @@ func TestRetriesOnlyIdempotentRetryable(t *testing.T) {
 	got := calls(t, cfg)
 	if count(got, "sandbox.connect") != 3 || count(got, "exec.run") != 1 {
 		t.Errorf("calls %q: want sandbox.connect tried 3 times (idempotent, retryable), exec.run once", got)
-	}
-}
-
-func TestCallTimeoutSendsCancel(t *testing.T) {
-	t.Parallel()
-	tr := &tracer{}
-	cfg := helperConfig(t, "silent", "")
-	cfg.CallTimeout, cfg.Trace = 300*time.Millisecond, tr.trace
-	s := spec
-	s.SandboxID = "fake-1"
-	sb := open(t, newReference(t, cfg), s)
-	if _, _, err := sb.ReadFile(t.Context(), "f", 0); !errors.Is(err, epp.ErrTimeout) {
-		t.Fatalf("ReadFile from a plugin that never answers: %v, want ErrTimeout", err)
-	}
-	reads := tr.sentOf("files.read")
-	if len(reads) != 1 || reads[0].ID == nil {
-		t.Fatalf("files.read sent %d times", len(reads))
-	}
-	want := `$/cancel {"id":` + strings.TrimSpace(string(mustJSON(*reads[0].ID))) + `}`
-	eventually.Succeeds(t, 10*time.Second, "the plugin got $/cancel of the files.read", func() error {
-		if !slices.Contains(calls(t, cfg), want) {
-			return errors.New("not yet")
-		}
-		return nil
-	})
-}
-
-func mustJSON(v any) []byte {
-	b, _ := json.Marshal(v)
-	return b
-}
-
-func TestCancelKillsExecStart(t *testing.T) {
-	t.Parallel()
-	tr := &tracer{}
-	cfg := referenceConfig(t)
-	cfg.Trace = tr.trace
-	sb := open(t, newReference(t, cfg), spec)
-	marker := sleepMarker()
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() {
-		_, err := sb.Exec(ctx, compute.ExecRequest{Command: "sleep " + marker})
-		done <- err
-	}()
-	eventually.Succeeds(t, 30*time.Second, "the command running", func() error {
-		if len(computetest.Processes(marker)) == 0 {
-			return errors.New("not yet")
-		}
-		return nil
-	})
-	cancel()
-	if err := <-done; !errors.Is(err, context.Canceled) {
-		t.Errorf("Exec after cancel: %v", err)
-	}
-	starts, cancels := tr.sentOf("exec.start"), tr.sentOf("$/cancel")
-	if len(starts) != 1 || len(cancels) != 1 || !strings.Contains(string(cancels[0].Params), string(mustJSON(*starts[0].ID))) {
-		t.Errorf("exec.start %v, $/cancel %v: want one $/cancel naming the exec.start's id", starts, cancels)
-	}
-	waitGone(t, marker)
-}
-
-// TestOutputBeforeTheAnswerIsKept: a plugin that sends a process's output
-// and exit before its exec.start answer loses none of them.
-func TestOutputBeforeTheAnswerIsKept(t *testing.T) {
-	t.Parallel()
-	cfg := helperConfig(t, "early", "")
-	cfg.Features = append(cfg.Features, "exec.stream")
-	sb := open(t, newReference(t, cfg), spec)
-	var out strings.Builder
-	res, err := sb.Exec(t.Context(), compute.ExecRequest{Command: "true", Stdout: &out})
-	if err != nil || res.ExitCode != 4 || out.String() != "early\n" {
-		t.Errorf("Exec = %+v, %v, %q; want exit 4 and the early output", res, err, out.String())
 	}
 }

@@ -149,6 +149,9 @@ func (e *FeatureError) Error() string {
 // Unwrap returns ErrFeatureNotSupported.
 func (e *FeatureError) Unwrap() error { return ErrFeatureNotSupported }
 
+// stderrShown is how much of the end of its stderr an ExitError shows.
+const stderrShown = 2 << 10
+
 // ExitError reports the plugin process's end while it was in use. It wraps
 // ErrPluginExited and compute.ErrSandboxLost.
 type ExitError struct {

@@ -90,6 +90,8 @@ func (b *Sandbox) execStream(ctx context.Context, req compute.ExecRequest, param
 	}
 	start := time.Now()
 	id := b.s.conn.nextID.Add(1)
+	b.trackRun(id, true) // until it ended: Kill cancels it, answered or not
+	defer b.trackRun(id, false)
 	err := b.s.conn.do(ctx, id, request{method: MExecStart, params: params, timeout: b.s.cfg.CallTimeout, onResult: register})
 	if err != nil {
 		return compute.ExecResult{}, fmt.Errorf("exec: %w", b.lostIfGone(err))
@@ -232,8 +234,10 @@ func (b *Sandbox) trackRun(id int64, running bool) {
 	}
 }
 
-// Kill kills every command the handle runs: process.kill for each started
-// one, $/cancel for each exec.run.
+// Kill kills every command the handle runs: $/cancel for each exec.run
+// and exec.start request (an exec.start whose answer is still on its way
+// has a process that nothing else names yet), and process.kill for each
+// started process.
 func (b *Sandbox) Kill() error {
 	b.mu.Lock()
 	pids := make([]string, 0, len(b.live))
@@ -245,9 +249,7 @@ func (b *Sandbox) Kill() error {
 		runs = append(runs, id)
 	}
 	b.mu.Unlock()
-	for _, id := range runs {
-		_ = b.s.conn.notify(MCancel, map[string]int64{"id": id})
-	}
+	b.s.conn.cancelAll(runs)
 	ctx, cancel := context.WithTimeout(context.Background(), killTimeout)
 	defer cancel()
 	var firstErr error

@@ -81,6 +81,20 @@ func TestStderrKeptBounded(t *testing.T) {
 	}
 }
 
+// TestStderrShownWithoutPartOfASecret: the end of stderr a crash shows is
+// cut from the redacted text, so that it never starts within a secret.
+func TestStderrShownWithoutPartOfASecret(t *testing.T) {
+	t.Parallel()
+	_, err := execFails(t, "crash,cutsecret", "")
+	var ee *epp.ExitError
+	if !errors.As(err, &ee) {
+		t.Fatalf("Exec: %v", err)
+	}
+	if tail := secretToken[len(secretToken)-8:]; strings.Contains(ee.Stderr, tail) {
+		t.Errorf("the stderr shown holds the end of the secret (%q): %.40q…", tail, ee.Stderr)
+	}
+}
+
 func TestMalformedAndOverlongLinesKillThePlugin(t *testing.T) {
 	t.Parallel()
 	for _, mode := range []string{"malformed", "longline"} {
@@ -164,5 +178,16 @@ func TestErrorMappingTable(t *testing.T) {
 	var le *compute.LimitError
 	if !errors.As(err, &le) || le.Resource != compute.ResourceWorkspace || le.Limit != 4096 || le.Mechanism != "usage check" {
 		t.Errorf("limit_exceeded: %v (%+v), want the LimitError of its details", err, le)
+	}
+}
+
+// TestUnusableSandboxIDRefused: a sandbox id the run would record (in an
+// event) and show must be 1-256 bytes without control characters; a listed
+// sandbox with another is not used, a created one fails the open.
+func TestUnusableSandboxIDRefused(t *testing.T) {
+	t.Parallel()
+	_, err := newReference(t, helperConfig(t, "badid", "")).Open(t.Context(), spec)
+	if !errors.Is(err, epp.ErrProvider) || strings.Contains(err.Error(), "\x1b") {
+		t.Fatalf("Open with a plugin whose sandbox ids are unusable: %v, want ErrProvider (without the id's escape)", err)
 	}
 }

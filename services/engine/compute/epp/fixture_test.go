@@ -15,6 +15,7 @@ import (
 	"github.com/xbot-runtime/xbot/services/engine/compute"
 	"github.com/xbot-runtime/xbot/services/engine/compute/computetest"
 	"github.com/xbot-runtime/xbot/services/engine/compute/epp"
+	"github.com/xbot-runtime/xbot/services/engine/compute/epp/schema"
 )
 
 var update = flag.Bool("update", false, "rewrite docs/epp-methods.json from the host's method table")
@@ -45,109 +46,17 @@ func TestFixtureIsCurrent(t *testing.T) {
 	}
 }
 
-// table is docs/epp-methods.json read on its own, not through the host's
-// Go types (TestFixtureIsCurrent keeps the file equal to epp.Fixture, which
-// the tests read, so that they also run outside the repository).
-type table struct {
-	Types   map[string][]tfield `json:"types"`
-	Methods []struct {
-		Name      string   `json:"name"`
-		Kind      string   `json:"kind"`
-		Direction string   `json:"direction"`
-		HostCalls bool     `json:"host_calls"`
-		Params    []tfield `json:"params"`
-		Result    []tfield `json:"result"`
-	} `json:"methods"`
-}
-
-type tfield struct {
-	Name     string `json:"name"`
-	Type     string `json:"type"`
-	Required bool   `json:"required"`
-}
-
-func loadFixture(t *testing.T) *table {
+// loadFixture reads docs/epp-methods.json on its own, not through the
+// host's Go types (TestFixtureIsCurrent keeps the file equal to
+// epp.Fixture, which the tests read, so that they also run outside the
+// repository).
+func loadFixture(t *testing.T) *schema.Table {
 	t.Helper()
-	var tb table
-	if err := json.Unmarshal(epp.Fixture(), &tb); err != nil {
+	tb, err := schema.Parse(epp.Fixture())
+	if err != nil {
 		t.Fatal(err)
 	}
-	return &tb
-}
-
-// check validates obj against fields: required ones present, types right;
-// strict refuses fields the table does not list.
-func (tb *table) check(fields []tfield, obj map[string]json.RawMessage, at string, strict bool) error {
-	known := map[string]bool{}
-	for _, f := range fields {
-		known[f.Name] = true
-		v, ok := obj[f.Name]
-		if !ok || string(v) == "null" {
-			if f.Required {
-				return fmt.Errorf("%s.%s is required", at, f.Name)
-			}
-			continue
-		}
-		if err := tb.value(f.Type, v, at+"."+f.Name, strict); err != nil {
-			return err
-		}
-	}
-	for name := range obj {
-		if strict && !known[name] {
-			return fmt.Errorf("%s.%s is not in the table", at, name)
-		}
-	}
-	return nil
-}
-
-func (tb *table) value(typ string, v json.RawMessage, at string, strict bool) error {
-	if alts := strings.Split(typ, "|"); len(alts) > 1 {
-		for _, a := range alts {
-			if tb.value(a, v, at, strict) == nil {
-				return nil
-			}
-		}
-		return fmt.Errorf("%s is not %s", at, typ)
-	}
-	if elem, ok := strings.CutPrefix(typ, "array<"); ok {
-		var items []json.RawMessage
-		if json.Unmarshal(v, &items) != nil {
-			return fmt.Errorf("%s is not an array", at)
-		}
-		for i, it := range items {
-			if err := tb.value(strings.TrimSuffix(elem, ">"), it, fmt.Sprintf("%s[%d]", at, i), strict); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	var x any
-	_ = json.Unmarshal(v, &x)
-	if fs, ok := tb.Types[typ]; ok {
-		var obj map[string]json.RawMessage
-		if json.Unmarshal(v, &obj) != nil {
-			return fmt.Errorf("%s is not a %s", at, typ)
-		}
-		return tb.check(fs, obj, at, strict)
-	}
-	ok := false
-	switch typ {
-	case "string":
-		_, ok = x.(string)
-	case "boolean":
-		_, ok = x.(bool)
-	case "number":
-		_, ok = x.(float64)
-	case "integer":
-		n, isNum := x.(float64)
-		ok = isNum && n == float64(int64(n))
-	case "object":
-		_, ok = x.(map[string]any)
-	}
-	if !ok {
-		return fmt.Errorf("%s is not %s", at, typ)
-	}
-	return nil
+	return tb
 }
 
 // TestHostSpeaksTheFixture drives every method the table says the host
@@ -185,7 +94,7 @@ func TestHostSpeaksTheFixture(t *testing.T) {
 			t.Errorf("the host wrote %s, which the table does not list so", raw)
 			continue
 		}
-		if err := tb.check(row.Params, m.Params, m.Method, true); err != nil {
+		if err := tb.Check(row.Params, m.Params, m.Method, true); err != nil {
 			t.Errorf("%v in %s", err, raw)
 		}
 		called[m.Method] = true
@@ -202,7 +111,7 @@ func TestHostSpeaksTheFixture(t *testing.T) {
 }
 
 // checkRead checks the results and notifications the host read.
-func checkRead(t *testing.T, tb *table, byName map[string]int, tr *tracer, sent map[[2]int64]string) {
+func checkRead(t *testing.T, tb *schema.Table, byName map[string]int, tr *tracer, sent map[[2]int64]string) {
 	t.Helper()
 	for _, e := range tr.all {
 		if e.Sent {
@@ -219,13 +128,13 @@ func checkRead(t *testing.T, tb *table, byName map[string]int, tr *tracer, sent 
 			continue // the test plugins' malformed lines are not from the reference plugin
 		}
 		if m.Method != "" {
-			if err := tb.check(tb.Methods[byName[m.Method]].Params, m.Params, m.Method, false); err != nil {
+			if err := tb.Check(tb.Methods[byName[m.Method]].Params, m.Params, m.Method, false); err != nil {
 				t.Errorf("%v in %s", err, raw)
 			}
 			continue
 		}
 		if method, ok := sent[[2]int64{e.Session, *m.ID}]; ok && m.Result != nil {
-			if err := tb.check(tb.Methods[byName[method]].Result, m.Result, method+" result", false); err != nil {
+			if err := tb.Check(tb.Methods[byName[method]].Result, m.Result, method+" result", false); err != nil {
 				t.Errorf("%v in %s", err, raw)
 			}
 		}

@@ -2,6 +2,8 @@ package epp_test
 
 import (
 	"bufio"
+	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -12,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // helperPlugin runs this test binary as a misbehaving test plugin when its
@@ -23,6 +26,7 @@ import (
 //	noconnect   answers sandbox.connect with -32601
 //	crash       exec.run: writes to stderr (with the setting "token"), exits 3
 //	bigstderr   with crash: writes 1 MiB to stderr first
+//	cutsecret   with crash: its last stderr line is the token and 2039 bytes more
 //	malformed   exec.run: answers a line that is not JSON
 //	longline    exec.run: answers a line over 8 MiB
 //	silent      never answers exec.run, sandbox.list or files.read
@@ -31,6 +35,15 @@ import (
 //	retry       sandbox.get fails retryable twice; exec.run fails retryable
 //	errors      files.read of path K answers the error of kind K (or code K)
 //	early       exec.start: sends the process's output and exit before its answer
+//	startwait   exec.start: never answers (as if its process had started and the answer were on its way)
+//	earlyflood  exec.start: sends 2 MiB of the process's output, then its exit, before its answer
+//	daemon      exec.run: leaves a process outside its group that writes empty
+//	            lines to its stdout for ever (with MARKER), then exits 3
+//	deaf        exec.run: stops reading stdin (and never answers)
+//	pause       exec.run: stops reading stdin until its data dir holds "resume", then answers
+//	peek        at initialize tries to read its parent's environment (/proc/<ppid>/environ): report.json's peek
+//	badid       its sandbox (listed, created) has an id of 300 bytes with an escape sequence
+//	leavegroup  at start moves itself into its parent's process group
 //
 // It writes report.json (its environment, argv and initialize's params)
 // and appends to calls.log (each method and $/cancel id) in its data dir.
@@ -62,6 +75,14 @@ func (h *helper) is(mode string) bool { return slices.Contains(h.modes, mode) }
 func (h *helper) run() {
 	if h.is("stubborn") {
 		signal.Ignore(syscall.SIGTERM)
+	}
+	if h.is("badid") {
+		record["sandbox_id"] = "bad\x1b[2J" + strings.Repeat("x", 300)
+	}
+	if h.is("leavegroup") {
+		if pgid, err := syscall.Getpgid(os.Getppid()); err == nil {
+			_ = syscall.Setpgid(0, pgid)
+		}
 	}
 	h.tries = map[string]int{}
 	sc := bufio.NewScanner(os.Stdin)
@@ -137,6 +158,13 @@ func (h *helper) answer(id json.RawMessage, method string, params json.RawMessag
 	case "exec.run":
 		h.execRun(id, params)
 	case "exec.start":
+		if h.is("startwait") {
+			return
+		}
+		for i := 0; h.is("earlyflood") && i < 4; i++ {
+			chunk := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{'a' + byte(i)}, 512<<10))
+			h.send(map[string]any{"jsonrpc": "2.0", "method": "exec.output", "params": map[string]string{"process_id": "p1", "stream": "stdout", "data_b64": chunk}})
+		}
 		h.send(map[string]any{"jsonrpc": "2.0", "method": "exec.output", "params": map[string]string{"process_id": "p1", "stream": "stdout", "data_b64": "ZWFybHkK"}})
 		h.send(map[string]any{"jsonrpc": "2.0", "method": "exec.exit", "params": map[string]any{"process_id": "p1", "exit_code": 4}})
 		h.result(id, map[string]string{"process_id": "p1"})
@@ -156,7 +184,12 @@ func (h *helper) initialize(id, params json.RawMessage) {
 	}
 	_ = json.Unmarshal(params, &p)
 	h.config = p.Config
-	report, _ := json.Marshal(map[string]any{"env": os.Environ(), "argv": os.Args, "initialize": params})
+	peek := ""
+	if h.is("peek") {
+		_, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", os.Getppid()))
+		peek = fmt.Sprint(err)
+	}
+	report, _ := json.Marshal(map[string]any{"env": os.Environ(), "argv": os.Args, "initialize": params, "peek": peek})
 	_ = os.WriteFile(filepath.Join(h.data, "report.json"), report, 0o600)
 	if h.is("grandchild") {
 		_ = exec.Command("sleep", h.marker).Start() // inherits the process group
@@ -193,6 +226,10 @@ func (h *helper) execRun(id json.RawMessage, params json.RawMessage) {
 		if h.is("bigstderr") {
 			fmt.Fprint(os.Stderr, strings.Repeat("noise\n", 200<<10))
 		}
+		if h.is("cutsecret") { // the 2 KiB an error shows start within the token
+			fmt.Fprintf(os.Stderr, "token=%s%s\n", h.config["token"], strings.Repeat("B", 2039))
+			os.Exit(3)
+		}
 		fmt.Fprintf(os.Stderr, "fatal: lost the connection with token=%s\n", h.config["token"])
 		os.Exit(3)
 	case h.is("malformed"):
@@ -200,6 +237,21 @@ func (h *helper) execRun(id json.RawMessage, params json.RawMessage) {
 	case h.is("longline"):
 		h.result(id, map[string]any{"exit_code": 0, "stdout": strings.Repeat("x", 8<<20), "stderr": ""})
 	case h.is("silent"):
+	case h.is("deaf"):
+		select {} // reads nothing more until killed
+	case h.is("pause"):
+		for { // reads nothing meanwhile
+			if _, err := os.Stat(filepath.Join(h.data, "resume")); err == nil {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		h.result(id, map[string]any{"exit_code": 0, "stdout": "", "stderr": ""})
+	case h.is("daemon"):
+		d := exec.Command("sh", "-c", "while :; do echo; sleep 0.05; done", h.marker)
+		d.Stdout, d.SysProcAttr = os.Stdout, &syscall.SysProcAttr{Setsid: true}
+		_ = d.Start()
+		os.Exit(3)
 	case h.is("retry"):
 		h.fail(id, -32000, "unavailable", true, nil)
 	default:

@@ -1,12 +1,14 @@
 package epp
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -18,15 +20,18 @@ const (
 	stdinGrace = 3 * time.Second
 	termGrace  = 3 * time.Second
 	// drainGrace bounds reading stdout and stderr after the plugin exited,
-	// when something that left its process group still holds them.
+	// when something that left its process group still holds them and is
+	// silent; drainLimit when it goes on writing: what the plugin wrote
+	// before its exit (a pipe's worth) is read long before.
 	drainGrace = time.Second
+	drainLimit = 5 * time.Second
 )
 
 // process is one running plugin in a process group of its own.
 type process struct {
 	cmd    *exec.Cmd
 	pgid   int
-	stdin  io.WriteCloser
+	stdin  *os.File // the write end, with deadlines (writeLine)
 	stdout *os.File // the read ends
 	errOut *os.File
 	stderr *ring
@@ -51,31 +56,42 @@ func startProcess(cfg *Config, prog string, stderrSink func(string)) (*process, 
 	}
 	cmd := &exec.Cmd{Path: prog, Args: cfg.Command, Dir: cfg.DataDir, Env: pluginEnv(cfg),
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: true}}
-	stdin, err := cmd.StdinPipe()
+	pipes, err := newPipes()
 	if err != nil {
 		return nil, err
 	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		return nil, err
-	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		closeAll(outR, outW)
-		return nil, err
-	}
-	cmd.Stdout, cmd.Stderr = outW, errW
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = pipes[0].r, pipes[1].w, pipes[2].w
 	err = cmd.Start()
-	closeAll(outW, errW) // the child has its own copies
+	closeAll(pipes[0].r, pipes[1].w, pipes[2].w) // the child has its own copies
 	if err != nil {
-		closeAll(outR, errR)
+		closeAll(pipes[0].w, pipes[1].r, pipes[2].r)
 		return nil, fmt.Errorf("provider %s: start %s: %w", cfg.ID, cfg.Command[0], err)
 	}
-	p := &process{cmd: cmd, pgid: cmd.Process.Pid, stdin: stdin, stdout: outR, errOut: errR,
+	p := &process{cmd: cmd, pgid: cmd.Process.Pid, stdin: pipes[0].w, stdout: pipes[1].r, errOut: pipes[2].r,
 		stderr: &ring{size: stderrBytes}, exited: make(chan struct{}), stderrDone: make(chan struct{})}
 	go p.captureStderr(stderrSink)
 	go p.wait()
 	return p, nil
+}
+
+type pipe struct{ r, w *os.File }
+
+// newPipes returns the plugin's stdin, stdout and stderr pipes. The host's
+// ends are pollable files, so that a write to a plugin that reads nothing
+// can be given up (writeLine).
+func newPipes() ([3]pipe, error) {
+	var ps [3]pipe
+	for i := range ps {
+		r, w, err := os.Pipe()
+		if err != nil {
+			for _, p := range ps[:i] {
+				closeAll(p.r, p.w)
+			}
+			return ps, err
+		}
+		ps[i] = pipe{r, w}
+	}
+	return ps, nil
 }
 
 func closeAll(fs ...*os.File) {
@@ -101,13 +117,16 @@ func (p *process) wait() {
 }
 
 // unblock closes the read ends once they went drainGrace without data
-// after the exit: only a process that left the group can still hold them,
-// and a slow reader of what the plugin wrote before it exited loses nothing.
+// after the exit, and drainLimit after it at the latest: only a process
+// that left the group can still hold them, a slow reader of what the
+// plugin wrote before it exited loses nothing, and one that keeps writing
+// cannot keep the session open (its calls waiting, its goroutines alive).
 func (p *process) unblock() {
+	limit := time.Now().Add(drainLimit)
 	for {
 		before := p.progress.Load()
 		time.Sleep(drainGrace)
-		if p.progress.Load() == before {
+		if p.progress.Load() == before || time.Now().After(limit) {
 			closeAll(p.stdout, p.errOut)
 			return
 		}
@@ -121,31 +140,20 @@ func (p *process) Read(b []byte) (int, error) {
 	return n, err
 }
 
-// captureStderr keeps the end of stderr and hands each line to sink.
+// captureStderr keeps the end of stderr and hands each line to sink; a
+// line that never ends is handed over in pieces of stderrPiece bytes. It
+// spends time linear in what the plugin writes.
 func (p *process) captureStderr(sink func(string)) {
 	defer close(p.stderrDone)
-	r := p.errOut
 	buf := make([]byte, 32<<10)
 	var partial []byte
 	for {
-		n, err := r.Read(buf)
+		n, err := p.errOut.Read(buf)
 		p.progress.Add(int64(n))
 		if n > 0 {
 			_, _ = p.stderr.Write(buf[:n])
-			partial = append(partial, buf[:n]...)
-			for {
-				i := strings.IndexByte(string(partial), '\n')
-				if i < 0 {
-					break
-				}
-				sink(string(partial[:i]))
-				partial = partial[i+1:]
-				p.progress.Add(1) // busy, not idle: unblock waits
-			}
-			if len(partial) > 4<<10 { // a line that never ends is logged in pieces
-				sink(string(partial))
-				partial = partial[:0]
-			}
+			partial = splitLines(append(partial, buf[:n]...), sink)
+			p.progress.Add(1) // busy, not idle: unblock waits
 		}
 		if err != nil {
 			return
@@ -153,8 +161,58 @@ func (p *process) captureStderr(sink func(string)) {
 	}
 }
 
+// stderrPiece bounds one piece of a stderr line handed to the log.
+const stderrPiece = 4 << 10
+
+// splitLines hands each whole line of b to sink and returns what is left
+// of b (less than stderrPiece bytes), moved to b's start.
+func splitLines(b []byte, sink func(string)) []byte {
+	rest := b
+	for len(rest) > 0 {
+		i := bytes.IndexByte(rest, '\n')
+		switch {
+		case i >= 0 && i <= stderrPiece:
+			sink(string(rest[:i]))
+			rest = rest[i+1:]
+		case i >= 0 || len(rest) >= stderrPiece:
+			sink(string(rest[:stderrPiece]))
+			rest = rest[stderrPiece:]
+		default:
+			return append(b[:0], rest...)
+		}
+	}
+	return b[:0]
+}
+
+// killGroup sends sig to the plugin's process group and to the plugin
+// itself, which may have left the group (setpgid) to escape it. The plugin
+// is signalled through its os.Process, which never reaches another process
+// that reuses its pid once it was reaped.
 func (p *process) killGroup(sig syscall.Signal) {
 	_ = syscall.Kill(-p.pgid, sig)
+	_ = p.cmd.Process.Signal(sig)
+}
+
+// writeLine writes line to the plugin's stdin, giving up when ctx ends or
+// limit passes (os.ErrDeadlineExceeded); n tells how much of it was
+// written. One writer at a time.
+func (p *process) writeLine(ctx context.Context, line []byte, limit time.Duration) (n int, err error) {
+	_ = p.stdin.SetWriteDeadline(time.Now().Add(limit))
+	var mu sync.Mutex
+	written := false
+	stop := context.AfterFunc(ctx, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if !written { // not a later line's write
+			_ = p.stdin.SetWriteDeadline(time.Unix(1, 0)) // wakes the write now
+		}
+	})
+	defer stop()
+	n, err = p.stdin.Write(line)
+	mu.Lock()
+	written = true
+	mu.Unlock()
+	return n, err
 }
 
 // waitExit reports whether the plugin exits within d.
@@ -192,14 +250,15 @@ func (p *process) kill() {
 }
 
 // pluginEnv is the plugin's whole environment: PATH, HOME, TMPDIR, LANG and
-// LC_* from the host, the manifest's passthrough names,
-// XBOT_PROVIDER_DATA_DIR, and PYTHONDONTWRITEBYTECODE=1 (an interpreter
-// writing its cache into the plugin's directory would change its digest).
-// Nothing else of the host's environment.
+// LC_* from the host, the manifest's passthrough names (but those
+// Config.Withhold reports), XBOT_PROVIDER_DATA_DIR, and
+// PYTHONDONTWRITEBYTECODE=1 (an interpreter writing its cache into the
+// plugin's directory would change its digest). Nothing else of the host's
+// environment.
 func pluginEnv(cfg *Config) []string {
 	keep := map[string]bool{"PATH": true, "HOME": true, "TMPDIR": true, "LANG": true}
 	for _, n := range cfg.EnvPassthrough {
-		if CheckPassthrough(n) == nil {
+		if CheckPassthrough(n) == nil && (cfg.Withhold == nil || !cfg.Withhold(n)) {
 			keep[n] = true
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+
+	"go.uber.org/zap"
 )
 
 // procSink receives a started process's output and its exit.
@@ -35,8 +37,14 @@ type exitParams struct {
 
 // Early notifications: a plugin should answer exec.start before any output
 // of the process, but one that does not still loses nothing — up to
-// earlyLimit notifications, held until the answer names their process.
-const earlyLimit = 256
+// earlyLimit notifications holding at most earlyBytes of output params,
+// held until the answer names their process. Beyond that they are dropped:
+// a plugin cannot make the host keep more (8 MiB lines of output of
+// processes it never names would otherwise pile up).
+const (
+	earlyLimit = 256
+	earlyBytes = 1 << 20
+)
 
 // register adds the sink of process id and delivers what arrived for it
 // early; it fails when the conn is dead. It runs on the reader.
@@ -58,6 +66,7 @@ func (c *conn) register(id string, s *procSink) error {
 		}
 		if json.Unmarshal(e.Params, &n) == nil && n.ProcessID == id {
 			early = append(early, e)
+			c.earlyBytes -= earlySize(e)
 		} else {
 			rest = append(rest, e)
 		}
@@ -131,12 +140,28 @@ func (c *conn) output(m message) {
 	}
 }
 
-// keepEarly holds a notification of a process not (yet) registered; c.mu
-// is held.
+// keepEarly holds a notification of a process not (yet) registered, within
+// the bounds; c.mu is held.
 func (c *conn) keepEarly(m message) {
-	if len(c.early) < earlyLimit {
-		c.early = append(c.early, m)
+	size := earlySize(m)
+	if len(c.early) >= earlyLimit || c.earlyBytes+size > earlyBytes {
+		if !c.earlyDropped { // once: a plugin cannot flood the log either
+			c.earlyDropped = true
+			c.log.Warn("dropping notifications of processes the plugin has not named yet", zap.String("provider", c.cfg.ID))
+		}
+		return
 	}
+	c.early = append(c.early, m)
+	c.earlyBytes += size
+}
+
+// earlySize is what an early notification counts against earlyBytes: an
+// output's params (an exit is small; earlyLimit bounds those).
+func earlySize(m message) int {
+	if m.Method != MExecOutput {
+		return 0
+	}
+	return len(m.Params)
 }
 
 // commandError maps the error a command's end carries: a limit it hit is

@@ -34,12 +34,15 @@ var _ compute.Provider = (*Provider)(nil)
 // New checks cfg and starts the plugin once (initialize, shutdown), so that
 // a plugin that cannot start, speaks another protocol or lacks what xbot
 // needs (sandbox.lifecycle, and exec.run or exec.stream) fails at start
-// rather than at a run's first tool call.
+// rather than at a run's first tool call. It first makes this process
+// non-dumpable, so that no plugin (the same user) reads its environment or
+// memory through /proc.
 func New(ctx context.Context, cfg Config) (*Provider, error) {
 	cfg.setDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	hideHost(cfg.Logger)
 	s, err := openSession(ctx, &cfg)
 	if err != nil {
 		return nil, err

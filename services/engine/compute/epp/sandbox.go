@@ -27,7 +27,7 @@ type Sandbox struct {
 	mu        sync.Mutex
 	closed    bool
 	live      map[string]struct{} // exec.start process ids running
-	runs      map[int64]struct{}  // exec.run request ids running
+	runs      map[int64]struct{}  // exec.run and exec.start request ids running
 	lost      error               // why the sandbox is lost (lost.go)
 	destroyed bool                // lost by Destroy: nothing left to kill
 	lostCh    chan struct{}       // closed when lost is set

@@ -120,7 +120,7 @@ var Types = map[string][]Field{
 		f("cpu_millis", "integer", false, ""), f("workspace_bytes", "integer", false, ""),
 	},
 	"SandboxRecord": {
-		f("sandbox_id", "string", true, ""), f("template", "string", false, ""),
+		f("sandbox_id", "string", true, "at most 256 bytes, no control characters (a run records it)"), f("template", "string", false, ""),
 		f("status", "string", true, "creating | running | paused | stopping | stopped | error"),
 		f("region", "string", false, ""), f("created_at", "string", false, "RFC 3339"),
 		f("expires_at", "string", false, "RFC 3339"), f("metadata", "object", false, "string → string, as given to sandbox.create"),

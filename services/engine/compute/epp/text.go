@@ -73,16 +73,21 @@ func (r *ring) Write(p []byte) (int, error) {
 	return n, nil
 }
 
-// tail is the last n bytes kept, from the start of a line where possible.
-func (r *ring) tail(n int) string {
+// String returns what is kept.
+func (r *ring) String() string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	b := r.buf
-	if len(b) > n {
-		b = b[len(b)-n:]
-		if i := strings.IndexByte(string(b), '\n'); i >= 0 && i < len(b)-1 {
-			b = b[i+1:]
+	return string(r.buf)
+}
+
+// tail is the last n bytes of s, from the start of a line where possible,
+// without the final newlines.
+func tail(s string, n int) string {
+	if len(s) > n {
+		s = s[len(s)-n:]
+		if i := strings.IndexByte(s, '\n'); i >= 0 && i < len(s)-1 {
+			s = s[i+1:]
 		}
 	}
-	return strings.TrimRight(string(b), "\n")
+	return strings.TrimRight(s, "\n")
 }

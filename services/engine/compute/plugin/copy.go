@@ -10,7 +10,7 @@ import (
 	"syscall"
 )
 
-// Bounds of an installed tree.
+// Bounds of an installed tree: its files, and as many directories.
 const (
 	maxFiles     = 2000
 	maxTotal     = 50 << 20
@@ -21,9 +21,9 @@ const (
 // paths that differ only by case (they would collide on a case-insensitive
 // file system).
 type budget struct {
-	files int
-	total int64
-	seen  map[string]string
+	files, dirs int
+	total       int64
+	seen        map[string]string
 }
 
 func newBudget() *budget { return &budget{seen: map[string]string{}} }
@@ -38,6 +38,14 @@ func (b *budget) add(rel string, size int64) error {
 		return fmt.Errorf("%w: %s is larger than %d MiB", ErrUnsafe, rel, maxFileBytes>>20)
 	case b.total > maxTotal:
 		return fmt.Errorf("%w: more than %d MiB in all", ErrUnsafe, maxTotal>>20)
+	}
+	return b.path(rel)
+}
+
+// dir counts a directory: a source of empty directories is bounded too.
+func (b *budget) dir(rel string) error {
+	if b.dirs++; b.dirs > maxFiles {
+		return fmt.Errorf("%w: more than %d directories", ErrUnsafe, maxFiles)
 	}
 	return b.path(rel)
 }
@@ -76,7 +84,7 @@ func copyTree(src, dst string) error {
 		target := filepath.Join(dst, rel)
 		switch {
 		case d.IsDir():
-			if err := b.path(slash); err != nil {
+			if err := b.dir(slash); err != nil {
 				return err
 			}
 			return os.Mkdir(target, 0o700)

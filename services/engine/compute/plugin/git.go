@@ -57,7 +57,8 @@ func gitURL(raw string, insecure bool) (string, error) {
 // gitRun runs git with the hardening of a plugin install: no hooks, no
 // fsmonitor, no redirects, no ext:: or (unless insecure) file protocol, no
 // system or user configuration (so no insteadOf rewrite or credential
-// helper), no prompt, an environment of PATH only.
+// helper), no prompt, an environment of PATH and the user's ssh agent
+// (SSH_AUTH_SOCK, so that ssh sources work as for any git command) only.
 type gitRun struct {
 	dir, hooks, global string
 	insecure           bool
@@ -75,6 +76,9 @@ func (g gitRun) cmd(ctx context.Context, args ...string) *exec.Cmd {
 	c.Dir = g.dir
 	c.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + g.dir, "LANG=C", "GIT_TERMINAL_PROMPT=0",
 		"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=" + g.global, "GIT_ALLOW_PROTOCOL=" + protocols}
+	if sock := os.Getenv("SSH_AUTH_SOCK"); sock != "" {
+		c.Env = append(c.Env, "SSH_AUTH_SOCK="+sock)
+	}
 	return c
 }
 

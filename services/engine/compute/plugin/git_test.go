@@ -112,3 +112,34 @@ func TestGitURLsRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestGitSSHUsesTheAgent: an ssh source is fetched with the user's ssh
+// agent (SSH_AUTH_SOCK), and with nothing else of the environment that
+// could redirect git. Not parallel: it sets PATH (a stand-in ssh that
+// records what it got).
+func TestGitSSHUsesTheAgent(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	bin := t.TempDir()
+	got := filepath.Join(bin, "env")
+	fake := "#!/bin/sh\nenv > " + got + "\nexit 128\n"
+	if err := os.WriteFile(filepath.Join(bin, "ssh"), []byte(fake), 0o700); err != nil { // #nosec G306 -- a test program
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	t.Setenv("SSH_AUTH_SOCK", "/run/user/agent.sock")
+	t.Setenv("GIT_SSH_COMMAND", "touch /tmp/never")
+	_, err := (&plugin.Store{Dir: t.TempDir()}).Install(t.Context(), plugin.Source{GitURL: "ssh://git@example.invalid/p.git"},
+		plugin.Options{Confirm: yes})
+	if err == nil {
+		t.Fatal("an install through a failing ssh succeeded")
+	}
+	env, rerr := os.ReadFile(got)
+	if rerr != nil {
+		t.Fatalf("git did not run ssh: %v (%v)", rerr, err)
+	}
+	if !strings.Contains(string(env), "SSH_AUTH_SOCK=/run/user/agent.sock\n") || strings.Contains(string(env), "GIT_SSH_COMMAND") {
+		t.Errorf("ssh's environment:\n%s\nwant SSH_AUTH_SOCK and no GIT_SSH_COMMAND", env)
+	}
+}

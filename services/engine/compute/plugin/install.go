@@ -23,7 +23,8 @@ type Source struct {
 
 // Options configure an install.
 type Options struct {
-	// SHA256 pins the tree: the install fails unless its digest is this.
+	// SHA256 pins the tree: the install fails unless its digest is this
+	// (hex, in any case, optionally after "sha256:").
 	SHA256 string
 	// Force replaces an installed plugin of the same id (an update).
 	Force bool
@@ -137,8 +138,8 @@ func receiptOf(tree string, m *Manifest, origin Origin, opt Options) (*Receipt, 
 	if err != nil {
 		return nil, err
 	}
-	if opt.SHA256 != "" && opt.SHA256 != sum {
-		return nil, fmt.Errorf("%w: the source's tree digest is %s, not %s", ErrDigest, sum, opt.SHA256)
+	if want := pinnedDigest(opt.SHA256); want != "" && want != sum {
+		return nil, fmt.Errorf("%w: the source's tree digest is %s, not %s", ErrDigest, sum, want)
 	}
 	msum, err := Sha256File(filepath.Join(tree, ManifestFile))
 	if err != nil {
@@ -146,6 +147,12 @@ func receiptOf(tree string, m *Manifest, origin Origin, opt Options) (*Receipt, 
 	}
 	return &Receipt{ReceiptVersion: 1, ID: m.Provider.ID, Version: m.Provider.Version, Source: origin, TreeSHA256: sum,
 		ManifestSHA256: msum, Trust: trust(origin, opt), Consented: consentOf(m), InstalledAt: time.Now().UTC(), InstalledBy: opt.Host}, nil
+}
+
+// pinnedDigest is --sha256 as TreeDigest writes it: hex in lower case,
+// without the "sha256:" that list and install print before it.
+func pinnedDigest(s string) string {
+	return strings.ToLower(strings.TrimPrefix(strings.TrimSpace(s), "sha256:"))
 }
 
 func trust(o Origin, opt Options) string {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -121,6 +122,7 @@ func TestUnsafeSourcesRefused(t *testing.T) {
 		"big file": func(dir string) error {
 			return os.WriteFile(filepath.Join(dir, "big.bin"), make([]byte, 10<<20+1), 0o600)
 		},
+		"many dirs":    manyDirs,
 		"case clash":   func(dir string) error { return os.WriteFile(filepath.Join(dir, "lib", "Helper.txt"), nil, 0o600) },
 		"outside":      func(dir string) error { return rewrite(dir, `command = ["../../bin/sh"]`) },
 		"absolute":     func(dir string) error { return rewrite(dir, `command = ["/bin/sh", "-c", "x"]`) },
@@ -144,6 +146,16 @@ func TestUnsafeSourcesRefused(t *testing.T) {
 			}
 		})
 	}
+}
+
+// manyDirs adds 2001 directories, empty but each one staged.
+func manyDirs(dir string) error {
+	for i := range 2001 {
+		if err := os.MkdirAll(filepath.Join(dir, "d", strconv.Itoa(i)), 0o700); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // rewrite replaces the manifest's command line.

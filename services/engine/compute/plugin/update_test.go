@@ -78,7 +78,8 @@ func TestPinnedDigest(t *testing.T) {
 	if _, err := install(t, s, src, plugin.Options{Confirm: yes, SHA256: strings.Repeat("0", 64)}); !errors.Is(err, plugin.ErrDigest) {
 		t.Errorf("a wrong --sha256: %v", err)
 	}
-	in, err := install(t, s, src, plugin.Options{Confirm: yes, SHA256: sum})
+	// As list and install print it: sha256:<hex>; any case.
+	in, err := install(t, s, src, plugin.Options{Confirm: yes, SHA256: "sha256:" + strings.ToUpper(sum)})
 	if err != nil || in.Receipt.Trust != plugin.TrustPinned {
 		t.Fatalf("pinned install: %v", err)
 	}
