@@ -2,6 +2,8 @@ package eventually
 
 import (
 	"errors"
+	"os"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -44,11 +46,37 @@ func Wait(within time.Duration, fn func() error) error {
 // SucceedsEvery is Succeeds polling every interval instead of Interval, for
 // a condition that is costly to check or a poll that also drives the test
 // (one fault injected per poll).
+//
+// within is multiplied by Scale: it bounds how long a test waits for what
+// the protocol guarantees will happen, never how fast it happens, so where
+// every commit takes longer (a real broker's replication) it is lengthened
+// rather than failing a test that is right. A test that passes costs no
+// more; one that fails reports later.
 func SucceedsEvery(tb testing.TB, within, every time.Duration, what string, fn func() error) {
 	tb.Helper()
+	within *= time.Duration(Scale())
 	if err := WaitEvery(within, every, fn); err != nil {
 		tb.Fatalf("%s: not within %s: %v", what, within, err)
 	}
+}
+
+// ScaleEnv names the environment variable that sets Scale (a whole number,
+// at least 1).
+const ScaleEnv = "XBOT_TEST_DEADLINE_SCALE"
+
+// Scale is what Succeeds, Holds and SucceedsEvery multiply their deadlines
+// by: ScaleEnv when set, else 3 on a real Apache Kafka cluster
+// (XBOT_TEST_KAFKA=apache: three replicas to acknowledge every commit, on a
+// machine that also runs the brokers), else 1. Wait and WaitEvery, whose
+// callers may expect the deadline to pass, are never scaled.
+func Scale() int {
+	if n, err := strconv.Atoi(os.Getenv(ScaleEnv)); err == nil && n >= 1 {
+		return n
+	}
+	if os.Getenv("XBOT_TEST_KAFKA") == "apache" {
+		return 3
+	}
+	return 1
 }
 
 // WaitEvery is Wait polling every interval instead of Interval.

@@ -76,3 +76,29 @@ func TestSucceedsAndHoldsReportWhatTheyWaitedFor(t *testing.T) {
 		t.Errorf("Holds of a true condition failed: %q", r.failed)
 	}
 }
+
+// TestScale: a deadline of Succeeds is multiplied by the scale the
+// environment sets, and a setting that is not a whole number from 1 on is
+// ignored.
+func TestScale(t *testing.T) {
+	t.Setenv("XBOT_TEST_KAFKA", "")
+	t.Setenv(eventually.ScaleEnv, "4")
+	if got := eventually.Scale(); got != 4 {
+		t.Errorf("Scale() = %d with %s=4", got, eventually.ScaleEnv)
+	}
+	r := &recorder{TB: t}
+	eventually.Succeeds(r, 5*time.Millisecond, "the view", func() error { return errors.New("not yet") })
+	if !strings.Contains(r.failed, "not within 20ms") {
+		t.Errorf("a 5ms deadline scaled 4 times failed with %q", r.failed)
+	}
+	for _, bad := range []string{"0", "-2", "x", ""} {
+		t.Setenv(eventually.ScaleEnv, bad)
+		if got := eventually.Scale(); got != 1 {
+			t.Errorf("Scale() = %d with %s=%q, want 1", got, eventually.ScaleEnv, bad)
+		}
+	}
+	t.Setenv("XBOT_TEST_KAFKA", "apache")
+	if got := eventually.Scale(); got != 3 {
+		t.Errorf("Scale() = %d on Apache Kafka, want 3", got)
+	}
+}
