@@ -17,8 +17,9 @@ type CommandOptions struct {
 	// request again under the same key is answered duplicate with the first
 	// attempt's outcome and changes nothing. Empty: the client generates a
 	// key for the call, sends every retry of the call under it, and returns
-	// it in the result (CommandResult.IdempotencyKey), so the caller can
-	// repeat the command safely later too.
+	// it in the result (CommandResult.IdempotencyKey, set also when the call
+	// returns an error), so the caller can repeat the command safely later
+	// too.
 	IdempotencyKey string
 	// Wait is how long the server waits for the outcome (?wait=): nil leaves
 	// the server's default. When the answer is still pending, the client
@@ -65,10 +66,14 @@ func NewIdempotencyKey() string {
 func (c *Client) command(ctx context.Context, path string, body any, opts CommandOptions) (CommandResult, error) {
 	key := opts.key()
 	var res CommandResult
-	if err := c.call(ctx, http.MethodPost, opts.path(path), body, &res, "Idempotency-Key", key); err != nil {
+	err := c.call(ctx, http.MethodPost, opts.path(path), body, &res, "Idempotency-Key", key)
+	// The key goes back with an error too: after a network error or an
+	// unavailable API the command may have landed, and only a repeat under
+	// the same key is safe.
+	res.IdempotencyKey = key
+	if err != nil {
 		return res, err
 	}
-	res.IdempotencyKey = key
 	if res.Outcome == OutcomePending && opts.polls() {
 		var err error
 		if res, err = c.awaitOutcome(ctx, res); err != nil {

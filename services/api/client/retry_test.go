@@ -128,3 +128,36 @@ func TestRetriesStopWhenTheContextEnds(t *testing.T) {
 		t.Fatalf("error %v, want context.Canceled", err)
 	}
 }
+
+// TestAFailedCommandStillNamesItsKey: when every attempt fails, the result
+// still carries the key the client generated and sent, so the caller can
+// send the command again later as the same command, not a second one.
+func TestAFailedCommandStillNamesItsKey(t *testing.T) {
+	t.Parallel()
+	sends := map[string]func(c *client.Client) (string, error){
+		"a run command": func(c *client.Client) (string, error) {
+			res, err := c.CreateRun(context.Background(), client.CreateRunRequest{AgentID: "demo",
+				Input: client.UserInput{Content: "hi"}}, client.CommandOptions{})
+			return res.IdempotencyKey, err
+		},
+		"a session command": func(c *client.Client) (string, error) {
+			res, err := c.SendSessionMessage(context.Background(), "s1", client.SessionMessageRequest{Content: "hi"},
+				client.CommandOptions{})
+			return res.IdempotencyKey, err
+		},
+	}
+	for name, send := range sends {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			c, seen := flakyAPI(t, acceptedAnswer, 503, 502, 503, 504)
+			key, err := send(c)
+			if err == nil {
+				t.Fatal("the command succeeded against an API that never answered it")
+			}
+			got := seen()
+			if len(got) != 4 || key != got[0].key || !generatedKey.MatchString(key) {
+				t.Fatalf("result key %q after %d attempts under %q; want the key the attempts were sent under", key, len(got), got[0].key)
+			}
+		})
+	}
+}

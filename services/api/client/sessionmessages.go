@@ -40,7 +40,8 @@ type SessionCommandResult struct {
 	Code      string `json:"code,omitempty"`
 	Detail    string `json:"detail,omitempty"`
 	// IdempotencyKey is the key the command was sent under: for a message,
-	// its input id. Not part of the answer's JSON.
+	// its input id. Set also when the call failed; not part of the answer's
+	// JSON.
 	IdempotencyKey string `json:"-"`
 }
 
@@ -72,10 +73,11 @@ func (c *Client) InterruptSession(ctx context.Context, sessionID string, req Int
 func (c *Client) sessionCommand(ctx context.Context, path string, body any, opts CommandOptions) (SessionCommandResult, error) {
 	key := opts.key()
 	var res SessionCommandResult
-	if err := c.call(ctx, http.MethodPost, opts.path(path), body, &res, "Idempotency-Key", key); err != nil {
+	err := c.call(ctx, http.MethodPost, opts.path(path), body, &res, "Idempotency-Key", key)
+	res.IdempotencyKey = key // with an error too, as command does
+	if err != nil {
 		return res, err
 	}
-	res.IdempotencyKey = key
 	cr := res.commandResult()
 	if res.Outcome == OutcomePending && opts.polls() {
 		var err error

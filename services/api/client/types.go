@@ -58,7 +58,8 @@ type CommandResult struct {
 	OriginalCode       string `json:"originalCode,omitempty"`
 	CreatedRunID       string `json:"createdRunId,omitempty"`
 	// IdempotencyKey is the key the command was sent under (the caller's,
-	// or the one the client generated); not part of the answer's JSON.
+	// or the one the client generated), set also when the call failed: send
+	// the command again under it. Not part of the answer's JSON.
 	IdempotencyKey string `json:"-"`
 }
 
