@@ -28,6 +28,9 @@ type SessionGrant struct {
 type RevokeResult struct {
 	GrantID  string          `json:"grantId"`
 	Commands []CommandResult `json:"commands"`
+	// IdempotencyKey is the key the revoke was sent under, set also when
+	// the call failed; not part of the answer's JSON.
+	IdempotencyKey string `json:"-"`
 }
 
 // SessionGrants reads the grants in force of a platform session (GET
@@ -51,6 +54,7 @@ func (c *Client) RevokeGrant(ctx context.Context, sessionID, grantID, reason str
 	key := opts.key()
 	var out RevokeResult
 	err := c.call(ctx, http.MethodDelete, path, body, &out, "Idempotency-Key", key)
+	out.IdempotencyKey = key
 	for i := range out.Commands {
 		out.Commands[i].IdempotencyKey = key
 	}

@@ -140,6 +140,10 @@ func TestAFailedCommandStillNamesItsKey(t *testing.T) {
 				Input: client.UserInput{Content: "hi"}}, client.CommandOptions{})
 			return res.IdempotencyKey, err
 		},
+		"a revoke": func(c *client.Client) (string, error) {
+			res, err := c.RevokeGrant(context.Background(), "s1", "grant_1", "", client.CommandOptions{})
+			return res.IdempotencyKey, err
+		},
 		"a session command": func(c *client.Client) (string, error) {
 			res, err := c.SendSessionMessage(context.Background(), "s1", client.SessionMessageRequest{Content: "hi"},
 				client.CommandOptions{})
