@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -76,5 +77,34 @@ func TestEventsIteratesToTheEndOfTheLog(t *testing.T) {
 	}
 	if len(seqs) != 2 || seqs[1] != 6 {
 		t.Fatalf("seqs %v", seqs)
+	}
+}
+
+// TestAPagingCycleIsAnError: a server whose cursors come back round (1 → 2
+// → 1) makes the iterator and the collector stop with an error rather than
+// read forever. The server gives up (500) after a few rounds, so without
+// the check the loop ends on that 500 instead.
+func TestAPagingCycleIsAnError(t *testing.T) {
+	t.Parallel()
+	var reads atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if reads.Add(1)%20 == 0 {
+			w.WriteHeader(http.StatusInternalServerError)
+			return
+		}
+		next := map[string]string{"": "1", "1": "2", "2": "1"}[r.URL.Query().Get("cursor")]
+		_ = json.NewEncoder(w).Encode(client.RunPage{Runs: []client.Run{{RunID: "run_x"}}, NextCursor: next})
+	}))
+	t.Cleanup(srv.Close)
+	c, _ := client.New(client.Config{BaseURL: srv.URL, Retry: client.RetryPolicy{MaxAttempts: 1}})
+	var last error
+	for _, err := range c.Runs(context.Background(), client.RunQuery{}) {
+		last = err
+	}
+	if last == nil || !strings.Contains(last.Error(), `cursor "1" again`) {
+		t.Errorf("the iterator ended with %v, want the cycle named", last)
+	}
+	if _, err := c.AllRuns(context.Background(), client.RunQuery{}); err == nil || !strings.Contains(err.Error(), `cursor "1" again`) {
+		t.Errorf("AllRuns ended with %v, want the cycle named", err)
 	}
 }

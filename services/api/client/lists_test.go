@@ -87,7 +87,7 @@ func TestAllItemsFollowsTheCursor(t *testing.T) {
 		t.Fatalf("AllItems = %+v, %v", its, err)
 	}
 	loop := pagedAPI(t, map[string]string{"": `{"items":[],"nextCursor":"c"}`, "c": `{"items":[],"nextCursor":"c"}`})
-	if _, err := loop.AllItems(context.Background(), "run_1", client.Page{}); err == nil || !strings.Contains(err.Error(), "names itself") {
+	if _, err := loop.AllItems(context.Background(), "run_1", client.Page{}); err == nil || !strings.Contains(err.Error(), "again as the next") {
 		t.Errorf("a page naming itself as the next: %v, want an error", err)
 	}
 }

@@ -36,39 +36,35 @@ func withQuery(path string, q url.Values) string {
 }
 
 // everyPage reads a cursor-paged list from page from to its last (the
-// first without a next cursor) and returns every row; a page that names
-// itself as the next is an error, not an endless loop.
+// first without a next cursor) and returns every row; a cursor named a
+// second time is an error, not an endless loop.
 func everyPage[T any](ctx context.Context, from Page, page func(context.Context, Page) ([]T, string, error)) ([]T, error) {
 	var out []T
-	for p := from; ; {
-		rows, next, err := page(ctx, p)
+	for row, err := range pageRows(ctx, from, page) {
 		if err != nil {
 			return out, err
 		}
-		out = append(out, rows...)
-		if next == "" {
-			return out, nil
-		}
-		if next == p.Cursor {
-			return out, fmt.Errorf("the page at cursor %q names itself as the next", next)
-		}
-		p.Cursor = next
+		out = append(out, row)
 	}
+	return out, nil
 }
 
 // pageRows yields every row of a cursor-paged list from page from on, one
 // page read at a time as the caller asks for more; an error is yielded
-// once, last. A page that names itself as the next is an error, not an
+// once, last. A page that names as the next a cursor already read (itself,
+// or one before it: a server going round in circles) is an error, not an
 // endless loop.
 func pageRows[T any](ctx context.Context, from Page, page func(context.Context, Page) ([]T, string, error)) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
 		var zero T
+		read := map[string]bool{}
 		for p := from; ; {
 			rows, next, err := page(ctx, p)
 			if err != nil {
 				yield(zero, err)
 				return
 			}
+			read[p.Cursor] = true
 			for _, r := range rows {
 				if !yield(r, nil) {
 					return
@@ -77,8 +73,8 @@ func pageRows[T any](ctx context.Context, from Page, page func(context.Context, 
 			if next == "" {
 				return
 			}
-			if next == p.Cursor {
-				yield(zero, fmt.Errorf("the page at cursor %q names itself as the next", next))
+			if read[next] {
+				yield(zero, fmt.Errorf("the page at cursor %q names cursor %q again as the next: paging would never end", p.Cursor, next))
 				return
 			}
 			p.Cursor = next
