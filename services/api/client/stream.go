@@ -22,10 +22,22 @@ type StreamOptions struct {
 	// with waits growing to Config.Retry.MaxDelay: enough to ride out an API
 	// restart.
 	MaxReconnects int
+	// IdleTimeout is how long a connection may stay silent — no chunk, not
+	// even the API's keep-alive comment — before the stream takes it for
+	// dead and reconnects with Last-Event-ID: a connection a proxy or a NAT
+	// dropped without a reset never ends by itself. Time the loop spends on
+	// a chunk does not count. Default 60 s (the API sends a keep-alive every
+	// 15 s by default); negative: never.
+	IdleTimeout time.Duration
 }
 
 // defaultMaxReconnects is StreamOptions.MaxReconnects' default.
 const defaultMaxReconnects = 8
+
+// defaultIdleTimeout is StreamOptions.IdleTimeout's default: four of the
+// API's default keep-alive intervals, so a slow keep-alive is no reason to
+// reconnect.
+const defaultIdleTimeout = 60 * time.Second
 
 // RunChunks yields the chunks of the run's reply (GET /v1/runs/{runId}/stream)
 // in order, until the reply has ended (the stream's data: [DONE]). A
@@ -53,8 +65,11 @@ func (c *Client) chunks(ctx context.Context, path string, opts StreamOptions) it
 	if opts.MaxReconnects <= 0 {
 		opts.MaxReconnects = defaultMaxReconnects
 	}
+	if opts.IdleTimeout == 0 {
+		opts.IdleTimeout = defaultIdleTimeout
+	}
 	return func(yield func(Chunk, error) bool) {
-		s := &resumable{c: c, path: path, last: opts.After, yield: yield}
+		s := &resumable{c: c, path: path, last: opts.After, idle: opts.IdleTimeout, yield: yield}
 		for fails := 0; ; {
 			progressed, err := s.once(ctx)
 			switch {
@@ -87,32 +102,38 @@ type resumable struct {
 	c     *Client
 	path  string
 	last  string // the EventID of the last chunk yielded
+	idle  time.Duration
 	yield func(Chunk, error) bool
 }
 
 // once opens the stream after s.last and yields its chunks until it ends:
 // nil after data: [DONE], errStopped when the loop stopped, else why the
-// connection ended (ErrStreamEnded when it closed early). progressed says a
-// chunk was yielded.
+// connection ended (ErrStreamEnded when it closed early, ErrStreamIdle when
+// it went silent). progressed says a chunk was yielded.
 func (s *resumable) once(ctx context.Context) (progressed bool, err error) {
+	ctx, w := watch(ctx, s.idle)
+	defer w.stop()
 	var hdr []string
 	if s.last != "" {
 		hdr = []string{"Last-Event-ID", s.last}
 	}
 	resp, err := s.c.send(ctx, http.MethodGet, s.path, nil, hdr...)
 	if err != nil {
-		return false, err
+		return false, w.explain(err)
 	}
 	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode != http.StatusOK {
 		return false, streamRefused(readProblem(http.MethodGet, s.path, resp), resp.Header)
 	}
-	err = readEvents(resp.Body, func(ev StreamEvent) error {
+	err = readEvents(w.reader(resp.Body), func(ev StreamEvent) error {
 		ch, err := parseChunk(ev)
 		if err != nil {
 			return &badChunkError{err}
 		}
-		if !s.yield(ch, nil) {
+		w.pause() // the loop's own time is not the connection's silence
+		more := s.yield(ch, nil)
+		w.resume()
+		if !more {
 			return errStopped
 		}
 		if ev.ID != "" {
@@ -122,7 +143,7 @@ func (s *resumable) once(ctx context.Context) (progressed bool, err error) {
 		return nil
 	})
 	if err != nil && !errors.Is(err, errStopped) {
-		err = fmt.Errorf("stream %s after %q: %w", s.path, s.last, err)
+		err = fmt.Errorf("stream %s after %q: %w", s.path, s.last, w.explain(err))
 	}
 	return progressed, err
 }
