@@ -142,6 +142,9 @@ func (g *grammar) ended(e agentruntime.ResponseEnded) {
 }
 
 func (g *grammar) output(e agentruntime.ResponseOutput) {
+	if e.ResponseID == "" {
+		return // output of no reply: outside every reply's start … finish
+	}
 	r := g.replies[e.ResponseID]
 	var ch client.Chunk
 	if err := json.Unmarshal(e.Frame, &ch); err != nil || r == nil {

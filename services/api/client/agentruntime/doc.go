@@ -17,7 +17,7 @@
 //     is InteractionOpened before the chunks that show it, a closed one
 //     InteractionClosed (answered, withdrawn, expired); the reply's last
 //     finish (or abort) is ResponseEnded; data-status is StatusChanged; a
-//     part outside any reply is a RuntimeDiagnostic.
+//     part outside any reply is a ResponseOutput without a response id.
 //   - State() is GET /v1/sessions/{id}/state with a cursor Events continues
 //     from; Answer() decides an approval or answers a question;
 //     Interrupt(cancelQueued) is POST /v1/sessions/{id}/interrupt;

@@ -127,8 +127,8 @@ type StatusChanged struct {
 }
 
 // RuntimeDiagnostic is evidence for operators that is not shown in a
-// browser: a part the mapping could not place (outside any reply), kept
-// as the server sent it.
+// browser: a data-status part that does not decode, kept as the server
+// sent it.
 type RuntimeDiagnostic struct {
 	At
 	EventType string          `json:"eventType"`

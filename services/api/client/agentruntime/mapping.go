@@ -101,12 +101,9 @@ func (m *mapper) admit(meta *client.MessageMetadata) {
 	}
 }
 
-// output forwards a browser part of the open reply; a part outside any
-// reply is kept as a diagnostic, not shown.
+// output forwards a browser part: of the open reply, or, outside any reply,
+// as output of no reply (an empty response id), which still reaches the
+// browser — a RuntimeDiagnostic never does.
 func (m *mapper) output(ch client.Chunk) {
-	if m.st.Response == "" {
-		m.out = append(m.out, RuntimeDiagnostic{EventType: "part-outside-reply:" + ch.Type, Raw: ch.Raw})
-		return
-	}
 	m.out = append(m.out, ResponseOutput{ResponseID: m.st.Response, Frame: ch.Raw})
 }
