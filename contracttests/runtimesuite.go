@@ -29,6 +29,9 @@ func RuntimeClientConformance(t *testing.T, target Target) { RuntimeClientSuite(
 //   - EventsFromEveryCursorEqualTheRest: from every event's cursor, a new
 //     reader (or the same) gets exactly the events that followed it, cursors
 //     included; from no cursor, all of them.
+//   - StreamResumesAfterEveryChunk: the session stream opened after any
+//     of its chunk ids (Last-Event-ID), in the middle of an event's chunks
+//     too, goes on with exactly the chunks that followed it.
 //   - ChunkGrammar: each reply's parts run start … finish; a failed reply
 //     sends error before its finish; a pause is InteractionOpened, then the
 //     tool-approval-request (for an approval), the data-interaction and a
@@ -55,6 +58,7 @@ func RuntimeClientSuite(target Target) Suite {
 		{Name: "AgentsConfigured", Run: func(ctx context.Context) error { return agentsConfigured(ctx, s.main().main()) }},
 		{Name: "SubmitIsIdempotentByInputID", Run: s.submit},
 		{Name: "EventsFromEveryCursorEqualTheRest", Run: s.cursors},
+		{Name: "StreamResumesAfterEveryChunk", Run: s.resume},
 		{Name: "ChunkGrammar", Run: s.grammar},
 		{Name: "InteractionsOpenThenClose", Run: s.interactions},
 		{Name: "EveryChunkAcceptedByTheAISDK", Run: s.aisdk},
