@@ -48,7 +48,9 @@ func notApplicable(format string, args ...any) error {
 
 // Check is one named check of a conformance suite. Run returns nil when the
 // target passes, an error wrapping ErrNotApplicable when the check does not
-// apply, and otherwise every problem it found.
+// apply, and otherwise every problem it found. However the check fares,
+// RunTests and Run fail it when an error answer one of its requests got
+// was no RFC 9457 problem with a code of the error registry (audit.go).
 type Check struct {
 	Name string
 	Run  func(ctx context.Context) error
@@ -62,6 +64,7 @@ func (t *Target) setDefaults() {
 	if t.HTTP == nil {
 		t.HTTP = &http.Client{}
 	}
+	t.HTTP = audited(t.HTTP)
 	if t.CheckTimeout == 0 {
 		t.CheckTimeout = defaultCheckTimeout
 	}
@@ -94,7 +97,7 @@ func (s Suite) RunTests(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(t.Context(), s.Timeout)
 			defer cancel()
-			switch err := c.Run(ctx); {
+			switch err := runAudited(ctx, c); {
 			case errors.Is(err, ErrNotApplicable):
 				t.Skip(err)
 			case err != nil:
@@ -133,7 +136,7 @@ func (s Suite) Run(ctx context.Context, w io.Writer) []Result {
 		cctx, cancel := context.WithTimeout(ctx, s.Timeout)
 		defer cancel()
 		start := time.Now()
-		r := Result{Suite: s.Name, Name: c.Name, Err: c.Run(cctx), Took: time.Since(start).Round(time.Millisecond)}
+		r := Result{Suite: s.Name, Name: c.Name, Err: runAudited(cctx, c), Took: time.Since(start).Round(time.Millisecond)}
 		mu.Lock()
 		defer mu.Unlock()
 		out[i] = r
