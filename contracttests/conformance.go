@@ -84,12 +84,18 @@ type Suite struct {
 	Sequential bool
 	// Timeout bounds one check.
 	Timeout time.Duration
+	// Cleanup, when set, runs once after every check ended, whatever their
+	// results: it stops what the checks left going on the target.
+	Cleanup func()
 }
 
 // RunTests runs the suite's checks as subtests of t: a failure fails the
 // subtest, a check that does not apply skips it.
 func (s Suite) RunTests(t *testing.T) {
 	t.Helper()
+	if s.Cleanup != nil {
+		t.Cleanup(s.Cleanup) // after the subtests, parallel ones included
+	}
 	for _, c := range s.Checks {
 		t.Run(c.Name, func(t *testing.T) {
 			if !s.Sequential {
@@ -153,6 +159,9 @@ func (s Suite) Run(ctx context.Context, w io.Writer) []Result {
 		wg.Go(func() { one(i, c) })
 	}
 	wg.Wait()
+	if s.Cleanup != nil {
+		s.Cleanup()
+	}
 	return out
 }
 

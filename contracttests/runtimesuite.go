@@ -3,9 +3,11 @@ package contracttests
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 
+	"github.com/xbot-runtime/xbot/services/api/client"
 	"github.com/xbot-runtime/xbot/services/api/client/agentruntime"
 )
 
@@ -52,9 +54,15 @@ func RuntimeClientConformance(t *testing.T, target Target) { RuntimeClientSuite(
 //   - MembersOfTheContract: engine kind, session key, capabilities,
 //     committed, cursors of another conversation, close.
 func RuntimeClientSuite(target Target) Suite {
+	_, suite := newRuntimeSuite(target)
+	return suite
+}
+
+// newRuntimeSuite is RuntimeClientSuite and the state its checks share.
+func newRuntimeSuite(target Target) (*runtimeSuite, Suite) {
 	target.setDefaults()
 	s := &runtimeSuite{Target: target}
-	return Suite{Name: "runtime-client", Sequential: true, Timeout: target.CheckTimeout, Checks: []Check{
+	return s, Suite{Name: "runtime-client", Sequential: true, Timeout: target.CheckTimeout, Cleanup: s.cleanup, Checks: []Check{
 		{Name: "AgentsConfigured", Run: func(ctx context.Context) error { return agentsConfigured(ctx, s.main().main()) }},
 		{Name: "SubmitIsIdempotentByInputID", Run: s.submit},
 		{Name: "EventsFromEveryCursorEqualTheRest", Run: s.cursors},
@@ -73,6 +81,9 @@ type runtimeSuite struct {
 	once  sync.Once
 	tours []*tour
 	err   error
+	// sessions are the conversations the checks started, for cleanup.
+	mu       sync.Mutex
+	sessions []string
 }
 
 func (s *runtimeSuite) main() *apiSuite { return &apiSuite{Target: s.Target} }
@@ -83,7 +94,30 @@ func (s *runtimeSuite) conversation(agent string) (*agentruntime.Client, error) 
 	if err != nil {
 		return nil, err
 	}
-	return agentruntime.New(agentruntime.Config{API: api, SessionID: freshID("conformance-session"), AgentID: agent})
+	session := freshID("conformance-session")
+	s.mu.Lock()
+	s.sessions = append(s.sessions, session)
+	s.mu.Unlock()
+	return agentruntime.New(agentruntime.Config{API: api, SessionID: session, AgentID: agent})
+}
+
+// cleanup interrupts every conversation the checks started, dropping the
+// inputs queued in it: a check that failed half-way may have left a reply
+// running, or paused on an approval that would otherwise wait for its
+// pause to expire. A conversation with nothing going on is not changed.
+func (s *runtimeSuite) cleanup() {
+	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	defer cancel()
+	api, err := s.api(s.Token)
+	if err != nil {
+		return
+	}
+	s.mu.Lock()
+	sessions := slices.Clone(s.sessions)
+	s.mu.Unlock()
+	for _, id := range sessions {
+		_, _ = api.InterruptSession(ctx, id, client.InterruptRequest{CancelQueued: true}, client.CommandOptions{})
+	}
 }
 
 // reader is another runtime client of rc's conversation.

@@ -24,7 +24,7 @@ func runConformance(ctx context.Context, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("xbot conformance", flag.ContinueOnError)
 	var target contracttests.Target
 	fs.StringVar(&target.BaseURL, "api", "", "the API's base URL, e.g. http://127.0.0.1:8080 (required)")
-	fs.StringVar(&target.Token, "token", os.Getenv("XBOT_TOKEN"), "a bearer token with scope full (default $XBOT_TOKEN)")
+	fs.StringVar(&target.Token, "token", os.Getenv("XBOT_TOKEN"), "a bearer token with scope full (default $XBOT_TOKEN); the suites create runs in its tenant")
 	fs.StringVar(&target.OtherToken, "other-token", "", "a token of another tenant, for the tenant checks (without it they are N/A)")
 	fs.DurationVar(&target.CheckTimeout, "check-timeout", 3*time.Minute, "bound of one check")
 	suite := fs.String("suite", "all", "which suite: api, runtime-client or all")

@@ -42,7 +42,8 @@ Usage:
   xbot conformance --api URL --token TOKEN [--other-token T] [--suite api|runtime-client|all]
                                    run the API and runtime client conformance suites against a live API,
                                    one line per check; exits non-zero on any failure (--print-agents: the
-                                   agents file they need)
+                                   agents file they need). It creates runs in the token's tenant, which stay
+                                   in its history: use a tenant kept for checks
   xbot migrate [flags]             create topics and apply Postgres migrations, then exit
   xbot skill add <dir|archive>     add a skill version to the skill store (skills_dir); SKILL.md names it
   xbot skill list                  list the skill store's versions
