@@ -76,12 +76,13 @@ func (c *conv) submit(id, content string) {
 // ending or an error fails the test.
 func (c *conv) until(what string, pred func(agentruntime.Event) bool) agentruntime.Event {
 	c.t.Helper()
-	timer := time.NewTimer(convWait)
+	within := convWait * time.Duration(eventually.Scale()) // as eventually's deadlines
+	timer := time.NewTimer(within)
 	defer timer.Stop()
 	for {
 		select {
 		case <-timer.C:
-			c.t.Fatalf("no %s within %s after %d events", what, convWait, len(c.got))
+			c.t.Fatalf("no %s within %s after %d events", what, within, len(c.got))
 		case it, ok := <-c.ch:
 			if !ok || it.err != nil {
 				c.t.Fatalf("waiting for %s: the events ended (%v) after %d", what, it.err, len(c.got))
