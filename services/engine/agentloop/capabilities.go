@@ -47,7 +47,7 @@ func (r *execution) start(ctx context.Context) (started bool, err error) {
 		return false, err
 	}
 	r.p, r.limits, r.ctxCfg = p, p.Limits.WithDefaults(), p.Context.WithDefaults()
-	return true, nil
+	return true, r.attachStarted(ctx)
 }
 
 // resolve completes the run's snapshot with its skills' versions and its
