@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap"
 
@@ -47,6 +48,9 @@ type Conn struct {
 
 	tokens   atomic.Int64
 	progress sync.Map // progress token (string) → func(string)
+	// broken is set when a request failed without the server's answer:
+	// the connection is not used again.
+	broken atomic.Bool
 }
 
 // Errors.
@@ -140,6 +144,7 @@ func (c *Conn) ListTools(ctx context.Context) ([]*sdk.Tool, error) {
 	for range maxListPages {
 		res, err := c.session.ListTools(ctx, params)
 		if err != nil {
+			c.noteFailure(ctx, err)
 			return nil, c.explain(err)
 		}
 		out = append(out, res.Tools...)
@@ -168,14 +173,25 @@ func (c *Conn) Call(ctx context.Context, tool string, args json.RawMessage, prog
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
+		c.noteFailure(ctx, err)
 		return nil, c.explain(err)
 	}
 	return res, nil
 }
 
-// Broken reports whether the connection can no longer carry calls (the
-// server's process ended).
-func (c *Conn) Broken() bool { return c.proc != nil && c.proc.ended() }
+// Broken reports whether the connection can no longer carry calls: the
+// server's process ended, or a request failed without the server's answer
+// (the connection broke, an answer was too large, a session was lost).
+func (c *Conn) Broken() bool { return c.broken.Load() || c.proc != nil && c.proc.ended() }
+
+// noteFailure marks the connection broken when err, a request's error while
+// ctx was live, is not the server's JSON-RPC error answer.
+func (c *Conn) noteFailure(ctx context.Context, err error) {
+	var answer *jsonrpc.Error
+	if ctx.Err() == nil && !errors.As(err, &answer) {
+		c.broken.Store(true)
+	}
+}
 
 // closeWait bounds ending a session: a remote server that does not answer
 // its session's DELETE does not hold the run.

@@ -10,8 +10,10 @@ import (
 	"net/http/httptest"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 
+	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/infra/redact"
 	"github.com/xbot-runtime/xbot/services/engine/mcp"
 	"github.com/xbot-runtime/xbot/services/engine/profile"
@@ -162,5 +164,37 @@ func TestASecretEchoedInAnyFieldOfAResultStaysOut(t *testing.T) {
 			redact.Scrub(text, redact.All(htmlSecret)) != text {
 			t.Errorf("the secret is in %s: %s", where, text)
 		}
+	}
+}
+
+func TestAnAnswerTooLargeFailsItsCallAndTheNextCallReconnects(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int32
+	methods := listing(namedTool("huge"))
+	methods["tools/call"] = func(w http.ResponseWriter, id json.RawMessage) {
+		if calls.Add(1) > 1 {
+			answer(w, id, map[string]any{"content": []any{map[string]any{"type": "text", "text": "small again"}}})
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"`, id)
+		chunk := []byte(strings.Repeat("a", 64<<10))
+		for range 1024 { // 64 MiB, unless the client stops reading
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+		_, _ = io.WriteString(w, `"}]}}`)
+	}
+	srv := profile.MCPServer{Name: "h", URL: serveHostile(t, methods)}
+	set := mcp.NewSet([]profile.MCPServer{srv}, env(t))
+	t.Cleanup(set.Close)
+	huge := tool(t, set, srv, "huge", 1024)
+	res := huge.Run(context.Background(), tools.Call{Arguments: json.RawMessage(`{}`)})
+	if res.ErrorCode != events.ToolErrToolError || !strings.Contains(res.Output, "larger than 16 MiB") {
+		t.Fatalf("a call answered with 64 MiB = %s %.300s", res.ErrorCode, res.Output)
+	}
+	if res = huge.Run(context.Background(), tools.Call{Arguments: json.RawMessage(`{}`)}); res.Output != "small again" {
+		t.Fatalf("the next call = %s %.300s", res.ErrorCode, res.Output)
 	}
 }
