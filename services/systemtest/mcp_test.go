@@ -205,8 +205,13 @@ func TestMCPCallsCancelledTimedOutAndCrashedFailTheirItemsOnly(t *testing.T) {
 	if f := failed["wait"]; f.ErrorCode != events.ToolErrTimedOut || !strings.Contains(f.Message, "300ms") {
 		t.Errorf("the call past its timeout failed %+v", f)
 	}
-	if err := waitLines(wait, "started", "cancelled"); err != nil {
-		t.Errorf("the server did not see the timed-out call cancelled: %v", err)
+	// On a loaded machine the call may not reach the server within its 300 ms;
+	// then nothing is left to cancel there (the mcp package's test of the
+	// timeout waits until it does).
+	if _, err := os.Stat(wait); err == nil {
+		if err := waitLines(wait, "started", "cancelled"); err != nil {
+			t.Errorf("the server did not see the timed-out call cancelled: %v", err)
+		}
 	}
 	if f := failed["crash"]; f.ErrorCode != events.ToolErrToolError || !strings.Contains(f.Message, "exit status 3") ||
 		!strings.Contains(f.Message, "crashing on purpose") {
