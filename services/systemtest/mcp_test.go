@@ -17,7 +17,6 @@ import (
 	"github.com/xbot-runtime/xbot/services/api/client"
 	"github.com/xbot-runtime/xbot/services/engine/mcp/mcptest"
 	"github.com/xbot-runtime/xbot/services/engine/model"
-	"github.com/xbot-runtime/xbot/services/engine/policy"
 	"github.com/xbot-runtime/xbot/services/engine/profile"
 	"github.com/xbot-runtime/xbot/services/engine/skills"
 	"github.com/xbot-runtime/xbot/services/stack"
@@ -141,46 +140,6 @@ func mcpFailures(t *testing.T, st *stack.Stack, runID string) map[string]events.
 		}
 	}
 	return out
-}
-
-func TestMCPCallsAreGovernedByPolicyRulesNamingServersAndTools(t *testing.T) {
-	t.Parallel()
-	remote, _ := remoteServer(t)
-	count := filepath.Join(t.TempDir(), "count")
-	agent := profile.Profile{ID: "gov", Model: profile.ModelScripted, MCPServers: []profile.MCPServer{remote},
-		Policy: policy.Config{Rules: []policy.Rule{
-			{ID: "no-headers", Server: "remote", Tool: "headers", Action: policy.Deny, Reason: "headers are private"},
-			{ID: "remote-asks", Server: "remote", Action: policy.RequireApproval, Reason: "remote calls need a person"},
-		}},
-		Script: []profile.Turn{
-			{ToolCalls: []profile.ScriptedCall{{Name: "remote__headers", Arguments: `{}`},
-				{Name: "remote__count", Arguments: fmt.Sprintf(`{"file":%q}`, count)}}},
-			{ToolCalls: call1("remote__count", fmt.Sprintf(`{"file":%q}`, count))}, // the run's grant covers it
-			{Text: "done"},
-		}}
-	e, st, _ := mcpEnv(t, agent)
-	runID := create(t, st, "gov", "go", "gov-1").RunID
-	waitStatus(t, st, runID, "paused", 20*time.Second)
-	if n := readLines(t, count); n != 0 {
-		t.Fatalf("the call awaiting approval ran %d times", n)
-	}
-	asks := eventsOf(t, st, runID, events.ItemAwaitingApproval)
-	ask := payloadOf[events.ItemAwaitingApprovalPayload](t, asks[0])
-	if len(asks) != 1 || ask.ToolName != "remote__count" || ask.RuleID != "remote-asks" || ask.ItemType != events.ItemMCPToolCall {
-		t.Fatalf("awaiting approval: %+v", ask)
-	}
-	decide(t, st, runID, asks[0].ItemID, "allow", "run", "gov-1-allow")
-	waitStatus(t, st, runID, "completed", 20*time.Second)
-	e.invariants(st)
-	if n := readLines(t, count); n != 2 {
-		t.Errorf("the approved call and the one its grant covers ran %d times, want twice", n)
-	}
-	if n := countType(t, st, runID, events.ItemAwaitingApproval); n != 1 {
-		t.Errorf("%d calls waited for approval, want only the first (the grant covers the second)", n)
-	}
-	if f := mcpFailures(t, st, runID)["headers"]; f.ErrorCode != events.ToolErrBlockedByPolicy || f.RuleID != "no-headers" {
-		t.Errorf("the denied call failed %+v", f)
-	}
 }
 
 func TestMCPCallsCancelledTimedOutAndCrashedFailTheirItemsOnly(t *testing.T) {

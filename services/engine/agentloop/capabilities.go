@@ -192,9 +192,11 @@ func (r *execution) buildMCPTools(servers []profile.MCPServerSnapshot) error {
 	for _, s := range r.p.MCPServers {
 		byName[s.Name] = s
 	}
+	r.mcpNames = map[string]string{}
 	for _, s := range servers {
 		for _, t := range s.Tools {
 			ts = append(ts, mcp.NewTool(r.mcpSet(), byName[s.Name], t, r.ctxCfg.OffloadBytes))
+			r.mcpNames[t.Name] = t.Tool
 		}
 	}
 	if len(ts) == 0 {

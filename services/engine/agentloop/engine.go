@@ -183,6 +183,7 @@ type execution struct {
 	mcpMu    sync.Mutex
 	mcp      *mcp.Set
 	mcpTools *tools.Registry
+	mcpNames map[string]string // offered name → the tool's own name, for the policy
 	// wall ends at the run's wall-time budget.
 	wall context.Context
 }
