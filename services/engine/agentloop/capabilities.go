@@ -154,11 +154,7 @@ func mcpSpecs(servers []profile.MCPServerSnapshot) ([]model.ToolSpec, error) {
 				return nil, fmt.Errorf("two MCP tools are named %s", t.Name)
 			}
 			seen[t.Name] = true
-			desc := t.Description
-			if desc == "" {
-				desc = t.Title
-			}
-			out = append(out, model.ToolSpec{Name: t.Name, Description: desc, Parameters: t.InputSchema})
+			out = append(out, t.Spec())
 		}
 	}
 	return out, nil
