@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -107,7 +108,7 @@ func skillList(args []string, out io.Writer) error {
 	_, _ = fmt.Fprintln(w, "ID\tDIGEST\tFILES\tBYTES\tADDED\tDESCRIPTION")
 	for _, v := range vs {
 		_, _ = fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%s\t%s\n", v.ID, v.Digest[:min(len(v.Digest), 19)], v.Files, v.Bytes,
-			time.UnixMilli(v.AddedAt).UTC().Format(time.RFC3339), v.Description)
+			time.UnixMilli(v.AddedAt).UTC().Format(time.RFC3339), strings.Join(strings.Fields(v.Description), " "))
 	}
 	return w.Flush()
 }

@@ -4,7 +4,9 @@
 package redact
 
 import (
+	"bytes"
 	"encoding/base64"
+	"encoding/json"
 	"net/url"
 	"slices"
 	"strings"
@@ -13,13 +15,13 @@ import (
 // Redacted replaces a secret in scrubbed text.
 const Redacted = "[redacted]"
 
-// Spellings returns secret as written, URL-escaped and base64-encoded
-// (standard and URL alphabets, padded or not, also as "Bearer <secret>"),
-// plus the part of its base64 form that every base64 text containing it
-// shares whatever its alignment. Longest first, so that a longer spelling
-// is replaced whole.
+// Spellings returns secret as written, URL-escaped, escaped inside a JSON
+// string (with and without HTML escapes) and base64-encoded (standard and
+// URL alphabets, padded or not, also as "Bearer <secret>"), plus the part of
+// its base64 form that every base64 text containing it shares whatever its
+// alignment. Longest first, so that a longer spelling is replaced whole.
 func Spellings(secret string) []string {
-	out := []string{secret, url.QueryEscape(secret), url.PathEscape(secret)}
+	out := []string{secret, url.QueryEscape(secret), url.PathEscape(secret), jsonEscaped(secret, true), jsonEscaped(secret, false)}
 	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding, base64.RawURLEncoding} {
 		out = append(out, enc.EncodeToString([]byte(secret)), enc.EncodeToString([]byte("Bearer "+secret)))
 	}
@@ -78,4 +80,15 @@ func base64Cores(secret string) []string {
 		}
 	}
 	return out
+}
+
+// jsonEscaped is secret as it is written inside a JSON string, with or
+// without the HTML escapes (\u003c for <) Go's encoder adds by default.
+func jsonEscaped(secret string, html bool) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(html)
+	_ = enc.Encode(secret) // a string always encodes
+	s := strings.TrimSuffix(b.String(), "\n")
+	return s[1 : len(s)-1]
 }

@@ -2,6 +2,7 @@ package redact_test
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"net/url"
 	"strings"
 	"testing"
@@ -24,5 +25,24 @@ func TestScrubRemovesEverySpelling(t *testing.T) {
 	}
 	if got := redact.Scrub("nothing here", spellings); got != "nothing here" {
 		t.Errorf("Scrub changed text without the secret: %q", got)
+	}
+}
+
+func TestScrubRemovesJSONSpellings(t *testing.T) {
+	t.Parallel()
+	const secret = `pa<ss>&"w\rd` + "\u2028x"
+	spellings := redact.All(secret)
+	for _, html := range []bool{true, false} {
+		var b strings.Builder
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(html)
+		if err := enc.Encode(map[string]string{"echo": "got " + secret + " here"}); err != nil {
+			t.Fatal(err)
+		}
+		got := redact.Scrub(b.String(), spellings)
+		var back map[string]string
+		if err := json.Unmarshal([]byte(got), &back); err != nil || back["echo"] != "got "+redact.Redacted+" here" {
+			t.Errorf("Scrub(%s) = %s (%v)", b.String(), got, err)
+		}
 	}
 }

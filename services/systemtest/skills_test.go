@@ -168,3 +168,51 @@ func lastExec(t *testing.T, st *stack.Stack, runID string) string {
 	}
 	return out
 }
+
+// TestASkillChangedOnDiskIsNotMountedWhenTheRunResumes: a paused run's
+// next sandbox (after the pause, as after a takeover) checks its skill's
+// files against the digest its snapshot froze; content changed under the
+// version meanwhile is not shown to the run, its tool fails saying why.
+func TestASkillChangedOnDiskIsNotMountedWhenTheRunResumes(t *testing.T) {
+	t.Parallel()
+	store, err := skills.New(filepath.Join(t.TempDir(), "skills"), skills.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := addSkill(t, store, "demo", "1.0.0", "# House style\nSay hello twice.\n")
+	agent := profile.Profile{ID: "resumer", Model: profile.ModelScripted, Tools: []string{"read_file", "ask_user"},
+		Skills: []profile.SkillRef{{Name: "demo"}}, Policy: noPolicy,
+		Script: []profile.Turn{
+			{ToolCalls: call1("ask_user", `{"question":"go on?"}`)},
+			{ToolCalls: call1("read_file", `{"path":"/skills/demo@1.0.0/SKILL.md"}`)},
+			{Text: "done"},
+		}}
+	e := newEnv(t).withAgents(agent)
+	st := e.startWith("all", func(o *stack.Options) {
+		o.Compute, o.Skills = localCompute(t, t.TempDir()), store
+		o.Models = (&requests{got: map[string][]model.Request{}}).resolver
+	})
+	runID := create(t, st, "resumer", "go", "resumer-1").RunID
+	waitStatus(t, st, runID, "paused", 30*time.Second)
+	md := filepath.Join(store.Path(v.SkillVersion), "SKILL.md")
+	for _, p := range []string{filepath.Dir(md), md} {
+		if err := os.Chmod(p, 0o700); err != nil { // #nosec G302 -- the test tampers with its own store
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(md, []byte("---\nname: demo\ndescription: x\nversion: 1.0.0\n---\nSay goodbye.\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	answerQuestion(t, st, runID, "yes")
+	waitStatus(t, st, runID, "completed", 30*time.Second)
+	for _, p := range payloads[events.ItemCompletedPayload](t, st, runID) {
+		if strings.Contains(p.Content, "goodbye") {
+			t.Errorf("the resumed run read the changed skill: %q", p.Content)
+		}
+	}
+	failed := payloads[events.ItemFailedPayload](t, st, runID)
+	if len(failed) != 1 || !strings.Contains(failed[0].Message, skills.ErrTampered.Error()) {
+		t.Errorf("the resumed run's read of the changed skill failed %+v", failed)
+	}
+	e.invariants(st)
+}

@@ -18,10 +18,11 @@ import (
 )
 
 // SkillResolver finds a profile's skills in the skill store
-// (skills.Store): the newest stored version in a range, and where its files
-// are on this host.
+// (skills.Store): the newest stored version in a range, checks a version's
+// files against its digest, and tells where they are on this host.
 type SkillResolver interface {
 	Resolve(ref profile.SkillRef) (profile.SkillVersion, error)
+	Verify(v profile.SkillVersion) error
 	Path(v profile.SkillVersion) string
 }
 
@@ -47,7 +48,7 @@ func (r *execution) start(ctx context.Context) (started bool, err error) {
 		return false, err
 	}
 	r.p, r.limits, r.ctxCfg = p, p.Limits.WithDefaults(), p.Context.WithDefaults()
-	return true, nil
+	return true, r.attachStarted(ctx)
 }
 
 // resolve completes the run's snapshot with its skills' versions and its
@@ -153,11 +154,7 @@ func mcpSpecs(servers []profile.MCPServerSnapshot) ([]model.ToolSpec, error) {
 				return nil, fmt.Errorf("two MCP tools are named %s", t.Name)
 			}
 			seen[t.Name] = true
-			desc := t.Description
-			if desc == "" {
-				desc = t.Title
-			}
-			out = append(out, model.ToolSpec{Name: t.Name, Description: desc, Parameters: t.InputSchema})
+			out = append(out, t.Spec())
 		}
 	}
 	return out, nil
@@ -191,9 +188,11 @@ func (r *execution) buildMCPTools(servers []profile.MCPServerSnapshot) error {
 	for _, s := range r.p.MCPServers {
 		byName[s.Name] = s
 	}
+	r.mcpNames = map[string]string{}
 	for _, s := range servers {
 		for _, t := range s.Tools {
 			ts = append(ts, mcp.NewTool(r.mcpSet(), byName[s.Name], t, r.ctxCfg.OffloadBytes))
+			r.mcpNames[t.Name] = t.Tool
 		}
 	}
 	if len(ts) == 0 {
@@ -229,15 +228,23 @@ func (r *execution) offered() []string {
 }
 
 // readOnlyMounts are the host directories the run's sandbox sees
-// read-only: its profile's mounts and its skills' versions.
-func (r *execution) readOnlyMounts() []compute.ReadOnlyMount {
+// read-only: its profile's mounts and its skills' versions. Each time a
+// sandbox is opened — after a pause or a takeover too, maybe on another
+// host — each version's files are checked against the digest its snapshot
+// froze: a run never sees other content under its versions, and never runs
+// without a skill its model is told about.
+func (r *execution) readOnlyMounts() ([]compute.ReadOnlyMount, error) {
 	out := slices.Clone(r.p.Sandbox.Mounts)
-	for _, v := range r.skills {
-		if r.e.cfg.Skills != nil {
-			out = append(out, compute.ReadOnlyMount{Source: r.e.cfg.Skills.Path(v), Target: v.Path()})
-		}
+	if len(r.skills) > 0 && r.e.cfg.Skills == nil {
+		return nil, errors.New("the run's skills need a skill store, and this executor has none (skills_dir)")
 	}
-	return out
+	for _, v := range r.skills {
+		if err := r.e.cfg.Skills.Verify(v); err != nil {
+			return nil, err
+		}
+		out = append(out, compute.ReadOnlyMount{Source: r.e.cfg.Skills.Path(v), Target: v.Path()})
+	}
+	return out, nil
 }
 
 // withSkills adds to a system prompt what the model needs to know of the

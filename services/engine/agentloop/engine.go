@@ -183,6 +183,7 @@ type execution struct {
 	mcpMu    sync.Mutex
 	mcp      *mcp.Set
 	mcpTools *tools.Registry
+	mcpNames map[string]string // offered name → the tool's own name, for the policy
 	// wall ends at the run's wall-time budget.
 	wall context.Context
 }
@@ -352,6 +353,10 @@ func (r *execution) openSandbox(ctx context.Context) (compute.Sandbox, error) {
 	if err != nil {
 		return nil, err
 	}
+	mounts, err := r.readOnlyMounts()
+	if err != nil {
+		return nil, err
+	}
 	sb, err := r.e.cfg.Compute.Open(ctx, compute.Spec{
 		Key: compute.Key{TenantID: st.SandboxKey.TenantID, WorkspaceID: st.SandboxKey.WorkspaceID,
 			AgentID: st.SandboxKey.AgentID, OwnerID: st.SandboxKey.OwnerID},
@@ -359,7 +364,7 @@ func (r *execution) openSandbox(ctx context.Context) (compute.Sandbox, error) {
 		Network: r.network(), AllowHosts: r.p.Sandbox.AllowHosts, Env: r.p.Sandbox.Env,
 		Limits: r.p.Sandbox.Limits(), SafetyMode: r.opts.SafetyMode, WorkingDirectory: r.opts.WorkingDirectory,
 		SandboxID:      recorded,
-		ReadOnlyMounts: r.readOnlyMounts(),
+		ReadOnlyMounts: mounts,
 	})
 	if err != nil {
 		return nil, err

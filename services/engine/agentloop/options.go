@@ -24,5 +24,6 @@ func (r *execution) policyRun() policy.Run {
 		Dir:              path.Join(workspaceDir, r.opts.WorkingDirectory),
 		Mode:             r.opts.ApprovalMode,
 		ConfinedCommands: r.opts.SafetyMode != events.SafetyDangerFullAccess && !r.network(),
+		MCPTools:         r.mcpNames,
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap"
 
@@ -46,7 +47,10 @@ type Conn struct {
 	proc *process
 
 	tokens   atomic.Int64
-	progress sync.Map // progress token (string) → func(string)
+	progress sync.Map // progress token (string) → *progressSink
+	// broken is set when a request failed without the server's answer:
+	// the connection is not used again.
+	broken atomic.Bool
 }
 
 // Errors.
@@ -140,6 +144,7 @@ func (c *Conn) ListTools(ctx context.Context) ([]*sdk.Tool, error) {
 	for range maxListPages {
 		res, err := c.session.ListTools(ctx, params)
 		if err != nil {
+			c.noteFailure(ctx, err)
 			return nil, c.explain(err)
 		}
 		out = append(out, res.Tools...)
@@ -153,29 +158,43 @@ func (c *Conn) ListTools(ctx context.Context) ([]*sdk.Tool, error) {
 
 // Call calls tool (its name on the server) with args, a JSON object.
 // progress, if not nil, receives the server's progress notifications as
-// text. When ctx ends, the request is cancelled with MCP's cancellation
-// notification and ctx's error is returned.
+// text, one at a time, and never once Call has returned (the SDK handles
+// notifications apart from answers: one sent before the answer may be
+// handled after it). When ctx ends, the request is cancelled with MCP's
+// cancellation notification and ctx's error is returned.
 func (c *Conn) Call(ctx context.Context, tool string, args json.RawMessage, progress func(string)) (*sdk.CallToolResult, error) {
 	params := &sdk.CallToolParams{Name: tool, Arguments: args}
 	if progress != nil {
 		token := "xbot-" + strconv.FormatInt(c.tokens.Add(1), 10)
 		params.SetProgressToken(token)
-		c.progress.Store(token, progress)
-		defer c.progress.Delete(token)
+		sink := &progressSink{f: progress}
+		c.progress.Store(token, sink)
+		defer func() { c.progress.Delete(token); sink.end() }()
 	}
 	res, err := c.session.CallTool(ctx, params)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
+		c.noteFailure(ctx, err)
 		return nil, c.explain(err)
 	}
 	return res, nil
 }
 
-// Broken reports whether the connection can no longer carry calls (the
-// server's process ended).
-func (c *Conn) Broken() bool { return c.proc != nil && c.proc.ended() }
+// Broken reports whether the connection can no longer carry calls: the
+// server's process ended, or a request failed without the server's answer
+// (the connection broke, an answer was too large, a session was lost).
+func (c *Conn) Broken() bool { return c.broken.Load() || c.proc != nil && c.proc.ended() }
+
+// noteFailure marks the connection broken when err, a request's error while
+// ctx was live, is not the server's JSON-RPC error answer.
+func (c *Conn) noteFailure(ctx context.Context, err error) {
+	var answer *jsonrpc.Error
+	if ctx.Err() == nil && !errors.As(err, &answer) {
+		c.broken.Store(true)
+	}
+}
 
 // closeWait bounds ending a session: a remote server that does not answer
 // its session's DELETE does not hold the run.
@@ -202,7 +221,7 @@ func (c *Conn) onProgress(_ context.Context, req *sdk.ProgressNotificationClient
 	if p == nil {
 		return
 	}
-	f, ok := c.progress.Load(fmt.Sprint(p.ProgressToken))
+	sink, ok := c.progress.Load(fmt.Sprint(p.ProgressToken))
 	if !ok {
 		return
 	}
@@ -213,7 +232,29 @@ func (c *Conn) onProgress(_ context.Context, req *sdk.ProgressNotificationClient
 	if p.Message != "" {
 		text += ": " + p.Message
 	}
-	f.(func(string))(text + "\n")
+	sink.(*progressSink).send(text + "\n")
+}
+
+// progressSink hands one call's progress to its function until the call
+// ends; end waits for a delivery under way.
+type progressSink struct {
+	mu    sync.Mutex
+	f     func(string)
+	ended bool
+}
+
+func (s *progressSink) send(text string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.ended {
+		s.f(text)
+	}
+}
+
+func (s *progressSink) end() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ended = true
 }
 
 // explain adds what the server's process left (its exit and the end of its

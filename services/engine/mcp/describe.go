@@ -2,11 +2,8 @@ package mcp
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -25,6 +22,11 @@ const (
 	maxDescriptionBytes = 8 << 10
 	// maxServerBytes bounds everything one server lists.
 	maxServerBytes = 256 << 10
+	// maxToolNameBytes bounds a tool's own name: MCP asks for 1 to 128
+	// characters of [A-Za-z0-9_.-].
+	maxToolNameBytes = 128
+	// maxLabelBytes bounds a tool's title and the server's name and version.
+	maxLabelBytes = 256
 )
 
 // List connects to srv through set and describes it for a run's snapshot:
@@ -41,8 +43,9 @@ func List(ctx context.Context, set *Set, srv profile.MCPServer) (profile.MCPServ
 		return profile.MCPServerSnapshot{}, fmt.Errorf("MCP server %s: tools/list: %w", srv.Name, err)
 	}
 	name, version, protocol := conn.Info()
+	sec := set.Secrets()
 	snap := profile.MCPServerSnapshot{Name: srv.Name, Transport: srv.TransportOrDefault(),
-		ServerName: set.Secrets().Scrub(name), ServerVersion: set.Secrets().Scrub(version), ProtocolVersion: protocol}
+		ServerName: label(name, sec), ServerVersion: label(version, sec), ProtocolVersion: label(protocol, sec)}
 	if snap.Tools, err = describeTools(srv.Name, tools, set.Secrets()); err != nil {
 		return profile.MCPServerSnapshot{}, fmt.Errorf("MCP server %s: %w", srv.Name, err)
 	}
@@ -50,15 +53,26 @@ func List(ctx context.Context, set *Set, srv profile.MCPServer) (profile.MCPServ
 }
 
 // describeTools converts a server's tools, each named for the model and
-// scrubbed of secrets.
+// scrubbed of secrets. A server that lists a tool twice, or a tool whose
+// name is not acceptable (checkToolName), is refused.
 func describeTools(server string, tools []*sdk.Tool, secrets *Secrets) ([]profile.MCPTool, error) {
 	if len(tools) > MaxTools {
 		return nil, fmt.Errorf("lists %d tools; at most %d are offered to a model", len(tools), MaxTools)
 	}
 	out := make([]profile.MCPTool, 0, len(tools))
-	taken := map[string]bool{}
+	own, taken := map[string]bool{}, map[string]bool{}
 	total := 0
 	for _, t := range tools {
+		if t == nil {
+			return nil, fmt.Errorf("lists a null tool")
+		}
+		if err := checkToolName(t.Name, secrets); err != nil {
+			return nil, err
+		}
+		if own[t.Name] {
+			return nil, fmt.Errorf("lists tool %q twice", t.Name)
+		}
+		own[t.Name] = true
 		d, err := describeTool(server, t, secrets)
 		if err != nil {
 			return nil, err
@@ -67,7 +81,8 @@ func describeTools(server string, tools []*sdk.Tool, secrets *Secrets) ([]profil
 			d.Name = hashedName(server, t.Name)
 		}
 		taken[d.Name] = true
-		total += len(d.Description) + len(d.InputSchema) + len(d.OutputSchema) + len(d.Annotations)
+		total += len(d.Name) + len(d.Tool) + len(d.Title) + len(d.Description) + len(d.InputSchema) + len(d.OutputSchema) +
+			len(d.Annotations)
 		if total > maxServerBytes {
 			return nil, fmt.Errorf("its tools' descriptions and schemas take more than %d bytes", maxServerBytes)
 		}
@@ -87,7 +102,7 @@ func describeTool(server string, t *sdk.Tool, secrets *Secrets) (profile.MCPTool
 	}
 	var ann json.RawMessage
 	if t.Annotations != nil {
-		if ann, err = scrubbedJSON(t.Annotations, secrets); err != nil {
+		if ann, err = scrubbedJSON(t.Annotations, secrets.Scrub); err != nil {
 			return profile.MCPTool{}, fmt.Errorf("tool %q: annotations: %w", t.Name, err)
 		}
 	}
@@ -95,7 +110,7 @@ func describeTool(server string, t *sdk.Tool, secrets *Secrets) (profile.MCPTool
 	if len(desc) > maxDescriptionBytes {
 		desc = strings.ToValidUTF8(desc[:maxDescriptionBytes], "") + " …"
 	}
-	return profile.MCPTool{Name: ModelName(server, t.Name), Tool: t.Name, Title: secrets.Scrub(t.Title),
+	return profile.MCPTool{Name: ModelName(server, t.Name), Tool: t.Name, Title: label(t.Title, secrets),
 		Description: desc, InputSchema: in, OutputSchema: outSchema, Annotations: ann}, nil
 }
 
@@ -108,7 +123,7 @@ func schemaJSON(schema any, secrets *Secrets, input bool) (json.RawMessage, erro
 		}
 		return nil, nil
 	}
-	raw, err := scrubbedJSON(schema, secrets)
+	raw, err := scrubbedJSON(schema, secrets.Scrub)
 	if err != nil {
 		return nil, err
 	}
@@ -130,43 +145,4 @@ func schemaJSON(schema any, secrets *Secrets, input bool) (json.RawMessage, erro
 		return raw, nil
 	}
 	return nil, fmt.Errorf(`"type" is %v; a tool's arguments are an object`, obj["type"])
-}
-
-// scrubbedJSON encodes v and removes secrets from its text; a value that
-// no longer parses once scrubbed is refused.
-func scrubbedJSON(v any, secrets *Secrets) (json.RawMessage, error) {
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	s := secrets.Scrub(string(raw))
-	if !json.Valid([]byte(s)) {
-		return nil, fmt.Errorf("holds a secret of the runtime")
-	}
-	return json.RawMessage(s), nil
-}
-
-// maxModelName is what model providers accept as a function name.
-const maxModelName = 64
-
-var unsafeName = regexp.MustCompile(`[^a-zA-Z0-9_-]`)
-
-// ModelName is the name the model is offered for tool of server:
-// <server>__<tool>, with characters providers refuse replaced by "_" and,
-// when that changed it or it is too long, a hash of the tool's name at
-// the end, so distinct tools keep distinct names.
-func ModelName(server, tool string) string {
-	name := profile.MCPToolName(server, unsafeName.ReplaceAllString(tool, "_"))
-	if name == profile.MCPToolName(server, tool) && len(name) <= maxModelName {
-		return name
-	}
-	return hashedName(server, tool)
-}
-
-// hashedName is <server>__<tool, cut>-<8 hex of the tool's SHA-256>.
-func hashedName(server, tool string) string {
-	sum := sha256.Sum256([]byte(tool))
-	suffix := "-" + hex.EncodeToString(sum[:4])
-	name := profile.MCPToolName(server, unsafeName.ReplaceAllString(tool, "_"))
-	return name[:min(len(name), maxModelName-len(suffix))] + suffix
 }

@@ -3,6 +3,8 @@ package mcp
 import (
 	"errors"
 	"fmt"
+	"io"
+	"mime"
 	"net/http"
 	"net/url"
 	"time"
@@ -75,5 +77,44 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	for name, vs := range t.headers {
 		r.Header[name] = vs
 	}
-	return t.base.RoundTrip(r)
+	resp, err := t.base.RoundTrip(r)
+	if err == nil && resp.Body != nil && !isEventStream(resp.Header.Get("Content-Type")) {
+		resp.Body = &boundedBody{ReadCloser: resp.Body, left: maxBodyBytes}
+	}
+	return resp, err
+}
+
+// maxBodyBytes bounds a response body that is not an event stream: one
+// JSON-RPC message, which the SDK reads whole into memory. It is the SDK's
+// own bound on a stdio message and on an event of a stream.
+const maxBodyBytes = sdk.DefaultMaxLineLength
+
+// ErrAnswerTooLarge means a remote server's answer was larger than the
+// runtime reads (maxBodyBytes); the connection is dropped.
+var ErrAnswerTooLarge = fmt.Errorf("the MCP server's answer is larger than %d MiB", maxBodyBytes>>20)
+
+func isEventStream(contentType string) bool {
+	mt, _, _ := mime.ParseMediaType(contentType)
+	return mt == "text/event-stream"
+}
+
+// boundedBody fails a read past its bound with ErrAnswerTooLarge.
+type boundedBody struct {
+	io.ReadCloser
+	left int64
+}
+
+func (b *boundedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		if n, err := b.ReadCloser.Read(make([]byte, 1)); n == 0 && errors.Is(err, io.EOF) {
+			return 0, io.EOF // exactly at the bound
+		}
+		return 0, ErrAnswerTooLarge
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.left -= int64(n)
+	return n, err
 }

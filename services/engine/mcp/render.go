@@ -81,13 +81,14 @@ func (r *render) block(i int, c sdk.Content) (json.RawMessage, string) {
 		return r.resource(i, c)
 	}
 	raw := r.encode(c)
-	return raw, "[a content block of another type: " + string(raw[:min(len(raw), 200)]) + "]"
+	return raw, "[a content block of another type: " + strings.ToValidUTF8(string(raw[:min(len(raw), 200)]), "") + "]"
 }
 
 // binary keeps small image or audio data in the block and stores larger
 // data in the run's output directory.
 func (r *render) binary(i int, kind, mimeType string, data *[]byte, meta *sdk.Meta, c sdk.Content) (json.RawMessage, string) {
-	line := fmt.Sprintf("[%s %s, %d bytes", kind, mimeType, len(*data))
+	*data = []byte(r.scrub(string(*data))) // a file the model may read
+	line := fmt.Sprintf("[%s %s, %d bytes", kind, r.scrub(mimeType), len(*data))
 	if base64.StdEncoding.EncodedLen(len(*data)) > r.keep {
 		if ref := r.store(i, extension(mimeType), *data); ref != nil {
 			*data = nil
@@ -106,7 +107,7 @@ func (r *render) resource(i int, c *sdk.EmbeddedResource) (json.RawMessage, stri
 		return r.encode(c), "[an empty embedded resource]"
 	}
 	res.URI, res.Text = r.scrub(res.URI), r.scrub(res.Text)
-	line := fmt.Sprintf("[resource %s (%s)]", res.URI, res.MIMEType)
+	line := fmt.Sprintf("[resource %s (%s)]", res.URI, r.scrub(res.MIMEType))
 	switch {
 	case res.Text != "":
 		line += "\n" + res.Text
@@ -114,7 +115,8 @@ func (r *render) resource(i int, c *sdk.EmbeddedResource) (json.RawMessage, stri
 			res.Text, res.Meta = r.storeText(i, res.Text, res.Meta)
 		}
 	case len(res.Blob) > 0:
-		line = fmt.Sprintf("[resource %s (%s), %d bytes", res.URI, res.MIMEType, len(res.Blob))
+		res.Blob = []byte(r.scrub(string(res.Blob))) // a file the model may read
+		line = fmt.Sprintf("[resource %s (%s), %d bytes", res.URI, r.scrub(res.MIMEType), len(res.Blob))
 		if base64.StdEncoding.EncodedLen(len(res.Blob)) > r.keep {
 			if ref := r.store(i, extension(res.MIMEType), res.Blob); ref != nil {
 				res.Blob, res.Meta = nil, withRef(res.Meta, ref)
@@ -129,11 +131,7 @@ func (r *render) resource(i int, c *sdk.EmbeddedResource) (json.RawMessage, stri
 // structured keeps the structured content, or stores it when larger than
 // the threshold; it is the model's text too when the result has no text.
 func (r *render) structured(v any, ref **events.OutputRef, forModel bool) json.RawMessage {
-	enc, err := json.Marshal(v)
-	var raw json.RawMessage
-	if err == nil {
-		raw, err = scrubbedJSONText(string(enc), r.scrub)
-	}
+	raw, err := scrubbedJSON(v, r.scrub)
 	if err != nil {
 		r.text = append(r.text, "[structured content that could not be kept: "+err.Error()+"]")
 		return nil
@@ -176,10 +174,13 @@ func (r *render) store(i int, ext string, data []byte) *events.OutputRef {
 	return ref
 }
 
+// encode is block c as the item keeps it: scrubbed of secrets in every
+// field (_meta, annotations, titles and data included, in their JSON
+// spellings).
 func (r *render) encode(c sdk.Content) json.RawMessage {
-	raw, err := c.MarshalJSON()
+	raw, err := scrubbedJSON(c, r.scrub)
 	if err != nil {
-		raw, _ = json.Marshal(map[string]string{"type": "text", "text": "[a content block that could not be encoded]"})
+		raw, _ = json.Marshal(map[string]string{"type": "text", "text": "[a content block that could not be kept: " + err.Error() + "]"})
 	}
 	return raw
 }
@@ -199,14 +200,4 @@ func extension(mimeType string) string {
 		return exts[len(exts)-1]
 	}
 	return ".bin"
-}
-
-// scrubbedJSONText removes secrets from JSON text; the result must still
-// be JSON.
-func scrubbedJSONText(raw string, scrub func(string) string) (json.RawMessage, error) {
-	s := scrub(raw)
-	if !json.Valid([]byte(s)) {
-		return nil, fmt.Errorf("it held a secret of the runtime")
-	}
-	return json.RawMessage(s), nil
 }

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -92,4 +93,19 @@ func (s *Secrets) Scrub(text string) string {
 		return text
 	}
 	return redact.Scrub(text, s.spellings)
+}
+
+// scrubbedJSON encodes v and removes every secret from its text with scrub;
+// a value that no longer parses once scrubbed (a secret spanned its syntax)
+// is refused.
+func scrubbedJSON(v any, scrub func(string) string) (json.RawMessage, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	s := scrub(string(raw))
+	if !json.Valid([]byte(s)) {
+		return nil, errors.New("it held a secret of the runtime")
+	}
+	return json.RawMessage(s), nil
 }

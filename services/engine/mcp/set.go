@@ -96,8 +96,9 @@ func (s *Set) Close() {
 			if sl.conn == nil {
 				return
 			}
-			if err := sl.conn.Close(); err != nil {
-				s.env.Log.Debug("closing an MCP connection", zap.String("mcp_server", name), zap.Error(err))
+			if err := sl.conn.Close(); err != nil { // the server's answer may echo a secret
+				s.env.Log.Debug("closing an MCP connection", zap.String("mcp_server", name),
+					zap.String("error", s.Secrets().Scrub(err.Error())))
 			}
 			sl.conn = nil
 		}()

@@ -34,13 +34,7 @@ func NewTool(set *Set, server profile.MCPServer, t profile.MCPTool, keep int) *T
 }
 
 // Spec implements tools.Tool.
-func (t *Tool) Spec() model.ToolSpec {
-	desc := t.tool.Description
-	if desc == "" {
-		desc = t.tool.Title
-	}
-	return model.ToolSpec{Name: t.tool.Name, Description: desc, Parameters: t.tool.InputSchema}
-}
+func (t *Tool) Spec() model.ToolSpec { return t.tool.Spec() }
 
 // ItemType implements tools.Tool.
 func (t *Tool) ItemType() events.ItemType { return events.ItemMCPToolCall }

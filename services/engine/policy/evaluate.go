@@ -19,24 +19,29 @@ func (p *Policy) Evaluate(tool string, arguments json.RawMessage) Decision {
 // clean absolute sandbox path (the run's working directory): a path tool's
 // relative path is matched as the tool will open it, joined to dir.
 func (p *Policy) EvaluateIn(dir, tool string, arguments json.RawMessage) Decision {
+	return p.evaluate(dir, tool, "", arguments)
+}
+
+// evaluate is EvaluateIn for a tool that an MCP server calls own ("" for
+// none): rules naming the server's tool by that name match it, whatever
+// name the model was offered.
+func (p *Policy) evaluate(dir, tool, own string, arguments json.RawMessage) Decision {
 	if dir == "" {
 		dir = workspaceDir
 	}
 	a := &args{raw: arguments, dir: dir}
 	for i := range p.rules {
 		r := &p.rules[i]
-		if r.matches(tool, a) {
+		if r.matchesTool(tool, own) && r.matches(tool, a) {
 			return Decision{Action: r.Action, RuleID: r.ID, Reason: r.reason()}
 		}
 	}
 	return Decision{Action: p.def, Reason: fmt.Sprintf("no policy rule matched; the default is %s", p.def)}
 }
 
-// matches reports whether r decides a call of tool with arguments a.
+// matches reports whether r decides a call of tool, one it applies to
+// (matchesTool), with arguments a.
 func (r *compiled) matches(tool string, a *args) bool {
-	if !r.matchesTool(tool) {
-		return false
-	}
 	value, ok := a.value(r.Argument)
 	if !ok {
 		return false
@@ -44,8 +49,9 @@ func (r *compiled) matches(tool string, a *args) bool {
 	return r.matchArgument(tool, value, a.dir)
 }
 
-// matchesTool reports whether the rule applies to calls of tool.
-func (r *compiled) matchesTool(tool string) bool {
+// matchesTool reports whether the rule applies to calls of tool, which an
+// MCP server calls own ("" when unknown or no MCP tool).
+func (r *compiled) matchesTool(tool, own string) bool {
 	if r.Server == "" {
 		return r.Tool == "*" || r.Tool == tool
 	}
@@ -53,7 +59,7 @@ func (r *compiled) matchesTool(tool string) bool {
 	if !strings.HasPrefix(tool, prefix) {
 		return false
 	}
-	return r.Tool == "" || r.Tool == "*" || r.Tool == tool || prefix+r.Tool == tool
+	return r.Tool == "" || r.Tool == "*" || r.Tool == tool || prefix+r.Tool == tool || own != "" && r.Tool == own
 }
 
 func (r *compiled) reason() string {

@@ -21,6 +21,11 @@ type Run struct {
 	// effects inside the workspace and the run's own directories: safety
 	// mode read-only or workspace-write with the network off.
 	ConfinedCommands bool
+	// MCPTools maps the name the run offers each MCP tool under to the
+	// tool's own name on its server: a rule naming a server's tool by its
+	// own name applies even when the offered name differs (characters model
+	// providers refuse, a long name: mcp.ModelName).
+	MCPTools map[string]string
 }
 
 // Decide evaluates a call of tool (EvaluateIn, in run.Dir) and applies the
@@ -32,7 +37,7 @@ type Run struct {
 //
 // A denial always stands, whatever the mode.
 func (p *Policy) Decide(run Run, tool string, arguments json.RawMessage) Decision {
-	d := p.EvaluateIn(run.Dir, tool, arguments)
+	d := p.evaluate(run.Dir, tool, run.MCPTools[tool], arguments)
 	if d.Action != RequireApproval {
 		return d
 	}

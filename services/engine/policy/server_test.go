@@ -47,3 +47,29 @@ func TestRulesNamingAnMCPServer(t *testing.T) {
 		t.Errorf("a rule naming neither tool nor server: %v", err)
 	}
 }
+
+// TestARuleNamingAToolByItsOwnNameMatchesItUnderAnyOfferedName: a tool
+// whose own name the model cannot be offered as it is (a dot, a long name)
+// is offered under another name; a rule naming it as its server does still
+// decides its calls.
+func TestARuleNamingAToolByItsOwnNameMatchesItUnderAnyOfferedName(t *testing.T) {
+	t.Parallel()
+	p, err := policy.Compile(policy.Config{NoDefaults: true, Rules: []policy.Rule{
+		{ID: "no-delete", Server: "files", Tool: "files.delete", Action: policy.Deny},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const offered = "files__files_delete-0a1b2c3d"
+	run := policy.Run{MCPTools: map[string]string{offered: "files.delete", "files__files_read": "files.read"}}
+	if d := p.Decide(run, offered, json.RawMessage(`{}`)); d.Action != policy.Deny || d.RuleID != "no-delete" {
+		t.Errorf("%s: %s by %q, want denied by no-delete", offered, d.Action, d.RuleID)
+	}
+	if d := p.Decide(run, "files__files_read", json.RawMessage(`{}`)); d.Action != policy.Allow {
+		t.Errorf("files__files_read: %s by %q, want allowed", d.Action, d.RuleID)
+	}
+	other := policy.Run{MCPTools: map[string]string{"other__files_delete-0a1b2c3d": "files.delete"}}
+	if d := p.Decide(other, "other__files_delete-0a1b2c3d", json.RawMessage(`{}`)); d.Action != policy.Allow {
+		t.Errorf("another server's tool of that name: %s by %q, want allowed", d.Action, d.RuleID)
+	}
+}

@@ -103,13 +103,16 @@ func (s *Store) commit(root string, v Version) (Version, bool, error) {
 	if err := removeTree(dst); err != nil {
 		return Version{}, false, fmt.Errorf("skill %s: %w", v.ID, err)
 	}
-	if err := makeReadOnly(root); err != nil {
-		return Version{}, false, fmt.Errorf("skill %s: %w", v.ID, err)
-	}
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil { // #nosec G301 -- the sandbox user reads the store
 		return Version{}, false, fmt.Errorf("skill %s: %w", v.ID, err)
 	}
+	// Moved while still writable: moving a directory to another parent
+	// rewrites its "..", which needs write permission on it (for a store
+	// not owned by root). Readers see it only once its manifest exists.
 	if err := os.Rename(root, dst); err != nil {
+		return Version{}, false, fmt.Errorf("skill %s: %w", v.ID, err)
+	}
+	if err := makeReadOnly(dst); err != nil {
 		return Version{}, false, fmt.Errorf("skill %s: %w", v.ID, err)
 	}
 	if err := s.writeManifest(v); err != nil {

@@ -52,6 +52,35 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// tarEntryBytes is what a tar may hold per entry beyond its files' bytes:
+// its header, an extended (PAX) header for a long name, and padding.
+const tarEntryBytes = 8 << 10
+
+// unpacked bounds a compressed tar's decompressed stream to what a skill
+// within the limits can take, so that a small archive cannot make the
+// reader decompress without end.
+func (b *budget) unpacked(r io.Reader) io.Reader {
+	limit := b.limits.MaxBytes + int64(b.limits.MaxFiles+1)*tarEntryBytes
+	return &cappedReader{r: r, left: limit}
+}
+
+type cappedReader struct {
+	r    io.Reader
+	left int64
+}
+
+func (c *cappedReader) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		return 0, fmt.Errorf("%w: the archive unpacks to more than its files and entries may take", ErrInvalid)
+	}
+	if int64(len(p)) > c.left {
+		p = p[:c.left]
+	}
+	n, err := c.r.Read(p)
+	c.left -= int64(n)
+	return n, err
+}
+
 // maxPathBytes bounds a file's path in a skill.
 const maxPathBytes = 1024
 
@@ -165,7 +194,7 @@ func extract(src, dst string, b *budget) error {
 		if err != nil {
 			return fmt.Errorf("%w: %w", ErrInvalid, err)
 		}
-		return extractTar(gz, dst, b)
+		return extractTar(b.unpacked(gz), dst, b)
 	case len(head) > 262 && string(head[257:262]) == "ustar":
 		return extractTar(f, dst, b)
 	}
@@ -182,14 +211,14 @@ func extractTar(r io.Reader, dst string, b *budget) error {
 		if err != nil {
 			return fmt.Errorf("%w: %w", ErrInvalid, err)
 		}
+		if err := b.entry(); err != nil { // global headers too: each is parsed
+			return err
+		}
 		if h.Typeflag == tar.TypeXGlobalHeader {
 			continue
 		}
 		rel, err := localPath(h.Name)
 		if err != nil {
-			return err
-		}
-		if err := b.entry(); err != nil {
 			return err
 		}
 		switch h.Typeflag {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/Masterminds/semver/v3"
@@ -75,6 +76,8 @@ func versionOf(fm frontMatter, given string) (profile.SkillVersion, error) {
 		errs = append(errs, "description is required: it is what the model is told about the skill")
 	case len(desc) > maxDescription || !utf8.ValidString(desc):
 		errs = append(errs, fmt.Sprintf("description must be UTF-8 text of at most %d bytes", maxDescription))
+	case strings.ContainsFunc(desc, hidden):
+		errs = append(errs, "description must not hold control characters or bidirectional overrides (it is shown on terminals and in UIs)")
 	}
 	declared := fm.Version
 	if declared == "" {
@@ -115,4 +118,14 @@ func pickVersion(declared, given string) (*semver.Version, error) {
 		return nil, fmt.Errorf("version %s was given, but %s says %s", g, InstructionsFile, d)
 	}
 	return d, nil
+}
+
+// hidden reports whether r is a control character other than a line break
+// or a tab, or a bidirectional override or isolate: text that moves a
+// terminal's cursor or reorders what a reader sees.
+func hidden(r rune) bool {
+	if r == '\n' || r == '\t' {
+		return false
+	}
+	return unicode.IsControl(r) || '\u202a' <= r && r <= '\u202e' || '\u2066' <= r && r <= '\u2069'
 }

@@ -180,6 +180,21 @@ func TestAddRefusesASkillOverItsLimits(t *testing.T) {
 	}
 }
 
+func TestADescriptionWithTerminalControlsIsRefused(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	for name, desc := range map[string]string{"escape": `"Shows \e[2J\e[31mhow"`, "bidi override": "\"Shows \u202ehow\""} {
+		md := strings.Replace(skillMD("1.0.0"), "description: Shows how skills work.", "description: "+desc, 1)
+		if _, _, err := s.Add(writeSkill(t, map[string]string{"SKILL.md": md}), ""); !errors.Is(err, skills.ErrInvalid) {
+			t.Errorf("%s: %v, want ErrInvalid", name, err)
+		}
+	}
+	folded := strings.Replace(skillMD("1.0.0"), "description: Shows how skills work.", "description: |\n  Shows how\n  skills work.", 1)
+	if _, _, err := s.Add(writeSkill(t, map[string]string{"SKILL.md": folded}), ""); err != nil {
+		t.Errorf("a description of two lines: %v", err)
+	}
+}
+
 func writeTarGz(t *testing.T, path string, files map[string]string) {
 	t.Helper()
 	f, err := os.Create(path)

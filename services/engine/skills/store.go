@@ -177,7 +177,7 @@ func (s *Store) Resolve(ref profile.SkillRef) (profile.SkillVersion, error) {
 	}
 	for i := len(vs) - 1; i >= 0; i-- {
 		if c.Check(semver.MustParse(vs[i].Version)) {
-			if err := s.verify(vs[i].SkillVersion); err != nil {
+			if err := s.Verify(vs[i].SkillVersion); err != nil {
 				return profile.SkillVersion{}, err
 			}
 			return vs[i].SkillVersion, nil
@@ -198,9 +198,11 @@ func versionList(vs []Version) string {
 	return strings.Join(out, ", ")
 }
 
-// verify checks v's files against its digest, unless they are unchanged
-// (by their stat fingerprint) since the last check.
-func (s *Store) verify(v profile.SkillVersion) error {
+// Verify checks that v's files are in the store and match its digest
+// (ErrTampered when they do not). Files unchanged since this store last
+// checked them (by their stat fingerprint: sizes, count, modification and
+// change times) are not read again.
+func (s *Store) Verify(v profile.SkillVersion) error {
 	dir := s.Path(v)
 	fp, err := fingerprintOf(dir)
 	if err != nil {
