@@ -120,8 +120,28 @@ func (w *partitionWorker) requestPositions(k string) {
 	go func() { _ = w.submit(w.ctx, positionsReq{key: k}) }()
 }
 
+// exactPlaces is how near the front a waiting run records its place each
+// time it moves up. Further back a run records its place again only once
+// the place has halved since it last recorded one, so as a queue of n runs
+// drains it records O(n log n) places, not n(n+1)/2, and a place shown for
+// a run further back than exactPlaces is at most about twice its real one.
+const exactPlaces = 10
+
+// worthRecording reports whether a waiting run whose last recorded place is
+// recorded, now at place pos, records pos.
+func worthRecording(recorded, pos int) bool {
+	switch {
+	case pos == recorded:
+		return false
+	case recorded == 0 || pos > recorded || pos <= exactPlaces:
+		return true
+	default:
+		return 2*pos <= recorded
+	}
+}
+
 // positions records the place of each run waiting in key k's queue whose
-// last recorded place differs.
+// last recorded place is worth replacing (worthRecording).
 func (b *batch) positions(k string) {
 	q := b.w.keys[k]
 	if q == nil {
@@ -134,7 +154,7 @@ func (b *batch) positions(k string) {
 			continue
 		}
 		pos++
-		if st.QueuePosition == pos {
+		if !worthRecording(st.QueuePosition, pos) {
 			continue
 		}
 		ident := events.Identity{RunID: id, TenantID: st.TenantID, PlatformSessionID: st.PlatformSessionID}
