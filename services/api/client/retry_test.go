@@ -165,3 +165,18 @@ func TestAFailedCommandStillNamesItsKey(t *testing.T) {
 		})
 	}
 }
+
+// TestHealthyAsksOnce: a health probe is not retried; an API answering 503
+// is reported unhealthy after one request.
+func TestHealthyAsksOnce(t *testing.T) {
+	t.Parallel()
+	c, seen := flakyAPI(t, acceptedAnswer, 503, 503, 503, 503)
+	err := c.Healthy(context.Background())
+	var p *client.Problem
+	if !errors.Is(err, client.ErrUnavailable) || !errors.As(err, &p) || p.Status != 503 {
+		t.Fatalf("Healthy = %v, want the 503 problem", err)
+	}
+	if n := len(seen()); n != 1 {
+		t.Fatalf("%d requests, want 1", n)
+	}
+}

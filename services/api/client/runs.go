@@ -73,10 +73,17 @@ func (c *Client) RunStream(ctx context.Context, runID, query string) (io.ReadClo
 	return resp.Body, nil
 }
 
-// Healthy reports nil when GET /healthz answers 200.
+// Healthy reports nil when GET /healthz answers 200. It asks once, never
+// retrying: a probe reports the API as it is now (a 503 is the answer, at
+// once, not after the retry policy's backoff).
 func (c *Client) Healthy(ctx context.Context) error {
-	if err := c.call(ctx, http.MethodGet, "/healthz", nil, nil); err != nil {
+	resp, err := c.Send(ctx, http.MethodGet, "/healthz", nil)
+	if err != nil {
 		return fmt.Errorf("health: %w", err)
+	}
+	defer drain(resp)
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("health: %w", readProblem(http.MethodGet, "/healthz", resp))
 	}
 	return nil
 }
