@@ -14,7 +14,7 @@ import (
 // last one paused on a new approval, in a database that also holds
 // another session as large.
 func BenchmarkSessionState(b *testing.B) {
-	for _, n := range []int{10, 200} {
+	for _, n := range []int{10, 200, 2000} {
 		b.Run(fmt.Sprintf("runs=%d", n), func(b *testing.B) {
 			f := newFixture(b)
 			off := offsets{}
