@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -43,9 +44,24 @@ func (c TailConfig) Validate() error {
 // are. It is not a consumer group member and commits nothing, so any number
 // of processes can tail one topic, each seeing everything. Partitions added
 // to the topic after Run started are not read.
+//
+// Barrier waits until the tail has delivered every record committed before
+// the call: a read barrier for a process whose view of the topic is the
+// tail's.
 type Tail struct {
 	cfg   TailConfig
 	ready chan struct{}
+	ends  endsFlights
+
+	mu sync.Mutex
+	// pos is each partition's next offset: every committed record below
+	// it has been delivered (control records count, so a transaction's
+	// commit or abort marker moves it to the last stable offset).
+	pos map[int32]int64
+	// moved is closed, and replaced, whenever pos advances.
+	moved chan struct{}
+	// admin lists the end offsets for Barrier, on the tail's client.
+	admin *kadm.Client
 }
 
 // NewTail returns a tail; Run starts it.
@@ -53,7 +69,9 @@ func NewTail(cfg TailConfig) (*Tail, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Tail{cfg: cfg, ready: make(chan struct{})}, nil
+	t := &Tail{cfg: cfg, ready: make(chan struct{}), pos: map[int32]int64{}, moved: make(chan struct{})}
+	t.ends.list = t.stableEnds
+	return t, nil
 }
 
 // Ready is closed once the tail knows where each partition ends: records
@@ -68,14 +86,23 @@ func (t *Tail) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// Control records are kept only to track the position (Barrier): a
+	// transaction's marker is the last offset below the stable end.
 	cl, err := NewClient(t.cfg.Kafka,
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{t.cfg.Topic: start}),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.KeepControlRecords(),
 	)
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
+	t.mu.Lock()
+	for p, o := range start {
+		t.pos[p] = o.EpochOffset().Offset
+	}
+	t.admin = kadm.NewClient(cl)
+	t.mu.Unlock()
 	close(t.ready)
 	for {
 		fs := cl.PollFetches(ctx)
@@ -86,13 +113,33 @@ func (t *Tail) Run(ctx context.Context) error {
 			t.cfg.Logger.Warn("tail fetch error", zap.String("topic", topic), zap.Int32("partition", p), zap.Error(err))
 		})
 		recs := make([]Record, 0, fs.NumRecords())
+		next := map[int32]int64{}
 		fs.EachRecord(func(r *kgo.Record) {
-			recs = append(recs, Record{Partition: r.Partition, Offset: r.Offset, Key: string(r.Key), Value: r.Value})
+			next[r.Partition] = r.Offset + 1
+			if !r.Attrs.IsControl() {
+				recs = append(recs, Record{Partition: r.Partition, Offset: r.Offset, Key: string(r.Key), Value: r.Value})
+			}
 		})
 		if len(recs) > 0 {
 			t.cfg.Deliver(recs)
 		}
+		t.advance(next) // after Deliver: past the position, everything was handed over
 	}
+}
+
+// advance moves the partitions' positions to next and wakes Barrier's
+// waiters.
+func (t *Tail) advance(next map[int32]int64) {
+	if len(next) == 0 {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for p, o := range next {
+		t.pos[p] = max(t.pos[p], o)
+	}
+	close(t.moved)
+	t.moved = make(chan struct{})
 }
 
 // endOffsets returns each partition's last stable offset, retrying with

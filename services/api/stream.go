@@ -35,6 +35,22 @@ type streams struct {
 	streamer *uistream.Streamer
 	hub      *uistream.Hub
 	store    StreamStore
+	barrier  TailBarrier
+}
+
+// TailBarrier is a read barrier over the tail that feeds the hub:
+// Barrier returns nil once the tail has handed the hub every event
+// committed before the call (kafka.Tail).
+type TailBarrier interface {
+	Barrier(ctx context.Context) error
+}
+
+// UseTailBarrier lets run reads that find nothing wait for the hub to hold
+// everything committed before them, instead of a fixed tailCatchUp.
+func (a *API) UseTailBarrier(b TailBarrier) {
+	a.streams.mu.Lock()
+	defer a.streams.mu.Unlock()
+	a.streams.barrier = b
 }
 
 // EnableStreams serves the UI stream endpoints with live events from hub
@@ -65,13 +81,14 @@ func (a *API) streamDeps() (streamDeps, error) {
 	if a.streams.streamer == nil {
 		return streamDeps{}, newProblem(http.StatusServiceUnavailable, events.CodeUnavailable, "streams are not enabled on this instance")
 	}
-	return streamDeps{a.streams.streamer, a.streams.hub, a.streams.store}, nil
+	return streamDeps{a.streams.streamer, a.streams.hub, a.streams.store, a.streams.barrier}, nil
 }
 
 type streamDeps struct {
-	st    *uistream.Streamer
-	hub   *uistream.Hub
-	store StreamStore
+	st      *uistream.Streamer
+	hub     *uistream.Hub
+	store   StreamStore
+	barrier TailBarrier // nil: wait tailCatchUp
 }
 
 // serveStream is the response body of both endpoints: the headers, then the

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/projections/uistream"
 )
@@ -99,27 +101,32 @@ func (a *API) findCreatedRun(ctx context.Context, runID string) (RunRecord, erro
 const readModelPoll = 5 * time.Millisecond
 
 // tailCatchUp bounds how long a run read that finds nothing waits for this
-// instance's tail to show the run: another instance's tail may have
-// answered its create a moment before this one's sees it. Every such 404
-// waits as long, so another tenant's run looks exactly like a missing one.
+// instance's tail to show the run when the API has no TailBarrier: another
+// instance's tail may have answered its create a moment before this one's
+// sees it. Every such 404 waits as long, so another tenant's run looks
+// exactly like a missing one.
 const tailCatchUp = 250 * time.Millisecond
 
 // findLoggedRun serves a client that created the run through another
 // instance moments ago (behind a load balancer): when this instance's tail
-// shows, within tailCatchUp, that the run exists for the caller's tenant,
-// the read model is asked again, up to Config.StreamAppearWait, until it
-// has it; notFound otherwise.
+// shows that the run exists for the caller's tenant, the read model is asked
+// again, up to Config.StreamAppearWait, until it has it; notFound otherwise.
+// With a TailBarrier the tail shows it exactly: the read waits, up to
+// Config.StreamAppearWait, until the hub holds every event committed before
+// it, whatever the tail's lag; without one it waits tailCatchUp for the run.
 func (a *API) findLoggedRun(ctx context.Context, runID string, notFound error) (RunRecord, error) {
 	deps, err := a.streamDeps()
 	if err != nil {
 		return RunRecord{}, notFound
 	}
-	seen, cancel := context.WithTimeout(ctx, tailCatchUp)
-	ok := deps.hub.AwaitRun(seen, tenantOf(ctx), runID)
-	cancel()
-	if !ok {
+	if !a.tailShows(ctx, deps, runID) {
 		if ctx.Err() != nil {
 			return RunRecord{}, ctx.Err()
+		}
+		// The run's events may have left the hub's window while the read
+		// model caught up: ask it once more.
+		if run, err := a.findRun(ctx, runID); !errors.Is(err, errRunNotFound) {
+			return run, err
 		}
 		return RunRecord{}, notFound
 	}
@@ -140,4 +147,27 @@ func (a *API) findLoggedRun(ctx context.Context, runID string, notFound error) (
 		case <-tick.C:
 		}
 	}
+}
+
+// tailShows reports whether this instance's tail shows run runID of the
+// caller's tenant: after the barrier, whether the hub has seen it (an
+// already ended wait only looks); without one, whether it does within
+// tailCatchUp. A barrier that does not pass within Config.StreamAppearWait
+// (the tail that far behind, or Kafka unreachable) shows nothing.
+func (a *API) tailShows(ctx context.Context, deps streamDeps, runID string) bool {
+	if deps.barrier == nil {
+		seen, cancel := context.WithTimeout(ctx, tailCatchUp)
+		defer cancel()
+		return deps.hub.AwaitRun(seen, tenantOf(ctx), runID)
+	}
+	bctx, cancel := context.WithTimeout(ctx, a.cfg.StreamAppearWait)
+	err := deps.barrier.Barrier(bctx)
+	cancel()
+	if err != nil {
+		a.log.Debug("run read: the tail's barrier did not pass", zap.String("run_id", runID), zap.Error(err))
+		return false
+	}
+	looked, done := context.WithCancel(ctx)
+	done()
+	return deps.hub.AwaitRun(looked, tenantOf(ctx), runID)
 }

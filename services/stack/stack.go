@@ -78,7 +78,13 @@ type Options struct {
 	Logger         *zap.Logger
 	// ExecutorHooks inject Kafka faults in tests.
 	ExecutorHooks *kafka.Hooks
-	Version       string
+	// StreamAppearWait is api.Config.StreamAppearWait (0: its default).
+	StreamAppearWait time.Duration
+	// BeforeStreamDelivery, when set, is called before each batch of the
+	// API's tail of the events topic is handed over (tests: a tail that
+	// lags).
+	BeforeStreamDelivery func()
+	Version              string
 	// LLM is the default model provider (llm_* keys).
 	LLM LLM
 	// Compute runs tool calls. Required by the executor when a profile has
@@ -261,12 +267,13 @@ func (s *Stack) startStreams() error {
 		return err
 	}
 	tail, err := kafka.NewTail(kafka.TailConfig{Kafka: s.opts.Kafka, Topic: s.opts.Kafka.WithDefaults().EventsTopic(),
-		Deliver: deliverTo(hub, s.API), Logger: log})
+		Deliver: deliverTo(hub, s.API, s.opts.BeforeStreamDelivery), Logger: log})
 	if err != nil {
 		return err
 	}
 	s.hub, s.tail = hub, tail
 	s.API.FollowOutcomes(tail.Ready())
+	s.API.UseTailBarrier(tail)
 	s.goRun("stream tail", func() error { return tail.Run(s.runCtx) })
 	return s.API.EnableStreams(hub, APIStore(s.Store.Queries), uistream.StreamConfig{})
 }
@@ -274,8 +281,11 @@ func (s *Stack) startStreams() error {
 // deliverTo hands each batch of the events topic's tail to hub and to the
 // API's command outcomes. The records are decoded only as far as they need,
 // and at most once between them.
-func deliverTo(hub *uistream.Hub, a *api.API) func([]kafka.Record) {
+func deliverTo(hub *uistream.Hub, a *api.API, before func()) func([]kafka.Record) {
 	return func(recs []kafka.Record) {
+		if before != nil {
+			before()
+		}
 		rs := tailRecords(recs)
 		hub.Deliver(rs)
 		a.Observe(rs)
@@ -378,7 +388,8 @@ func (s *Stack) startAPI() error {
 	a, err := api.New(api.Config{Tokens: s.opts.Tokens, JWT: s.opts.JWT, Limits: s.opts.APILimits,
 		PublicURL: s.opts.PublicURL, CORS: s.opts.CORS, WaitDefault: s.opts.WaitDefault, WaitMax: s.opts.WaitMax,
 		MaxEventPageBytes: s.opts.EventPageBytes, Version: s.opts.Version, RememberFinished: s.opts.RememberFinished,
-		Partitions: int(s.opts.Kafka.WithDefaults().Partitions), Agents: s.agentProfile,
+		StreamAppearWait: s.opts.StreamAppearWait,
+		Partitions:       int(s.opts.Kafka.WithDefaults().Partitions), Agents: s.agentProfile,
 		CommandPartitions: func(ctx context.Context) (int, error) {
 			return prod.PartitionCount(ctx, s.opts.Kafka.CommandsTopic())
 		}}, APIStore(s.Store.Queries), commandSender{p: prod, topic: s.opts.Kafka.CommandsTopic(), keys: s.opts.CommandKeys},

@@ -124,6 +124,44 @@ func TestARunCreatedThroughOneInstanceIsReadableThroughAnother(t *testing.T) {
 	}
 }
 
+// TestARunReadThroughALaggingInstanceWaitsForItsTail: the other instance's
+// tail is held back for 600 ms, past the 250 ms a read used to give it,
+// while no read model has the run yet: the read waits at the tail's barrier
+// (everything committed before the read) instead of answering 404, and
+// finds the run once the tail and the read model have it.
+func TestARunReadThroughALaggingInstanceWaitsForItsTail(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	one := e.start("api-1", nil, stack.API, stack.Executor) // no projector: the read model lags
+	gate := make(chan struct{})
+	held := func() {
+		select {
+		case <-gate:
+		case <-t.Context().Done():
+		}
+	}
+	two := e.startWith("api-2", func(o *stack.Options) {
+		o.Components, o.StreamAppearWait, o.BeforeStreamDelivery = []stack.Component{stack.API}, time.Minute, held
+	})
+	startStreams(t, e, one)
+	startStreams(t, e, two)
+	res := createRun(t, apiOf(t, one), client.CreateRunRequest{AgentID: "demo", Input: client.UserInput{Content: "hi"}}, "lag-1")
+	if res.Outcome != client.OutcomeAccepted {
+		t.Fatalf("create: %+v", res)
+	}
+	read := make(chan error, 1)
+	go func() {
+		_, err := apiOf(t, two).GetRun(t.Context(), res.RunID)
+		read <- err
+	}()
+	time.AfterFunc(600*time.Millisecond, func() { close(gate) })
+	<-gate
+	e.start("projector", nil, stack.ProjectorPostgres)
+	if err := <-read; err != nil {
+		t.Fatalf("run %s read through an instance whose tail lagged: %v", res.RunID, err)
+	}
+}
+
 func TestAStreamOfAnotherTenantsRunIs404LikeAMissingOne(t *testing.T) {
 	t.Parallel()
 	e, st, _ := agentEnv(t, echoAgent())
