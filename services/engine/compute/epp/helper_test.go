@@ -240,12 +240,13 @@ func (h *helper) execRun(id json.RawMessage, params json.RawMessage) {
 	case h.is("deaf"):
 		select {} // reads nothing more until killed
 	case h.is("pause"):
-		for { // reads nothing meanwhile
-			if _, err := os.Stat(filepath.Join(h.data, "resume")); err == nil {
-				break
-			}
-			time.Sleep(10 * time.Millisecond)
+		// Reads nothing until the test creates the file resume, which it
+		// looks for every 10 ms.
+		poll := time.NewTicker(10 * time.Millisecond)
+		for _, err := os.Stat(filepath.Join(h.data, "resume")); err != nil; _, err = os.Stat(filepath.Join(h.data, "resume")) {
+			<-poll.C
 		}
+		poll.Stop()
 		h.result(id, map[string]any{"exit_code": 0, "stdout": "", "stderr": ""})
 	case h.is("daemon"):
 		d := exec.Command("sh", "-c", "while :; do echo; sleep 0.05; done", h.marker)
