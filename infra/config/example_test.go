@@ -45,6 +45,7 @@ func Example() {
 	// api_max_streams_per_principal  32               default  XBOT_API_MAX_STREAMS_PER_PRINCIPAL  default
 	// api_public_url                 (unset)          default  XBOT_API_PUBLIC_URL                 default
 	// api_read_header_timeout        10s              default  XBOT_API_READ_HEADER_TIMEOUT        default
+	// api_stream_appear_wait         2s               default  XBOT_API_STREAM_APPEAR_WAIT         default
 	// api_tokens                     (unset)          default  XBOT_API_TOKENS                     default
 	// clickhouse_addr                (unset)          default  XBOT_CLICKHOUSE_ADDR                default
 	// clickhouse_database            xbot             default  XBOT_CLICKHOUSE_DATABASE            default

@@ -84,6 +84,9 @@ var registry = []Key{
 	{Name: "api_max_conns", Default: "4096", Usage: "most concurrently open connections of one API instance"},
 	{Name: "api_max_streams", Default: "2048", Usage: "most open SSE streams of one API instance (429 too_many_streams beyond)"},
 	{Name: "api_max_streams_per_principal", Default: "32", Usage: "most open SSE streams of one token's principal (429 too_many_streams beyond)"},
+	// 2s: the read model and every instance's tail lag milliseconds on a
+	// healthy system; a client should not wait longer than this for a 404.
+	{Name: "api_stream_appear_wait", Default: "2s", Usage: "longest a read or stream of a run or session the read model does not hold yet waits for it: for this instance's tail to pass everything committed before the read, then for the read model (404 after it)"},
 	{Name: "agents_file", Usage: "path of agents.yaml (built-in demo profile always present)"},
 	{Name: "mcp_secrets", Secret: true, Usage: "secrets the headers of agents' remote MCP servers name (${NAME}), as NAME=value, comma-separated; put in by executors, never seen by a model, sandbox, event or log"},
 	{Name: "mcp_secrets_file", Usage: "file of NAME=value lines (dotenv syntax) with more MCP header secrets, e.g. values holding commas"},
