@@ -5,3 +5,10 @@ import "time"
 // SetRecheckInterval changes WaitCommand's fallback poll, so a test can
 // prove that a notification, not the poll, woke a waiter.
 func SetRecheckInterval(s *Store, d time.Duration) { s.recheck = d }
+
+// ListApprovalsQuery is the SQL and arguments ListApprovals sends for f,
+// limit last.
+func ListApprovalsQuery(f ApprovalFilter, limit int) (string, []any, error) {
+	sql, args, err := listApprovalsQuery(f)
+	return sql, append(args, limit), err
+}
