@@ -101,19 +101,18 @@ func (a *API) findCreatedRun(ctx context.Context, runID string) (RunRecord, erro
 const readModelPoll = 5 * time.Millisecond
 
 // tailCatchUp bounds how long a run read that finds nothing waits for this
-// instance's tail to show the run when the API has no TailBarrier: another
-// instance's tail may have answered its create a moment before this one's
-// sees it. Every such 404 waits as long, so another tenant's run looks
-// exactly like a missing one.
+// instance's tail to show the run, after the TailBarrier when there is one:
+// another instance may have sent its create a moment ago. Every such 404
+// waits as long, so another tenant's run looks exactly like a missing one.
 const tailCatchUp = 250 * time.Millisecond
 
 // findLoggedRun serves a client that created the run through another
 // instance moments ago (behind a load balancer): when this instance's tail
 // shows that the run exists for the caller's tenant, the read model is asked
 // again, up to Config.StreamAppearWait, until it has it; notFound otherwise.
-// With a TailBarrier the tail shows it exactly: the read waits, up to
-// Config.StreamAppearWait, until the hub holds every event committed before
-// it, whatever the tail's lag; without one it waits tailCatchUp for the run.
+// With a TailBarrier a run committed before the read is shown whatever the
+// tail's lag: the read first waits, up to Config.StreamAppearWait, until the
+// hub holds every event committed before it.
 func (a *API) findLoggedRun(ctx context.Context, runID string, notFound error) (RunRecord, error) {
 	deps, err := a.streamDeps()
 	if err != nil {
@@ -150,24 +149,23 @@ func (a *API) findLoggedRun(ctx context.Context, runID string, notFound error) (
 }
 
 // tailShows reports whether this instance's tail shows run runID of the
-// caller's tenant: after the barrier, whether the hub has seen it (an
-// already ended wait only looks); without one, whether it does within
-// tailCatchUp. A barrier that does not pass within Config.StreamAppearWait
-// (the tail that far behind, or Kafka unreachable) shows nothing.
+// caller's tenant within tailCatchUp, after the barrier when there is one:
+// a run whose create was committed before the read is then seen at once,
+// whatever the tail's lag, and a create still being admitted (answered
+// pending elsewhere) gets tailCatchUp to appear. A barrier that does not
+// pass within Config.StreamAppearWait (the tail that far behind, or Kafka
+// unreachable) shows nothing.
 func (a *API) tailShows(ctx context.Context, deps streamDeps, runID string) bool {
-	if deps.barrier == nil {
-		seen, cancel := context.WithTimeout(ctx, tailCatchUp)
-		defer cancel()
-		return deps.hub.AwaitRun(seen, tenantOf(ctx), runID)
+	if deps.barrier != nil {
+		bctx, cancel := context.WithTimeout(ctx, a.cfg.StreamAppearWait)
+		err := deps.barrier.Barrier(bctx)
+		cancel()
+		if err != nil {
+			a.log.Debug("run read: the tail's barrier did not pass", zap.String("run_id", runID), zap.Error(err))
+			return false
+		}
 	}
-	bctx, cancel := context.WithTimeout(ctx, a.cfg.StreamAppearWait)
-	err := deps.barrier.Barrier(bctx)
-	cancel()
-	if err != nil {
-		a.log.Debug("run read: the tail's barrier did not pass", zap.String("run_id", runID), zap.Error(err))
-		return false
-	}
-	looked, done := context.WithCancel(ctx)
-	done()
-	return deps.hub.AwaitRun(looked, tenantOf(ctx), runID)
+	seen, cancel := context.WithTimeout(ctx, tailCatchUp)
+	defer cancel()
+	return deps.hub.AwaitRun(seen, tenantOf(ctx), runID)
 }
