@@ -43,7 +43,7 @@ func TestIMGatewayConversationFrames(t *testing.T) {
 	if err != nil || page.Session.RunCount != 2 {
 		t.Fatalf("session %s: %+v %v, want 2 runs", sid, page.Session, err)
 	}
-	// Seed 004 §10.1: a group chat's sandbox is the group's (the token may act_as).
+	// docs/im.md: a group chat's sandbox is the group's (the token may act_as).
 	if owner := page.Runs[0].SandboxKey.OwnerID; owner != sid {
 		t.Errorf("group chat's sandbox owner %q, want the group %q", owner, sid)
 	}
