@@ -17,12 +17,14 @@ func slowProfile() profile.Profile {
 	return profile.Profile{ID: "slow", Model: profile.ModelScripted, Script: []profile.Turn{turn}}
 }
 
-// holdProfile is slowProfile streaming for about two minutes: a test that
-// cancels its runs can count on them still running when the cancel lands,
-// however slow the broker and the machine are.
+// holdProfile is slowProfile streaming for at least five minutes (10,000
+// chunks 30 ms apart): a test that cancels its runs can count on them still
+// running when the cancel lands, however slow the broker and the machine
+// are. (At a twentieth of that, 30 s, a holder outlived a loaded CI run of
+// TestADeepQueueRecordsFewerPlaces's 39 cancels only just, and once not.)
 func holdProfile() profile.Profile {
 	p := slowProfile()
-	p.Script[0].Text = strings.Repeat(p.Script[0].Text, 20)
+	p.Script[0].Text = strings.Repeat(p.Script[0].Text, 200)
 	return p
 }
 
