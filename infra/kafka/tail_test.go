@@ -1,7 +1,6 @@
 package kafka_test
 
 import (
-	"context"
 	"slices"
 	"strings"
 	"sync"
@@ -40,20 +39,7 @@ func startTail(t *testing.T, kc kafka.Config, topic string, c *tailed) *kafka.Ta
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- tail.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("tail run: %v", err)
-		}
-	})
-	select {
-	case <-tail.Ready():
-	case <-testCtx(t).Done():
-		t.Fatal("tail never became ready")
-	}
+	runTail(t, tail)
 	return tail
 }
 
