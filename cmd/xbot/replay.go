@@ -44,7 +44,12 @@ func runReplay(ctx context.Context, args []string) error {
 	}
 	defer closeView()
 	pr := newProgressPrinter(os.Stderr, *name)
-	err = runner.Rebuild(ctx, runner.Config{Kafka: kcfg, Projector: p, Logger: s.log}, *fromBeginning, pr.report)
+	var batches stack.Options
+	if err := s.projectorBatches(&batches); err != nil {
+		return err
+	}
+	err = runner.Rebuild(ctx, runner.Config{Kafka: kcfg, Projector: p, Logger: s.log,
+		MaxBatch: batches.ProjectorMaxBatch, MaxBatchBytes: batches.ProjectorMaxBatchBytes}, *fromBeginning, pr.report)
 	if err != nil {
 		return fmt.Errorf("replay %s: %w", *name, err)
 	}

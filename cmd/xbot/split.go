@@ -97,6 +97,9 @@ func (s *settings) stackOptions(kcfg kafka.Config, dataDir string) (stack.Option
 	if err := s.apiAccess(&opts); err != nil {
 		return stack.Options{}, err
 	}
+	if err := s.projectorBatches(&opts); err != nil {
+		return stack.Options{}, err
+	}
 	if opts.Skills, err = s.skillStore(); err != nil {
 		return stack.Options{}, err
 	}

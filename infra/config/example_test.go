@@ -50,6 +50,7 @@ func Example() {
 	// clickhouse_addr                (unset)          default  XBOT_CLICKHOUSE_ADDR                default
 	// clickhouse_database            xbot             default  XBOT_CLICKHOUSE_DATABASE            default
 	// clickhouse_password            (unset)          default  XBOT_CLICKHOUSE_PASSWORD            default
+	// clickhouse_projector_linger    500ms            default  XBOT_CLICKHOUSE_PROJECTOR_LINGER    default
 	// clickhouse_user                default          default  XBOT_CLICKHOUSE_USER                default
 	// command_signing_key            (unset)          default  XBOT_COMMAND_SIGNING_KEY            default
 	// command_wait_default           5s               default  XBOT_COMMAND_WAIT_DEFAULT           default
@@ -90,6 +91,8 @@ func Example() {
 	// mcp_secrets_file               (unset)          default  XBOT_MCP_SECRETS_FILE               default
 	// metrics_addr                   127.0.0.1:9464   default  XBOT_METRICS_ADDR                   default
 	// pg_dsn                         ***redacted***   env      XBOT_PG_DSN                         XBOT_PG_DSN
+	// projector_max_batch            10000            default  XBOT_PROJECTOR_MAX_BATCH            default
+	// projector_max_batch_bytes      8388608          default  XBOT_PROJECTOR_MAX_BATCH_BYTES      default
 	// sandbox_cgroup_parent          (unset)          default  XBOT_SANDBOX_CGROUP_PARENT          default
 	// sandbox_cpu_millis             1000             default  XBOT_SANDBOX_CPU_MILLIS             default
 	// sandbox_gid                    65200            default  XBOT_SANDBOX_GID                    default

@@ -38,6 +38,10 @@ func newConsumer(cfg Config, checkpoints map[int32]int64) (*kgo.Client, error) {
 		kgo.DisableAutoCommit(),
 		kgo.BlockRebalanceOnPoll(),
 	}
+	if cfg.Linger > 0 {
+		// A batch's worth of records, or Linger: whichever comes first.
+		opts = append(opts, kgo.FetchMaxWait(cfg.Linger), kgo.FetchMinBytes(fetchBytes(cfg.MaxBatchBytes)))
+	}
 	if checkpoints != nil {
 		opts = append(opts, kgo.AdjustFetchOffsetsFn(fromCheckpoints(topic, checkpoints)))
 	}

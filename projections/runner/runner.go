@@ -48,6 +48,14 @@ type Config struct {
 	// committed. It also caps each fetch from a broker. Default
 	// DefaultMaxBatchBytes.
 	MaxBatchBytes int
+	// Linger, when positive, lets records gather for up to this long before
+	// they are applied: the broker holds each fetch until MaxBatchBytes of
+	// records are ready or Linger has passed. It suits a view whose write
+	// costs about the same whatever its size (a ClickHouse insert), at the
+	// price of up to Linger more lag. Zero applies records as soon as they
+	// arrive (a fetch of an idle topic still waits up to 500 ms). At most
+	// MaxLinger.
+	Linger time.Duration
 	// Retry bounds the backoff between attempts at a failing batch
 	// (default 100 ms doubling to 10 s). A failing record is retried for as
 	// long as it fails: the projector stops rather than skipping it.
@@ -66,6 +74,10 @@ const (
 	DefaultMaxBatchBytes = 8 << 20
 )
 
+// MaxLinger bounds Config.Linger: a fetch the broker holds longer would
+// only delay a view that is meant to be read.
+const MaxLinger = 30 * time.Second
+
 // Group returns the consumer group of the projector named name on kc:
 // "xbot-projector-<name>" under kc's group prefix.
 func Group(kc kafka.Config, name string) string { return kc.Group("xbot-projector-" + name) }
@@ -82,6 +94,9 @@ func (c Config) Validate() error {
 	if c.MaxBatch < 0 || c.MaxBatchBytes < 0 {
 		errs = append(errs, fmt.Errorf("projector runner: MaxBatch (%d) and MaxBatchBytes (%d) must not be negative",
 			c.MaxBatch, c.MaxBatchBytes))
+	}
+	if c.Linger < 0 || c.Linger > MaxLinger {
+		errs = append(errs, fmt.Errorf("projector runner: Linger (%s) must be between 0 and %s", c.Linger, MaxLinger))
 	}
 	return errors.Join(errs...)
 }

@@ -29,6 +29,7 @@ type memView struct {
 	applied  int
 	next     map[int32]int64
 	maxBatch int
+	batches  [][]runner.Record // every batch handed to Apply, in order
 	cost     time.Duration // per Apply, as a real store's round trip
 }
 
@@ -47,6 +48,7 @@ func (v *memView) Apply(_ context.Context, batch []runner.Record) error {
 		return errors.New("database unavailable")
 	}
 	v.maxBatch = max(v.maxBatch, len(batch))
+	v.batches = append(v.batches, batch)
 	for _, r := range batch {
 		if r.Event.Seq <= v.seq[r.Event.RunID] {
 			continue // delivered again: idempotent
@@ -85,6 +87,13 @@ func cluster(t *testing.T) kafka.Config {
 // then the given last type) to the events topic.
 func writeRun(t *testing.T, kc kafka.Config, runID string, last events.Type) {
 	t.Helper()
+	writeRunWith(t, kc, runID, last, func([]byte) {})
+}
+
+// writeRunWith writes a run as writeRun does, each event produced on its
+// own and first handed to seen.
+func writeRunWith(t *testing.T, kc kafka.Config, runID string, last events.Type, seen func(raw []byte)) {
+	t.Helper()
 	prod, err := kafka.NewProducer(kc)
 	if err != nil {
 		t.Fatal(err)
@@ -101,6 +110,7 @@ func writeRun(t *testing.T, kc kafka.Config, runID string, last events.Type) {
 	}
 	for _, env := range l.Events() {
 		raw, _ := json.Marshal(env)
+		seen(raw)
 		if err := prod.Produce(context.Background(), kc.EventsTopic(), runID, raw); err != nil {
 			t.Fatal(err)
 		}
@@ -109,9 +119,17 @@ func writeRun(t *testing.T, kc kafka.Config, runID string, last events.Type) {
 
 func start(t *testing.T, kc kafka.Config, v runner.Projector) *runner.Runner {
 	t.Helper()
+	return startWith(t, kc, v, func(*runner.Config) {})
+}
+
+// startWith starts a runner of v whose configuration tune has changed.
+func startWith(t *testing.T, kc kafka.Config, v runner.Projector, tune func(*runner.Config)) *runner.Runner {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	r, err := runner.New(ctx, runner.Config{Kafka: kc, Projector: v, Logger: zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)),
-		RetryInitial: 5 * time.Millisecond, RetryMax: 20 * time.Millisecond})
+	cfg := runner.Config{Kafka: kc, Projector: v, Logger: zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)),
+		RetryInitial: 5 * time.Millisecond, RetryMax: 20 * time.Millisecond}
+	tune(&cfg)
+	r, err := runner.New(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

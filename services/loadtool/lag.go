@@ -8,6 +8,10 @@ import (
 
 // lagSampler keeps the largest and the latest lag of every projector.
 type lagSampler struct {
+	// views are the projectors the system runs: a view has caught up only
+	// once it has reported a lag, and a lingering view (the ClickHouse
+	// audit) reports its first only when its first fetch returns.
+	views   []string
 	mu      sync.Mutex
 	max     map[string]int64
 	last    map[string]int64
@@ -60,6 +64,11 @@ func (s *lagSampler) zero() bool {
 	defer s.mu.Unlock()
 	for _, n := range s.last {
 		if n != 0 {
+			return false
+		}
+	}
+	for _, v := range s.views {
+		if _, ok := s.last[v]; !ok {
 			return false
 		}
 	}

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"runtime/pprof"
+	"slices"
 
 	"github.com/xbot-runtime/xbot/events"
 	chinfra "github.com/xbot-runtime/xbot/infra/clickhouse"
@@ -73,6 +75,7 @@ func (t *tool) run(ctx context.Context) (*Report, error) {
 	fmt.Fprintf(os.Stderr, "xbot bench: %d runs, %d clients, %d turns × %d %s calls, model latency %s\n",
 		o.Runs, o.Concurrency, o.Turns, o.ToolCalls, o.Tool, o.ModelLatency)
 	l := &load{t: t, c: c}
+	l.lag.views = slices.Collect(maps.Keys(t.sys.Stack.Projectors))
 	stopProfile, err := startCPUProfile(o.CPUProfile)
 	if err != nil {
 		return nil, err

@@ -96,6 +96,14 @@ type Options struct {
 	Tools *tools.Registry
 	// ClickHouse is the audit database; nil runs no ClickHouse projector.
 	ClickHouse *chinfra.Config
+	// ClickHouseLinger is the audit projector's runner.Config.Linger: an
+	// insert costs ClickHouse about the same whatever its size, so the
+	// audit gathers events for up to this long (0: DefaultClickHouseLinger;
+	// negative: none, each fetch is inserted as it comes).
+	ClickHouseLinger time.Duration
+	// ProjectorMaxBatch and ProjectorMaxBatchBytes bound every projector's
+	// batches (runner.Config.MaxBatch and MaxBatchBytes; 0: their defaults).
+	ProjectorMaxBatch, ProjectorMaxBatchBytes int
 	// CommandKeys sign the API's commands and verify them in the executor
 	// (command_signing_key). Empty generates one for this process, which
 	// works only when the API and the executor run in it together.
