@@ -30,7 +30,7 @@ type memView struct {
 	next     map[int32]int64
 	maxBatch int
 	batches  [][]runner.Record // every batch handed to Apply, in order
-	cost     time.Duration // per Apply, as a real store's round trip
+	cost     time.Duration     // per Apply, as a real store's round trip
 }
 
 func newMemView() *memView { return &memView{seq: map[string]int64{}} }
