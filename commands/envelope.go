@@ -185,7 +185,7 @@ func (c Envelope) DecodePayload() (any, error) {
 	if len(c.Payload) == 0 {
 		return p, nil
 	}
-	if err := json.Unmarshal(c.Payload, p); err != nil {
+	if err := events.Unmarshal(c.Payload, p); err != nil {
 		return nil, fmt.Errorf("decode %s payload: %w", c.Type, err)
 	}
 	return p, nil
@@ -194,7 +194,7 @@ func (c Envelope) DecodePayload() (any, error) {
 // Decode parses and validates a command envelope from the wire.
 func Decode(data []byte) (Envelope, any, error) {
 	var c Envelope
-	if err := json.Unmarshal(data, &c); err != nil {
+	if err := events.Unmarshal(data, &c); err != nil {
 		return Envelope{}, nil, fmt.Errorf("decode command envelope: %w", err)
 	}
 	p, err := c.Validate()

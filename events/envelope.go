@@ -29,7 +29,7 @@ type Envelope struct {
 // Unknown fields are ignored so that newer writers stay readable.
 func Decode(data []byte) (Envelope, error) {
 	var e Envelope
-	if err := json.Unmarshal(data, &e); err != nil {
+	if err := Unmarshal(data, &e); err != nil {
 		return Envelope{}, fmt.Errorf("decode event envelope: %w", err)
 	}
 	if e.RunID == "" || e.Seq < 1 || e.Type == "" || e.SchemaVersion == "" {
@@ -45,7 +45,7 @@ func (e Envelope) DecodePayload() (any, error) {
 		return nil, err
 	}
 	if len(e.Payload) > 0 {
-		if err := json.Unmarshal(e.Payload, p); err != nil {
+		if err := Unmarshal(e.Payload, p); err != nil {
 			return nil, &PayloadError{Type: e.Type, Seq: e.Seq, Err: err}
 		}
 	}

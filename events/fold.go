@@ -1,7 +1,6 @@
 package events
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 )
@@ -187,7 +186,7 @@ func applySnapshot(n *RunState, e Envelope, v *SnapshotFrozenPayload) error {
 		return fmt.Errorf("the run's capability snapshot is already frozen (%s)", n.SnapshotHash)
 	}
 	var g SnapshotGovernance
-	if err := json.Unmarshal(v.Snapshot, &g); err != nil {
+	if err := Unmarshal(v.Snapshot, &g); err != nil {
 		return &PayloadError{Type: e.Type, Seq: e.Seq, Err: fmt.Errorf("snapshot: %w", err)}
 	}
 	n.SnapshotHash, n.PauseTTLMs = v.Hash, g.PauseTTLMs

@@ -170,7 +170,7 @@ type itemData struct {
 // not decode leaves the columns empty rather than stopping the run's audit.
 func fillItemData(r *eventRow, raw json.RawMessage) {
 	var d itemData
-	if len(raw) == 0 || json.Unmarshal(raw, &d) != nil {
+	if len(raw) == 0 || events.Unmarshal(raw, &d) != nil {
 		return
 	}
 	r.ToolName, r.Arguments, r.Model = d.ToolName, d.Arguments, d.Model

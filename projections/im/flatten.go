@@ -1,7 +1,6 @@
 package im
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -95,7 +94,7 @@ func question(e events.Envelope, p *events.ItemStartedPayload) (Message, bool, e
 	}
 	var data events.ToolCallData
 	if len(p.Data) > 0 {
-		if err := json.Unmarshal(p.Data, &data); err != nil {
+		if err := events.Unmarshal(p.Data, &data); err != nil {
 			return Message{}, false, fmt.Errorf("decode clarification_request data of item %s: %w", e.ItemID, err)
 		}
 	}
@@ -196,7 +195,7 @@ const ToolResultTextMax = 400
 func toolResult(e events.Envelope, p *events.ItemCompletedPayload) (Message, bool, error) {
 	var data events.ToolResultData
 	if len(p.Data) > 0 {
-		if err := json.Unmarshal(p.Data, &data); err != nil {
+		if err := events.Unmarshal(p.Data, &data); err != nil {
 			return Message{}, false, fmt.Errorf("decode tool result data of item %s: %w", e.ItemID, err)
 		}
 	}

@@ -157,7 +157,7 @@ func decodeData(e events.Envelope, data json.RawMessage, v any) error {
 	if string(data) == "null" {
 		return nil
 	}
-	if err := json.Unmarshal(data, v); err != nil {
+	if err := events.Unmarshal(data, v); err != nil {
 		return &events.PayloadError{Type: e.Type, Seq: e.Seq, Err: err}
 	}
 	return nil

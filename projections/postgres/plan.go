@@ -186,7 +186,7 @@ func decodePayload(e events.Envelope, v any) error {
 	if len(e.Payload) == 0 || string(e.Payload) == "null" {
 		return nil
 	}
-	if err := json.Unmarshal(e.Payload, v); err != nil {
+	if err := events.Unmarshal(e.Payload, v); err != nil {
 		return &events.PayloadError{Type: e.Type, Seq: e.Seq, Err: err}
 	}
 	return nil

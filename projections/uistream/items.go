@@ -38,7 +38,7 @@ func (m *Mapper) itemStarted(id string, p *events.ItemStartedPayload) {
 		m.inCall = false
 	case p.ItemType.RunsTool():
 		var call events.ToolCallData
-		_ = json.Unmarshal(p.Data, &call) // a tool item without call data still gets a card
+		_ = events.Unmarshal(p.Data, &call) // a tool item without call data still gets a card
 		it.question = call.Question
 		m.startTool(id, it, call.ToolName, call.Arguments)
 	}
@@ -134,7 +134,7 @@ func (m *Mapper) assistantCompleted(id string, it *itemState, p *events.ItemComp
 	m.endText(id, it, p.Content)
 	m.inCall = false
 	var data events.AssistantData
-	if json.Unmarshal(p.Data, &data) != nil {
+	if events.Unmarshal(p.Data, &data) != nil {
 		return
 	}
 	m.finishReason = data.FinishReason
@@ -161,7 +161,7 @@ type toolOutput struct {
 // item).
 func (m *Mapper) toolCompleted(id string, it *itemState, p *events.ItemCompletedPayload) {
 	var res events.ToolResultData
-	if json.Unmarshal(p.Data, &res) != nil || (res.Output == "" && p.Content != "") {
+	if events.Unmarshal(p.Data, &res) != nil || (res.Output == "" && p.Content != "") {
 		res.Output = p.Content
 	}
 	if res.MCP != nil && res.MCP.IsError {

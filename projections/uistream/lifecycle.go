@@ -1,7 +1,6 @@
 package uistream
 
 import (
-	"encoding/json"
 	"strings"
 
 	"github.com/xbot-runtime/xbot/events"
@@ -45,7 +44,7 @@ func (m *Mapper) accepted(e events.Envelope, p *events.RunAcceptedPayload) {
 // shows none: the fold has checked it already.
 func (m *Mapper) snapshotFrozen(p *events.SnapshotFrozenPayload) {
 	var g events.SnapshotGovernance
-	if json.Unmarshal(p.Snapshot, &g) == nil {
+	if events.Unmarshal(p.Snapshot, &g) == nil {
 		m.meta.Options = g.Options
 	}
 }

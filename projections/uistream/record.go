@@ -1,7 +1,6 @@
 package uistream
 
 import (
-	"encoding/json"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -68,7 +67,7 @@ func (r *Record) Head() (Head, error) {
 			r.head = headOf(r.env)
 			return
 		}
-		r.headErr = json.Unmarshal(r.Value, &r.head)
+		r.headErr = events.Unmarshal(r.Value, &r.head)
 		if r.headErr == nil && (r.head.RunID == "" || r.head.Seq < 1 || r.head.Type == "") {
 			r.headErr = fmt.Errorf("decode event head: runId, seq>=1 and type are required (run %q seq %d type %q)",
 				r.head.RunID, r.head.Seq, r.head.Type)

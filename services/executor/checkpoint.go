@@ -155,7 +155,7 @@ func encodeCheckpoint(cp runCheckpoint) ([]byte, error) {
 
 func decodeCheckpoint(raw []byte) (runCheckpoint, error) {
 	var cp runCheckpoint
-	if err := json.Unmarshal(raw, &cp); err != nil {
+	if err := events.Unmarshal(raw, &cp); err != nil {
 		return cp, fmt.Errorf("decode checkpoint: %w", err)
 	}
 	return cp, nil
@@ -216,7 +216,7 @@ func (r *restored) add(rec kafka.Record) error {
 	r.read++
 	switch {
 	case rec.Key == metaKey:
-		return json.Unmarshal(rec.Value, &r.meta)
+		return events.Unmarshal(rec.Value, &r.meta)
 	case strings.HasPrefix(rec.Key, indexKeyPrefix):
 		return decodeIndex(rec.Value, func(id string, f finishedRef) {
 			if _, live := r.live[id]; !live {

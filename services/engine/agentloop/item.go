@@ -32,7 +32,7 @@ func (it *item) toolCall() (call events.ToolCallData, ok bool) {
 		return call, false
 	}
 	if it.call == nil {
-		if json.Unmarshal(it.start, &call) != nil {
+		if events.Unmarshal(it.start, &call) != nil {
 			it.callErr = true
 			return call, false
 		}
@@ -45,7 +45,7 @@ func (it *item) toolCall() (call events.ToolCallData, ok bool) {
 func (it *item) assistantData() events.AssistantData {
 	if it.asst == nil {
 		var d events.AssistantData
-		_ = json.Unmarshal(it.end, &d)
+		_ = events.Unmarshal(it.end, &d)
 		it.asst = &d
 	}
 	return *it.asst
@@ -56,7 +56,7 @@ func (it *item) assistantData() events.AssistantData {
 func (it *item) toolResult() (events.ToolResultData, bool) {
 	if it.res == nil {
 		var r events.ToolResultData
-		if json.Unmarshal(it.end, &r) != nil {
+		if events.Unmarshal(it.end, &r) != nil {
 			return r, false
 		}
 		it.res = &r

@@ -54,7 +54,7 @@ func (r *execution) callData(itemID string) (events.ToolCallData, bool) {
 	var call events.ToolCallData
 	for _, e := range r.run.Events() {
 		if e.ItemID == itemID && e.Type == events.ItemStarted {
-			if p, err := e.DecodePayload(); err == nil && json.Unmarshal(p.(*events.ItemStartedPayload).Data, &call) == nil {
+			if p, err := e.DecodePayload(); err == nil && events.Unmarshal(p.(*events.ItemStartedPayload).Data, &call) == nil {
 				return call, true
 			}
 		}
@@ -191,7 +191,7 @@ func (r *execution) startData(pc pendingCall) events.ItemStartedPayload {
 		var q struct {
 			Question string `json:"question"`
 		}
-		_ = json.Unmarshal([]byte(pc.call.Arguments), &q)
+		_ = events.Unmarshal([]byte(pc.call.Arguments), &q)
 		data.Question = q.Question
 	}
 	raw, _ := json.Marshal(data) // plain strings: cannot fail
@@ -445,7 +445,7 @@ func (r *execution) answer(it events.ItemRef, content string) events.Draft {
 	for _, e := range r.run.Events() {
 		if e.ItemID == it.ID && e.Type == events.ItemStarted {
 			if p, err := e.DecodePayload(); err == nil {
-				_ = json.Unmarshal(p.(*events.ItemStartedPayload).Data, &call)
+				_ = events.Unmarshal(p.(*events.ItemStartedPayload).Data, &call)
 			}
 		}
 	}
