@@ -7,6 +7,7 @@ import (
 	"hash/fnv"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"go.uber.org/zap"
@@ -53,8 +54,23 @@ func (s *Projector) reported(err error, projector, topic string, n int) error {
 	return nil
 }
 
-// applyDecoded writes batch, decoded records, in one transaction.
+// applyDecoded writes batch, decoded records, in one transaction, then
+// analyzes the tables that grew when it is time to check (analyzer).
 func (s *Projector) applyDecoded(ctx context.Context, projector, topic string, batch []decoded) error {
+	if err := s.writeDecoded(ctx, projector, topic, batch); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	due := s.analyze.due(len(batch), time.Now())
+	s.mu.Unlock()
+	if due {
+		s.analyzeGrown(ctx)
+	}
+	return nil
+}
+
+// writeDecoded writes batch, decoded records, in one transaction.
+func (s *Projector) writeDecoded(ctx context.Context, projector, topic string, batch []decoded) error {
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		last, err := lockAndLoad(ctx, tx, projector, topic, batch)
 		if err != nil {

@@ -12,3 +12,6 @@ func ListApprovalsQuery(f ApprovalFilter, limit int) (string, []any, error) {
 	sql, args, err := listApprovalsQuery(f)
 	return sql, append(args, limit), err
 }
+
+// GetRunSQL is the SQL GetRun sends.
+const GetRunSQL = getRunSQL

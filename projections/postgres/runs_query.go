@@ -114,11 +114,13 @@ func scanRun(row pgx.Row) (Run, error) {
 	return r, err
 }
 
+// getRunSQL reads one run by tenant ($1) and id ($2).
+const getRunSQL = "SELECT " + runColumnsSQL + " FROM runs AS r WHERE r.tenant_id = $1 AND r.run_id = $2"
+
 // GetRun returns the run runID of tenantID, or ErrNotFound if the tenant has
 // no such run (including a run that exists for another tenant).
 func (s *Queries) GetRun(ctx context.Context, tenantID, runID string) (Run, error) {
-	r, err := scanRun(s.pool.QueryRow(ctx,
-		"SELECT "+runColumnsSQL+" FROM runs AS r WHERE r.tenant_id = $1 AND r.run_id = $2", tenantID, runID))
+	r, err := scanRun(s.pool.QueryRow(ctx, getRunSQL, tenantID, runID))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Run{}, fmt.Errorf("run %s: %w", runID, ErrNotFound)
 	}

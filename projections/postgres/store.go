@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -22,6 +23,9 @@ type Projector struct {
 	pool  *pgxpool.Pool
 	log   *zap.Logger
 	topic string // events topic of the runner.Projector methods
+
+	mu      sync.Mutex // serialises the analyzer's count
+	analyze analyzer
 }
 
 // Queries reads the read models, each query scoped to a tenant; the only
