@@ -31,7 +31,7 @@ func Fold(s RunState, e Envelope) (RunState, error) {
 		return s, &IllegalTransitionError{RunID: e.RunID, Seq: e.Seq, From: s.Status, Type: e.Type,
 			Reason: fmt.Sprintf("item %s is still open; close every item before the run ends", s.OpenItems()[0].ID)}
 	}
-	n := s.Clone()
+	n := s.fork()
 	if err := apply(n, e, p); err != nil {
 		var pe *PayloadError
 		if errors.As(err, &pe) {
@@ -113,6 +113,7 @@ func apply(n *RunState, e Envelope, p any) error {
 		if v.Decision != DecisionAllow && v.Decision != DecisionDeny {
 			return &PayloadError{Type: e.Type, Seq: e.Seq, Err: fmt.Errorf("decision %q is not allow or deny", v.Decision)}
 		}
+		n.ownItems()
 		for i, it := range n.Items {
 			if it.ID == e.ItemID && it.Status == ItemStatusAwaitingApproval {
 				n.Items[i].Status = ItemStatusStarted
@@ -245,13 +246,11 @@ func remember(n *RunState, key string, rec CommandRecord) {
 	if key == "" {
 		return
 	}
-	if n.Commands == nil {
-		n.Commands = map[string]CommandRecord{}
-	}
 	old, ok := n.Commands[key]
 	if ok && old.CommandID != rec.CommandID {
 		return // the first command with this key owns it; later ones are duplicates
 	}
+	n.ownCommands()
 	if rec.Fingerprint == "" {
 		rec.Fingerprint = old.Fingerprint // an outcome written without it keeps the accepted one's
 	}

@@ -20,23 +20,27 @@ func applyItem(n *RunState, e Envelope, p any) error {
 		return nil
 	}
 	idx := -1
-	for i, it := range n.Items {
-		if it.ID == e.ItemID {
+	for i := len(n.Items) - 1; i >= 0; i-- { // the item an event is of is most often the latest
+		if n.Items[i].ID == e.ItemID {
 			idx = i
+			break
 		}
 	}
 	if idx < 0 {
 		return fmt.Errorf("item %s was never started", e.ItemID)
 	}
-	it := &n.Items[idx]
-	if it.Status != ItemStatusStarted && it.Status != ItemStatusAwaitingApproval {
-		return fmt.Errorf("item %s is already %s", e.ItemID, it.Status)
+	if st := n.Items[idx].Status; st != ItemStatusStarted && st != ItemStatusAwaitingApproval {
+		return fmt.Errorf("item %s is already %s", e.ItemID, st)
 	}
-	switch v := p.(type) {
-	case *ItemDeltaPayload:
-		if it.Status != ItemStatusStarted {
-			return fmt.Errorf("item %s is %s, not streaming", e.ItemID, it.Status)
+	if _, delta := p.(*ItemDeltaPayload); delta {
+		if st := n.Items[idx].Status; st != ItemStatusStarted {
+			return fmt.Errorf("item %s is %s, not streaming", e.ItemID, st)
 		}
+		return nil // a delta changes no item
+	}
+	n.ownItems()
+	it := &n.Items[idx]
+	switch v := p.(type) {
 	case *ItemCompletedPayload:
 		it.Status = ItemStatusCompleted
 		if v.Status == ItemStatusTruncated {

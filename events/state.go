@@ -1,6 +1,10 @@
 package events
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"maps"
+	"slices"
+)
 
 // CommandRecord is what a run remembers of a command, by idempotency key, so
 // that a repeated key returns the original outcome.
@@ -182,6 +186,34 @@ func (s RunState) OpenItems() []ItemRef {
 		}
 	}
 	return out
+}
+
+// fork returns a copy of s for Fold to change without copying what the
+// event leaves alone, so that folding one event does not cost the length of
+// the run. Its slices are s's with no room to grow, so an append or a
+// removal (append(x[:i:i], …)) makes a new array; Fold's writes in place
+// copy first: remember the Commands map (ownCommands), an item's status the
+// Items (ownItems).
+func (s *RunState) fork() *RunState {
+	c := *s
+	c.Pending = c.Pending[:len(c.Pending):len(c.Pending)]
+	c.Items = c.Items[:len(c.Items):len(c.Items)]
+	c.Grants = c.Grants[:len(c.Grants):len(c.Grants)]
+	c.RevokedGrants = c.RevokedGrants[:len(c.RevokedGrants):len(c.RevokedGrants)]
+	c.InheritedGrants = c.InheritedGrants[:len(c.InheritedGrants):len(c.InheritedGrants)]
+	return &c
+}
+
+// ownItems gives a fork its own Items before one is changed in place.
+func (s *RunState) ownItems() { s.Items = slices.Clone(s.Items) }
+
+// ownCommands gives a fork its own Commands map before a write.
+func (s *RunState) ownCommands() {
+	if s.Commands == nil {
+		s.Commands = map[string]CommandRecord{}
+		return
+	}
+	s.Commands = maps.Clone(s.Commands)
 }
 
 // Clone returns a deep copy, so a fold can be tried without touching s.
