@@ -52,13 +52,16 @@ func (a *analyzer) due(n int, now time.Time) bool {
 }
 
 // analyzeGrown analyzes every table of the view that has at least doubled
-// since it was last analyzed or vacuumed. A failure is logged, not
+// since it was last analyzed or vacuumed and that this role may analyze
+// (its owner's member: Postgres skips any other table with a warning,
+// which would come back at every check). A failure is logged, not
 // returned: the batch is committed already, and autovacuum analyzes the
 // tables in time anyway.
 func (s *Projector) analyzeGrown(ctx context.Context) {
 	rows, err := s.pool.Query(ctx, `SELECT c.relname FROM unnest($1::text[]) AS t(name)
 JOIN pg_class AS c ON c.oid = to_regclass(t.name)
-WHERE pg_relation_size(c.oid) >= 2 * greatest(c.relpages, 1) * current_setting('block_size')::bigint`, viewTables)
+WHERE pg_relation_size(c.oid) >= 2 * greatest(c.relpages, 1) * current_setting('block_size')::bigint
+	AND pg_has_role(c.relowner, 'USAGE')`, viewTables)
 	var grown []string
 	if err == nil {
 		grown, err = pgx.CollectRows(rows, pgx.RowTo[string])
@@ -71,7 +74,10 @@ WHERE pg_relation_size(c.oid) >= 2 * greatest(c.relpages, 1) * current_setting('
 		_, err = s.pool.Exec(ctx, "ANALYZE "+strings.Join(names, ", "))
 	}
 	if err != nil {
-		s.log.Warn("analyzing the view's grown tables failed; autovacuum will", zap.Strings("tables", grown), zap.Error(err))
+		if ctx.Err() == nil { // not the projector stopping
+			s.log.Warn("analyzing the view's grown tables failed; autovacuum will", zap.Strings("tables", grown),
+				zap.Error(err))
+		}
 		return
 	}
 	if len(grown) > 0 {
