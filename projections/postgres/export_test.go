@@ -1,6 +1,9 @@
 package postgres
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // SetRecheckInterval changes WaitCommand's fallback poll, so a test can
 // prove that a notification, not the poll, woke a waiter.
@@ -15,3 +18,6 @@ func ListApprovalsQuery(f ApprovalFilter, limit int) (string, []any, error) {
 
 // GetRunSQL is the SQL GetRun sends.
 const GetRunSQL = getRunSQL
+
+// AnalyzeGrown runs the projector's check of the view's tables now.
+func AnalyzeGrown(ctx context.Context, s *Store) { s.analyzeGrown(ctx) }
