@@ -9,9 +9,16 @@ import (
 	"go.uber.org/zap"
 )
 
-// viewTables are the tables the projector writes and the queries read.
-var viewTables = []string{"runs", "run_events", "run_seq", "commands", "items", "approvals", "sessions",
-	"permission_grants", "session_owners", "idempotency_claims"}
+// viewTables are the tables analyzeGrown checks: the read models, and the
+// two tables the queries write and read back (session owners and
+// idempotency claims).
+var viewTables = func() []string {
+	names := []string{"session_owners", "idempotency_claims"}
+	for _, t := range readModelTables {
+		names = append(names, t.name)
+	}
+	return names
+}()
 
 // The projector analyzes a table of the view that has at least doubled in
 // size since Postgres last analyzed or vacuumed it (or that never was, once
