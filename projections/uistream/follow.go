@@ -49,13 +49,21 @@ func (c *conn) follow(ctx context.Context, r *runFeed) error {
 	return c.flush()
 }
 
-// begin maps what the read model has and sends it. The hub may already
-// have events the read model does not have yet, and no later event would
-// reveal that gap if the run is quiet: begin maps them too, from the hub's
-// retained events (or, when it no longer holds them, the read model).
+// begin maps what the hub retains of the run from its first event, or else
+// what the read model has, and sends it. A young run's stream so reads no
+// read model at all. The hub may also have events the read model does not
+// have yet, and no later event would reveal that gap if the run is quiet:
+// begin maps them too, from the hub's retained events (or, when it no longer
+// holds them, the read model).
 func (c *conn) begin(ctx context.Context, r *runFeed) error {
-	if _, err := r.backfill(ctx); err != nil {
+	n, err := r.retained()
+	if err != nil {
 		return err
+	}
+	if n == 0 {
+		if _, err := r.backfill(ctx); err != nil {
+			return err
+		}
 	}
 	if err := c.flush(); err != nil {
 		return err

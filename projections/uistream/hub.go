@@ -288,6 +288,10 @@ func (h *Hub) fanOut(subs map[*Subscription]struct{}, e *events.Envelope, slow [
 // wait for the read model to have them (or take them from Recent).
 func (h *Hub) LastSeq(runID string) int64 { return h.recent.lastSeq(runID) }
 
+// Knows reports whether the hub retains an event of run runID of tenant
+// that shows the run exists: the caller needs no read model to know it.
+func (h *Hub) Knows(tenantID, runID string) bool { return h.recent.seen(tenantID, runID) }
+
 // Recent returns the retained events of run runID of tenant with seq >
 // afterSeq, in seq order; they are shared and must not be modified. It
 // may begin above afterSeq+1 (older ones were not retained): the read model

@@ -41,6 +41,49 @@ func TestAStreamStartsFromTheHubBeforeTheReadModelHasTheRun(t *testing.T) {
 	}
 }
 
+// TestAYoungRunsStreamReadsNoReadModel: the hub retains the run from its
+// first event, so the stream is served from the hub alone although the read
+// model has the run too; a stream the hub retains only the end of reads the
+// rest from the read model and is just as whole.
+func TestAYoungRunsStreamReadsNoReadModel(t *testing.T) {
+	t.Parallel()
+	evs := goldenCases["approval_allowed"](t)
+	want := fullStream(t, evs)
+	for _, tc := range []struct {
+		name      string
+		retain    int
+		wantReads bool
+	}{
+		{"retained from its first event", 1 << 20, false},
+		{"retained only its latest events", 2 << 10, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			src := newMemSource()
+			src.put(evs, len(evs))
+			hub, err := uistream.NewHub(uistream.HubConfig{Retain: tc.retain, Logger: zap.NewNop()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer hub.Close()
+			hub.Deliver(records(evs))
+			if !hub.Knows("acme", runA) || hub.Knows("globex", runA) {
+				t.Errorf("Knows: acme %v, globex %v; want true, false", hub.Knows("acme", runA), hub.Knows("globex", runA))
+			}
+			sink, done := serveRun(t.Context(), newStreamer(t, hub, uistream.StreamConfig{}), src, runA, uistream.Position{})
+			if err := wait(t, done); err != nil {
+				t.Fatal(err)
+			}
+			if got := sink.frames(); got != want {
+				t.Fatalf("stream:\n%s\nwant:\n%s", got, want)
+			}
+			if reads := src.readCount(); (reads > 0) != tc.wantReads {
+				t.Errorf("the stream read the read model %d times; want reads: %v", reads, tc.wantReads)
+			}
+		})
+	}
+}
+
 func TestTheHubRetainsTheLatestRecordsWithinItsBudget(t *testing.T) {
 	t.Parallel()
 	evs := goldenCases["approval_allowed"](t)

@@ -13,15 +13,24 @@ import (
 
 // awaitRun returns nil once run runID of the caller's tenant exists: in the
 // read model, or on the log as the hub sees it; errRunNotFound after
-// Config.StreamAppearWait.
+// Config.StreamAppearWait. A run the hub already shows, or one this instance
+// created moments ago, is not looked up in the read model first: a burst of
+// clients streaming the runs they just created would otherwise queue on the
+// read model's connections for a fact the tail is about to show.
 func (a *API) awaitRun(ctx context.Context, hub *uistream.Hub, runID string) error {
-	_, err := a.findRun(ctx, runID)
-	if !errors.Is(err, errRunNotFound) {
-		return err
+	tenant := tenantOf(ctx)
+	if hub.Knows(tenant, runID) {
+		return nil
+	}
+	if _, mine := a.flights.createOf(tenant, runID); !mine {
+		_, err := a.findRun(ctx, runID)
+		if !errors.Is(err, errRunNotFound) {
+			return err
+		}
 	}
 	wctx, cancel := context.WithTimeout(ctx, a.cfg.StreamAppearWait)
 	defer cancel()
-	if hub.AwaitRun(wctx, tenantOf(ctx), runID) {
+	if hub.AwaitRun(wctx, tenant, runID) {
 		return nil
 	}
 	if ctx.Err() != nil {
@@ -29,7 +38,7 @@ func (a *API) awaitRun(ctx context.Context, hub *uistream.Hub, runID string) err
 	}
 	// The tail may have started after the run's events: ask the read model
 	// once more.
-	_, err = a.findRun(ctx, runID)
+	_, err := a.findRun(ctx, runID)
 	return err
 }
 
