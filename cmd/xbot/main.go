@@ -15,6 +15,7 @@ import (
 
 	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/services/engine/compute/plugin"
+	"github.com/xbot-runtime/xbot/services/stack"
 )
 
 // views are the projectors' names.
@@ -61,6 +62,7 @@ Run "xbot <command> -h" for the flags.
 `
 
 func main() {
+	stack.TuneGC()
 	if err := run(os.Args[1:]); err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintln(os.Stderr, "xbot:", err)

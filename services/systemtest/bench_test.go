@@ -29,6 +29,7 @@ const benchClients = 32
 // the whole path API → Kafka → executor → Kafka → projector → Postgres, with
 // the scripted engine (one 3-delta turn, no delay).
 func BenchmarkEndToEnd(b *testing.B) {
+	asTheBinaryRuns(b)
 	fast := profile.Profile{ID: "fast", Model: profile.ModelScripted,
 		Script: []profile.Turn{{Text: "a quick scripted answer!", ChunkChars: 8}}}
 	elapsed, evs := measureRuns(b, benchStack(b, nil, fast))

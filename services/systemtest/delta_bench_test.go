@@ -54,6 +54,7 @@ var clockStamp = regexp.MustCompile(`<(\d+)>`)
 // from its emission in the model to the client reading the line that holds
 // it, coalescing included. It reports p50, p99 and max over every delta.
 func BenchmarkDeltaToClient(b *testing.B) {
+	asTheBinaryRuns(b)
 	const deltas, gap = 40, 150 * time.Millisecond
 	agent := profile.Profile{ID: "clock", Model: profile.ModelScripted, Script: []profile.Turn{{Text: "replaced by clockModel"}}}
 	cat, err := profile.NewCatalog(agent)

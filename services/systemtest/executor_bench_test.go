@@ -33,6 +33,7 @@ import (
 // raw-cpu-µs/event the raw produce's; txns/run is the executor's transactions that wrote events (commit markers
 // on the events topic) per run; events/txn their average size.
 func BenchmarkExecutorAlone(b *testing.B) {
+	asTheBinaryRuns(b)
 	kcfg := kafkatest.NewCluster(b, 12).Config().WithDefaults()
 	turn := profile.Turn{ToolCalls: []profile.ScriptedCall{{Name: "noop", Arguments: "{}"}}}
 	cat, err := profile.NewCatalog(profile.Profile{ID: "exec", Model: profile.ModelScripted, Tools: []string{"noop"},

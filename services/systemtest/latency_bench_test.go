@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"runtime/debug"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/xbot-runtime/xbot/services/api/client"
 	"github.com/xbot-runtime/xbot/services/engine/profile"
+	"github.com/xbot-runtime/xbot/services/stack"
 )
 
 // BenchmarkIdleRunLatency measures one run at a time on an idle system with
@@ -20,6 +23,7 @@ import (
 // runs of each; a stream answered 404 is opened again at once, as a client
 // would, and counted in the time.
 func BenchmarkIdleRunLatency(b *testing.B) {
+	asTheBinaryRuns(b)
 	fast := profile.Profile{ID: "fast", Model: profile.ModelScripted,
 		Script: []profile.Turn{{Text: "a quick scripted answer!", ChunkChars: 8}}}
 	st := benchStack(b, nil, fast)
@@ -75,6 +79,16 @@ func streamToEnd(b *testing.B, c *client.Client, runID string, start time.Time) 
 		}
 		return first
 	}
+}
+
+// asTheBinaryRuns gives the benchmark the garbage collector's target the
+// xbot binary runs with (stack.TuneGC: GOGC, else stack.DefaultGCPercent),
+// and logs it.
+func asTheBinaryRuns(b *testing.B) {
+	prev := debug.SetGCPercent(100)
+	debug.SetGCPercent(prev)
+	b.Cleanup(func() { debug.SetGCPercent(prev) })
+	b.Logf("GC target %d (GOGC=%q)", stack.TuneGC(), os.Getenv("GOGC"))
 }
 
 func report(b *testing.B, what string, ds []time.Duration) {
