@@ -66,6 +66,11 @@ type API struct {
 	commandPartitions atomic.Int64
 	// flights remembers the commands this instance sent (inflight.go).
 	flights *flights
+	// elsewhere remembers the commands the commands topic's tail showed,
+	// other instances' included, and commandsBarrier is that tail
+	// (FollowCommands, sentelsewhere.go).
+	elsewhere       *flights
+	commandsBarrier atomic.Pointer[TailBarrier]
 	// tailReady is set by FollowOutcomes (outcomes.go).
 	tailReady atomic.Pointer[<-chan struct{}]
 	// agents is set by EnableAgents (agents.go).
@@ -99,7 +104,7 @@ func New(cfg Config, store Store, sender CommandSender, health []HealthCheck, lo
 		return nil, err
 	}
 	a := &API{cfg: cfg, store: store, sender: sender, health: health, log: logger, tokens: tokens, jwt: verifier,
-		mux: http.NewServeMux(), flights: newFlights(), slots: &streamSlots{max: cfg.Limits.MaxStreams, maxPer: cfg.Limits.MaxStreamsPerPrincipal}}
+		mux: http.NewServeMux(), flights: newFlights(), elsewhere: newFlights(), slots: &streamSlots{max: cfg.Limits.MaxStreams, maxPer: cfg.Limits.MaxStreamsPerPrincipal}}
 	a.api = humago.New(a.mux, a.humaConfig())
 	a.api.UseMiddleware(a.authenticate, a.resolveAliases)
 	a.registerRoutes()

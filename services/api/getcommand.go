@@ -16,7 +16,7 @@ type command struct {
 	TenantID          string `json:"tenantId"`
 	Type              string `json:"type" doc:"CreateRun, AppendUserInput, CancelRun, SubmitApprovalDecision, RequestCompaction or RevokePermissionGrant."`
 	IdempotencyKey    string `json:"idempotencyKey"`
-	Outcome           string `json:"outcome" enum:"pending,accepted,rejected,duplicate,no_effect,applied" doc:"The latest outcome (an accepted command later becomes applied). pending: this API instance sent the command and no outcome is recorded yet; poll again."`
+	Outcome           string `json:"outcome" enum:"pending,accepted,rejected,duplicate,no_effect,applied" doc:"The latest outcome (an accepted command later becomes applied). pending: the command was sent and no outcome is recorded yet; poll again."`
 	FirstOutcome      string `json:"firstOutcome" enum:"pending,accepted,rejected,duplicate,no_effect,applied" doc:"The outcome the command endpoints answer with (pending while the command is in flight)."`
 	Code              string `json:"code,omitempty" doc:"Stable error code of a rejection."`
 	Message           string `json:"message,omitempty"`
@@ -47,9 +47,9 @@ func (a *API) registerGetCommand() {
 	register(a, huma.Operation{
 		OperationID: "getCommand", Method: http.MethodGet, Path: "/v1/commands/{commandId}",
 		Summary: "Get a command's outcome",
-		Description: "Poll this after a command endpoint answered pending. A command this API instance sent in the " +
-			"last 10 minutes is answered pending until its outcome is recorded (its outcome as soon as the event log " +
-			"holds it, before the read model does); 404 for a command id the tenant did not send through this instance " +
+		Description: "Poll this after a command endpoint answered pending. A command sent in the last 10 minutes, " +
+			"through this API instance or another, is answered pending until its outcome is recorded (its outcome as " +
+			"soon as the event log holds it, before the read model does); 404 for a command id the tenant did not send " +
 			"and has no recorded outcome.",
 		Tags: []string{"Commands"}, Errors: []int{http.StatusNotFound},
 	}, a.getCommand)
@@ -72,11 +72,14 @@ func (a *API) getCommand(ctx context.Context, in *getCommandInput) (*getCommandO
 
 // commandInFlight answers a command the read model does not hold yet: its
 // outcome when the log already shows it, pending while this instance
-// remembers sending it for the tenant, else 404.
+// remembers it sent for the tenant (by itself, or by another instance as
+// the commands topic showed), else 404.
 func (a *API) commandInFlight(ctx context.Context, tenant, commandID string) (*getCommandOutput, error) {
 	f, ok := a.flights.get(tenant, commandID)
 	if !ok {
-		return nil, fmt.Errorf("command %s: %w", commandID, errCommandNotFound)
+		if f, ok = a.sentElsewhere(ctx, tenant, commandID); !ok {
+			return nil, fmt.Errorf("command %s: %w", commandID, errCommandNotFound)
+		}
 	}
 	noteRun(ctx, f.env.RunID)
 	if rec, ok := f.result(); ok && complete(rec) {

@@ -74,9 +74,15 @@ func (fs *flights) startRouted(env commands.Envelope) *flight {
 }
 
 func (fs *flights) begin(f *flight) *flight {
-	env := f.env
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
+	fs.add(f)
+	return f
+}
+
+// add remembers f; fs.mu is held.
+func (fs *flights) add(f *flight) {
+	env := f.env
 	fs.expire(f.sentAt)
 	for len(fs.byID) >= fs.max {
 		fs.drop()
@@ -98,7 +104,16 @@ func (fs *flights) begin(f *flight) *flight {
 		fs.bySession[sessionOf{env.TenantID, env.PlatformSessionID}] = f
 	}
 	fs.fifo = append(fs.fifo, f)
-	return f
+}
+
+// observe remembers env, a command the commands topic showed, unless a
+// command with its id is remembered already.
+func (fs *flights) observe(env commands.Envelope) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if _, known := fs.byID[env.CommandID]; !known {
+		fs.add(&flight{env: env, sentAt: fs.now(), anyRun: routed(env), done: make(chan struct{})})
+	}
 }
 
 // forget drops f (its send failed: the client retries).

@@ -43,14 +43,15 @@ func (a *API) following() bool {
 // decoded, and only as far as needed.
 func (a *API) Observe(recs []*uistream.Record) {
 	for _, r := range recs {
-		if !a.flights.hasRun(r.RunID()) {
+		mine, elsewhere := a.flights.hasRun(r.RunID()), a.elsewhere.hasRun(r.RunID())
+		if !mine && !elsewhere {
 			continue
 		}
 		h, err := r.Head()
 		if err != nil || h.CommandID == "" || !outcomeEvent(h.Type) {
 			continue
 		}
-		a.flights.resolve(h.CommandID, func(f *flight) (CommandRecord, string, bool) {
+		match := func(f *flight) (CommandRecord, string, bool) {
 			if f.env.TenantID != h.TenantID || (f.env.RunID != h.RunID && !f.anyRun) {
 				return CommandRecord{}, "", false // as the read model: another tenant's or run's row is not this command's
 			}
@@ -61,7 +62,13 @@ func (a *API) Observe(recs []*uistream.Record) {
 				return CommandRecord{}, "", false
 			}
 			return rec, intent, rec.Outcome != ""
-		})
+		}
+		if mine {
+			a.flights.resolve(h.CommandID, match)
+		}
+		if elsewhere {
+			a.elsewhere.resolve(h.CommandID, match)
+		}
 	}
 }
 

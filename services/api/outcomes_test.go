@@ -78,3 +78,37 @@ func TestOutcomesAreAnsweredFromTheLog(t *testing.T) {
 		t.Fatalf("GET of a command the read model does not hold yet: %+v", cmd)
 	}
 }
+
+// TestACommandAnotherInstanceSentIsPendingThenAnsweredFromTheLog: the
+// commands topic's tail shows a command another instance sent. It is
+// pending for its tenant (404 for another, and a record that is not a
+// command changes nothing), then answered with the outcome the events
+// topic's tail shows, before the read model has it.
+func TestACommandAnotherInstanceSentIsPendingThenAnsweredFromTheLog(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ready := make(chan struct{})
+	close(ready)
+	e.api.FollowOutcomes(ready)
+	c, err := commands.New(commands.CreateRun, commands.Header{RunID: events.NewID("run"), TenantID: tenantA,
+		Actor: events.Actor{Type: "user", ID: tenantA}}, commands.CreateRunPayload{AgentID: "coder"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.do(t, http.MethodGet, "/v1/commands/"+c.CommandID, tokenA, nil).wantCode(t, http.StatusNotFound, "command_not_found")
+	e.api.ObserveCommands([][]byte{[]byte("not a command"), raw})
+	cmd := decode[client.Command](t, e.do(t, http.MethodGet, "/v1/commands/"+c.CommandID, tokenA, nil).want(t, http.StatusOK))
+	if cmd.Outcome != "pending" || cmd.RunID != c.RunID || cmd.Type != "CreateRun" || cmd.IdempotencyKey != c.IdempotencyKey {
+		t.Fatalf("a command another instance sent, in flight: %+v", cmd)
+	}
+	e.do(t, http.MethodGet, "/v1/commands/"+c.CommandID, tokenB, nil).wantCode(t, http.StatusNotFound, "command_not_found")
+	e.api.Observe([]*uistream.Record{logged(t, c, 1, events.RunAccepted, events.RunAcceptedPayload{IdempotencyKey: c.IdempotencyKey})})
+	cmd = decode[client.Command](t, e.do(t, http.MethodGet, "/v1/commands/"+c.CommandID, tokenA, nil).want(t, http.StatusOK))
+	if cmd.Outcome != "accepted" || cmd.Seq != 1 {
+		t.Fatalf("a command another instance sent, once the log shows its outcome: %+v", cmd)
+	}
+}

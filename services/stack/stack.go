@@ -130,20 +130,21 @@ type Stack struct {
 	stopOnce   sync.Once
 	runCtx     context.Context
 	hub        *uistream.Hub
-	tail       *kafka.Tail
-	log        *zap.Logger
-	Pool       *pgxpool.Pool
-	Store      *pgview.Store
-	Executor   *executor.Executor
-	API        *api.API
-	server     *http.Server
-	addr       string
-	producer   *kafka.Producer
-	metrics    *metrics.Server
-	cancel     context.CancelFunc
-	wg         sync.WaitGroup
-	errMu      sync.Mutex
-	err        error
+	// streamsReady is closed once both tails follow their topics.
+	streamsReady chan struct{}
+	log          *zap.Logger
+	Pool         *pgxpool.Pool
+	Store        *pgview.Store
+	Executor     *executor.Executor
+	API          *api.API
+	server       *http.Server
+	addr         string
+	producer     *kafka.Producer
+	metrics      *metrics.Server
+	cancel       context.CancelFunc
+	wg           sync.WaitGroup
+	errMu        sync.Mutex
+	err          error
 }
 
 func (o Options) has(c Component) bool {
@@ -279,11 +280,38 @@ func (s *Stack) startStreams() error {
 	if err != nil {
 		return err
 	}
-	s.hub, s.tail = hub, tail
+	cmds, err := kafka.NewTail(kafka.TailConfig{Kafka: s.opts.Kafka, Topic: s.opts.Kafka.WithDefaults().CommandsTopic(),
+		Deliver: func(recs []kafka.Record) { s.API.ObserveCommands(recordValues(recs)) }, Logger: log})
+	if err != nil {
+		return err
+	}
+	s.hub = hub
 	s.API.FollowOutcomes(tail.Ready())
 	s.API.UseTailBarrier(tail)
+	s.API.FollowCommands(cmds)
 	s.goRun("stream tail", func() error { return tail.Run(s.runCtx) })
+	s.goRun("commands tail", func() error { return cmds.Run(s.runCtx) })
+	s.streamsReady = make(chan struct{})
+	go func() {
+		for _, ready := range []<-chan struct{}{tail.Ready(), cmds.Ready()} {
+			select {
+			case <-ready:
+			case <-s.runCtx.Done():
+				return
+			}
+		}
+		close(s.streamsReady)
+	}()
 	return s.API.EnableStreams(hub, APIStore(s.Store.Queries), uistream.StreamConfig{})
+}
+
+// recordValues returns the values of recs.
+func recordValues(recs []kafka.Record) [][]byte {
+	out := make([][]byte, len(recs))
+	for i, r := range recs {
+		out[i] = r.Value
+	}
+	return out
 }
 
 // deliverTo hands each batch of the events topic's tail to hub and to the
@@ -309,8 +337,9 @@ func tailRecords(recs []kafka.Record) []*uistream.Record {
 	return out
 }
 
-// StreamsReady is closed once the API's stream tail follows the events topic.
-func (s *Stack) StreamsReady() <-chan struct{} { return s.tail.Ready() }
+// StreamsReady is closed once the API's tails follow the events and the
+// commands topics.
+func (s *Stack) StreamsReady() <-chan struct{} { return s.streamsReady }
 
 // Addr returns the API's listen address (host:port).
 func (s *Stack) Addr() string { return s.addr }

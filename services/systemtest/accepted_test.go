@@ -210,32 +210,47 @@ func TestStreamHeadersArriveBeforeAnyEvent(t *testing.T) {
 	t.Fatalf("the session stream ended without the next run %s: %v", second.RunID, sc.Err())
 }
 
+// TestACommandInFlightIsPendingNotUnknown polls a command in flight through
+// the instance that sent it and through another (behind a load balancer the
+// poll may reach either): both answer pending, the other one because its
+// tail of the commands topic showed the command. Another tenant gets 404
+// from both, as for a missing id. Once an executor runs, both answer the
+// outcome.
 func TestACommandInFlightIsPendingNotUnknown(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	st := e.start("api", nil, stack.API, stack.ProjectorPostgres) // no executor: nothing is admitted
+	other := e.start("api-2", nil, stack.API)
+	startStreams(t, e, other)
 	c := apiOf(t, st)
 	res, err := c.CreateRun(t.Context(), client.CreateRunRequest{AgentID: "demo", Input: client.UserInput{Content: "hi"}},
 		client.CommandOptions{Wait: client.WaitFor(0)})
 	if err != nil || res.Outcome != client.OutcomePending {
 		t.Fatalf("create: %+v %v", res, err)
 	}
-	cmd, err := c.GetCommand(t.Context(), res.CommandID)
-	if err != nil || cmd.Outcome != client.OutcomePending || cmd.FirstOutcome != client.OutcomePending ||
-		cmd.RunID != res.RunID || cmd.Type != "CreateRun" {
-		t.Fatalf("command in flight: %+v %v", cmd, err)
-	}
-	if _, err := apiClient(t, st, otherToken, nil).GetCommand(t.Context(), res.CommandID); !isProblem(err, http.StatusNotFound, "command_not_found") {
-		t.Fatalf("another tenant's GET of a command in flight: %v", err)
+	for name, inst := range map[string]*stack.Stack{"the instance that sent it": st, "another instance": other} {
+		cmd, err := apiOf(t, inst).GetCommand(t.Context(), res.CommandID)
+		if err != nil || cmd.Outcome != client.OutcomePending || cmd.FirstOutcome != client.OutcomePending ||
+			cmd.RunID != res.RunID || cmd.Type != "CreateRun" {
+			t.Fatalf("command in flight, through %s: %+v %v", name, cmd, err)
+		}
+		if _, err := apiClient(t, inst, otherToken, nil).GetCommand(t.Context(), res.CommandID); !isProblem(err, http.StatusNotFound, "command_not_found") {
+			t.Fatalf("another tenant's GET of a command in flight, through %s: %v", name, err)
+		}
+		if _, err := apiOf(t, inst).GetCommand(t.Context(), "cmd_never_sent"); !isProblem(err, http.StatusNotFound, "command_not_found") {
+			t.Fatalf("GET of a command never sent, through %s: %v", name, err)
+		}
 	}
 	e.start("executor", nil, stack.Executor)
-	eventually.Succeeds(t, 20*time.Second, "the command's outcome", func() error {
-		cmd, err := c.GetCommand(t.Context(), res.CommandID)
-		if err != nil || cmd.FirstOutcome != client.OutcomeAccepted {
-			return fmt.Errorf("%+v %w", cmd, err)
-		}
-		return nil
-	})
+	for _, inst := range []*stack.Stack{st, other} {
+		eventually.Succeeds(t, 20*time.Second, "the command's outcome", func() error {
+			cmd, err := apiOf(t, inst).GetCommand(t.Context(), res.CommandID)
+			if err != nil || cmd.FirstOutcome != client.OutcomeAccepted {
+				return fmt.Errorf("%+v %w", cmd, err)
+			}
+			return nil
+		})
+	}
 }
 
 // TestOutcomesFromTheLogEqualTheReadModels answers commands with no
