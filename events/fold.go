@@ -113,12 +113,10 @@ func apply(n *RunState, e Envelope, p any) error {
 		if v.Decision != DecisionAllow && v.Decision != DecisionDeny {
 			return &PayloadError{Type: e.Type, Seq: e.Seq, Err: fmt.Errorf("decision %q is not allow or deny", v.Decision)}
 		}
-		n.ownItems()
-		for i, it := range n.Items {
-			if it.ID == e.ItemID && it.Status == ItemStatusAwaitingApproval {
-				n.Items[i].Status = ItemStatusStarted
-				n.Items[i].Approved = v.Decision == DecisionAllow
-			}
+		if i := n.Items.index(e.ItemID); i >= 0 && n.Items.At(i).Status == ItemStatusAwaitingApproval {
+			it := n.Items.At(i)
+			it.Status, it.Approved = ItemStatusStarted, v.Decision == DecisionAllow
+			n.Items = n.Items.with(i, it)
 		}
 	case *ItemStartedPayload, *ItemDeltaPayload, *ItemCompletedPayload, *ItemFailedPayload, *ItemAwaitingApprovalPayload:
 		return applyItem(n, e, p)

@@ -260,8 +260,8 @@ func normalized(s events.RunState) events.RunState {
 	if len(s.Pending) == 0 {
 		s.Pending = nil
 	}
-	if len(s.Items) == 0 {
-		s.Items = nil
+	if s.Items.Len() == 0 {
+		s.Items = events.ItemList{}
 	}
 	return s
 }
@@ -270,7 +270,7 @@ func normalized(s events.RunState) events.RunState {
 func checkUnique(t *testing.T, n events.RunState) {
 	t.Helper()
 	seen := map[string]bool{}
-	for _, it := range n.Items {
+	for it := range n.Items.All() {
 		if seen["item "+it.ID] {
 			t.Fatalf("item %s twice in %+v", it.ID, n.Items)
 		}

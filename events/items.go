@@ -16,30 +16,23 @@ func applyItem(n *RunState, e Envelope, p any) error {
 		if st.ItemType == "" {
 			return &PayloadError{Type: e.Type, Seq: e.Seq, Err: errors.New("itemType is required")}
 		}
-		n.Items = append(n.Items, ItemRef{ID: e.ItemID, Type: st.ItemType, Status: ItemStatusStarted})
+		n.Items = n.Items.appended(ItemRef{ID: e.ItemID, Type: st.ItemType, Status: ItemStatusStarted})
 		return nil
 	}
-	idx := -1
-	for i := len(n.Items) - 1; i >= 0; i-- { // the item an event is of is most often the latest
-		if n.Items[i].ID == e.ItemID {
-			idx = i
-			break
-		}
-	}
+	idx := n.Items.index(e.ItemID)
 	if idx < 0 {
 		return fmt.Errorf("item %s was never started", e.ItemID)
 	}
-	if st := n.Items[idx].Status; st != ItemStatusStarted && st != ItemStatusAwaitingApproval {
-		return fmt.Errorf("item %s is already %s", e.ItemID, st)
+	it := n.Items.At(idx)
+	if it.Status != ItemStatusStarted && it.Status != ItemStatusAwaitingApproval {
+		return fmt.Errorf("item %s is already %s", e.ItemID, it.Status)
 	}
 	if _, delta := p.(*ItemDeltaPayload); delta {
-		if st := n.Items[idx].Status; st != ItemStatusStarted {
-			return fmt.Errorf("item %s is %s, not streaming", e.ItemID, st)
+		if it.Status != ItemStatusStarted {
+			return fmt.Errorf("item %s is %s, not streaming", e.ItemID, it.Status)
 		}
 		return nil // a delta changes no item
 	}
-	n.ownItems()
-	it := &n.Items[idx]
 	switch v := p.(type) {
 	case *ItemCompletedPayload:
 		it.Status = ItemStatusCompleted
@@ -54,6 +47,7 @@ func applyItem(n *RunState, e Envelope, p any) error {
 		}
 		it.Status, it.ToolName, it.RuleID = ItemStatusAwaitingApproval, v.ToolName, v.RuleID
 	}
+	n.Items = n.Items.with(idx, it)
 	return nil
 }
 

@@ -3,7 +3,6 @@ package events
 import (
 	"encoding/json"
 	"maps"
-	"slices"
 )
 
 // CommandRecord is what a run remembers of a command, by idempotency key, so
@@ -79,7 +78,7 @@ type RunState struct {
 	UpdatedAt         int64                    `json:"updatedAt,omitempty"`
 	Commands          map[string]CommandRecord `json:"commands,omitempty"`
 	Pending           []PendingCommand         `json:"pending,omitempty"`
-	Items             []ItemRef                `json:"items,omitempty"`
+	Items             ItemList                 `json:"items,omitzero"`
 	// InheritedGrants are the session grants given with the run's creation;
 	// the capability snapshot freezes them.
 	InheritedGrants []PermissionGrant `json:"inheritedGrants,omitempty"`
@@ -153,7 +152,7 @@ func (s RunState) SessionGrants(at int64) []PermissionGrant {
 // AwaitingApproval returns the items waiting for a decision.
 func (s RunState) AwaitingApproval() []ItemRef {
 	var out []ItemRef
-	for _, it := range s.Items {
+	for it := range s.Items.All() {
 		if it.Status == ItemStatusAwaitingApproval {
 			out = append(out, it)
 		}
@@ -169,10 +168,8 @@ func (s RunState) CurrentStatus() Status { return s.Status.orCreated() }
 
 // Item returns the item with the given id.
 func (s RunState) Item(id string) (ItemRef, bool) {
-	for _, it := range s.Items {
-		if it.ID == id {
-			return it, true
-		}
+	if i := s.Items.index(id); i >= 0 {
+		return s.Items.At(i), true
 	}
 	return ItemRef{}, false
 }
@@ -180,7 +177,7 @@ func (s RunState) Item(id string) (ItemRef, bool) {
 // OpenItems returns the items that started and have not been closed.
 func (s RunState) OpenItems() []ItemRef {
 	var out []ItemRef
-	for _, it := range s.Items {
+	for it := range s.Items.All() {
 		if it.Status == ItemStatusStarted || it.Status == ItemStatusAwaitingApproval {
 			out = append(out, it)
 		}
@@ -192,20 +189,16 @@ func (s RunState) OpenItems() []ItemRef {
 // event leaves alone, so that folding one event does not cost the length of
 // the run. Its slices are s's with no room to grow, so an append or a
 // removal (append(x[:i:i], …)) makes a new array; Fold's writes in place
-// copy first: remember the Commands map (ownCommands), an item's status the
-// Items (ownItems).
+// copy first: remember the Commands map (ownCommands). Items is persistent
+// (ItemList) and needs nothing.
 func (s *RunState) fork() *RunState {
 	c := *s
 	c.Pending = c.Pending[:len(c.Pending):len(c.Pending)]
-	c.Items = c.Items[:len(c.Items):len(c.Items)]
 	c.Grants = c.Grants[:len(c.Grants):len(c.Grants)]
 	c.RevokedGrants = c.RevokedGrants[:len(c.RevokedGrants):len(c.RevokedGrants)]
 	c.InheritedGrants = c.InheritedGrants[:len(c.InheritedGrants):len(c.InheritedGrants)]
 	return &c
 }
-
-// ownItems gives a fork its own Items before one is changed in place.
-func (s *RunState) ownItems() { s.Items = slices.Clone(s.Items) }
 
 // ownCommands gives a fork its own Commands map before a write.
 func (s *RunState) ownCommands() {
@@ -226,7 +219,6 @@ func (s *RunState) Clone() *RunState {
 		}
 	}
 	c.Pending = append([]PendingCommand(nil), s.Pending...)
-	c.Items = append([]ItemRef(nil), s.Items...)
 	c.Grants = append([]PermissionGrant(nil), s.Grants...)
 	c.RevokedGrants = append([]PermissionGrant(nil), s.RevokedGrants...)
 	return &c

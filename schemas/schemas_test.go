@@ -145,7 +145,7 @@ func priorState(e events.Envelope) events.RunState {
 	// A queued run resumes only when it had been resumed from a pause.
 	s.Requeued = s.Status == events.StatusQueued && e.Type == events.RunResumed
 	if e.ItemID != "" && e.Type != events.ItemStarted {
-		s.Items = []events.ItemRef{{ID: e.ItemID, Type: events.ItemToolCall, Status: events.ItemStatusStarted}}
+		s.Items = events.ItemsOf(events.ItemRef{ID: e.ItemID, Type: events.ItemToolCall, Status: events.ItemStatusStarted})
 	}
 	return s
 }

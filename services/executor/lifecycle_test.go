@@ -145,7 +145,7 @@ func (k *executorKiller) Kill() { k.ex.Kill() }
 
 func completedAssistantMessages(st events.RunState) int {
 	n := 0
-	for _, it := range st.Items {
+	for it := range st.Items.All() {
 		if it.Type == events.ItemAssistantMessage && it.Status == events.ItemStatusCompleted {
 			n++
 		}

@@ -158,7 +158,7 @@ func yieldQueue(t *testing.T, h *harness) (asks []commands.Envelope, holder comm
 	}
 	holder = createOn(t, "q-hold", "hold")
 	h.send(holder)
-	h.waitFor("the holder runs", func(m map[string]events.RunState) bool { return len(m[holder.RunID].Items) > 0 })
+	h.waitFor("the holder runs", func(m map[string]events.RunState) bool { return m[holder.RunID].Items.Len() > 0 })
 	for place, i := range []int{1, 2, 0} {
 		id := asks[i].RunID
 		h.send(approve(t, id, id+"-ok"))
@@ -237,7 +237,7 @@ func TestARunStartedFromTheQueueYieldsWhenItPauses(t *testing.T) {
 	g.start("ex1")
 	holder, asker, next := createOn(t, "s-hold", "hold"), createOn(t, "s-ask", "ask"), createOn(t, "s-next", "done")
 	h.send(holder)
-	h.waitFor("the holder runs", func(m map[string]events.RunState) bool { return len(m[holder.RunID].Items) > 0 })
+	h.waitFor("the holder runs", func(m map[string]events.RunState) bool { return m[holder.RunID].Items.Len() > 0 })
 	h.send(asker)
 	h.send(next)
 	h.waitFor("both wait", func(m map[string]events.RunState) bool {
@@ -268,7 +268,7 @@ func TestARunFailingAfterItsResumeFreesTheKey(t *testing.T) {
 	h.send(failing)
 	h.waitFor("the run paused", pausedOnApproval(failing.RunID))
 	h.send(holder)
-	h.waitFor("the holder runs", func(m map[string]events.RunState) bool { return len(m[holder.RunID].Items) > 0 })
+	h.waitFor("the holder runs", func(m map[string]events.RunState) bool { return m[holder.RunID].Items.Len() > 0 })
 	h.send(approve(t, failing.RunID, "f-ask-ok"))
 	h.waitFor("the approved run waits", func(m map[string]events.RunState) bool { return m[failing.RunID].Requeued })
 	h.send(next)

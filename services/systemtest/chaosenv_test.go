@@ -200,7 +200,7 @@ func (c *chaos) checkRuns(states map[string]events.RunState, ids []string) {
 			c.t.Errorf("run %s: status %s, want completed", id, st.CurrentStatus())
 		}
 		done := 0
-		for _, it := range st.Items {
+		for it := range st.Items.All() {
 			if it.Type == events.ItemCommandExecution && it.Status == events.ItemStatusCompleted {
 				done++
 			}

@@ -53,7 +53,7 @@ func TestExecutorKilledMidRunAnotherTakesOver(t *testing.T) {
 		t.Fatalf("takeover not recorded as one restore closing one lost item: %v", counts)
 	}
 	completed := 0
-	for _, it := range st.Items {
+	for it := range st.Items.All() {
 		if it.Status == events.ItemStatusCompleted {
 			completed++
 		}

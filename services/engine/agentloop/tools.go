@@ -37,7 +37,7 @@ type pendingCall struct {
 // items a decision allowed.
 func (r *execution) approved(st events.RunState) []pendingCall {
 	var out []pendingCall
-	for _, it := range st.Items {
+	for it := range st.Items.All() {
 		if !it.Approved || it.Status != events.ItemStatusStarted {
 			continue
 		}
