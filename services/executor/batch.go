@@ -1,7 +1,6 @@
 package executor
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -116,10 +115,7 @@ func (b *batch) push(id events.Identity, drafts []events.Draft) error {
 		if next, err = events.Fold(next, env); err != nil {
 			return err
 		}
-		raw, err := json.Marshal(env)
-		if err != nil {
-			return fmt.Errorf("encode event: %w", err)
-		}
+		raw := env.AppendJSON(make([]byte, 0, len(env.Payload)+256))
 		recs = append(recs, kafka.OutRecord{Key: id.RunID, Value: raw})
 		envs = append(envs, env)
 		size += int64(len(raw))
