@@ -10,7 +10,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"go.uber.org/zap/zaptest"
 
 	"github.com/xbot-runtime/xbot/projections/postgres"
 )
@@ -40,22 +39,16 @@ SELECT 'run_' || g, 'acme', 'completed', '{}', '{}', 9, now(), now() FROM genera
 			t.Errorf("drop role: %v", err)
 		}
 	})
-	cfg := f.pool.Config()
-	cfg.ConnConfig.User, cfg.ConnConfig.Password = role, password
 	var mu sync.Mutex
 	var notices []string
-	cfg.ConnConfig.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) {
-		mu.Lock()
-		defer mu.Unlock()
-		notices = append(notices, n.Severity+": "+n.Message)
-	}
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	reader := postgres.New(pool, zaptest.NewLogger(t))
-	t.Cleanup(reader.Close)
+	reader := f.storeWith(t, func(cfg *pgxpool.Config) {
+		cfg.ConnConfig.User, cfg.ConnConfig.Password = role, password
+		cfg.ConnConfig.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) {
+			mu.Lock()
+			defer mu.Unlock()
+			notices = append(notices, n.Severity+": "+n.Message)
+		}
+	})
 
 	postgres.AnalyzeGrown(ctx, reader)
 	mu.Lock()

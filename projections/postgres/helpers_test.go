@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"go.uber.org/zap/zaptest"
 
 	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/events/eventstest"
@@ -37,6 +38,22 @@ func newFixture(tb testing.TB) *fixture {
 	tb.Helper()
 	store, pool := postgrestest.New(tb)
 	return &fixture{store: store, pool: pool}
+}
+
+// storeWith returns a store on a pool of its own, configured as f's with
+// change made (another role, other session settings).
+func (f *fixture) storeWith(tb testing.TB, change func(*pgxpool.Config)) *postgres.Store {
+	tb.Helper()
+	cfg := f.pool.Config()
+	change(cfg)
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(pool.Close)
+	s := postgres.New(pool, zaptest.NewLogger(tb))
+	tb.Cleanup(s.Close)
+	return s
 }
 
 // apply applies recs and fails the test on error.

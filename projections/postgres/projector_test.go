@@ -231,16 +231,10 @@ func TestChecksums(t *testing.T) {
 	if len(sums) != len(want) {
 		t.Fatalf("checksums of %v, want %v", sums, want)
 	}
-	cfg := f.pool.Config().Copy()
-	cfg.ConnConfig.RuntimeParams["timezone"] = "Asia/Kathmandu"
-	cfg.ConnConfig.RuntimeParams["datestyle"] = "SQL, DMY"
-	shifted, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(shifted.Close)
-	other := postgres.New(shifted, zaptest.NewLogger(t))
-	t.Cleanup(other.Close)
+	other := f.storeWith(t, func(cfg *pgxpool.Config) {
+		cfg.ConnConfig.RuntimeParams["timezone"] = "Asia/Kathmandu"
+		cfg.ConnConfig.RuntimeParams["datestyle"] = "SQL, DMY"
+	})
 	if got, err := other.Checksums(ctx); err != nil || !maps.Equal(got, sums) {
 		t.Fatalf("checksums in another time zone:\n%v\n%v (%v)", got, sums, err)
 	}
