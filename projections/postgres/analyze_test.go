@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -15,8 +16,8 @@ import (
 // TestAPlanMadeOnAnEmptyViewIsReplacedOnceItHoldsRuns: a connection that
 // prepared the lookup of a run while the view was empty caches a plan made
 // for an empty table, which scans the tenant's runs. Once the tables have
-// grown, the projector analyzes them after its next thousand events, and
-// that plan gives way to one that reads the run by its key.
+// grown, the projector analyzes them after its next thousand events (beside
+// the batches that follow), and that plan gives way to one that reads the run by its key.
 func TestAPlanMadeOnAnEmptyViewIsReplacedOnceItHoldsRuns(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
@@ -60,6 +61,7 @@ FROM generate_series(1, 20000) g`); err != nil {
 		f.apply(t, recs[:n])
 		recs = recs[n:]
 	}
+	postgres.WaitAnalyzed(f.store) // the check runs beside the batches
 
 	var analyzed bool
 	if err := f.pool.QueryRow(ctx, `SELECT last_analyze IS NOT NULL FROM pg_stat_user_tables
@@ -79,5 +81,72 @@ WHERE relname = 'runs'`).Scan(&analyzed); err != nil {
 	}
 	if plan := strings.Join(lines, "\n"); !strings.Contains(plan, "Index Scan using runs_pkey on runs r") {
 		t.Fatalf("the lookup of a run does not read it by its key:\n%s", plan)
+	}
+}
+
+// TestBatchesDoNotWaitForTheAnalysis: the projector's check of the view's
+// tables runs beside its batches. While another session holds a lock that
+// ANALYZE of runs waits for (one that inserts and updates do not), every
+// batch is still applied; the analysis ends once the lock is let go.
+func TestBatchesDoNotWaitForTheAnalysis(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	var recs []postgres.Record
+	for n := range 40 {
+		for _, e := range runnertest.Run(t, n) {
+			raw, err := json.Marshal(e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			recs = append(recs, postgres.Record{Partition: 0, Offset: int64(len(recs)), Key: e.RunID, Value: raw})
+		}
+	}
+	holder, err := f.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = holder.Rollback(ctx) }()
+	if _, err := holder.Exec(ctx, "LOCK TABLE runs IN SHARE UPDATE EXCLUSIVE MODE"); err != nil {
+		t.Fatal(err)
+	}
+
+	applied := make(chan error, 1)
+	go func() {
+		for rest := recs; len(rest) > 0; { // 1,320 events, 200 a batch: the check is due after the fifth
+			n := min(200, len(rest))
+			if err := f.store.ApplyBatch(ctx, projector, topic, rest[:n]); err != nil {
+				applied <- err
+				return
+			}
+			rest = rest[n:]
+		}
+		applied <- nil
+	}()
+	select {
+	case err := <-applied:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the batches waited for the analysis, which waits for the lock")
+	}
+	var runs int
+	if err := f.pool.QueryRow(ctx, "SELECT count(*) FROM runs").Scan(&runs); err != nil {
+		t.Fatal(err)
+	}
+	if runs != 40 {
+		t.Fatalf("runs holds %d rows, want 40", runs)
+	}
+	if analyzed(t, f, "runs") {
+		t.Fatal("runs was analyzed while the lock that ANALYZE waits for was held")
+	}
+
+	if err := holder.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	postgres.WaitAnalyzed(f.store)
+	if !analyzed(t, f, "runs") {
+		t.Error("runs was not analyzed once the lock was let go")
 	}
 }

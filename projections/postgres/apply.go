@@ -7,7 +7,6 @@ import (
 	"hash/fnv"
 	"slices"
 	"strconv"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"go.uber.org/zap"
@@ -54,18 +53,14 @@ func (s *Projector) reported(err error, projector, topic string, n int) error {
 	return nil
 }
 
-// applyDecoded writes batch, decoded records, in one transaction, then
-// analyzes the tables that grew when it is time to check (analyzer).
+// applyDecoded writes batch, decoded records, in one transaction, then,
+// when it is time to check (analyzer), starts analyzing the tables that
+// grew, beside the batches that follow (analyzeGrownBeside).
 func (s *Projector) applyDecoded(ctx context.Context, projector, topic string, batch []decoded) error {
 	if err := s.writeDecoded(ctx, projector, topic, batch); err != nil {
 		return err
 	}
-	s.mu.Lock()
-	due := s.analyze.due(len(batch), time.Now())
-	s.mu.Unlock()
-	if due {
-		s.analyzeGrown(ctx)
-	}
+	s.analyzeGrownBeside(ctx, len(batch))
 	return nil
 }
 

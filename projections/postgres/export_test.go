@@ -21,3 +21,7 @@ const GetRunSQL = getRunSQL
 
 // AnalyzeGrown runs the projector's check of the view's tables now.
 func AnalyzeGrown(ctx context.Context, s *Store) { s.analyzeGrown(ctx) }
+
+// WaitAnalyzed waits for the projector's check of the view's tables in
+// flight, if any.
+func WaitAnalyzed(s *Store) { s.analyzing.Wait() }

@@ -24,8 +24,10 @@ type Projector struct {
 	log   *zap.Logger
 	topic string // events topic of the runner.Projector methods
 
-	mu      sync.Mutex // serialises the analyzer's count
-	analyze analyzer
+	mu        sync.Mutex // serialises the analyzer's count and analyzing
+	analyze   analyzer
+	analyzing sync.WaitGroup // the check in flight, if any (at most one)
+	busy      bool           // a check is in flight
 }
 
 // Queries reads the read models, each query scoped to a tenant; the only
@@ -56,8 +58,10 @@ func New(pool *pgxpool.Pool, logger *zap.Logger, opts ...Option) *Store {
 }
 
 // Close stops the notification listener, if WaitCommand started it, and waits
-// for it to end. WaitCommand calls after Close still work, by polling alone.
-// It does not close the pool.
+// for it to end, and for the projector's check of its tables in flight, if
+// any. WaitCommand calls after Close still work, by polling alone. It does
+// not close the pool.
 func (s *Store) Close() {
 	s.listener.close()
+	s.analyzing.Wait()
 }
