@@ -85,7 +85,7 @@ func (a *API) registerListApprovals() {
 			"is requested by runtime.item.awaiting_approval and leaves pending once: resolved by a decision " +
 			"(runtime.approval.decision_submitted), expired when the run's pause outlives its pause TTL, or " +
 			"cancelled when the item or run ends otherwise. A runId of another tenant matches nothing.",
-		Tags: []string{tag},
+		Tags: []string{tag}, Errors: []int{http.StatusServiceUnavailable},
 	}, a.listApprovals)
 }
 

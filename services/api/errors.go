@@ -3,8 +3,11 @@ package api
 import (
 	"context"
 	"errors"
+	"io"
+	"net"
 	"net/http"
 	"strings"
+	"syscall"
 
 	"github.com/danielgtaylor/huma/v2"
 	"go.uber.org/zap"
@@ -63,11 +66,42 @@ func (a *API) problemFor(ctx context.Context, err error) error {
 	case errors.Is(err, context.DeadlineExceeded):
 		a.log.Warn("request timed out", zap.Error(err))
 		return newProblem(http.StatusServiceUnavailable, events.CodeUnavailable, "a dependency did not answer in time")
+	case ctx.Err() == nil && dependencyDown(err):
+		a.log.Warn("a dependency is unavailable", zap.Error(err))
+		return newProblem(http.StatusServiceUnavailable, events.CodeUnavailable, "a dependency is unavailable; retry")
 	}
 	if ctx.Err() == nil {
 		a.log.Error("request failed", zap.Error(err))
 	}
 	return newProblem(http.StatusInternalServerError, events.CodeInternal, "internal error")
+}
+
+// dependencyDown says whether err is a dependency (the read models'
+// database) that cannot be reached or will not serve now, rather than a
+// fault of the request or of this code: a network error, a connection that
+// ended, a request never sent (errors with SafeToRetry, as pgx's are), or a
+// server error of class 08 (connection exception) or 53 (insufficient
+// resources: too many connections, out of memory, disk full), or one that
+// says the server is shutting down or starting (57P01–57P03). It reads no
+// driver's types, so any store that wraps its errors can answer 503.
+func dependencyDown(err error) bool {
+	var (
+		netErr net.Error
+		retry  interface{ SafeToRetry() bool }
+		state  interface{ SQLState() string }
+	)
+	switch {
+	case errors.As(err, &netErr), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNREFUSED),
+		errors.Is(err, syscall.ECONNRESET):
+		return true
+	case errors.As(err, &retry) && retry.SafeToRetry():
+		return true
+	case errors.As(err, &state):
+		code := state.SQLState()
+		return strings.HasPrefix(code, "08") || strings.HasPrefix(code, "53") ||
+			code == "57P01" || code == "57P02" || code == "57P03"
+	}
+	return false
 }
 
 // rejectionProblem returns the HTTP problem of a rejection that is the

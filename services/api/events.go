@@ -53,7 +53,7 @@ func (a *API) registerListRunEvents() {
 			"`limit` events and at most the API's byte cap of envelopes (1 MiB by default): a page of large events ends " +
 			"early, and reading on from `nextAfterSeq` continues with no gap. An event larger than the cap is returned " +
 			"alone, so paging always progresses. An empty page means there are no more events yet.",
-		Tags: []string{"Runs"}, Errors: []int{http.StatusNotFound},
+		Tags: []string{"Runs"}, Errors: []int{http.StatusNotFound, http.StatusServiceUnavailable},
 	}, a.listRunEvents)
 }
 

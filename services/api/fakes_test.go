@@ -3,7 +3,11 @@ package api_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net"
+	"os"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/xbot-runtime/xbot/commands"
@@ -191,6 +195,11 @@ func (f *fakeSender) envelopes() []commands.Envelope {
 }
 
 var errKafkaDown = errors.New("kafka: broker not available")
+
+// errPostgresDown is the read models' database refusing connections, as the
+// driver reports it: a network error.
+var errPostgresDown = fmt.Errorf("failed to connect to `user=xbot database=xbot`: %w",
+	&net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)})
 
 func (s *fakeStore) addEvent(ev api.EventRecord) {
 	s.mu.Lock()

@@ -51,7 +51,7 @@ func (a *API) registerGetCommand() {
 			"through this API instance or another, is answered pending until its outcome is recorded (its outcome as " +
 			"soon as the event log holds it, before the read model does); 404 for a command id the tenant did not send " +
 			"and has no recorded outcome.",
-		Tags: []string{"Commands"}, Errors: []int{http.StatusNotFound},
+		Tags: []string{"Commands"}, Errors: []int{http.StatusNotFound, http.StatusServiceUnavailable},
 	}, a.getCommand)
 }
 

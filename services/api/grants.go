@@ -96,7 +96,7 @@ func (a *API) registerGrants() {
 		Summary: "List a session's grants in force",
 		Description: "The platform_session grants given in the session's runs that are neither revoked nor expired: " +
 			"the grants a new run of the session inherits. 404 when the tenant has no run in this session.",
-		Tags: []string{"Runs"}, Errors: []int{http.StatusNotFound},
+		Tags: []string{"Runs"}, Errors: []int{http.StatusNotFound, http.StatusServiceUnavailable},
 	}, a.listSessionGrants)
 	register(a, huma.Operation{
 		OperationID: "revokeSessionGrant", Method: http.MethodDelete,

@@ -89,7 +89,7 @@ func (a *API) registerListRunItems() {
 		Summary:     "List a run's items",
 		Description: "The run's RuntimeItems (messages, reasoning, tool calls) in log order, from the items read model; follow nextCursor for the next page.",
 		Tags:        []string{"Runs"},
-		Errors:      []int{http.StatusNotFound},
+		Errors:      []int{http.StatusNotFound, http.StatusServiceUnavailable},
 	}, a.listRunItems)
 }
 

@@ -82,7 +82,7 @@ func (a *API) registerGetRun() {
 		OperationID: "getRun", Method: http.MethodGet, Path: "/v1/runs/{runId}",
 		Summary: "Get a run", Description: "The run's current state from the runs read model: its status, its " +
 			"token usage so far, its capability snapshot's hash once started and, while queued, its queue position.",
-		Tags: []string{"Runs"}, Errors: []int{http.StatusNotFound},
+		Tags: []string{"Runs"}, Errors: []int{http.StatusNotFound, http.StatusServiceUnavailable},
 	}, func(ctx context.Context, in *getRunInput) (*getRunOutput, error) {
 		noteRun(ctx, in.RunID)
 		r, err := a.findCreatedRun(ctx, in.RunID)
@@ -117,7 +117,7 @@ func (a *API) registerListRuns() {
 	register(a, huma.Operation{
 		OperationID: "listRuns", Method: http.MethodGet, Path: "/v1/runs",
 		Summary: "List runs", Description: "The tenant's runs, newest first, one page at a time; follow nextCursor for the next page.",
-		Tags: []string{"Runs"},
+		Tags: []string{"Runs"}, Errors: []int{http.StatusServiceUnavailable},
 	}, a.listRuns)
 }
 

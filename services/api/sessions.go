@@ -46,7 +46,7 @@ func (a *API) registerListSessionRuns() {
 		Description: "The platform session's summary and its runs, newest first, one page at a time. " +
 			"404 when the tenant has no run in this session.",
 		Tags:   []string{"Runs"},
-		Errors: []int{http.StatusNotFound},
+		Errors: []int{http.StatusNotFound, http.StatusServiceUnavailable},
 	}, a.listSessionRuns)
 }
 

@@ -48,7 +48,7 @@ func (a *API) registerSessionState() {
 			"run). Only the session's owner, a principal with scope act_as or a read-only one (scope read or demo) " +
 			"reads it (403 forbidden_scope); 404 when the tenant has no run in the session.",
 		Tags:   []string{"Runs"},
-		Errors: []int{http.StatusForbidden, http.StatusNotFound},
+		Errors: []int{http.StatusForbidden, http.StatusNotFound, http.StatusServiceUnavailable},
 	}, a.getSessionState)
 }
 

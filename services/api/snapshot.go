@@ -34,7 +34,7 @@ func (a *API) registerGetRunSnapshot() {
 		Summary: "Get a run's capability snapshot",
 		Description: "The capability snapshot the run froze when it started (its runtime.capability.snapshot_frozen " +
 			"event): everything the run may use. 404 until the run has started and the read model shows the event.",
-		Tags: []string{"Runs"}, Errors: []int{http.StatusNotFound},
+		Tags: []string{"Runs"}, Errors: []int{http.StatusNotFound, http.StatusServiceUnavailable},
 	}, a.getRunSnapshot)
 }
 

@@ -125,13 +125,16 @@ func (p *prober) failing(ops []probeOp) {
 		p.send(p.own(op))
 	}
 	p.e.sender.fail(nil)
-	p.e.store.failReads(errors.New("postgres: connection refused"))
-	for _, op := range ops {
-		p.send(p.own(op))
+	// A read model that is down (503), then one that fails otherwise (500).
+	for _, fault := range []error{errPostgresDown, errors.New("postgres: relation \"runs\" does not exist")} {
+		p.e.store.failReads(fault)
+		for _, op := range ops {
+			p.send(p.own(op))
+		}
+		// A create naming a parent run, which cannot be read.
+		p.send(probeReq{method: "POST", path: "/v1/runs", rawQuery: "wait=0", token: tokenA,
+			body: []byte(`{"agentId":"coder","input":{"content":"x"},"parentRunId":"` + p.ids["runId"] + `"}`)})
 	}
-	// A create naming a parent run, which cannot be read.
-	p.send(probeReq{method: "POST", path: "/v1/runs", rawQuery: "wait=0", token: tokenA,
-		body: []byte(`{"agentId":"coder","input":{"content":"x"},"parentRunId":"` + p.ids["runId"] + `"}`)})
 	p.e.store.failReads(nil)
 }
 
