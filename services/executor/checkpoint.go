@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/xbot-runtime/xbot/commands"
 	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/infra/kafka"
@@ -491,7 +493,37 @@ func (w *partitionWorker) keepRecent(r *Run) {
 	}
 }
 
+// jsonMeta encodes m as json.Marshal would, but for the order of Lagging's
+// members, which is the map's: the meta is written with every batch and
+// holds every lagging run, and encoding/json sorted them each time (a
+// tenth of the executor's encoding, BenchmarkExecutorAlone).
 func jsonMeta(m partitionMeta) ([]byte, error) {
+	raw := make([]byte, 0, 96+48*len(m.Lagging))
+	raw = strconv.AppendInt(append(raw, `{"nextCommand":`...), m.NextCommand, 10)
+	raw = strconv.AppendInt(append(raw, `,"eventsEnd":`...), m.EventsEnd, 10)
+	raw = strconv.AppendInt(append(raw, `,"baseFrom":`...), m.BaseFrom, 10)
+	raw = strconv.AppendInt(append(raw, `,"nextOrder":`...), m.NextOrder, 10)
+	if len(m.Lagging) > 0 {
+		raw = append(raw, `,"lagging":{`...)
+		first := true
+		for id, l := range m.Lagging {
+			if !first {
+				raw = append(raw, ',')
+			}
+			first = false
+			var err error
+			if raw, err = jsontext.AppendQuote(raw, id); err != nil { // not UTF-8: as json.Marshal has it
+				return jsonMarshalMeta(m)
+			}
+			raw = strconv.AppendInt(append(raw, `:{"from":`...), l.From, 10)
+			raw = append(strconv.AppendInt(append(raw, `,"seq":`...), l.Seq, 10), '}')
+		}
+		raw = append(raw, '}')
+	}
+	return append(raw, '}'), nil
+}
+
+func jsonMarshalMeta(m partitionMeta) ([]byte, error) {
 	raw, err := json.Marshal(m)
 	if err != nil {
 		return nil, fmt.Errorf("encode partition meta: %w", err)

@@ -2,6 +2,7 @@ package executor
 
 import (
 	"encoding/json"
+	"maps"
 	"slices"
 	"testing"
 
@@ -21,6 +22,38 @@ func TestFinishedIndexRoundTrips(t *testing.T) {
 	}
 	if err := decodeIndex([]byte("run_a 7\n"), func(string, finishedRef) {}); err == nil {
 		t.Fatal("a line without its end time decoded")
+	}
+}
+
+// TestPartitionMetaEncodesAsJSONMarshal: jsonMeta's output decodes to the
+// meta it encoded, with and without lagging runs (ids that need escapes
+// included), and is json.Marshal's byte for byte when no run lags.
+func TestPartitionMetaEncodesAsJSONMarshal(t *testing.T) {
+	for _, m := range []partitionMeta{
+		{NextCommand: 5, EventsEnd: -1, BaseFrom: 1, NextOrder: 9},
+		{NextCommand: 1 << 40, EventsEnd: 77, Lagging: map[string]lag{"run_a": {From: 3, Seq: 4},
+			`run_"q"\\<é>`: {From: 0, Seq: -2}, "run_b": {}}},
+	} {
+		raw, err := jsonMeta(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back partitionMeta
+		if err := json.Unmarshal(raw, &back); err != nil {
+			t.Fatalf("%s: %v", raw, err)
+		}
+		if back.NextCommand != m.NextCommand || back.EventsEnd != m.EventsEnd || back.BaseFrom != m.BaseFrom ||
+			back.NextOrder != m.NextOrder || !maps.Equal(back.Lagging, m.Lagging) {
+			t.Errorf("%s decodes to %+v, want %+v", raw, back, m)
+		}
+		if want, _ := json.Marshal(m); len(m.Lagging) == 0 && string(raw) != string(want) {
+			t.Errorf("jsonMeta = %s, json.Marshal = %s", raw, want)
+		}
+	}
+	odd := partitionMeta{Lagging: map[string]lag{"run_\xff": {}}}
+	raw, err := jsonMeta(odd)
+	if want, _ := json.Marshal(odd); err != nil || string(raw) != string(want) {
+		t.Errorf("a run id that is not UTF-8: %s, %v; json.Marshal: %s", raw, err, want)
 	}
 }
 
