@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"go.uber.org/zap"
 
 	"github.com/xbot-runtime/xbot/events"
@@ -64,8 +65,28 @@ func (s *Projector) applyDecoded(ctx context.Context, projector, topic string, b
 	return nil
 }
 
-// writeDecoded writes batch, decoded records, in one transaction.
+// uniqueViolation is the SQLSTATE of a duplicate key.
+const uniqueViolation = "23505"
+
+// writeDecoded writes batch, decoded records, in one transaction. Its runs
+// and items rows are inserted plainly; when one exists already (a log that
+// accepts a run or starts an item twice) the transaction is rolled back and
+// the batch written again with upserts, which replace such rows.
 func (s *Projector) writeDecoded(ctx context.Context, projector, topic string, batch []decoded) error {
+	err := s.writeOnce(ctx, projector, topic, batch, false)
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == uniqueViolation &&
+		(pe.ConstraintName == "runs_pkey" || pe.ConstraintName == "items_pkey") {
+		s.log.Warn("a run or item the batch starts exists already; writing the batch again, replacing it",
+			zap.String("constraint", pe.ConstraintName))
+		err = s.writeOnce(ctx, projector, topic, batch, true)
+	}
+	return err
+}
+
+// writeOnce writes batch in one transaction, upserting runs and items rows
+// when upsert.
+func (s *Projector) writeOnce(ctx context.Context, projector, topic string, batch []decoded, upsert bool) error {
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		last, err := lockAndLoad(ctx, tx, projector, topic, batch)
 		if err != nil {
@@ -75,6 +96,7 @@ func (s *Projector) writeDecoded(ctx context.Context, projector, topic string, b
 		if err != nil {
 			return err
 		}
+		p.upsert = upsert
 		// The read models are planned while the new events are copied: the
 		// copy waits mostly on the server, the planning is this process's
 		// own work.

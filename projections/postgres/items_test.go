@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"encoding/json"
 	"maps"
 	"strings"
 	"testing"
@@ -223,5 +224,65 @@ func listItems(tb testing.TB, f *fixture, filter postgres.ItemFilter) []postgres
 			return all
 		}
 		filter.After = next
+	}
+}
+
+// TestARunOrItemStartedTwiceReplacesItsRow: a log that starts an item again,
+// or accepts its run again, in a later batch (which events.Fold refuses and
+// the executor never writes) still projects: the batch's plain inserts meet
+// the existing rows, and it is written again replacing them, the other
+// run's rows of the batch included.
+func TestARunOrItemStartedTwiceReplacesItsRow(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	l, other := started(t, "acme", "s-1"), started(t, "acme", "s-2")
+	item := l.startTool(events.ItemCommandExecution, "shell", `{"command":"make"}`)
+	off := offsets{}
+	f.apply(t, off.records(t, 0, l.Events()...))
+	applied := len(l.Events())
+
+	// The log's item start and acceptance again, by hand: the test log
+	// refuses them as events.Fold does.
+	payload := func(v any) json.RawMessage {
+		raw, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return raw
+	}
+	var again []events.Envelope
+	for _, e := range l.Events() {
+		switch {
+		case e.Type == events.ItemStarted && e.ItemID == item:
+			e.Payload = payload(events.ItemStartedPayload{ItemType: events.ItemCommandExecution,
+				Data: payload(events.ToolCallData{ToolCallID: "call_again", ToolName: "write_file", Arguments: "{}"})})
+		case e.Type == events.RunAccepted:
+			e.Payload = payload(events.RunAcceptedPayload{AgentID: "reviewer", Input: events.UserInput{Content: "again"}})
+		default:
+			continue
+		}
+		e.Seq, e.EventID = int64(applied+len(again)+1), events.NewID("evt")
+		again = append(again, e)
+	}
+	f.apply(t, off.records(t, 0, eventstest.Interleave(again, other.Events())...))
+	started := again[0].Seq
+	if again[0].Type != events.ItemStarted {
+		started = again[1].Seq
+	}
+
+	items, _, err := f.store.ListItems(ctx, postgres.ItemFilter{TenantID: "acme", RunID: l.RunID()})
+	if err != nil || len(items) != 1 {
+		t.Fatalf("items of the run: %+v, %v", items, err)
+	}
+	if it := items[0]; it.ToolName != "write_file" || it.StartedSeq != started {
+		t.Errorf("the item started again: %+v, want the second start's", it)
+	}
+	run, err := f.store.GetRun(ctx, "acme", l.RunID())
+	if err != nil || run.AgentID != "reviewer" {
+		t.Errorf("the run accepted again: %+v, %v; want agent reviewer", run, err)
+	}
+	if _, err := f.store.GetRun(ctx, "acme", other.RunID()); err != nil {
+		t.Errorf("the other run of the batch: %v", err)
 	}
 }

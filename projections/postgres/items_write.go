@@ -7,13 +7,19 @@ import (
 )
 
 // insertItemsSQL writes items that started in the batch whole. An existing
-// row (an item started again) is replaced, as events.Fold would refuse it.
+// row (an item started again, which events.Fold would refuse) fails it with
+// a unique violation, and the batch is written again with upsertItemsSQL,
+// which replaces the row: a plain insert spares every new row the upsert's
+// check for a conflict.
 const insertItemsSQL = `INSERT INTO items (run_id, item_id, tenant_id, type, status, started_seq, updated_seq,
 	tool_name, tool_call_id, input, input_truncated, output, output_truncated, error_code, error_message,
 	exit_code, started_at, completed_at, duration_ms)
 SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::bigint[],
 	$8::text[], $9::text[], $10::text[], $11::bool[], $12::text[], $13::bool[], $14::text[], $15::text[],
-	$16::int[], $17::timestamptz[], $18::timestamptz[], $19::bigint[])
+	$16::int[], $17::timestamptz[], $18::timestamptz[], $19::bigint[])`
+
+// upsertItemsSQL is insertItemsSQL replacing an existing row.
+const upsertItemsSQL = insertItemsSQL + `
 ON CONFLICT (run_id, item_id) DO UPDATE SET
 	tenant_id = EXCLUDED.tenant_id, type = EXCLUDED.type, status = EXCLUDED.status,
 	started_seq = EXCLUDED.started_seq, updated_seq = EXCLUDED.updated_seq, tool_name = EXCLUDED.tool_name,
@@ -63,7 +69,11 @@ func queueItems(b *pgx.Batch, p *batchPlan) {
 		}
 	}
 	if len(ins.runs) > 0 {
-		b.Queue(insertItemsSQL, ins.runs, ins.items, ins.tenants, ins.types, ins.statuses, ins.started, ins.updated,
+		sql := insertItemsSQL
+		if p.upsert {
+			sql = upsertItemsSQL
+		}
+		b.Queue(sql, ins.runs, ins.items, ins.tenants, ins.types, ins.statuses, ins.started, ins.updated,
 			ins.tools, ins.calls, ins.inputs, ins.inputCut, ins.outputs, ins.outputCut, ins.errCodes, ins.errMsgs,
 			ins.exits, ins.startedAt, ins.completedAt, ins.durations)
 	}

@@ -39,6 +39,10 @@ type batchPlan struct {
 	closures      []runClosure                // runs that ended: their pending approvals close
 
 	cur shared // payloads of the event being planned
+
+	// upsert: the rows the batch inserts into runs and items may exist
+	// already (writeDecoded's second attempt).
+	upsert bool
 }
 
 // shared holds the payloads of the event being planned that more than one

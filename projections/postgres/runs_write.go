@@ -6,6 +6,8 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
+// insertRunsSQL writes the runs accepted in the batch; an existing row fails
+// it, as in insertItemsSQL.
 const insertRunsSQL = `INSERT INTO runs (run_id, tenant_id, platform_session_id, agent_id, parent_run_id, status,
 	pause_reason, error_code, cancel_reason, input, sandbox_key, metadata, last_seq, created_at, updated_at,
 	snapshot_hash, model_calls, prompt_tokens, completion_tokens, total_tokens, compactions, accepted_partition,
@@ -14,7 +16,11 @@ SELECT r, te, ps, ag, pr, st, pa, ec, cr, i::jsonb, sk::jsonb, md::jsonb, ls, ca
 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
 	$9::text[], $10::text[], $11::text[], $12::text[], $13::bigint[], $14::timestamptz[], $15::timestamptz[],
 	$16::text[], $17::bigint[], $18::bigint[], $19::bigint[], $20::bigint[], $21::bigint[], $22::int[], $23::bigint[])
-	AS u(r, te, ps, ag, pr, st, pa, ec, cr, i, sk, md, ls, ca, ua, sh, mc, pt, ct, tt, cp, ap, ao)
+	AS u(r, te, ps, ag, pr, st, pa, ec, cr, i, sk, md, ls, ca, ua, sh, mc, pt, ct, tt, cp, ap, ao)`
+
+// upsertRunsSQL is insertRunsSQL replacing an existing row (a run accepted
+// again, which events.Fold would refuse); see insertItemsSQL.
+const upsertRunsSQL = insertRunsSQL + `
 ON CONFLICT (run_id) DO UPDATE SET
 	tenant_id = EXCLUDED.tenant_id, platform_session_id = EXCLUDED.platform_session_id,
 	agent_id = EXCLUDED.agent_id, parent_run_id = EXCLUDED.parent_run_id, status = EXCLUDED.status,
@@ -69,7 +75,11 @@ func queueRunInserts(b *pgx.Batch, p *batchPlan) {
 	if len(c.ids) == 0 {
 		return
 	}
-	b.Queue(insertRunsSQL, c.ids, c.tenants, c.sessions, c.agents, c.parents, c.statuses, c.pauses, c.errs,
+	sql := insertRunsSQL
+	if p.upsert {
+		sql = upsertRunsSQL
+	}
+	b.Queue(sql, c.ids, c.tenants, c.sessions, c.agents, c.parents, c.statuses, c.pauses, c.errs,
 		c.cancels, c.inputs, c.keys, c.metadata, c.lastSeqs, c.created, c.updated, c.hashes, c.calls, c.prompt,
 		c.completion, c.total, c.compactions, c.partitions, c.offsets)
 }
