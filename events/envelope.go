@@ -23,6 +23,11 @@ type Envelope struct {
 	ItemID            string          `json:"itemId,omitempty"`
 	CommandID         string          `json:"commandId,omitempty"`
 	Payload           json.RawMessage `json:"payload"`
+
+	// shared is Payload as the fold that sealed the envelope in this
+	// process decoded it (FoldShared), kept for SharedPayload; nil
+	// otherwise. It is no part of the event: no encoder writes it.
+	shared any
 }
 
 // Decode parses an envelope and checks the fields every reader relies on.
@@ -50,6 +55,18 @@ func (e Envelope) DecodePayload() (any, error) {
 		}
 	}
 	return p, nil
+}
+
+// SharedPayload returns what DecodePayload returns, without decoding again
+// when the fold that sealed e in this process kept its payload
+// (FoldShared): the executor's engine reads a run's items from the events
+// the executor has just folded. The value may be shared with that fold's
+// state and every other reader of e: read it, never change it.
+func (e Envelope) SharedPayload() (any, error) {
+	if e.shared != nil {
+		return e.shared, nil
+	}
+	return e.DecodePayload()
 }
 
 // Draft is an event before the executor gives it a seq, an id and times.

@@ -10,34 +10,57 @@ import (
 // *IllegalTransitionError when the state does not allow the event, and with
 // *PayloadError when the payload is malformed.
 func Fold(s RunState, e Envelope) (RunState, error) {
+	n, _, err := fold(s, e)
+	return n, err
+}
+
+// FoldShared is Fold that also returns e keeping its decoded payload when
+// it is of an event that opens the run or changes an item (sharedTypes),
+// for readers of e in this process (SharedPayload).
+func FoldShared(s RunState, e Envelope) (RunState, Envelope, error) {
+	n, p, err := fold(s, e)
+	if err == nil && sharedTypes[e.Type] {
+		e.shared = p
+	}
+	return n, e, err
+}
+
+// sharedTypes are the events whose payloads FoldShared keeps: those an
+// agent loop reads its items from. The others (deltas, decisions,
+// outcomes, snapshots) would only hold memory for the run's life.
+var sharedTypes = map[Type]bool{RunAccepted: true, ItemStarted: true, ItemCompleted: true, ItemFailed: true,
+	ItemAwaitingApproval: true}
+
+// fold is Fold, also returning e's decoded payload.
+func fold(s RunState, e Envelope) (RunState, any, error) {
 	if e.Seq != s.LastSeq+1 {
-		return s, &SeqGapError{RunID: e.RunID, Expected: s.LastSeq + 1, Actual: e.Seq}
+		return s, nil, &SeqGapError{RunID: e.RunID, Expected: s.LastSeq + 1, Actual: e.Seq}
 	}
 	if s.RunID != "" && e.RunID != s.RunID {
-		return s, &IllegalTransitionError{RunID: e.RunID, Seq: e.Seq, From: s.Status, Type: e.Type,
+		return s, nil, &IllegalTransitionError{RunID: e.RunID, Seq: e.Seq, From: s.Status, Type: e.Type,
 			Reason: fmt.Sprintf("event belongs to run %s", s.RunID)}
 	}
 	if !Known(e.Type) {
-		return s, fmt.Errorf("run %s seq %d: %w: %q", e.RunID, e.Seq, ErrUnknownType, e.Type)
+		return s, nil, fmt.Errorf("run %s seq %d: %w: %q", e.RunID, e.Seq, ErrUnknownType, e.Type)
 	}
 	if !Allowed(s.Status, e.Type) {
-		return s, &IllegalTransitionError{RunID: e.RunID, Seq: e.Seq, From: s.Status, Type: e.Type}
+		return s, nil, &IllegalTransitionError{RunID: e.RunID, Seq: e.Seq, From: s.Status, Type: e.Type}
 	}
 	p, err := e.DecodePayload()
 	if err != nil {
-		return s, err
+		return s, nil, err
 	}
 	if to, ok := StatusAfter(e.Type); ok && to.Terminal() && len(s.OpenItems()) > 0 {
-		return s, &IllegalTransitionError{RunID: e.RunID, Seq: e.Seq, From: s.Status, Type: e.Type,
+		return s, nil, &IllegalTransitionError{RunID: e.RunID, Seq: e.Seq, From: s.Status, Type: e.Type,
 			Reason: fmt.Sprintf("item %s is still open; close every item before the run ends", s.OpenItems()[0].ID)}
 	}
 	n := s.fork()
 	if err := apply(n, e, p); err != nil {
 		var pe *PayloadError
 		if errors.As(err, &pe) {
-			return s, err
+			return s, nil, err
 		}
-		return s, &IllegalTransitionError{RunID: e.RunID, Seq: e.Seq, From: s.Status, Type: e.Type, Reason: err.Error()}
+		return s, nil, &IllegalTransitionError{RunID: e.RunID, Seq: e.Seq, From: s.Status, Type: e.Type, Reason: err.Error()}
 	}
 	n.RunID, n.LastSeq, n.UpdatedAt = e.RunID, e.Seq, e.OccurredAt
 	if next, ok := StatusAfter(e.Type); ok {
@@ -49,7 +72,7 @@ func Fold(s RunState, e Envelope) (RunState, error) {
 			n.Requeued, n.QueuePosition = false, 0
 		}
 	}
-	return *n, nil
+	return *n, p, nil
 }
 
 // FoldAll folds events in order from s.

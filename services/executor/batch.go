@@ -112,7 +112,9 @@ func (b *batch) push(id events.Identity, drafts []events.Draft) error {
 		if err != nil {
 			return err
 		}
-		if next, err = events.Fold(next, env); err != nil {
+		// The engine reads the run's items from these envelopes: they keep
+		// what the fold decoded (events.SharedPayload).
+		if next, env, err = events.FoldShared(next, env); err != nil {
 			return err
 		}
 		raw := env.AppendJSON(make([]byte, 0, len(env.Payload)+256))

@@ -70,7 +70,7 @@ func (f *itemFold) add(evs []events.Envelope) {
 		if !itemRelevant(e.Type) {
 			continue // e.g. the capability snapshot: large, and nothing the projection needs
 		}
-		p, err := e.DecodePayload()
+		p, err := e.SharedPayload() // read only: the executor's fold may share it
 		if err != nil {
 			continue // the log folded when it was written; skip what this build cannot read
 		}
