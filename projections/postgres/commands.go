@@ -21,6 +21,7 @@ type commandRow struct {
 	commandID         string
 	runID             string
 	tenantID          string
+	sessionID         string
 	typ               string
 	idempotencyKey    string
 	outcome           string
@@ -96,7 +97,7 @@ func outcomeRow(e events.Envelope, outcome string) (commandRow, error) {
 
 // record merges row, the outcome carried by e, into the batch's commands.
 func (p *batchPlan) record(e events.Envelope, row commandRow) {
-	row.commandID, row.runID, row.tenantID = e.CommandID, e.RunID, e.TenantID
+	row.commandID, row.runID, row.tenantID, row.sessionID = e.CommandID, e.RunID, e.TenantID, e.PlatformSessionID
 	row.seq, row.updatedAt = e.Seq, e.OccurredAt
 	if prev, ok := p.commands[e.CommandID]; ok {
 		row.firstOutcome = prev.firstOutcome

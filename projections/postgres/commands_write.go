@@ -10,12 +10,13 @@ import (
 // updated by a later event of the same tenant and run, so a command id that
 // another tenant or run happens to reuse can never overwrite its outcome.
 const upsertCommandsSQL = `INSERT INTO commands (command_id, run_id, tenant_id, type, idempotency_key, outcome,
-	first_outcome, code, message, original_command_id, original_outcome, original_code, created_run_id, seq,
-	updated_at)
+	first_outcome, code, message, original_command_id, original_outcome, original_code, created_run_id,
+	platform_session_id, seq, updated_at)
 SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
-	$8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::bigint[], $15::timestamptz[])
+	$8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::bigint[],
+	$16::timestamptz[])
 ON CONFLICT (command_id) DO UPDATE SET
-	type = EXCLUDED.type, idempotency_key = EXCLUDED.idempotency_key, outcome = EXCLUDED.outcome,
+	platform_session_id = EXCLUDED.platform_session_id, type = EXCLUDED.type, idempotency_key = EXCLUDED.idempotency_key, outcome = EXCLUDED.outcome,
 	code = EXCLUDED.code, message = EXCLUDED.message, original_command_id = EXCLUDED.original_command_id,
 	original_outcome = EXCLUDED.original_outcome, original_code = EXCLUDED.original_code,
 	created_run_id = EXCLUDED.created_run_id, seq = EXCLUDED.seq, updated_at = EXCLUDED.updated_at
@@ -27,7 +28,7 @@ func queueCommands(b *pgx.Batch, p *batchPlan) {
 	if n == 0 {
 		return
 	}
-	cols := make([][]string, 13)
+	cols := make([][]string, 14)
 	for i := range cols {
 		cols[i] = make([]string, n)
 	}
@@ -35,12 +36,13 @@ func queueCommands(b *pgx.Batch, p *batchPlan) {
 	for i, id := range p.cmdOrder {
 		c := p.commands[id]
 		for j, v := range []string{c.commandID, c.runID, c.tenantID, c.typ, c.idempotencyKey, c.outcome,
-			c.firstOutcome, c.code, c.message, c.originalCommandID, c.originalOutcome, c.originalCode, c.createdRunID} {
+			c.firstOutcome, c.code, c.message, c.originalCommandID, c.originalOutcome, c.originalCode, c.createdRunID,
+			c.sessionID} {
 			cols[j][i] = clean(v)
 		}
 		seqs[i], updated[i] = c.seq, ms(c.updatedAt)
 	}
-	args := make([]any, 0, 15)
+	args := make([]any, 0, 16)
 	for _, c := range cols {
 		args = append(args, c)
 	}

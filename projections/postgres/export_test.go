@@ -25,3 +25,10 @@ func AnalyzeGrown(ctx context.Context, s *Store) { s.analyzeGrown(ctx) }
 // WaitAnalyzed waits for the projector's check of the view's tables in
 // flight, if any.
 func WaitAnalyzed(s *Store) { s.analyzing.Wait() }
+
+// SessionStateSQL are the statements GetSessionState reads a session's
+// state with, by what they read; each takes $1 tenant and $2 session.
+func SessionStateSQL() map[string]string {
+	return map[string]string{"head": sessionHeadSQL(sessionRunColumns), "pending": pendingInteractionsSQL,
+		"open": openReplySQL, "closed": closedInteractionsSQL, "queued": queuedInputsSQL, "admitted": admittedInputsSQL}
+}

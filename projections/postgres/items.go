@@ -24,9 +24,9 @@ type itemChange struct {
 	inserted bool
 
 	// Written only with an inserted row.
-	tenantID, typ, toolName, toolCallID, input string
-	inputTruncated                             bool
-	startedSeq, startedAt                      int64
+	tenantID, sessionID, typ, toolName, toolCallID, input string
+	inputTruncated                                        bool
+	startedSeq, startedAt                                 int64
 
 	status *string
 	// resolve: an approval decision arrived for an item whose status the
@@ -84,7 +84,7 @@ func (p *batchPlan) startItem(e events.Envelope) error {
 		return err
 	}
 	c := &itemChange{key: itemKey{e.RunID, e.ItemID}, inserted: true, tenantID: e.TenantID,
-		typ: clean(string(v.ItemType)), startedSeq: e.Seq, startedAt: e.OccurredAt, updatedSeq: e.Seq}
+		sessionID: clean(e.PlatformSessionID), typ: clean(string(v.ItemType)), startedSeq: e.Seq, startedAt: e.OccurredAt, updatedSeq: e.Seq}
 	c.setStatus(events.ItemStatusStarted)
 	if v.ItemType.RunsTool() && len(v.Data) > 0 {
 		var d events.ToolCallData

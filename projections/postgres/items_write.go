@@ -13,10 +13,10 @@ import (
 // check for a conflict.
 const insertItemsSQL = `INSERT INTO items (run_id, item_id, tenant_id, type, status, started_seq, updated_seq,
 	tool_name, tool_call_id, input, input_truncated, output, output_truncated, error_code, error_message,
-	exit_code, started_at, completed_at, duration_ms)
+	exit_code, started_at, completed_at, duration_ms, platform_session_id)
 SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::bigint[],
 	$8::text[], $9::text[], $10::text[], $11::bool[], $12::text[], $13::bool[], $14::text[], $15::text[],
-	$16::int[], $17::timestamptz[], $18::timestamptz[], $19::bigint[])`
+	$16::int[], $17::timestamptz[], $18::timestamptz[], $19::bigint[], $20::text[])`
 
 // upsertItemsSQL is insertItemsSQL replacing an existing row.
 const upsertItemsSQL = insertItemsSQL + `
@@ -26,7 +26,8 @@ ON CONFLICT (run_id, item_id) DO UPDATE SET
 	tool_call_id = EXCLUDED.tool_call_id, input = EXCLUDED.input, input_truncated = EXCLUDED.input_truncated,
 	output = EXCLUDED.output, output_truncated = EXCLUDED.output_truncated, error_code = EXCLUDED.error_code,
 	error_message = EXCLUDED.error_message, exit_code = EXCLUDED.exit_code, started_at = EXCLUDED.started_at,
-	completed_at = EXCLUDED.completed_at, duration_ms = EXCLUDED.duration_ms`
+	completed_at = EXCLUDED.completed_at, duration_ms = EXCLUDED.duration_ms,
+	platform_session_id = EXCLUDED.platform_session_id`
 
 // updateItemsSQL applies the changes of items that started before the
 // batch; NULL means unchanged.
@@ -48,14 +49,15 @@ WHERE i.run_id = u.r AND i.item_id = u.it`
 
 // itemColumns holds one array per column of the items statements.
 type itemColumns struct {
-	runs, items, tenants, types, statuses, tools, calls, inputs, errCodes, errMsgs []string
-	nullStatus, outputs, nullErrCodes, nullErrMsgs                                 []*string
-	started, updated                                                               []int64
-	inputCut, outputCut, resolve                                                   []bool
-	exits                                                                          []*int32
-	startedAt                                                                      []time.Time
-	completedAt                                                                    []*time.Time
-	durations                                                                      []*int64
+	runs, items, tenants, sessions, types, statuses, tools, calls, inputs, errCodes []string
+	errMsgs                                                                         []string
+	nullStatus, outputs, nullErrCodes, nullErrMsgs                                  []*string
+	started, updated                                                                []int64
+	inputCut, outputCut, resolve                                                    []bool
+	exits                                                                           []*int32
+	startedAt                                                                       []time.Time
+	completedAt                                                                     []*time.Time
+	durations                                                                       []*int64
 }
 
 func queueItems(b *pgx.Batch, p *batchPlan) {
@@ -75,7 +77,7 @@ func queueItems(b *pgx.Batch, p *batchPlan) {
 		}
 		b.Queue(sql, ins.runs, ins.items, ins.tenants, ins.types, ins.statuses, ins.started, ins.updated,
 			ins.tools, ins.calls, ins.inputs, ins.inputCut, ins.outputs, ins.outputCut, ins.errCodes, ins.errMsgs,
-			ins.exits, ins.startedAt, ins.completedAt, ins.durations)
+			ins.exits, ins.startedAt, ins.completedAt, ins.durations, ins.sessions)
 	}
 	if len(upd.runs) > 0 {
 		b.Queue(updateItemsSQL, upd.runs, upd.items, upd.nullStatus, upd.resolve, upd.outputs, upd.outputCut,
@@ -85,7 +87,8 @@ func queueItems(b *pgx.Batch, p *batchPlan) {
 
 func (c *itemColumns) addInsert(x *itemChange) {
 	c.runs, c.items = append(c.runs, x.key.runID), append(c.items, x.key.itemID)
-	c.tenants, c.types = append(c.tenants, x.tenantID), append(c.types, x.typ)
+	c.tenants, c.sessions = append(c.tenants, x.tenantID), append(c.sessions, x.sessionID)
+	c.types = append(c.types, x.typ)
 	c.statuses = append(c.statuses, deref(x.status))
 	c.started, c.updated = append(c.started, x.startedSeq), append(c.updated, x.updatedSeq)
 	c.tools, c.calls = append(c.tools, x.toolName), append(c.calls, x.toolCallID)

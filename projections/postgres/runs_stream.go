@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -25,15 +26,33 @@ type StreamRun struct {
 // Ended reports whether the run's status is terminal.
 func (r StreamRun) Ended() bool { return events.Status(r.Status).Terminal() }
 
-// terminalStatuses are the statuses of runs whose reply has ended.
-func terminalStatuses() []string {
+// liveStatusesSQL lists, as SQL literals, the statuses of runs whose reply
+// has not ended, in the words of the partial index runs_session_live
+// (migration 0009): a query that filters by them, written as they are, can
+// read the session's live runs from that index alone.
+var liveStatusesSQL = func() string {
 	var out []string
 	for _, s := range events.Statuses() {
-		if s.Terminal() {
-			out = append(out, string(s))
+		if !s.Terminal() {
+			out = append(out, "'"+string(s)+"'")
 		}
 	}
-	return out
+	return strings.Join(out, ", ")
+}()
+
+// sessionHeadSQL selects columns of the session ($1 tenant, $2 session)'s
+// first run in session order whose reply has not ended or, when every
+// reply has ended, its last run: two index probes.
+func sessionHeadSQL(columns string) string {
+	return `SELECT ` + columns + ` FROM (
+  (SELECT ` + columns + `, 0 AS pick FROM runs
+   WHERE tenant_id = $1 AND platform_session_id = $2 AND status IN (` + liveStatusesSQL + `)
+   ORDER BY created_at, run_id LIMIT 1)
+  UNION ALL
+  (SELECT ` + columns + `, 1 AS pick FROM runs
+   WHERE tenant_id = $1 AND platform_session_id = $2
+   ORDER BY created_at DESC, run_id DESC LIMIT 1)
+) head ORDER BY pick LIMIT 1`
 }
 
 const streamRunColumns = "run_id, status, created_at"
@@ -67,15 +86,7 @@ ORDER BY created_at, run_id LIMIT $5`,
 // reply has not ended or, when every reply has ended, its last run. It
 // returns ErrNotFound when the tenant has no run in the session.
 func (s *Queries) StreamSessionHead(ctx context.Context, tenantID, sessionID string) (StreamRun, error) {
-	r, err := scanStreamRun(s.pool.QueryRow(ctx, `SELECT `+streamRunColumns+` FROM (
-  (SELECT `+streamRunColumns+`, 0 AS pick FROM runs
-   WHERE tenant_id = $1 AND platform_session_id = $2 AND status <> ALL($3)
-   ORDER BY created_at, run_id LIMIT 1)
-  UNION ALL
-  (SELECT `+streamRunColumns+`, 1 AS pick FROM runs
-   WHERE tenant_id = $1 AND platform_session_id = $2
-   ORDER BY created_at DESC, run_id DESC LIMIT 1)
-) head ORDER BY pick LIMIT 1`, tenantID, sessionID, terminalStatuses()))
+	r, err := scanStreamRun(s.pool.QueryRow(ctx, sessionHeadSQL(streamRunColumns), tenantID, sessionID))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return StreamRun{}, fmt.Errorf("session %s: %w", sessionID, ErrNotFound)
 	}

@@ -37,7 +37,7 @@ func BenchmarkSessionState(b *testing.B) {
 // stateBenchRun is one run of the benchmark's session: accepted, a steer
 // applied, a tool call approved and run, then completed, or paused on a
 // second call when last.
-func stateBenchRun(b *testing.B, session string, i int, last bool) []events.Envelope {
+func stateBenchRun(b testing.TB, session string, i int, last bool) []events.Envelope {
 	l := newRun(b, "acme", session)
 	l.At(clock + int64(i)*1000)
 	l.accept(events.NewID("cmd"), fmt.Sprintf("%s-create-%d", session, i))
