@@ -63,11 +63,12 @@ func (a *analyzer) due(n int, now time.Time) bool {
 // connection of its own, while the projector goes on with its next batch:
 // ANALYZE samples every grown table, tens of milliseconds that no batch has
 // to wait for (a fifth of the projector's time on a young database,
-// docs/performance.md). The check ends with ctx, and Close waits for it.
+// docs/performance.md). The check ends with ctx; Close waits for it, and
+// none starts after Close.
 func (s *Projector) analyzeGrownBeside(ctx context.Context, n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.analyze.due(n, time.Now()) || s.busy {
+	if !s.analyze.due(n, time.Now()) || s.busy || s.closed {
 		return
 	}
 	s.busy = true

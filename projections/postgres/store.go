@@ -28,6 +28,7 @@ type Projector struct {
 	analyze   analyzer
 	analyzing sync.WaitGroup // the check in flight, if any (at most one)
 	busy      bool           // a check is in flight
+	closed    bool           // Close was called: no check starts
 }
 
 // Queries reads the read models, each query scoped to a tenant; the only
@@ -63,5 +64,8 @@ func New(pool *pgxpool.Pool, logger *zap.Logger, opts ...Option) *Store {
 // not close the pool.
 func (s *Store) Close() {
 	s.listener.close()
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
 	s.analyzing.Wait()
 }
