@@ -117,6 +117,13 @@ func (s *settings) kafka(brokers []string) (kafka.Config, error) {
 	if err != nil {
 		return kafka.Config{}, err
 	}
+	tv, err := s.r.Int("kafka_transaction_version")
+	if err != nil {
+		return kafka.Config{}, err
+	}
+	if tv != 1 && tv != 2 {
+		return kafka.Config{}, fmt.Errorf("kafka_transaction_version must be 1 or 2, got %d", tv)
+	}
 	if brokers == nil {
 		brokers = s.r.List("kafka_brokers")
 	}
@@ -125,7 +132,7 @@ func (s *settings) kafka(brokers []string) (kafka.Config, error) {
 		return kafka.Config{}, err
 	}
 	c := kafka.Config{Brokers: brokers, TopicPrefix: s.r.Get("kafka_topic_prefix"), GroupPrefix: s.r.Get("kafka_group_prefix"),
-		Partitions: int32(parts), ReplicationFactor: int16(rf), Security: sec}.WithDefaults()
+		Partitions: int32(parts), ReplicationFactor: int16(rf), TransactionVersion: int16(tv), Security: sec}.WithDefaults()
 	return c, c.Validate()
 }
 

@@ -82,6 +82,7 @@ func Example() {
 	// kafka_tls_key_file             (unset)          default  XBOT_KAFKA_TLS_KEY_FILE             default
 	// kafka_tls_server_name          (unset)          default  XBOT_KAFKA_TLS_SERVER_NAME          default
 	// kafka_topic_prefix             (unset)          default  XBOT_KAFKA_TOPIC_PREFIX             default
+	// kafka_transaction_version      1                default  XBOT_KAFKA_TRANSACTION_VERSION      default
 	// llm_api_key                    (unset)          default  XBOT_LLM_API_KEY                    default
 	// llm_base_url                   (unset)          default  XBOT_LLM_BASE_URL                   default
 	// llm_model                      (unset)          default  XBOT_LLM_MODEL                      default

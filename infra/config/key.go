@@ -46,6 +46,7 @@ var registry = []Key{
 	// without repartitioning (run keys cannot move between partitions).
 	{Name: "kafka_partitions", Default: "12", Usage: "partition count when xbot creates topics"},
 	{Name: "kafka_replication_factor", Default: "-1", Usage: "replication factor when creating topics (-1 = broker default)"},
+	{Name: "kafka_transaction_version", Default: "1", Usage: "transaction protocol of the executors' partition writers: 1 adds partitions with AddPartitionsToTxn (faster commits on Kafka 4), 2 uses the cluster's transaction version 2 (KIP-890 part 2) where it has it"},
 	{Name: "kafka_sasl_mechanism", Usage: "SASL mechanism for every Kafka client: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 (empty = no SASL)"},
 	{Name: "kafka_sasl_username", Usage: "SASL username"},
 	{Name: "kafka_sasl_password", Secret: true, Usage: "SASL password"},

@@ -120,7 +120,7 @@ func waitCompleted(b *testing.B, st *stack.Stack, n int) {
 func BenchmarkRawTransactionalProduce(b *testing.B) {
 	kc := kafkatest.NewCluster(b, 12).Config()
 	prod, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(kc.Brokers...), kgo.TransactionalID(kc.Group("bench")),
-		kgo.DefaultProduceTopic(kc.TopicPrefix + "raw"), kgo.AllowAutoTopicCreation()}, kafka.WriterTuning()...)...)
+		kgo.DefaultProduceTopic(kc.TopicPrefix + "raw"), kgo.AllowAutoTopicCreation()}, kafka.WriterTuning(kc)...)...)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -155,7 +155,7 @@ func BenchmarkRawTransactionalProduce(b *testing.B) {
 func BenchmarkRawTransactionLatency(b *testing.B) {
 	kc := kafkatest.NewConfig(b, 12)
 	prod, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(kc.Brokers...), kgo.TransactionalID(kc.Group("bench-latency")),
-		kgo.DefaultProduceTopic(kc.EventsTopic()), kgo.ProducerLinger(0)}, kafka.WriterTuning()...)...)
+		kgo.DefaultProduceTopic(kc.EventsTopic()), kgo.ProducerLinger(0)}, kafka.WriterTuning(kc)...)...)
 	if err != nil {
 		b.Fatal(err)
 	}

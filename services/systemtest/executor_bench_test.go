@@ -166,7 +166,7 @@ func processCPU(b *testing.B) time.Duration {
 // returns its records/s.
 func rawTransactionalProduce(b *testing.B, kcfg kafka.Config, recs []*kgo.Record) float64 {
 	prod, err := kafka.NewClient(kcfg, append([]kgo.Opt{kgo.TransactionalID(kcfg.Group("raw-exec-bench")),
-		kgo.DefaultProduceTopic(kcfg.TopicPrefix + "raw-exec"), kgo.AllowAutoTopicCreation()}, kafka.WriterTuning()...)...)
+		kgo.DefaultProduceTopic(kcfg.TopicPrefix + "raw-exec"), kgo.AllowAutoTopicCreation()}, kafka.WriterTuning(kcfg)...)...)
 	if err != nil {
 		b.Fatal(err)
 	}

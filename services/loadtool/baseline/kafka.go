@@ -24,7 +24,7 @@ const RecordsPerTxn = 50
 // (kafka.WriterTuning).
 func Kafka(ctx context.Context, kc kafka.Config, topic string, evs []Event) (Result, error) {
 	opts := append([]kgo.Opt{kgo.TransactionalID(topic + "-txn"), kgo.DefaultProduceTopic(topic), kgo.AllowAutoTopicCreation()},
-		kafka.WriterTuning()...)
+		kafka.WriterTuning(kc)...)
 	cl, err := kafka.NewClient(kc, opts...)
 	if err != nil {
 		return Result{}, fmt.Errorf("kafka baseline: client: %w", err)
