@@ -46,16 +46,7 @@ FROM generate_series(1, 20000) g`); err != nil {
 		t.Fatal(err)
 	}
 
-	var recs []postgres.Record
-	for n := range 40 {
-		for _, e := range runnertest.Run(t, n) {
-			raw, err := json.Marshal(e)
-			if err != nil {
-				t.Fatal(err)
-			}
-			recs = append(recs, postgres.Record{Partition: 0, Offset: int64(len(recs)), Key: e.RunID, Value: raw})
-		}
-	}
+	recs := fortyRuns(t)
 	for len(recs) > 0 { // 1,320 events, 200 a batch
 		n := min(200, len(recs))
 		f.apply(t, recs[:n])
@@ -92,16 +83,7 @@ func TestBatchesDoNotWaitForTheAnalysis(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
-	var recs []postgres.Record
-	for n := range 40 {
-		for _, e := range runnertest.Run(t, n) {
-			raw, err := json.Marshal(e)
-			if err != nil {
-				t.Fatal(err)
-			}
-			recs = append(recs, postgres.Record{Partition: 0, Offset: int64(len(recs)), Key: e.RunID, Value: raw})
-		}
-	}
+	recs := fortyRuns(t)
 	holder, err := f.pool.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -149,4 +131,21 @@ func TestBatchesDoNotWaitForTheAnalysis(t *testing.T) {
 	if !analyzed(t, f, "runs") {
 		t.Error("runs was not analyzed once the lock was let go")
 	}
+}
+
+// fortyRuns is the records of 40 runnertest runs on partition 0: 1,320
+// events.
+func fortyRuns(t *testing.T) []postgres.Record {
+	t.Helper()
+	var recs []postgres.Record
+	for n := range 40 {
+		for _, e := range runnertest.Run(t, n) {
+			raw, err := json.Marshal(e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			recs = append(recs, postgres.Record{Partition: 0, Offset: int64(len(recs)), Key: e.RunID, Value: raw})
+		}
+	}
+	return recs
 }

@@ -38,10 +38,7 @@ func BenchmarkSessionState(b *testing.B) {
 // applied, a tool call approved and run, then completed, or paused on a
 // second call when last.
 func stateBenchRun(b testing.TB, session string, i int, last bool) []events.Envelope {
-	l := newRun(b, "acme", session)
-	l.At(clock + int64(i)*1000)
-	l.accept(events.NewID("cmd"), fmt.Sprintf("%s-create-%d", session, i))
-	l.Started("exec-1")
+	l := startedNth(b, session, i)
 	steer := events.NewID("cmd")
 	l.CommandAccepted(steer, events.CommandAcceptedPayload{CommandType: "AppendUserInput", IdempotencyKey: fmt.Sprintf("%s-steer-%d", session, i)})
 	l.Steer(events.NewID("itm"), steer, "also this")
@@ -64,4 +61,14 @@ func stateBenchRun(b testing.TB, session string, i int, last bool) []events.Enve
 	l.assistantMessage(2)
 	l.Completed("done")
 	return l.Events()
+}
+
+// startedNth is run i of a session of tenant acme, accepted i seconds after
+// the clock (under the key "<session>-create-<i>") and started.
+func startedNth(tb testing.TB, session string, i int) *runLog {
+	l := newRun(tb, "acme", session)
+	l.At(clock + int64(i)*1000)
+	l.accept(events.NewID("cmd"), fmt.Sprintf("%s-create-%d", session, i))
+	l.Started("exec-1")
+	return l
 }

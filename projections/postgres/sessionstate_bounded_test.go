@@ -177,10 +177,7 @@ SELECT input_id FROM inputs `
 // approved or denied, a question answered, then completed; or, when open,
 // a steer still queued, a question asked and an approval awaited.
 func historyRun(tb testing.TB, session string, i int, open bool) []events.Envelope {
-	l := newRun(tb, "acme", session)
-	l.At(clock + int64(i)*1000)
-	l.accept(events.NewID("cmd"), fmt.Sprintf("%s-create-%d", session, i))
-	l.Started("exec-1")
+	l := startedNth(tb, session, i)
 	steer := events.NewID("cmd")
 	key := fmt.Sprintf("%s-steer-%d", session, i)
 	l.CommandAccepted(steer, events.CommandAcceptedPayload{CommandType: "AppendUserInput", IdempotencyKey: key})
