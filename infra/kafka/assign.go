@@ -121,8 +121,8 @@ func WriterTuning(c Config) []kgo.Opt {
 // after its next metadata refresh. Under version 1 the refusal comes to
 // AddPartitionsToTxn, which franz-go retries after txnBackoff. On the
 // three-broker Apache Kafka 4.4 of the tests, a one-record transaction took
-// p50 49-58 ms (p99 66-107) with part 2 and 16-21 ms (p99 50-79) this way
-// (BenchmarkRawTransactionLatency, docs/kafka.md).
+// p50 48-52 ms (p99 75-92) with part 2 and 17-33 ms (p99 43-96) this way
+// (BenchmarkRawTransactionLatency, 3 pairs of 300; docs/kafka.md).
 func transactionVersion1() *kversion.Versions {
 	vs := kversion.Stable()
 	vs.SetMaxKeyVersion(int16(kmsg.Produce), 11)

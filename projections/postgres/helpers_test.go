@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
-	"go.uber.org/zap/zaptest"
 
 	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/events/eventstest"
@@ -44,16 +43,7 @@ func newFixture(tb testing.TB) *fixture {
 // change made (another role, other session settings).
 func (f *fixture) storeWith(tb testing.TB, change func(*pgxpool.Config)) *postgres.Store {
 	tb.Helper()
-	cfg := f.pool.Config()
-	change(cfg)
-	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(pool.Close)
-	s := postgres.New(pool, zaptest.NewLogger(tb))
-	tb.Cleanup(s.Close)
-	return s
+	return postgrestest.Reconfigured(tb, f.pool, change)
 }
 
 // apply applies recs and fails the test on error.

@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"context"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -11,9 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap"
-	"go.uber.org/zap/zaptest"
 
-	"github.com/xbot-runtime/xbot/projections/postgres"
 	"github.com/xbot-runtime/xbot/projections/postgres/postgrestest"
 	"github.com/xbot-runtime/xbot/services/api"
 	"github.com/xbot-runtime/xbot/services/stack"
@@ -26,16 +23,11 @@ import (
 func TestAReadModelThatCannotBeReachedIs503(t *testing.T) {
 	t.Parallel()
 	_, up := postgrestest.New(t)
-	cfg := up.Config().Copy()
-	cfg.ConnConfig.Port = closedPort(t)
-	cfg.ConnConfig.ConnectTimeout = 5 * time.Second
-	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	store := postgres.New(pool, zaptest.NewLogger(t))
-	t.Cleanup(store.Close)
+	port := closedPort(t)
+	store := postgrestest.Reconfigured(t, up, func(cfg *pgxpool.Config) {
+		cfg.ConnConfig.Port, cfg.ConnConfig.ConnectTimeout = port, 5*time.Second
+	})
+	cfg := up.Config()
 	a, err := api.New(api.Config{Tokens: map[string]string{tokenA: tenantA}}, stack.APIStore(store.Queries),
 		&fakeSender{}, nil, zap.NewNop())
 	if err != nil {

@@ -36,3 +36,20 @@ func New(tb testing.TB, opts ...postgres.Option) (*postgres.Store, *pgxpool.Pool
 	tb.Cleanup(store.Close)
 	return store, pool
 }
+
+// Reconfigured returns a Store (logging to tb) on a pool of its own,
+// configured as pool's with change made: another role, other session
+// settings, a server that does not answer. Both are closed when tb ends.
+func Reconfigured(tb testing.TB, pool *pgxpool.Pool, change func(*pgxpool.Config)) *postgres.Store {
+	tb.Helper()
+	cfg := pool.Config()
+	change(cfg)
+	own, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(own.Close)
+	store := postgres.New(own, zaptest.NewLogger(tb))
+	tb.Cleanup(store.Close)
+	return store
+}
