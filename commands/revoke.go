@@ -2,6 +2,7 @@ package commands
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/xbot-runtime/xbot/events"
 )
@@ -24,6 +25,13 @@ type RevokePermissionGrantPayload struct {
 // running run's next check no longer finds the grant, and a finished run's
 // follow-up does not inherit it. A run that does not hold the grant (never
 // had it, or it is already revoked) is left as it is.
+//
+// A follow-up created from this run before the revoke inherited the grant,
+// and the API, which lists the session's runs from the read model, may not
+// know that run yet: the revoke goes on to each run this one created
+// (forwardRevoke), in the same transaction. Those runs live on this
+// partition and their creates were sent before this admission, so the
+// revoke lands after them.
 func (p *RevokePermissionGrantPayload) decide(st *events.RunState, c Envelope, _ AdmitOptions) Decision {
 	g, ok := st.Grant(p.GrantID)
 	if !ok {
@@ -33,7 +41,30 @@ func (p *RevokePermissionGrantPayload) decide(st *events.RunState, c Envelope, _
 		{Type: events.PermissionGrantRevoked, CommandID: c.CommandID, Payload: events.PermissionGrantRevokedPayload{
 			GrantID: g.GrantID, ToolName: g.ToolName, RuleID: g.RuleID, Scope: g.Scope, Reason: p.Reason, Actor: c.Actor}},
 		AppliedEvent(Pending(c), ""),
-	}}
+	}, Send: forwardRevoke(st, c)}
+}
+
+// forwardRevoke is revoke c sent on to each run that st's run created (its
+// follow-ups), under c's idempotency key: a run the API reached with the
+// same request answers duplicate.
+func forwardRevoke(st *events.RunState, c Envelope) []Envelope {
+	var children []string
+	if st.NextRunID != "" {
+		children = append(children, st.NextRunID)
+	}
+	for _, rec := range st.Commands {
+		if rec.CreatedRunID != "" && !slices.Contains(children, rec.CreatedRunID) {
+			children = append(children, rec.CreatedRunID)
+		}
+	}
+	slices.Sort(children)
+	out := make([]Envelope, 0, len(children))
+	for _, id := range children {
+		fwd := c
+		fwd.RunID, fwd.CommandID = id, events.DerivedID("cmd", "revoke_next", c.CommandID, id)
+		out = append(out, fwd)
+	}
+	return out
 }
 
 // grantExpiry is when the grant decision p gives at time now expires (Unix

@@ -140,3 +140,58 @@ func TestGrantTTLBounds(t *testing.T) {
 		})
 	}
 }
+
+// TestRevokeGoesOnToTheRunsItsRunCreated: a follow-up created from a
+// finished run before the revoke inherited the grant, and the API may not
+// list it yet; the revoke applied on the parent is sent on to it, on the
+// same partition, under the same idempotency key. A revoke with no effect
+// sends nothing.
+func TestRevokeGoesOnToTheRunsItsRunCreated(t *testing.T) {
+	t.Parallel()
+	l := awaitingShell(t)
+	admitOn(t, l, commands.SubmitApprovalDecision, &commands.SubmitApprovalDecisionPayload{ItemID: grantItem,
+		Decision: events.DecisionAllow, Scope: events.ScopePlatformSession})
+	l.ToolCompleted(grantItem, events.ItemCommandExecution, callShell, events.ToolResultData{}).Completed("done")
+	grant := l.State().Grants[0]
+	fu := admitOn(t, l, commands.AppendUserInput, &commands.AppendUserInputPayload{Intent: commands.IntentFollowUp, Content: "again"})
+	if fu.Outcome != events.OutcomeApplied || len(fu.Send) != 1 || fu.Send[0].Type != commands.CreateRun {
+		t.Fatalf("follow-up: %s, sends %+v", fu.Outcome, fu.Send)
+	}
+	child := fu.Send[0].RunID
+	if l.State().NextRunID != child {
+		t.Fatalf("next run %q, want %q", l.State().NextRunID, child)
+	}
+
+	c := newEnvelope(t, commands.RevokePermissionGrant, commands.Header{RunID: grantRun.RunID, TenantID: tenant,
+		Actor: grantUser, IdempotencyKey: "revoke-1", PlatformSessionID: grantRun.PlatformSessionID},
+		&commands.RevokePermissionGrantPayload{GrantID: grant.GrantID, Reason: "enough"})
+	payload, err := c.Validate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := l.State()
+	d := commands.Admit(&st, c, payload, commands.AdmitOptions{Now: l.Now(), Implemented: func(string) bool { return true }})
+	if d.Outcome != events.OutcomeApplied || len(d.Send) != 1 {
+		t.Fatalf("revoke: %s, sends %+v, want applied and one revoke sent on", d.Outcome, d.Send)
+	}
+	fwd := d.Send[0]
+	if fwd.RunID != child || fwd.Type != commands.RevokePermissionGrant || fwd.IdempotencyKey != c.IdempotencyKey ||
+		fwd.CommandID == c.CommandID || fwd.Actor != c.Actor || fwd.TenantID != tenant ||
+		fwd.PlatformSessionID != c.PlatformSessionID || string(fwd.Payload) != string(c.Payload) {
+		t.Errorf("sent on: %+v, want the revoke on run %s under its key with a command id of its own", fwd, child)
+	}
+	if _, err := fwd.Validate(); err != nil {
+		t.Errorf("the revoke sent on does not validate: %v", err)
+	}
+	if commands.Fingerprint(fwd) != commands.Fingerprint(c) {
+		t.Error("the revoke sent on is another request: the API's own revoke of the child would be refused idempotency_key_reused")
+	}
+	l.Add(d.Events...)
+	st = l.State()
+	again := commands.Admit(&st, newEnvelope(t, commands.RevokePermissionGrant, commands.Header{RunID: grantRun.RunID,
+		TenantID: tenant, Actor: grantUser}, &commands.RevokePermissionGrantPayload{GrantID: grant.GrantID}), payload,
+		commands.AdmitOptions{Now: l.Now()})
+	if again.Outcome != events.OutcomeNoEffect || len(again.Send) != 0 {
+		t.Errorf("a revoke of a grant the run no longer holds: %s, sends %+v; want no_effect, nothing sent", again.Outcome, again.Send)
+	}
+}

@@ -69,10 +69,12 @@ func PostgresSource(pool *pgxpool.Pool) Source {
 
 // afterTerminal lists what may follow a terminal event: outcomes of commands
 // that did not change the run — refused, repeated or without effect, and a
-// follow-up, which is applied by creating the session's next run.
+// follow-up, which is applied by creating the session's next run — and the
+// revocation of a grant the run holds, which a later follow-up would
+// otherwise inherit (docs/governance.md).
 var afterTerminal = map[events.Type]bool{
 	events.CommandRejected: true, events.CommandNoEffect: true, events.CommandDuplicate: true,
-	events.CommandApplied: true,
+	events.CommandApplied: true, events.PermissionGrantRevoked: true,
 }
 
 // CheckLog checks the log invariant on evs and returns every violation:

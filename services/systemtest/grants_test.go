@@ -12,6 +12,7 @@ import (
 
 	"go.uber.org/zap/zaptest"
 
+	"github.com/xbot-runtime/xbot/commands"
 	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
 	"github.com/xbot-runtime/xbot/projections/runner"
@@ -244,6 +245,43 @@ func TestExpiredSessionGrantAsksAgainWithTheReasonInTheLog(t *testing.T) {
 		t.Errorf("the follow-up inherits %+v, want no grant", acc.SessionGrants)
 	}
 	waitStatus(t, st, next, "paused", 20*time.Second) // it asks again and waits: the log is still
+	e.invariants(st)
+}
+
+// TestARevokeGoesOnToTheFollowUpsOfItsRun: a follow-up the executor created
+// from a finished run inherited the run's grant. A revoke that reaches only
+// the parent (as when the API lists the session's runs before the read
+// model shows the follow-up) is sent on to it.
+func TestARevokeGoesOnToTheFollowUpsOfItsRun(t *testing.T) {
+	t.Parallel()
+	count := filepath.Join(t.TempDir(), "count")
+	e, st, _ := agentEnv(t, twoDeploys(count))
+	runID, g := grantedThenAsking(t, st, "sess-forward", 0)
+	input(t, st, runID, "clarification", "yes", "forward-answer")
+	waitStatus(t, st, runID, "completed", 10*time.Second)
+	next := input(t, st, runID, "follow_up", "ship again", "forward-next").CreatedRunID
+	if acc := accepted(t, st, next); len(acc.SessionGrants) != 1 || acc.SessionGrants[0].GrantID != g.GrantID {
+		t.Fatalf("the follow-up inherits %+v, want %s", acc.SessionGrants, g.GrantID)
+	}
+	c, err := commands.New(commands.RevokePermissionGrant, commands.Header{RunID: runID, PlatformSessionID: "sess-forward",
+		TenantID: tenant, Actor: events.Actor{Type: "user", ID: tenant}, IdempotencyKey: "forward-revoke"},
+		commands.RevokePermissionGrantPayload{GrantID: g.GrantID, Reason: "stop"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.produceSigned(st, c, 1)
+	for _, id := range []string{runID, next} {
+		eventually.Succeeds(t, 10*time.Second, "run "+id+" records the revocation", func() error {
+			if got := payloads[events.PermissionGrantRevokedPayload](t, st, id); len(got) != 1 ||
+				got[0].GrantID != g.GrantID || got[0].Reason != "stop" {
+				return fmt.Errorf("revocations %+v", got)
+			}
+			return nil
+		})
+	}
+	// The follow-up deploys under the grant or asks for it, as the revoke
+	// came before or after its call; either way it then waits.
+	waitStatus(t, st, next, "paused", 20*time.Second)
 	e.invariants(st)
 }
 
