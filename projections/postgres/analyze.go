@@ -10,10 +10,10 @@ import (
 )
 
 // viewTables are the tables analyzeGrown checks: the read models, and the
-// two tables the queries write and read back (session owners and
-// idempotency claims).
+// tables the queries write and read back (session owners, idempotency
+// claims, and a session's run claims and revocations).
 var viewTables = func() []string {
-	names := []string{"session_owners", "idempotency_claims"}
+	names := []string{"session_owners", "idempotency_claims", "session_run_claims", "session_grant_revocations"}
 	for _, t := range readModelTables {
 		names = append(names, t.name)
 	}

@@ -12,8 +12,11 @@ import (
 )
 
 // inForceSQL keeps the grants neither revoked nor expired by the database's
-// clock.
-const inForceSQL = ` AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())`
+// clock, nor asked to be revoked (session_grant_revocations: the revoke's
+// commands may not have reached the log yet).
+const inForceSQL = ` AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())
+	AND NOT EXISTS (SELECT 1 FROM session_grant_revocations r WHERE r.tenant_id = permission_grants.tenant_id
+		AND r.platform_session_id = permission_grants.platform_session_id AND r.grant_id = permission_grants.grant_id)`
 
 // SessionGrantsInForce returns the platform_session grants of the platform
 // session sessionID of tenantID that are in force: neither revoked nor

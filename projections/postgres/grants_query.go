@@ -71,17 +71,24 @@ func (s *Queries) ListPermissionGrants(ctx context.Context, tenantID, sessionID 
 }
 
 // SessionGrants returns the platform_session grants in force (not revoked,
-// not expired) given in any run of the platform session sessionID of
-// tenantID, in the order ListPermissionGrants lists them: the grants a new
-// run of the session inherits (CreateRunPayload.SessionGrants). An empty
-// sessionID, or a session unknown to the tenant, has none.
+// not expired, not asked to be revoked) given in any run of the platform
+// session sessionID of tenantID, in the order ListPermissionGrants lists
+// them. An empty sessionID, or a session unknown to the tenant, has none. A
+// create hands these to its run under a SessionHold, which reads them the
+// same way.
 func (s *Queries) SessionGrants(ctx context.Context, tenantID, sessionID string) ([]events.PermissionGrant, error) {
+	return sessionGrants(ctx, s.pool, tenantID, sessionID)
+}
+
+// sessionGrantsSQL selects a session's grants in force.
+const sessionGrantsSQL = "SELECT " + grantColumnsSQL +
+	" FROM permission_grants WHERE tenant_id = $1 AND platform_session_id = $2 AND scope = $3" + inForceSQL + grantOrderSQL
+
+func sessionGrants(ctx context.Context, q querier, tenantID, sessionID string) ([]events.PermissionGrant, error) {
 	if sessionID == "" {
 		return nil, nil
 	}
-	rows, err := s.pool.Query(ctx, "SELECT "+grantColumnsSQL+
-		" FROM permission_grants WHERE tenant_id = $1 AND platform_session_id = $2 AND scope = $3"+inForceSQL+
-		grantOrderSQL, tenantID, sessionID, events.ScopePlatformSession)
+	rows, err := q.Query(ctx, sessionGrantsSQL, tenantID, sessionID, events.ScopePlatformSession)
 	if err != nil {
 		return nil, fmt.Errorf("session grants of %s: %w", sessionID, err)
 	}

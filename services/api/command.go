@@ -115,7 +115,13 @@ func (a *API) waitFor(raw string) (time.Duration, error) {
 
 // dispatch sends the command, then waits up to wait for its outcome.
 func (a *API) dispatch(ctx context.Context, env commands.Envelope, wait time.Duration) (*commandOutput, error) {
-	row, known, err := a.sendAndWait(ctx, env, a.flights.start(env), wait)
+	return a.dispatchHeld(ctx, env, wait, nil)
+}
+
+// dispatchHeld is dispatch of a create under a session's hold (nil: none),
+// released once the create is sent.
+func (a *API) dispatchHeld(ctx context.Context, env commands.Envelope, wait time.Duration, hold SessionHold) (*commandOutput, error) {
+	row, known, err := a.sendAndWait(ctx, env, a.flights.start(env), wait, hold)
 	if err != nil {
 		return nil, err
 	}
@@ -130,11 +136,16 @@ func (a *API) dispatch(ctx context.Context, env commands.Envelope, wait time.Dur
 }
 
 // sendAndWait sends the command, remembered as f before the send (so that
-// its outcome cannot reach the tail first), then waits up to wait for its
-// outcome; known is false when the wait ran out first.
-func (a *API) sendAndWait(ctx context.Context, env commands.Envelope, f *flight, wait time.Duration) (row CommandRecord, known bool, err error) {
+// its outcome cannot reach the tail first), releases hold (nil: none) once
+// the send is done, then waits up to wait for its outcome; known is false
+// when the wait ran out first.
+func (a *API) sendAndWait(ctx context.Context, env commands.Envelope, f *flight, wait time.Duration, hold SessionHold) (row CommandRecord, known bool, err error) {
 	noteRun(ctx, env.RunID)
-	if err := a.sender.Send(ctx, env); err != nil {
+	err = a.sender.Send(ctx, env)
+	// A failed send may still have written the command (a produce that
+	// timed out): its run's claim is kept either way.
+	a.release(ctx, hold, true)
+	if err != nil {
 		a.flights.forget(f)
 		return row, false, fmt.Errorf("send %s %s to run %s: %w: %w", env.Type, env.CommandID, env.RunID, errUnavailable, err)
 	}

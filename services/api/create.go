@@ -77,7 +77,7 @@ func (a *API) createRun(ctx context.Context, in *createRunInput) (*commandOutput
 		return nil, err
 	}
 	d.runID = commands.RunIDFor(principal.Tenant, d.key, p.SandboxKey, a.partitions(ctx))
-	if d.sessionID, p.SessionGrants, err = a.joinSession(ctx, in.Body.PlatformSessionID); err != nil {
+	if d.sessionID, err = a.joinSession(ctx, in.Body.PlatformSessionID); err != nil {
 		return nil, err
 	}
 	d.payload = p
@@ -94,7 +94,12 @@ func (a *API) createRun(ctx context.Context, in *createRunInput) (*commandOutput
 	if out, err := a.answerLongEnded(ctx, env); out != nil || err != nil {
 		return out, err
 	}
-	return a.dispatch(ctx, env, wait)
+	env, hold, err := a.inheritGrants(ctx, in.Body.PlatformSessionID, env, p)
+	if err != nil {
+		return nil, err
+	}
+	defer a.release(ctx, hold, false)
+	return a.dispatchHeld(ctx, env, wait, hold)
 }
 
 // claimKey records, tenant-wide, which request the create's idempotency key
@@ -134,37 +139,24 @@ func (a *API) checkParent(ctx context.Context, parentRunID string) error {
 }
 
 // joinSession claims the platform session for the principal (a new one when
-// sessionID is empty) and returns it with the grants a run in it inherits.
-// The first principal to claim a session owns it; the store's unique key
-// decides between two first creates. Joining a session another actor owns
-// needs scope act_as.
-func (a *API) joinSession(ctx context.Context, sessionID string) (string, []events.PermissionGrant, error) {
+// sessionID is empty) and returns its id. The first principal to claim a
+// session owns it; the store's unique key decides between two first
+// creates. Joining a session another actor owns needs scope act_as.
+func (a *API) joinSession(ctx context.Context, sessionID string) (string, error) {
 	p := principalOf(ctx)
-	fresh := sessionID == ""
-	if fresh {
+	if sessionID == "" {
 		sessionID = events.NewID("sess")
 	}
 	owner, err := a.store.ClaimSession(ctx, p.Tenant, sessionID, p.Actor)
 	if err != nil {
 		a.log.Warn("claiming a platform session failed", zap.String("tenant_id", p.Tenant), zap.Error(err))
-		return "", nil, newProblem(http.StatusServiceUnavailable, events.CodeUnavailable,
+		return "", newProblem(http.StatusServiceUnavailable, events.CodeUnavailable,
 			"the session's owner cannot be read right now; retry with the same Idempotency-Key")
 	}
 	if owner != p.Actor && !p.canActAs() {
-		return "", nil, forbidden("platformSessionId names a session another actor owns; joining it needs scope act_as")
+		return "", forbidden("platformSessionId names a session another actor owns; joining it needs scope act_as")
 	}
-	if fresh {
-		return sessionID, nil, nil
-	}
-	grants, err := a.store.SessionGrants(ctx, p.Tenant, sessionID)
-	if err != nil {
-		// Creating the run without them would silently ask again what the
-		// session already allowed; the client retries with the same key.
-		a.log.Warn("reading a session's permission grants failed", zap.String("tenant_id", p.Tenant), zap.Error(err))
-		return "", nil, newProblem(http.StatusServiceUnavailable, events.CodeUnavailable,
-			"the session's permission grants cannot be read right now; retry with the same Idempotency-Key")
-	}
-	return sessionID, grants, nil
+	return sessionID, nil
 }
 
 // createPayload builds the payload; the sandbox owner defaults to the

@@ -18,21 +18,22 @@ import (
 // fakeStore is an in-memory read model. WaitCommand blocks until put records
 // the command or ctx ends.
 type fakeStore struct {
-	mu        sync.Mutex
-	runs      map[string]api.RunRecord // by runId
-	events    map[string][]api.EventRecord
-	cmds      map[string]api.CommandRecord
-	changed   chan struct{}
-	waits     int
-	listErr   error
-	lastList  api.RunFilter
-	grants    map[string][]events.PermissionGrant // by tenantId/platformSessionId
-	grantsErr error
-	owners    map[string]string    // by tenantId/platformSessionId
-	keys      map[string][2]string // CreateRun idempotency claims by tenantId/key: fingerprint, run id
-	runErr    error                // GetRun's answer when set
-	readErr   error                // the answer of every other read when set (failReads)
-	grant     *api.GrantRecord     // SessionGrant's answer when set
+	mu          sync.Mutex
+	runs        map[string]api.RunRecord // by runId
+	events      map[string][]api.EventRecord
+	cmds        map[string]api.CommandRecord
+	changed     chan struct{}
+	waits       int
+	listErr     error
+	lastList    api.RunFilter
+	grants      map[string][]events.PermissionGrant // by tenantId/platformSessionId
+	grantsErr   error
+	claimedRuns map[string][]string  // HoldSession's runs by tenantId/platformSessionId
+	owners      map[string]string    // by tenantId/platformSessionId
+	keys        map[string][2]string // CreateRun idempotency claims by tenantId/key: fingerprint, run id
+	runErr      error                // GetRun's answer when set
+	readErr     error                // the answer of every other read when set (failReads)
+	grant       *api.GrantRecord     // SessionGrant's answer when set
 	// sessions are GetSession's rows, by tenantId/platformSessionId.
 	sessions map[string]api.SessionRecord
 }

@@ -83,7 +83,7 @@ type revokeGrantInput struct {
 // grantRevocation is the answer of a revoke: one command per run.
 type grantRevocation struct {
 	GrantID  string          `json:"grantId"`
-	Commands []commandResult `json:"commands" nullable:"false" doc:"One RevokePermissionGrant per run of the session: applied where the run held the grant, no_effect elsewhere."`
+	Commands []commandResult `json:"commands" nullable:"false" doc:"One RevokePermissionGrant per run of the session: applied where the run held the grant, no_effect elsewhere, rejected run_not_found for a run whose create never reached the runtime."`
 }
 
 type revokeGrantOutput struct {
@@ -102,11 +102,13 @@ func (a *API) registerGrants() {
 		OperationID: "revokeSessionGrant", Method: http.MethodDelete,
 		Path:    "/v1/sessions/{platformSessionId}/grants/{grantId}",
 		Summary: "Revoke a session grant",
-		Description: "Sends a RevokePermissionGrant command to every run of the session. Each run that holds the grant " +
-			"records runtime.permission_grant.revoked: a run in flight asks again at its next call of the tool " +
-			"(its runtime.item.awaiting_approval says askReason grant_revoked), and no later run inherits it. " +
-			"Once the command to the run that gave the grant has an outcome in the answer, the read model no longer " +
-			"lists the grant or hands it to a new run of the session. " +
+		Description: "Sends a RevokePermissionGrant command to every run of the session: those the read model " +
+			"shows, and those created in the session whose creates were sent before the revoke (a create waits " +
+			"for a revoke of the session's grant, and a revoke for the creates already reading the grants). Each run " +
+			"that holds the grant records runtime.permission_grant.revoked and passes the revoke on to the " +
+			"follow-ups it created: a run in flight asks again at its next call of the tool " +
+			"(its runtime.item.awaiting_approval says askReason grant_revoked). From the answer on, the session " +
+			"no longer lists the grant and no new run of it inherits it. " +
 			"Revoking needs to be the owner of the run that gave the grant, or scope act_as. " +
 			"404 for a grant the tenant's session does not have.",
 		Tags: []string{"Runs"}, DefaultStatus: http.StatusAccepted,
@@ -161,7 +163,7 @@ func (a *API) revokeSessionGrant(ctx context.Context, in *revokeGrantInput) (*re
 	if err := a.checkGrantOwner(ctx, g); err != nil {
 		return nil, err
 	}
-	runs, err := a.sessionRunIDs(ctx, in.PlatformSessionID)
+	runs, err := a.revocationTargets(ctx, in.PlatformSessionID, in.GrantID)
 	if err != nil {
 		return nil, err
 	}
@@ -227,6 +229,35 @@ func (a *API) checkGrantOwner(ctx context.Context, g GrantRecord) error {
 		return err
 	}
 	return checkRunOwner(principalOf(ctx), run)
+}
+
+// revocationTargets marks the grant as asked to be revoked, so that no
+// create reads it any more, and returns the runs of the session to send the
+// revoke to: those the read model holds, and those the API claimed for
+// creates it sent that the read model may not have yet (ReadModels.
+// RevokeSessionGrant). A run a follow-up created on the executor's side is
+// reached from its parent (commands.RevokePermissionGrantPayload).
+func (a *API) revocationTargets(ctx context.Context, sessionID, grantID string) ([]string, error) {
+	claimed, err := a.store.RevokeSessionGrant(ctx, tenantOf(ctx), sessionID, grantID)
+	if err != nil {
+		a.log.Warn("marking a grant revoked failed", zap.String("tenant_id", tenantOf(ctx)), zap.Error(err))
+		return nil, newProblem(http.StatusServiceUnavailable, events.CodeUnavailable,
+			"the grant cannot be revoked right now; retry with the same Idempotency-Key")
+	}
+	runs, err := a.sessionRunIDs(ctx, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	listed := make(map[string]bool, len(runs))
+	for _, id := range runs {
+		listed[id] = true
+	}
+	for _, id := range claimed {
+		if !listed[id] {
+			runs = append(runs, id)
+		}
+	}
+	return runs, nil
 }
 
 // sessionRunPage is the page size of the runs a revoke is sent to.

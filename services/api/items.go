@@ -16,14 +16,21 @@ import (
 // The list methods return ErrInvalidCursor for a cursor they did
 // not issue (answered 422); GetSession returns an error for which
 // errors.Is(err, ErrNotFound) holds when the tenant has no such
-// session (answered 404). SessionGrants returns the platform_session grants
-// given in the session's runs (none for an unknown session), which a run
-// created in the session inherits.
+// session (answered 404).
 type ReadModels interface {
 	ListItems(ctx context.Context, f ItemFilter) ([]ItemRecord, string, error)
 	ListApprovals(ctx context.Context, f ApprovalFilter) ([]ApprovalRecord, string, error)
 	GetSession(ctx context.Context, tenantID, sessionID string) (SessionRecord, error)
-	SessionGrants(ctx context.Context, tenantID, sessionID string) ([]events.PermissionGrant, error)
+	// HoldSession claims run runID for the tenant's platform session and
+	// returns the platform_session grants in force that the run inherits
+	// (none for an unknown session), under the session's lock taken shared:
+	// a revoke of the session's grant waits for the hold's Release, which
+	// comes once the run's CreateRun is sent.
+	HoldSession(ctx context.Context, tenantID, sessionID, runID string) (SessionHold, []events.PermissionGrant, error)
+	// RevokeSessionGrant marks the grant as asked to be revoked, under the
+	// session's lock taken exclusively, and returns the runs claimed in the
+	// session by then: from the mark on, no hold reads the grant.
+	RevokeSessionGrant(ctx context.Context, tenantID, sessionID, grantID string) ([]string, error)
 	// ClaimSession makes actorID the owner of the platform session unless
 	// it has one, atomically, and returns the owner.
 	ClaimSession(ctx context.Context, tenantID, sessionID, actorID string) (string, error)

@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap"
 
 	"github.com/xbot-runtime/xbot/events"
@@ -20,21 +21,33 @@ import (
 type readModelEnv struct {
 	*env
 	store  *postgres.Store
+	pool   *pgxpool.Pool
 	offset int64
 }
 
 func newReadModelEnv(t *testing.T) *readModelEnv {
 	t.Helper()
-	store, _ := postgrestest.New(t)
+	return newReadModelEnvWith(t, nil)
+}
+
+// newReadModelEnvWith is newReadModelEnv whose API reads through a pool
+// configured with change (nil: the projector's own).
+func newReadModelEnvWith(t *testing.T, change func(*pgxpool.Config)) *readModelEnv {
+	t.Helper()
+	store, pool := postgrestest.New(t)
+	reads := store
+	if change != nil {
+		reads = postgrestest.Reconfigured(t, pool, change)
+	}
 	cfg := api.Config{Tokens: map[string]string{tokenA: tenantA, tokenB: tenantB}}
 	sender := &fakeSender{}
-	a, err := api.New(cfg, stack.APIStore(store.Queries), sender, nil, zap.NewNop())
+	a, err := api.New(cfg, stack.APIStore(reads.Queries), sender, nil, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(a.Handler())
 	t.Cleanup(srv.Close)
-	return &readModelEnv{env: &env{srv: srv, sender: sender}, store: store}
+	return &readModelEnv{env: &env{srv: srv, sender: sender}, store: store, pool: pool}
 }
 
 // project applies the logs' events not projected yet, interleaved, as one

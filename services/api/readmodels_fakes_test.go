@@ -35,13 +35,30 @@ func (s *fakeStore) GetSession(_ context.Context, tenantID, sessionID string) (a
 	return api.SessionRecord{}, api.ErrNotFound
 }
 
-func (s *fakeStore) SessionGrants(_ context.Context, tenantID, sessionID string) ([]events.PermissionGrant, error) {
+// HoldSession returns the grants tests set; the fake has no lock, and
+// records nothing but the run's claim.
+func (s *fakeStore) HoldSession(_ context.Context, tenantID, sessionID, runID string) (api.SessionHold, []events.PermissionGrant, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.grantsErr != nil {
-		return nil, s.grantsErr
+		return nil, nil, s.grantsErr
 	}
-	return s.grants[tenantID+"/"+sessionID], nil
+	if s.claimedRuns == nil {
+		s.claimedRuns = make(map[string][]string)
+	}
+	k := tenantID + "/" + sessionID
+	s.claimedRuns[k] = append(s.claimedRuns[k], runID)
+	return fakeHold{}, s.grants[k], nil
+}
+
+type fakeHold struct{}
+
+func (fakeHold) Release(context.Context, bool) error { return nil }
+
+func (s *fakeStore) RevokeSessionGrant(_ context.Context, tenantID, sessionID, _ string) ([]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.claimedRuns[tenantID+"/"+sessionID], s.grantsErr
 }
 
 func (s *fakeStore) ClaimSession(_ context.Context, tenantID, sessionID, actorID string) (string, error) {

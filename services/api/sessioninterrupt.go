@@ -49,7 +49,7 @@ func (a *API) interruptSession(ctx context.Context, in *interruptInput) (*sessio
 		return nil, newProblem(http.StatusNotFound, events.CodeNotFound, "session not found")
 	}
 	d.runID = run
-	if _, _, err := a.joinSession(ctx, in.PlatformSessionID); err != nil {
+	if _, err := a.joinSession(ctx, in.PlatformSessionID); err != nil {
 		return nil, err
 	}
 	p := commands.CancelRunPayload{Reason: "interrupted", Interrupt: true}

@@ -88,13 +88,12 @@ func (a *API) sendSessionMessage(ctx context.Context, in *sessionMessageInput) (
 	}
 	// The first message of a session makes its actor the owner, as a create
 	// does; a request refused above claims nothing.
-	_, grants, err := a.joinSession(ctx, in.PlatformSessionID)
-	if err != nil {
+	if _, err := a.joinSession(ctx, in.PlatformSessionID); err != nil {
 		return nil, err
 	}
 	d.sessionID, d.payload = in.PlatformSessionID, p
 	if longEnded {
-		return a.resumeSession(ctx, d, in.ActorID, grants, wait)
+		return a.resumeSession(ctx, d, in.ActorID, wait)
 	}
 	return a.submitSessionCommand(ctx, d, in.ActorID, wait)
 }
@@ -110,7 +109,7 @@ func (a *API) submitSessionCommand(ctx context.Context, d draft, actorHeader str
 	if env.RunID, err = a.claimSessionKey(ctx, env); err != nil {
 		return nil, err
 	}
-	return a.sendSessionCommand(ctx, env, a.flights.startRouted(env), wait)
+	return a.sendSessionCommand(ctx, env, a.flights.startRouted(env), wait, nil)
 }
 
 // sessionMessagePayload is the message's payload; agentId and options go
@@ -208,8 +207,8 @@ func (a *API) claimSessionKey(ctx context.Context, env commands.Envelope) (strin
 // sendSessionCommand sends a session command, remembered as f, and answers
 // with what it became; the executor records its outcome on the session's
 // head (f from startRouted), or on its own run for a create.
-func (a *API) sendSessionCommand(ctx context.Context, env commands.Envelope, f *flight, wait time.Duration) (*sessionCommandOutput, error) {
-	row, known, err := a.sendAndWait(ctx, env, f, wait)
+func (a *API) sendSessionCommand(ctx context.Context, env commands.Envelope, f *flight, wait time.Duration, hold SessionHold) (*sessionCommandOutput, error) {
+	row, known, err := a.sendAndWait(ctx, env, f, wait, hold)
 	if err != nil {
 		return nil, err
 	}

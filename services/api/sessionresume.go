@@ -15,11 +15,11 @@ import (
 // next run, a child of that run, instead of a message naming it: the
 // executor may have forgotten the run, and would take it for one that never
 // existed. The run's agent, sandbox key and the session's grants come from
-// the read model; its engine finds the history on the parent's partition.
-// The run id is derived from the key (commands.RunIDFor), so a retry is a
-// duplicate, answered as a create's is when its run ended long ago too.
-func (a *API) resumeSession(ctx context.Context, d draft, actorHeader string, grants []events.PermissionGrant,
-	wait time.Duration) (*sessionCommandOutput, error) {
+// the read model, the grants as a create's (inheritGrants); its
+// engine finds the history on the parent's partition. The run id is derived
+// from the key (commands.RunIDFor), so a retry is a duplicate, answered as a
+// create's is when its run ended long ago too.
+func (a *API) resumeSession(ctx context.Context, d draft, actorHeader string, wait time.Duration) (*sessionCommandOutput, error) {
 	parent, err := a.findRun(ctx, d.runID)
 	if err != nil {
 		return nil, err
@@ -29,10 +29,10 @@ func (a *API) resumeSession(ctx context.Context, d draft, actorHeader string, gr
 		return nil, fmt.Errorf("run %s: sandbox key: %w", parent.RunID, err)
 	}
 	msg, _ := d.payload.(commands.AppendUserInputPayload)
-	d.typ, d.payload = commands.CreateRun, commands.CreateRunPayload{AgentID: parent.AgentID,
-		Input: events.UserInput{Content: msg.Content}, SandboxKey: sk, ParentRunID: parent.RunID,
-		SessionGrants: grants, Options: msg.Options}
+	p := commands.CreateRunPayload{AgentID: parent.AgentID, Input: events.UserInput{Content: msg.Content},
+		SandboxKey: sk, ParentRunID: parent.RunID, Options: msg.Options}
 	d.runID = commands.RunIDFor(tenantOf(ctx), d.key, sk, a.partitions(ctx))
+	d.typ, d.payload = commands.CreateRun, p
 	env, err := d.envelope(ctx, actorHeader)
 	if err != nil {
 		return nil, err
@@ -51,5 +51,10 @@ func (a *API) resumeSession(ctx context.Context, d draft, actorHeader string, gr
 		return &sessionCommandOutput{Body: sessionCommandResult{Intent: commands.IntentFollowUp, RunID: r.RunID,
 			CommandID: r.CommandID, Outcome: r.Outcome, Code: r.Code, Detail: r.Detail}}, nil
 	}
-	return a.sendSessionCommand(ctx, env, a.flights.start(env), wait)
+	env, hold, err := a.inheritGrants(ctx, d.sessionID, env, p)
+	if err != nil {
+		return nil, err
+	}
+	defer a.release(ctx, hold, false)
+	return a.sendSessionCommand(ctx, env, a.flights.start(env), wait, hold)
 }

@@ -26,3 +26,13 @@ func grantRecord(g pgview.PermissionGrant) api.GrantRecord {
 		ItemID: g.ItemID, Actor: events.Actor{Type: g.ActorType, ID: g.ActorID}, GrantedAt: g.GrantedAt,
 		ExpiresAt: g.ExpiresAt, RevokedAt: g.RevokedAt}
 }
+
+// HoldSession claims runID for the session under its lock taken shared and
+// reads the grants the run inherits (pgview.Queries.HoldSession).
+func (s *APIReadModels) HoldSession(ctx context.Context, tenantID, sessionID, runID string) (api.SessionHold, []events.PermissionGrant, error) {
+	h, grants, err := s.Queries.HoldSession(ctx, tenantID, sessionID, runID)
+	if err != nil {
+		return nil, nil, err
+	}
+	return h, grants, nil
+}

@@ -1,0 +1,117 @@
+package postgres_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
+)
+
+// TestARevokeWaitsForTheCreatesHoldingTheSession: a create that read the
+// session's grants holds the session until its CreateRun is sent; a revoke
+// of one of them waits for it and then lists its run, and every create after
+// the revoke reads the grant no more, before the log says it is revoked. A
+// create that sent nothing leaves no claim.
+func TestARevokeWaitsForTheCreatesHoldingTheSession(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	a := started(t, "acme", "s-1")
+	g, kept := grantIn(a, "shell", 0), grantIn(a, "git", 0)
+	f.apply(t, offsets{}.records(t, 0, a.Events()...))
+
+	hold, grants, err := f.store.HoldSession(ctx, "acme", "s-1", "run_inflight")
+	if hold != nil {
+		// A failure below leaves the hold's connection out of the pool,
+		// which the fixture's cleanup would wait for.
+		t.Cleanup(func() { _ = hold.Release(context.Background(), false) })
+	}
+	if err != nil || !slices.Equal(grantIDs(grants), []string{g, kept}) {
+		t.Fatalf("the create's grants %+v %v, want %s and %s", grants, err, g, kept)
+	}
+	type result struct {
+		runs []string
+		err  error
+	}
+	revoked, done := make(chan result, 1), make(chan struct{})
+	go func() {
+		defer close(done)
+		runs, err := f.store.RevokeSessionGrant(ctx, "acme", "s-1", g)
+		revoked <- result{runs, err}
+	}()
+	t.Cleanup(func() { // the revoke ends before the fixture's pool closes
+		_ = hold.Release(context.Background(), false)
+		<-done
+	})
+	eventually.Succeeds(t, 10*time.Second, "the revoke waits for the session's lock", func() error {
+		var waiting int
+		if err := f.pool.QueryRow(ctx, `SELECT count(*) FROM pg_locks
+WHERE locktype = 'advisory' AND NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`).Scan(&waiting); err != nil {
+			return err
+		}
+		if waiting != 1 {
+			return fmt.Errorf("%d advisory locks waiting", waiting)
+		}
+		return nil
+	})
+	select {
+	case r := <-revoked:
+		t.Fatalf("the revoke ended while a create held the session: %+v", r)
+	default:
+	}
+	if err := hold.Release(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := hold.Release(ctx, true); err != nil {
+		t.Errorf("a second release: %v", err)
+	}
+	r := <-revoked
+	if r.err != nil || !slices.Equal(r.runs, []string{"run_inflight"}) {
+		t.Fatalf("the revoke lists %v %v, want the create's run", r.runs, r.err)
+	}
+
+	// From the mark on, the grant is neither handed on nor listed; the log
+	// has not revoked it yet, and the row says so.
+	later, grants, err := f.store.HoldSession(ctx, "acme", "s-1", "run_later")
+	if err != nil || !slices.Equal(grantIDs(grants), []string{kept}) {
+		t.Fatalf("a create after the revoke reads %+v %v, want only %s", grants, err, kept)
+	}
+	if err := later.Release(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	if inForce, err := f.store.SessionGrantsInForce(ctx, "acme", "s-1"); err != nil || len(inForce) != 1 || inForce[0].GrantID != kept {
+		t.Errorf("the session lists %+v %v, want only %s", inForce, err, kept)
+	}
+	if row, ok, err := f.store.SessionGrant(ctx, "acme", "s-1", g); err != nil || !ok || row.RevokedAt != nil {
+		t.Errorf("the grant's row %+v %v %v, want it there and not revoked by the log yet", row, ok, err)
+	}
+
+	dropped, _, err := f.store.HoldSession(ctx, "acme", "s-1", "run_dropped")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := dropped.Release(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	runs, err := f.store.RevokeSessionGrant(ctx, "acme", "s-1", g) // again: harmless
+	if err != nil || !slices.Equal(runs, []string{"run_inflight", "run_later"}) {
+		t.Errorf("revoking again lists %v %v, want the two sent creates' runs", runs, err)
+	}
+	if other, grants, err := f.store.HoldSession(ctx, "globex", "s-1", "run_other"); err != nil || len(grants) != 0 {
+		t.Errorf("another tenant's session of the same name reads %+v %v", grants, err)
+	} else if err := other.Release(ctx, true); err != nil {
+		t.Error(err)
+	}
+}
+
+func grantIDs(gs []events.PermissionGrant) []string {
+	ids := make([]string, len(gs))
+	for i, g := range gs {
+		ids[i] = g.GrantID
+	}
+	return ids
+}
