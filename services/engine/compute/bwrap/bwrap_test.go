@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -377,6 +378,44 @@ func TestDirectoriesOnFirstNeed(t *testing.T) {
 		st, _ := fi.Sys().(*syscall.Stat_t)
 		if !fi.IsDir() || fi.Mode().Perm() != 0o755 || st == nil || int(st.Uid) != uid {
 			t.Errorf("%s: mode %v, uid %v; want a directory 0755 of uid %d", d, fi.Mode(), st.Uid, uid)
+		}
+	}
+}
+
+// TestARunLeavesOnlyWhatItKept: the run's empty directories, which belong to
+// the sandbox user, are removed when its handle closes; one its command
+// wrote into stays.
+func TestARunLeavesOnlyWhatItKept(t *testing.T) {
+	t.Parallel()
+	dir := computetest.Dir(t)
+	p := newProviderWith(t, bwrap.Config{Dir: dir})
+	k := compute.Key{TenantID: "t", WorkspaceID: "w", AgentID: "a", OwnerID: "o"}
+	key := filepath.Join(dir, "t/w/a/o")
+	for _, tc := range []struct {
+		run, command string
+		left         []string
+	}{
+		{"empty", "true", nil},
+		{"scratch", `echo x > "$TMPDIR/f"`, []string{"tmp"}},
+	} {
+		sb, err := p.Open(t.Context(), compute.Spec{Key: k, SessionID: "s", RunID: tc.run})
+		if err != nil {
+			t.Fatal(err)
+		}
+		run(t, sb, tc.command, 0)
+		if err := sb.Close(); err != nil {
+			t.Fatal(err)
+		}
+		var left []string
+		ents, err := os.ReadDir(filepath.Join(key, "sessions/s/runs", tc.run))
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			t.Fatal(err)
+		}
+		for _, e := range ents {
+			left = append(left, e.Name())
+		}
+		if !slices.Equal(left, tc.left) {
+			t.Errorf("run %s left %v, want %v", tc.run, left, tc.left)
 		}
 	}
 }

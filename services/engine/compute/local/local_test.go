@@ -301,3 +301,91 @@ func TestSequentialCommandsShareASubgroup(t *testing.T) {
 		t.Errorf("concurrent commands ran in\n%s\nand\n%s\n(%v, %v); want two subgroups", a, b, errA, errB)
 	}
 }
+
+// TestARunLeavesOnlyWhatItKept: when a run's last handle closes, its own
+// directories that are empty are removed, and its directory once nothing is
+// left in it; what a run wrote stays, and so does the key's workspace. A
+// second handle of the run keeps them until it closes too.
+func TestARunLeavesOnlyWhatItKept(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	p, err := local.New(local.Config{Dir: dir, Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := compute.Key{TenantID: "t", WorkspaceID: "w", AgentID: "a", OwnerID: "o"}
+	key := filepath.Join(dir, "t/w/a/o")
+	openRun := func(run string) compute.Sandbox {
+		sb, err := p.Open(t.Context(), compute.Spec{Key: k, SessionID: "s", RunID: run})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sb
+	}
+	exists := func(rel string) bool {
+		_, err := os.Lstat(filepath.Join(key, rel))
+		return err == nil
+	}
+
+	for i := range 20 { // runs whose commands leave nothing
+		sb := openRun("empty-" + strconv.Itoa(i))
+		if _, err := sb.Exec(t.Context(), compute.ExecRequest{Command: "true"}); err != nil {
+			t.Fatal(err)
+		}
+		if !exists("sessions/s/runs/empty-" + strconv.Itoa(i) + "/tmp") {
+			t.Fatal("a command did not create the run's tmp")
+		}
+		if err := sb.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if ents, err := os.ReadDir(filepath.Join(key, "sessions/s/runs")); err != nil || len(ents) != 0 {
+		t.Errorf("twenty runs that kept nothing left %v (%v)", ents, err)
+	}
+	if !exists("workspace") {
+		t.Error("the key's workspace was removed")
+	}
+
+	kept := openRun("kept")
+	ps := kept.Paths()
+	if err := kept.WriteFile(t.Context(), ps.Output+"/report.txt", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kept.Exec(t.Context(), compute.ExecRequest{Command: "touch $TMPDIR/scratch"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := kept.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for rel, want := range map[string]bool{"sessions/s/runs/kept/output/report.txt": true,
+		"sessions/s/runs/kept/tmp/scratch": true, "sessions/s/runs/kept/input": false} {
+		if exists(rel) != want {
+			t.Errorf("after the run closed, %s exists: %v, want %v", rel, !want, want)
+		}
+	}
+
+	first, second := openRun("twice"), openRun("twice")
+	if _, err := first.Exec(t.Context(), compute.ExecRequest{Command: "true"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !exists("sessions/s/runs/twice/tmp") {
+		t.Fatal("closing one handle removed the directories another handle of the run uses")
+	}
+	if res, err := second.Exec(t.Context(), compute.ExecRequest{Command: `test -d "$TMPDIR"`}); err != nil || res.ExitCode != 0 {
+		t.Fatalf("the run's other handle: %+v %v", res, err)
+	}
+	if err := second.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if exists("sessions/s/runs/twice") {
+		t.Error("the run's last handle closed and its empty directories stayed")
+	}
+	again := openRun("twice") // resumed: creates them again on first need
+	defer again.Close()
+	if res, err := again.Exec(t.Context(), compute.ExecRequest{Command: `test -d "$TMPDIR"`}); err != nil || res.ExitCode != 0 {
+		t.Fatalf("a new handle of the run after the tidy: %+v %v", res, err)
+	}
+}

@@ -57,5 +57,9 @@
 //     LimitError returned when over (the files stay, so the run can remove
 //     them; writes are refused until it fits). RLIMIT_FSIZE = the limit
 //     bounds any single file exactly. Approximate: a command may overshoot
-//     by many files below the limit each, until it ends.
+//     by many files below the limit each, until it ends. Directories count
+//     too, so a run's own directories that it left empty are removed when
+//     its last handle closes (Layout.tidy): a key's directory holds what its
+//     runs kept, not a trace of every run, and the usage walk after each
+//     command does not grow with the number of runs.
 package sandbox

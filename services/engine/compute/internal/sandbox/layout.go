@@ -39,6 +39,7 @@ type Mount struct {
 type Layout struct {
 	base   string
 	keyDir string
+	runRel string // the run's directory below keyDir, slash-separated
 	paths  compute.Paths
 	mounts []Mount
 	// extra are the spec's read-only mounts (external), after the run's own.
@@ -81,7 +82,7 @@ func newLayout(base string, spec compute.Spec) (*Layout, error) {
 	sess := path.Join("sessions", ids[0])
 	run := path.Join(sess, "runs", ids[1])
 	shared := spec.SafetyMode == events.SafetyReadOnly // the workspace and context are read-only
-	l := &Layout{base: base, keyDir: keyDir}
+	l := &Layout{base: base, keyDir: keyDir, runRel: run}
 	l.add("workspace", shared)
 	l.add(path.Join(sess, "context"), shared)
 	l.add(path.Join(run, "input"), true)
@@ -137,6 +138,34 @@ func (l *Layout) ensure(ms ...Mount) error {
 		l.made[m.i] = true
 	}
 	return nil
+}
+
+// runMounts are the indexes in mounts of the run's own directories (input,
+// output, tmp), below runRel.
+var runMounts = []int{2, 3, 4}
+
+// tidy removes the run's own directories that are empty, and the run's
+// directory once nothing is left in it, when the run's last handle closes.
+// A run that leaves nothing there then leaves nothing on the host, so that a
+// key's directory grows with what its runs kept, not with how many there
+// were: every directory counts against the workspace limit and is walked by
+// its check after each command (usage). A later handle of the run (resumed,
+// taken over) creates them again on first need. A directory that is not
+// empty is kept as it is. The directories above the run's stay the
+// executor's (chownMount), so the sandbox user cannot have replaced one.
+func (l *Layout) tidy() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	key, err := os.OpenRoot(l.keyDir)
+	if err != nil {
+		return // nothing was created
+	}
+	defer func() { _ = key.Close() }()
+	for _, i := range runMounts {
+		_ = key.Remove(filepath.FromSlash(l.mounts[i].rel)) // ENOENT, ENOTEMPTY: keep
+		l.made[i] = false
+	}
+	_ = key.Remove(filepath.FromSlash(l.runRel))
 }
 
 // created reports whether this layout has created mount m.

@@ -136,13 +136,23 @@ func (p *Provider) create(b *Box, ms []Mount) error {
 	return b.layout.ensure(ms...)
 }
 
+// release forgets closed handle b and, when it was its run's last open
+// handle here, tidies the run's directories (Layout.tidy); under the
+// provider's lock, as Destroy and create are.
 func (p *Provider) release(b *Box) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	delete(p.boxes[b.layout.keyDir], b)
-	if len(p.boxes[b.layout.keyDir]) == 0 {
+	open := p.boxes[b.layout.keyDir]
+	delete(open, b)
+	if len(open) == 0 {
 		delete(p.boxes, b.layout.keyDir)
 	}
+	for other := range open {
+		if other.layout.runRel == b.layout.runRel {
+			return // another handle of the run still uses them
+		}
+	}
+	b.layout.tidy() // a destroyed key has no directory left: nothing to do
 }
 
 // Env is the environment of a sandboxed process: a fixed allow-list, then

@@ -1,0 +1,54 @@
+package local_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"go.uber.org/zap"
+
+	"github.com/xbot-runtime/xbot/services/engine/compute"
+	"github.com/xbot-runtime/xbot/services/engine/compute/local"
+)
+
+// BenchmarkARunOnAKeyWithHistory: one run of one `true` command on a
+// sandbox key that earlier runs used, each of which ran `true` too. The
+// workspace check after a command walks the key's directory, so what the
+// earlier runs left there is what a command costs more.
+//
+//	go test -run '^$' -bench ARunOnAKeyWithHistory -benchtime 200x ./services/engine/compute/local/
+func BenchmarkARunOnAKeyWithHistory(b *testing.B) {
+	for _, history := range []int{0, 2000} {
+		b.Run(fmt.Sprintf("history=%d", history), func(b *testing.B) {
+			dir := b.TempDir()
+			p, err := local.New(local.Config{Dir: dir, Logger: zap.NewNop()})
+			if err != nil {
+				b.Fatal(err)
+			}
+			k := compute.Key{TenantID: "t", WorkspaceID: "w", AgentID: "a", OwnerID: "o"}
+			oneRun := func(id string) {
+				sb, err := p.Open(b.Context(), compute.Spec{Key: k, SessionID: "s", RunID: id})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if res, err := sb.Exec(b.Context(), compute.ExecRequest{Command: "true"}); err != nil || res.ExitCode != 0 {
+					b.Fatalf("%+v %v", res, err)
+				}
+				if err := sb.Close(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			for i := range history {
+				oneRun(fmt.Sprintf("past-%d", i))
+			}
+			b.ResetTimer()
+			for i := range b.N {
+				oneRun(fmt.Sprintf("now-%d", i))
+			}
+			b.StopTimer()
+			ents, _ := os.ReadDir(filepath.Join(dir, "t/w/a/o/sessions/s/runs"))
+			b.ReportMetric(float64(len(ents)), "run-dirs-kept")
+		})
+	}
+}
