@@ -52,3 +52,40 @@ func BenchmarkARunOnAKeyWithHistory(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkACommandInALargeWorkspace: one `true` command after another in
+// a run whose workspace holds 50,000 files (a checked-out project with its
+// dependencies), each followed by the workspace check.
+//
+//	go test -run '^$' -bench ACommandInALargeWorkspace -benchtime 50x ./services/engine/compute/local/
+func BenchmarkACommandInALargeWorkspace(b *testing.B) {
+	dir := b.TempDir()
+	p, err := local.New(local.Config{Dir: dir, Logger: zap.NewNop()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	sb, err := p.Open(b.Context(), compute.Spec{Key: compute.Key{TenantID: "t", WorkspaceID: "w", AgentID: "a", OwnerID: "o"},
+		SessionID: "s", RunID: "r"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer sb.Close()
+	ws := filepath.Join(dir, "t/w/a/o/workspace")
+	for d := range 500 {
+		sub := filepath.Join(ws, "src", fmt.Sprint(d))
+		if err := os.MkdirAll(sub, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		for f := range 100 {
+			if err := os.WriteFile(filepath.Join(sub, fmt.Sprint(f)), []byte("x"), 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ResetTimer()
+	for range b.N {
+		if res, err := sb.Exec(b.Context(), compute.ExecRequest{Command: "true"}); err != nil || res.ExitCode != 0 {
+			b.Fatalf("%+v %v", res, err)
+		}
+	}
+}

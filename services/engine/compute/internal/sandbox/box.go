@@ -49,6 +49,7 @@ type Box struct {
 	// (WithHostPaths).
 	hostPaths bool
 	limits    *boxLimits
+	meter     *usageMeter // the key's, shared by its open handles
 
 	mu     sync.Mutex
 	closed bool
@@ -79,7 +80,7 @@ func (b *Box) WriteFile(ctx context.Context, p string, data []byte) error {
 			return fmt.Errorf("write %s: %w", p, err)
 		}
 	}
-	if err := b.limits.checkWrite(b.layout, p, len(data)); err != nil {
+	if err := b.limits.checkWrite(b.layout, b.meter, p, len(data)); err != nil {
 		return fmt.Errorf("write %s: %w", p, err)
 	}
 	return b.layout.WriteFile(p, data)

@@ -57,7 +57,11 @@
 //     LimitError returned when over (the files stay, so the run can remove
 //     them; writes are refused until it fits). RLIMIT_FSIZE = the limit
 //     bounds any single file exactly. Approximate: a command may overshoot
-//     by many files below the limit each, until it ends. Directories count
+//     by many files below the limit each, until it ends; and a key of more
+//     than walkExactEntries entries is walked at most once per walkEvery
+//     for each walkExactEntries, its last measure (plus the writes since)
+//     standing in between, and walked again before any refusal
+//     (usageMeter). Directories count
 //     too, so a run's own directories that it left empty are removed when
 //     its last handle closes (Layout.tidy): a key's directory holds what its
 //     runs kept, not a trace of every run, and the usage walk after each

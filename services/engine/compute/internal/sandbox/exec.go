@@ -106,7 +106,7 @@ func (b *Box) run(ctx context.Context, cmd *exec.Cmd, pl *placement, streams *st
 	if hit != nil {
 		return res, hit
 	}
-	if werr := b.limits.checkUsage(b.layout); werr != nil {
+	if werr := b.limits.checkUsage(b.layout, b.meter); werr != nil {
 		return res, werr
 	}
 	return res, nil

@@ -23,8 +23,9 @@ type Provider struct {
 	// hostPaths: commands see host paths (WithHostPaths).
 	hostPaths bool
 
-	mu    sync.Mutex
-	boxes map[string]map[*Box]struct{} // open handles by key directory
+	mu     sync.Mutex
+	boxes  map[string]map[*Box]struct{} // open handles by key directory
+	meters map[string]*usageMeter       // by key directory, while it has open handles
 }
 
 // NewProvider creates dir (mode 0700: sandboxes are not other host users'
@@ -42,7 +43,8 @@ func NewProvider(name, dir string, launch Launcher, limits LimitConfig, opts ...
 	if err := os.MkdirAll(base, 0o700); err != nil {
 		return nil, fmt.Errorf("%s compute provider: %w", name, err)
 	}
-	p := &Provider{name: name, base: base, launch: launch, limiter: lim, boxes: map[string]map[*Box]struct{}{}}
+	p := &Provider{name: name, base: base, launch: launch, limiter: lim, boxes: map[string]map[*Box]struct{}{},
+		meters: map[string]*usageMeter{}}
 	for _, o := range opts {
 		o(p)
 	}
@@ -90,11 +92,12 @@ func (p *Provider) Open(ctx context.Context, spec compute.Spec) (*Box, error) {
 	l.owner = p.owner
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	b := &Box{layout: l, spec: spec, launch: p.launch, release: p.release, create: p.create,
-		hostPaths: p.hostPaths, limits: lim, running: map[int]struct{}{}}
 	if p.boxes[l.keyDir] == nil {
 		p.boxes[l.keyDir] = map[*Box]struct{}{}
+		p.meters[l.keyDir] = newUsageMeter()
 	}
+	b := &Box{layout: l, spec: spec, launch: p.launch, release: p.release, create: p.create,
+		hostPaths: p.hostPaths, limits: lim, meter: p.meters[l.keyDir], running: map[int]struct{}{}}
 	p.boxes[l.keyDir][b] = struct{}{}
 	return b, nil
 }
@@ -115,6 +118,7 @@ func (p *Provider) Destroy(ctx context.Context, key compute.Key) error {
 		b.shut(true)
 	}
 	delete(p.boxes, dir)
+	delete(p.meters, dir)
 	if err := os.RemoveAll(dir); err != nil {
 		return fmt.Errorf("destroy sandbox: %w", err)
 	}
@@ -146,6 +150,7 @@ func (p *Provider) release(b *Box) {
 	delete(open, b)
 	if len(open) == 0 {
 		delete(p.boxes, b.layout.keyDir)
+		delete(p.meters, b.layout.keyDir)
 	}
 	for other := range open {
 		if other.layout.runRel == b.layout.runRel {
