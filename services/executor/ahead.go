@@ -24,11 +24,32 @@ import (
 // ahead is what the worker folded for a run in the batch it is committing:
 // the staged state, the run's committed events followed by those of the
 // batch (deltas left out, as in Run.Events; nil when the run's events are
-// not loaded) and the batch's encoded size. The batch's commit clears it.
+// not loaded), how many of the batch's sealed events of the run those
+// include and whether they were built on the loaded ones (the engine may
+// load them between two folds), and the batch's encoded size. The batch's
+// commit clears it.
 type ahead struct {
 	state  *events.RunState
 	events []events.Envelope
+	sealed int
+	loaded bool
 	bytes  int64
+}
+
+// onCommitted returns the run's committed events followed by the non-delta
+// events of sealed, the batch's, building on what this batch folded
+// before. r.mu is held and the events are loaded.
+func (r *Run) onCommitted(sealed []events.Envelope) []events.Envelope {
+	evs, from := r.hist, 0
+	if r.ahead.state != nil && r.ahead.loaded { // folded in this batch on the loaded events
+		evs, from = r.ahead.events, r.ahead.sealed
+	}
+	for _, e := range sealed[from:] {
+		if e.Type != events.ItemDelta {
+			evs = append(evs, e)
+		}
+	}
+	return evs
 }
 
 // committed returns the committed state of the run; the loop decides on it.
@@ -79,20 +100,25 @@ func (b *batch) refuse(req *appendReq, err error) {
 
 // fold makes the request's drafts, staged by this batch, what the run's
 // engine sees (Run.State, Run.Events), and answers it before the commit.
+//
+// The events are not copied: the batch's go on after the committed ones, in
+// the spare capacity of their array when it has some, each fold appending
+// what the batch sealed since the one before, and the commit takes them as
+// the committed events (Run.setState). Readers hold the events with their
+// capacity cut to their length (Run.Events), so an append writes only past
+// what any of them sees. A batch that fails to commit gives the partition
+// up, and its runs with it. So a fold costs what the batch added, not the
+// length of the run (a model's response posts many deltas, each folded).
 func (b *batch) fold(req *appendReq) {
 	st := *b.staged[req.runID]
 	r := req.run
 	r.mu.Lock()
+	sealed := b.sealed[req.runID]
 	var evs []events.Envelope
 	if r.loaded {
-		evs = r.hist[:len(r.hist):len(r.hist)]
-		for _, e := range b.sealed[req.runID] {
-			if e.Type != events.ItemDelta {
-				evs = append(evs, e)
-			}
-		}
+		evs = r.onCommitted(sealed)
 	}
-	r.ahead = ahead{state: &st, events: evs, bytes: b.sizes[req.runID]}
+	r.ahead = ahead{state: &st, events: evs, sealed: len(sealed), loaded: r.loaded, bytes: b.sizes[req.runID]}
 	r.mu.Unlock()
 	b.folded = append(b.folded, r)
 	req.done <- appendResult{state: st}

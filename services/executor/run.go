@@ -160,7 +160,7 @@ func (r *Run) setState(s events.RunState, added []events.Envelope, addedBytes in
 	defer r.mu.Unlock()
 	r.state = s
 	r.logBytes += addedBytes
-	r.ahead = ahead{} // the batch that folded it committed
+	defer func() { r.ahead = ahead{} }() // the batch that folded it committed
 	if s.Status.Terminal() {
 		r.hist, r.loaded = nil, false // nobody drives an ended run; its log stays in Kafka
 		return
@@ -168,11 +168,7 @@ func (r *Run) setState(s events.RunState, added []events.Envelope, addedBytes in
 	if !r.loaded {
 		return // read from the log when an engine needs them
 	}
-	for _, e := range added {
-		if e.Type != events.ItemDelta {
-			r.hist = append(r.hist, e)
-		}
-	}
+	r.hist = r.onCommitted(added)
 }
 
 // Step returns a context for one interruptible step (a model stream, a batch

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -189,4 +191,56 @@ func rawTransactionalProduce(b *testing.B, kcfg kafka.Config, recs []*kgo.Record
 		}
 	}
 	return float64(len(recs)) / time.Since(start).Seconds()
+}
+
+// BenchmarkALongRun is one run of b.N turns through the executor alone, each
+// turn a text of 16 deltas and a no-op tool call (about 24 events), the
+// model and tool instant: the CPU a turn costs, which should not grow with
+// the turns before it. Compare -benchtime 200x with 2000x.
+//
+//	go test -run '^$' -bench ALongRun -benchtime 2000x ./services/systemtest/
+func BenchmarkALongRun(b *testing.B) {
+	asTheBinaryRuns(b)
+	kcfg := kafkatest.NewCluster(b, 12).Config().WithDefaults()
+	turn := profile.Turn{Text: strings.Repeat("a word ", 18), ChunkChars: 8,
+		ToolCalls: []profile.ScriptedCall{{Name: "noop", Arguments: "{}"}}}
+	script := append(slices.Repeat([]profile.Turn{turn}, b.N), profile.Turn{Text: "done"})
+	cat, err := profile.NewCatalog(profile.Profile{ID: "exec", Model: profile.ModelScripted, Tools: []string{"noop"},
+		Limits: profile.Limits{MaxTurns: b.N + 10, MaxToolCalls: b.N + 10, MaxWallTime: time.Hour}, Script: script})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	st, err := stack.Start(ctx, stack.Options{Kafka: kcfg, Profiles: cat, Logger: zap.NewNop(),
+		Components: []stack.Component{stack.Executor}, Tools: noopRegistry(b)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Stop(ctx)
+	eventually.Holds(b, 30*time.Second, "executor owns every partition", func() bool {
+		return len(st.Executor.Partitions()) == 12
+	})
+	create := signedCreates(b, st, kcfg, 1)[0]
+	prod, err := kafka.NewClient(kcfg, kgo.DefaultProduceTopic(kcfg.CommandsTopic()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer prod.Close()
+	cons, err := kafka.NewClient(kcfg, kgo.ConsumeTopics(kcfg.EventsTopic()), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.KeepControlRecords(), kgo.FetchMaxWait(10*time.Millisecond))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cons.Close()
+	b.ResetTimer()
+	start, cpu0 := time.Now(), processCPU(b)
+	if err := prod.ProduceSync(ctx, create).FirstErr(); err != nil {
+		b.Fatal(err)
+	}
+	out := countEvents(b, cons, 1)
+	elapsed, cpu := time.Since(start), processCPU(b)-cpu0
+	b.StopTimer()
+	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-µs/turn")
+	b.ReportMetric(float64(len(out.recs))/float64(b.N), "events/turn")
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "turns/s")
 }
