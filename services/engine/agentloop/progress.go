@@ -1,6 +1,8 @@
 package agentloop
 
 import (
+	"maps"
+
 	"github.com/xbot-runtime/xbot/services/engine/model"
 
 	"github.com/xbot-runtime/xbot/events"
@@ -46,54 +48,119 @@ func analyzeItems(order []*item, evs []events.Envelope) progress {
 	p.startedAt, p.pausedMs = timing(evs)
 	started := map[string]bool{} // tool call ids with an item, for the last response
 	for _, it := range order {
-		switch it.typ {
-		case events.ItemAssistantMessage:
-			if it.status != events.ItemStatusCompleted && it.status != events.ItemStatusTruncated {
-				continue
-			}
-			p.turns++
-			p.last = &response{itemID: it.id, text: it.content, calls: it.assistantData().ToolCalls}
-			p.inputAfter = false
-			started = map[string]bool{}
-		case events.ItemUserMessage:
-			p.inputAfter = true
-		default:
-			call, ok := it.toolCall()
-			if !ok || call.ToolCallID == "" {
-				continue
-			}
-			p.toolCalls++
-			if p.last != nil && call.ResponseItemID == p.last.itemID {
-				started[call.ToolCallID] = true
-			}
-		}
+		started = p.item(it, started)
 	}
-	if p.last != nil {
-		for _, c := range p.last.calls {
-			if !started[c.ID] {
-				p.unstarted = append(p.unstarted, c)
-			}
-		}
-	}
+	p.unstartedCalls(started)
 	return p
+}
+
+// item folds one item into p; started are the tool call ids with an item
+// for p.last, which it returns, anew after a response.
+func (p *progress) item(it *item, started map[string]bool) map[string]bool {
+	switch it.typ {
+	case events.ItemAssistantMessage:
+		if it.status != events.ItemStatusCompleted && it.status != events.ItemStatusTruncated {
+			return started
+		}
+		p.turns++
+		p.last = &response{itemID: it.id, text: it.content, calls: it.assistantData().ToolCalls}
+		p.inputAfter = false
+		return map[string]bool{}
+	case events.ItemUserMessage:
+		p.inputAfter = true
+	default:
+		call, ok := it.toolCall()
+		if !ok || call.ToolCallID == "" {
+			return started
+		}
+		p.toolCalls++
+		if p.last != nil && call.ResponseItemID == p.last.itemID {
+			started[call.ToolCallID] = true
+		}
+	}
+	return started
+}
+
+// unstartedCalls sets p.unstarted from p.last's calls without an item.
+func (p *progress) unstartedCalls(started map[string]bool) {
+	if p.last == nil {
+		return
+	}
+	for _, c := range p.last.calls {
+		if !started[c.ID] {
+			p.unstarted = append(p.unstarted, c)
+		}
+	}
+}
+
+// analysis is analyzeItems kept from one call to the next, for a log that
+// only grows (an execution's). An item changes only while it is open, so
+// the items up to the first open one are folded once (settled, with the
+// progress and started ids after them), and each call folds from there;
+// the events' timing is folded on from the last one seen. A call costs what
+// the log added and the items still open, not the length of the run.
+type analysis struct {
+	gen      int // the item fold's generation the items were folded from
+	settled  int
+	base     progress
+	started  map[string]bool
+	seen     int   // events timed
+	pausedAt int64 // of a pause still open among them
+}
+
+// at returns analyzeItems(f.order, evs) for f folded from evs.
+func (a *analysis) at(f *itemFold, evs []events.Envelope) progress {
+	if a.gen != f.gen || a.settled > len(f.order) || a.seen > len(evs) {
+		*a = analysis{gen: f.gen, started: map[string]bool{}}
+	}
+	for _, e := range evs[a.seen:] {
+		a.pausedAt = a.base.time(e, a.pausedAt)
+	}
+	a.seen = len(evs)
+	for ; a.settled < len(f.order) && closed(f.order[a.settled]); a.settled++ {
+		a.started = a.base.item(f.order[a.settled], a.started)
+	}
+	p, started := a.base, maps.Clone(a.started) // the open items' fold is not kept
+	for _, it := range f.order[a.settled:] {
+		started = p.item(it, started)
+	}
+	p.unstartedCalls(started)
+	return p
+}
+
+// closed reports whether the item is closed: it changes no more.
+func closed(it *item) bool {
+	switch it.status {
+	case events.ItemStatusCompleted, events.ItemStatusFailed, events.ItemStatusTruncated:
+		return true
+	}
+	return false
 }
 
 // timing returns when the run started and how long it was paused (ms); a
 // pause still open does not count.
 func timing(evs []events.Envelope) (startedAt, pausedMs int64) {
+	var p progress
 	var pausedAt int64
 	for _, e := range evs {
-		switch {
-		case e.Type == events.RunStarted && startedAt == 0:
-			startedAt = e.OccurredAt
-		case e.Type == events.RunPaused:
-			pausedAt = e.OccurredAt
-		case e.Type == events.RunResumed && pausedAt > 0:
-			pausedMs += max(0, e.OccurredAt-pausedAt)
-			pausedAt = 0
-		}
+		pausedAt = p.time(e, pausedAt)
 	}
-	return startedAt, pausedMs
+	return p.startedAt, p.pausedMs
+}
+
+// time folds event e into p's start and paused time; pausedAt is when an
+// open pause began (0: none), which it returns as e leaves it.
+func (p *progress) time(e events.Envelope, pausedAt int64) int64 {
+	switch {
+	case e.Type == events.RunStarted && p.startedAt == 0:
+		p.startedAt = e.OccurredAt
+	case e.Type == events.RunPaused:
+		return e.OccurredAt
+	case e.Type == events.RunResumed && pausedAt > 0:
+		p.pausedMs += max(0, e.OccurredAt-pausedAt)
+		return 0
+	}
+	return pausedAt
 }
 
 // toolItemID is the item id of a tool call: derived from the response and
@@ -109,6 +176,7 @@ func toolItemID(responseItemID, callID string) string {
 // the projection several times; each derivation reads the whole log.
 type memo struct {
 	fold        itemFold
+	analysis    analysis
 	progressLen int
 	progress    progress
 	projectLen  int
@@ -120,7 +188,7 @@ func (r *execution) progress() progress {
 	evs := r.run.Events()
 	if r.memo.progressLen != len(evs) || len(evs) == 0 {
 		r.memo.fold.add(evs)
-		r.memo.progress, r.memo.progressLen = analyzeItems(r.memo.fold.order, evs), len(evs)
+		r.memo.progress, r.memo.progressLen = r.memo.analysis.at(&r.memo.fold, evs), len(evs)
 	}
 	return r.memo.progress
 }

@@ -1,6 +1,7 @@
 package agentloop
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/xbot-runtime/xbot/events"
@@ -50,4 +51,49 @@ func TestAnalyzeDecidesTheNextStage(t *testing.T) {
 			t.Errorf("after results: %+v", pr)
 		}
 	})
+}
+
+// TestAnalysisKeptAcrossCallsEqualsAnalyze: the analysis an execution keeps
+// from call to call gives, at every length of a growing log, what analyzing
+// the whole log gives; also when the log read is shorter than the last one
+// (read again from the start).
+func TestAnalysisKeptAcrossCallsEqualsAnalyze(t *testing.T) {
+	t.Parallel()
+	const run = "run_01J000000000000000000000R1"
+	b := newLog(t, run, "hi", "")
+	b.response(r1, "first", 0, callLs, callCat)
+	ls := b.startTool(r1, callLs, events.ItemCommandExecution) // open while the next ones close
+	b.toolOK(r1, callCat, "x")
+	b.ToolCompleted(ls, events.ItemCommandExecution, callLs, events.ToolResultData{Output: "README.md"})
+	b.steer("itm_01J00000000000000000000S1A", "and then?")
+	b.At(b.Now() + 5_000).Paused(events.PauseAwaitingUserInput).At(b.Now() + 60_000).Resumed("")
+	b.ItemStarted(r2, events.ItemAssistantMessage, nil).ItemFailed(r2, events.ItemAssistantMessage, events.FailRuntimeLost, "")
+	b.response(r3, "second", 1, callAsk, callLost, callBad)
+	b.toolFail(r3, callLost, events.ToolErrRuntimeLost, "lost")
+	b.startTool(r3, callAsk, events.ItemToolCall) // left open
+	b.response("itm_01J0000000000000000000004A", "done", 2)
+	evs := b.Events()
+
+	var f itemFold
+	var a analysis
+	check := func(n int) {
+		t.Helper()
+		f.add(evs[:n])
+		got := a.at(&f, evs[:n])
+		var fresh itemFold
+		fresh.add(evs[:n])
+		if want := analyzeItems(fresh.order, evs[:n]); !reflect.DeepEqual(got, want) {
+			t.Fatalf("after %d events: kept %+v, whole %+v", n, got, want)
+		}
+	}
+	for n := 1; n <= len(evs); n++ {
+		check(n)
+	}
+	check(len(evs) / 2) // read again, shorter
+	for n := len(evs) / 2; n <= len(evs); n++ {
+		check(n)
+	}
+	if a.settled == 0 || a.settled == len(f.order) {
+		t.Errorf("%d of %d items settled: the open call must stop the prefix, the ones before it not", a.settled, len(f.order))
+	}
 }

@@ -55,18 +55,30 @@ func items(evs []events.Envelope) (order []*item, byID map[string]*item, input s
 // decode the whole log each time.
 type itemFold struct {
 	n     int // events folded
+	gen   int // counts the fold's starts over: order is another list since
 	order []*item
 	byID  map[string]*item
+	// calls are the tool items of each response (by its item id), in the
+	// order they started.
+	calls map[string][]*item
 	input string
+	// compaction is the latest compaction artifact, nil if none.
+	compaction *events.ContextCompactedPayload
 }
 
 // add folds the events of evs past the ones already folded; evs must be the
 // same log, grown. A shorter log starts the fold over.
 func (f *itemFold) add(evs []events.Envelope) {
 	if len(evs) < f.n || f.byID == nil {
-		*f = itemFold{byID: map[string]*item{}}
+		*f = itemFold{byID: map[string]*item{}, calls: map[string][]*item{}, gen: f.gen + 1}
 	}
 	for _, e := range evs[f.n:] {
+		if e.Type == events.ContextCompacted {
+			if c := compaction(e); c != nil {
+				f.compaction = c
+			}
+			continue
+		}
 		if !itemRelevant(e.Type) {
 			continue // e.g. the capability snapshot: large, and nothing the projection needs
 		}
@@ -81,6 +93,9 @@ func (f *itemFold) add(evs []events.Envelope) {
 			it := &item{id: e.ItemID, typ: st.ItemType, status: events.ItemStatusStarted, content: st.Content, start: st.Data}
 			f.byID[e.ItemID] = it
 			f.order = append(f.order, it)
+			if call, ok := it.toolCall(); ok && call.ToolCallID != "" {
+				f.calls[call.ResponseItemID] = append(f.calls[call.ResponseItemID], it)
+			}
 		} else if it := f.byID[e.ItemID]; it != nil {
 			it.apply(p)
 		}
@@ -108,41 +123,42 @@ func (it *item) apply(p any) {
 }
 
 func projectRun(evs []events.Envelope) []model.Message {
-	order, _, input := items(evs)
-	return projectOrder(order, input)
+	var f itemFold
+	f.add(evs)
+	return projectOrder(&f)
 }
 
 // projectFolded is Project of run, whose items f has folded: an execution
 // keeps one fold of its run (memo) instead of decoding the log again.
 func projectFolded(systemPrompt string, session [][]events.Envelope, run []events.Envelope, f *itemFold) []model.Message {
-	if latestCompaction(run) != nil {
-		return Project(systemPrompt, session, run)
-	}
+	f.add(run)
 	var msgs []model.Message
 	if systemPrompt != "" {
 		msgs = append(msgs, model.Message{Role: model.RoleSystem, Content: systemPrompt})
 	}
+	if f.compaction != nil {
+		return append(msgs, projectCompactedItems(f, f.compaction)...)
+	}
 	for _, evs := range session {
 		msgs = append(msgs, projectRun(evs)...)
 	}
-	f.add(run)
-	return append(msgs, projectOrder(f.order, f.input)...)
+	return append(msgs, projectOrder(f)...)
 }
 
-// projectOrder projects a run's input and its items.
-func projectOrder(order []*item, input string) []model.Message {
+// projectOrder projects a run's input and its items, which f folded.
+func projectOrder(f *itemFold) []model.Message {
 	var msgs []model.Message
-	if input != "" {
-		msgs = append(msgs, model.Message{Role: model.RoleUser, Content: input})
+	if f.input != "" {
+		msgs = append(msgs, model.Message{Role: model.RoleUser, Content: f.input})
 	}
-	return append(msgs, projectItems(order, order)...)
+	return append(msgs, projectItems(f.order, f.calls)...)
 }
 
-// projectItems projects the messages and responses of keep; all is every
-// item of the run, which holds the results of the responses' calls.
-func projectItems(keep, all []*item) []model.Message {
+// projectItems projects the messages and responses of keep; calls are the
+// run's tool items by response (itemFold), which hold the responses'
+// results.
+func projectItems(keep []*item, calls map[string][]*item) []model.Message {
 	var msgs []model.Message
-	results := toolResults(all)
 	for _, it := range keep {
 		switch it.typ {
 		case events.ItemUserMessage:
@@ -150,7 +166,7 @@ func projectItems(keep, all []*item) []model.Message {
 				msgs = append(msgs, model.Message{Role: model.RoleUser, Content: it.content})
 			}
 		case events.ItemAssistantMessage:
-			msgs = append(msgs, assistant(it, results)...)
+			msgs = append(msgs, assistant(it, calls[it.id])...)
 		default:
 			// Tool items are projected with the response that called them;
 			// reasoning stays with the provider that produced it.
@@ -162,13 +178,22 @@ func projectItems(keep, all []*item) []model.Message {
 // latestCompaction is the run's latest compaction artifact, nil if none.
 func latestCompaction(run []events.Envelope) *events.ContextCompactedPayload {
 	for i := len(run) - 1; i >= 0; i-- {
-		if run[i].Type != events.ContextCompacted {
-			continue
+		if c := compaction(run[i]); c != nil {
+			return c
 		}
-		if p, err := run[i].DecodePayload(); err == nil {
-			if c, ok := p.(*events.ContextCompactedPayload); ok {
-				return c
-			}
+	}
+	return nil
+}
+
+// compaction is e's compaction artifact, nil when e is none (or does not
+// decode).
+func compaction(e events.Envelope) *events.ContextCompactedPayload {
+	if e.Type != events.ContextCompacted {
+		return nil
+	}
+	if p, err := e.DecodePayload(); err == nil {
+		if c, ok := p.(*events.ContextCompactedPayload); ok {
+			return c
 		}
 	}
 	return nil
@@ -182,7 +207,14 @@ func latestCompaction(run []events.Envelope) *events.ContextCompactedPayload {
 // whole, with the results it got, so the model sees every call it made after
 // the summary answered. The session's earlier runs are covered by the summary.
 func projectCompacted(run []events.Envelope, c *events.ContextCompactedPayload) []model.Message {
-	order, _, input := items(run)
+	var f itemFold
+	f.add(run)
+	return projectCompactedItems(&f, c)
+}
+
+// projectCompactedItems is projectCompacted of the run f folded.
+func projectCompactedItems(f *itemFold, c *events.ContextCompactedPayload) []model.Message {
+	order, input := f.order, f.input
 	open := map[string]bool{} // items not finished at the cutoff
 	for _, it := range order {
 		if it.last <= c.CutoffEventSeq {
@@ -211,11 +243,12 @@ func projectCompacted(run []events.Envelope, c *events.ContextCompactedPayload) 
 			msgs = append(msgs, model.Message{Role: model.RoleUser, Content: it.content})
 		}
 	}
-	return append(msgs, projectItems(tail, order)...)
+	return append(msgs, projectItems(tail, f.calls)...)
 }
 
-// assistant projects one model response and the results of its calls.
-func assistant(it *item, results map[string]map[string]string) []model.Message {
+// assistant projects one model response and the results of its calls,
+// whose items are calls.
+func assistant(it *item, calls []*item) []model.Message {
 	switch it.status {
 	case events.ItemStatusCompleted:
 	case events.ItemStatusTruncated:
@@ -234,28 +267,13 @@ func assistant(it *item, results map[string]map[string]string) []model.Message {
 	out := []model.Message{msg}
 	for _, c := range data.ToolCalls {
 		out[0].ToolCalls = append(out[0].ToolCalls, model.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
-		res, ok := results[it.id][c.ID]
-		if !ok {
-			res = "error [not_executed]: this tool call did not run (the run stopped before it started)"
+		res := "error [not_executed]: this tool call did not run (the run stopped before it started)"
+		for _, ci := range calls {
+			if call, _ := ci.toolCall(); call.ToolCallID == c.ID {
+				res = resultText(ci)
+			}
 		}
 		out = append(out, model.Message{Role: model.RoleTool, ToolCallID: c.ID, Content: res})
-	}
-	return out
-}
-
-// toolResults maps response item id → tool call id → the text the model
-// receives as the call's result.
-func toolResults(order []*item) map[string]map[string]string {
-	out := map[string]map[string]string{}
-	for _, it := range order {
-		call, ok := it.toolCall()
-		if !ok || call.ToolCallID == "" {
-			continue
-		}
-		if out[call.ResponseItemID] == nil {
-			out[call.ResponseItemID] = map[string]string{}
-		}
-		out[call.ResponseItemID][call.ToolCallID] = resultText(it)
 	}
 	return out
 }
