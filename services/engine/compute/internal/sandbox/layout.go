@@ -156,16 +156,19 @@ var runMounts = []int{2, 3, 4}
 func (l *Layout) tidy() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	key, err := os.OpenRoot(l.keyDir)
+	for _, i := range runMounts {
+		l.made[i] = false
+	}
+	runs, err := os.OpenRoot(filepath.Join(l.keyDir, filepath.FromSlash(path.Dir(l.runRel))))
 	if err != nil {
 		return // nothing was created
 	}
-	defer func() { _ = key.Close() }()
+	defer func() { _ = runs.Close() }()
+	run := path.Base(l.runRel)
 	for _, i := range runMounts {
-		_ = key.Remove(filepath.FromSlash(l.mounts[i].rel)) // ENOENT, ENOTEMPTY: keep
-		l.made[i] = false
+		_ = runs.Remove(filepath.Join(run, path.Base(l.mounts[i].rel))) // ENOENT, ENOTEMPTY: keep
 	}
-	_ = key.Remove(filepath.FromSlash(l.runRel))
+	_ = runs.Remove(run)
 }
 
 // created reports whether this layout has created mount m.
