@@ -27,12 +27,13 @@ type readModelEnv struct {
 
 func newReadModelEnv(t *testing.T) *readModelEnv {
 	t.Helper()
-	return newReadModelEnvWith(t, nil)
+	return newReadModelEnvWith(t, nil, nil)
 }
 
 // newReadModelEnvWith is newReadModelEnv whose API reads through a pool
-// configured with change (nil: the projector's own).
-func newReadModelEnvWith(t *testing.T, change func(*pgxpool.Config)) *readModelEnv {
+// configured with change (nil: the projector's own) and sends through
+// sender (nil: the env's fakeSender).
+func newReadModelEnvWith(t *testing.T, change func(*pgxpool.Config), sender api.CommandSender) *readModelEnv {
 	t.Helper()
 	store, pool := postgrestest.New(t)
 	reads := store
@@ -40,14 +41,17 @@ func newReadModelEnvWith(t *testing.T, change func(*pgxpool.Config)) *readModelE
 		reads = postgrestest.Reconfigured(t, pool, change)
 	}
 	cfg := api.Config{Tokens: map[string]string{tokenA: tenantA, tokenB: tenantB}}
-	sender := &fakeSender{}
+	fake := &fakeSender{}
+	if sender == nil {
+		sender = fake
+	}
 	a, err := api.New(cfg, stack.APIStore(reads.Queries), sender, nil, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(a.Handler())
 	t.Cleanup(srv.Close)
-	return &readModelEnv{env: &env{srv: srv, sender: sender}, store: store, pool: pool}
+	return &readModelEnv{env: &env{srv: srv, sender: fake}, store: store, pool: pool}
 }
 
 // project applies the logs' events not projected yet, interleaved, as one

@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -148,14 +150,18 @@ func (e *readModelEnv) grantingRun(t *testing.T, session string) (*rmLog, string
 
 // TestCreatesInASessionDoNotExhaustThePool: a create holds a connection of
 // the read models' pool from its read of the session's grants until its
-// send, and takes no other one meanwhile; so more creates in one session
-// than the pool has connections, each with a slow send, all get through.
+// send, and takes no other one meanwhile. Two creates in one session, with
+// a pool of two connections, each hold one while their sends wait for each
+// other: a create that read the database again under its hold would wait
+// for a connection the other holds, forever. The creates after them get
+// through as well.
 func TestCreatesInASessionDoNotExhaustThePool(t *testing.T) {
 	t.Parallel()
-	e := newReadModelEnvWith(t, func(c *pgxpool.Config) { c.MaxConns = 2 })
+	const pool = 2
+	sender := &barrierSender{n: pool, all: make(chan struct{})}
+	e := newReadModelEnvWith(t, func(c *pgxpool.Config) { c.MaxConns = pool }, sender)
 	const session = "sess-pool"
 	_, grant := e.grantingRun(t, session)
-	e.sender.onSend = func(commands.Envelope) { time.Sleep(20 * time.Millisecond) }
 	c := e.apiAs(t, tokenA)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -180,8 +186,8 @@ func TestCreatesInASessionDoNotExhaustThePool(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	n := 0
-	for _, env := range e.sender.envelopes() {
+	sent := sender.envelopes()
+	for _, env := range sent {
 		p, err := env.DecodePayload()
 		if err != nil {
 			t.Fatal(err)
@@ -189,9 +195,39 @@ func TestCreatesInASessionDoNotExhaustThePool(t *testing.T) {
 		if gs := p.(*commands.CreateRunPayload).SessionGrants; len(gs) != 1 || gs[0].GrantID != grant {
 			t.Errorf("create %s inherits %+v, want %s", env.RunID, gs, grant)
 		}
-		n++
 	}
-	if n != creates {
-		t.Errorf("%d creates sent, want %d", n, creates)
+	if len(sent) != creates {
+		t.Errorf("%d creates sent, want %d", len(sent), creates)
 	}
+}
+
+// barrierSender records what it is sent; its first n sends each wait until
+// all n have come (or their context ends).
+type barrierSender struct {
+	n       int32
+	arrived atomic.Int32
+	all     chan struct{}
+	mu      sync.Mutex
+	sent    []commands.Envelope
+}
+
+func (s *barrierSender) Send(ctx context.Context, c commands.Envelope) error {
+	s.mu.Lock()
+	s.sent = append(s.sent, c)
+	s.mu.Unlock()
+	if s.arrived.Add(1) == s.n {
+		close(s.all)
+	}
+	select {
+	case <-s.all:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (s *barrierSender) envelopes() []commands.Envelope {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.sent)
 }
