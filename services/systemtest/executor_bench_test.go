@@ -35,36 +35,11 @@ import (
 // raw-cpu-µs/event the raw produce's; txns/run is the executor's transactions that wrote events (commit markers
 // on the events topic) per run; events/txn their average size.
 func BenchmarkExecutorAlone(b *testing.B) {
-	asTheBinaryRuns(b)
-	kcfg := kafkatest.NewCluster(b, 12).Config().WithDefaults()
 	turn := profile.Turn{ToolCalls: []profile.ScriptedCall{{Name: "noop", Arguments: "{}"}}}
-	cat, err := profile.NewCatalog(profile.Profile{ID: "exec", Model: profile.ModelScripted, Tools: []string{"noop"},
+	ea := startExecutorAlone(b, profile.Profile{ID: "exec", Model: profile.ModelScripted, Tools: []string{"noop"},
 		Script: []profile.Turn{turn, turn, turn, {Text: "a quick scripted answer!", ChunkChars: 8}}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx := context.Background()
-	st, err := stack.Start(ctx, stack.Options{Kafka: kcfg, Profiles: cat, Logger: zap.NewNop(),
-		Components: []stack.Component{stack.Executor}, Tools: noopRegistry(b)})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer st.Stop(ctx)
-	eventually.Holds(b, 30*time.Second, "executor owns every partition", func() bool {
-		return len(st.Executor.Partitions()) == 12
-	})
-	creates := signedCreates(b, st, kcfg, b.N)
-	prod, err := kafka.NewClient(kcfg, kgo.DefaultProduceTopic(kcfg.CommandsTopic()))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer prod.Close()
-	cons, err := kafka.NewClient(kcfg, kgo.ConsumeTopics(kcfg.EventsTopic()), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
-		kgo.KeepControlRecords(), kgo.FetchMaxWait(10*time.Millisecond))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer cons.Close()
+	ctx, kcfg, prod, cons := context.Background(), ea.kcfg, ea.prod, ea.cons
+	creates := signedCreates(b, ea.st, kcfg, b.N)
 
 	b.ResetTimer()
 	start, cpu0 := time.Now(), processCPU(b)
@@ -200,47 +175,60 @@ func rawTransactionalProduce(b *testing.B, kcfg kafka.Config, recs []*kgo.Record
 //
 //	go test -run '^$' -bench ALongRun -benchtime 2000x ./services/systemtest/
 func BenchmarkALongRun(b *testing.B) {
-	asTheBinaryRuns(b)
-	kcfg := kafkatest.NewCluster(b, 12).Config().WithDefaults()
 	turn := profile.Turn{Text: strings.Repeat("a word ", 18), ChunkChars: 8,
 		ToolCalls: []profile.ScriptedCall{{Name: "noop", Arguments: "{}"}}}
-	script := append(slices.Repeat([]profile.Turn{turn}, b.N), profile.Turn{Text: "done"})
-	cat, err := profile.NewCatalog(profile.Profile{ID: "exec", Model: profile.ModelScripted, Tools: []string{"noop"},
-		Limits: profile.Limits{MaxTurns: b.N + 10, MaxToolCalls: b.N + 10, MaxWallTime: time.Hour}, Script: script})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx := context.Background()
-	st, err := stack.Start(ctx, stack.Options{Kafka: kcfg, Profiles: cat, Logger: zap.NewNop(),
-		Components: []stack.Component{stack.Executor}, Tools: noopRegistry(b)})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer st.Stop(ctx)
-	eventually.Holds(b, 30*time.Second, "executor owns every partition", func() bool {
-		return len(st.Executor.Partitions()) == 12
-	})
-	create := signedCreates(b, st, kcfg, 1)[0]
-	prod, err := kafka.NewClient(kcfg, kgo.DefaultProduceTopic(kcfg.CommandsTopic()))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer prod.Close()
-	cons, err := kafka.NewClient(kcfg, kgo.ConsumeTopics(kcfg.EventsTopic()), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
-		kgo.KeepControlRecords(), kgo.FetchMaxWait(10*time.Millisecond))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer cons.Close()
+	ea := startExecutorAlone(b, profile.Profile{ID: "exec", Model: profile.ModelScripted, Tools: []string{"noop"},
+		Limits: profile.Limits{MaxTurns: b.N + 10, MaxToolCalls: b.N + 10, MaxWallTime: time.Hour},
+		Script: append(slices.Repeat([]profile.Turn{turn}, b.N), profile.Turn{Text: "done"})})
+	create := signedCreates(b, ea.st, ea.kcfg, 1)[0]
 	b.ResetTimer()
 	start, cpu0 := time.Now(), processCPU(b)
-	if err := prod.ProduceSync(ctx, create).FirstErr(); err != nil {
+	if err := ea.prod.ProduceSync(context.Background(), create).FirstErr(); err != nil {
 		b.Fatal(err)
 	}
-	out := countEvents(b, cons, 1)
+	out := countEvents(b, ea.cons, 1)
 	elapsed, cpu := time.Since(start), processCPU(b)-cpu0
 	b.StopTimer()
 	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-µs/turn")
 	b.ReportMetric(float64(len(out.recs))/float64(b.N), "events/turn")
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "turns/s")
+}
+
+// executorAlone is the executor alone on an embedded cluster of 12
+// partitions, owning them all, with a producer of commands and a
+// read_committed consumer of the events topic that keeps control records.
+type executorAlone struct {
+	kcfg       kafka.Config
+	st         *stack.Stack
+	prod, cons *kgo.Client
+}
+
+// startExecutorAlone starts an executorAlone whose one agent is p, with
+// the no-op tool, as the binary runs (its GC target), until b ends.
+func startExecutorAlone(b *testing.B, p profile.Profile) executorAlone {
+	asTheBinaryRuns(b)
+	ea := executorAlone{kcfg: kafkatest.NewCluster(b, 12).Config().WithDefaults()}
+	cat, err := profile.NewCatalog(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	if ea.st, err = stack.Start(ctx, stack.Options{Kafka: ea.kcfg, Profiles: cat, Logger: zap.NewNop(),
+		Components: []stack.Component{stack.Executor}, Tools: noopRegistry(b)}); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { ea.st.Stop(ctx) })
+	eventually.Holds(b, 30*time.Second, "executor owns every partition", func() bool {
+		return len(ea.st.Executor.Partitions()) == 12
+	})
+	if ea.prod, err = kafka.NewClient(ea.kcfg, kgo.DefaultProduceTopic(ea.kcfg.CommandsTopic())); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(ea.prod.Close)
+	if ea.cons, err = kafka.NewClient(ea.kcfg, kgo.ConsumeTopics(ea.kcfg.EventsTopic()),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.KeepControlRecords(), kgo.FetchMaxWait(10*time.Millisecond)); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(ea.cons.Close)
+	return ea
 }
