@@ -181,6 +181,11 @@ type memo struct {
 	progress    progress
 	projectLen  int
 	project     []model.Message
+	// session is the projection of the session's earlier runs, which an
+	// execution reads once (sessionHistory); sessionOf is what it projected.
+	session     []model.Message
+	sessionOf   [][]events.Envelope
+	sessionMade bool
 }
 
 // progress is analyze of the run's current events.
@@ -198,7 +203,18 @@ func (r *execution) progress() progress {
 func (r *execution) project(session [][]events.Envelope) []model.Message {
 	evs := r.run.Events()
 	if r.memo.projectLen != len(evs) || len(evs) == 0 {
-		r.memo.project, r.memo.projectLen = projectFolded(r.p.SystemPrompt, session, evs, &r.memo.fold), len(evs)
+		r.memo.project, r.memo.projectLen = projectFolded(r.p.SystemPrompt, r.sessionProjection(session), evs, &r.memo.fold), len(evs)
 	}
 	return r.memo.project
+}
+
+// sessionProjection is projectSession(session), projected once per
+// execution: the earlier runs do not change, and each projection of the run
+// would otherwise decode their logs again.
+func (r *execution) sessionProjection(session [][]events.Envelope) []model.Message {
+	same := len(session) == len(r.memo.sessionOf) && (len(session) == 0 || &session[0] == &r.memo.sessionOf[0])
+	if !same || !r.memo.sessionMade {
+		r.memo.session, r.memo.sessionOf, r.memo.sessionMade = projectSession(session), session, true
+	}
+	return r.memo.session
 }

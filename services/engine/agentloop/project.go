@@ -26,10 +26,17 @@ func Project(systemPrompt string, session [][]events.Envelope, run []events.Enve
 	if c := latestCompaction(run); c != nil {
 		return append(msgs, projectCompacted(run, c)...)
 	}
+	msgs = append(msgs, projectSession(session)...)
+	return append(msgs, projectRun(run)...)
+}
+
+// projectSession projects the session's earlier runs, oldest first.
+func projectSession(session [][]events.Envelope) []model.Message {
+	var msgs []model.Message
 	for _, evs := range session {
 		msgs = append(msgs, projectRun(evs)...)
 	}
-	return append(msgs, projectRun(run)...)
+	return msgs
 }
 
 // itemRelevant says whether items reads events of type t.
@@ -128,9 +135,11 @@ func projectRun(evs []events.Envelope) []model.Message {
 	return projectOrder(&f)
 }
 
-// projectFolded is Project of run, whose items f has folded: an execution
-// keeps one fold of its run (memo) instead of decoding the log again.
-func projectFolded(systemPrompt string, session [][]events.Envelope, run []events.Envelope, f *itemFold) []model.Message {
+// projectFolded is Project of run, whose items f has folded, in a session
+// whose earlier runs project to earlier (projectSession): an execution keeps
+// one fold of its run and the projection of its session (memo) instead of
+// decoding the logs again.
+func projectFolded(systemPrompt string, earlier []model.Message, run []events.Envelope, f *itemFold) []model.Message {
 	f.add(run)
 	var msgs []model.Message
 	if systemPrompt != "" {
@@ -139,9 +148,7 @@ func projectFolded(systemPrompt string, session [][]events.Envelope, run []event
 	if f.compaction != nil {
 		return append(msgs, projectCompactedItems(f, f.compaction)...)
 	}
-	for _, evs := range session {
-		msgs = append(msgs, projectRun(evs)...)
-	}
+	msgs = append(msgs, earlier...)
 	return append(msgs, projectOrder(f)...)
 }
 

@@ -144,7 +144,7 @@ func checkGolden(t *testing.T, cases map[string]func(t *testing.T) ([][]events.E
 			// An execution projects from one fold it grows with the log.
 			var f itemFold
 			for n := range len(run) + 1 {
-				if got, want := projectFolded("p", session, run[:n], &f), Project("p", session, run[:n]); !reflect.DeepEqual(got, want) {
+				if got, want := projectFolded("p", projectSession(session), run[:n], &f), Project("p", session, run[:n]); !reflect.DeepEqual(got, want) {
 					t.Errorf("after %d events the folded projection is\n%+v\nwant\n%+v", n, got, want)
 				}
 			}
@@ -232,4 +232,28 @@ func TestProjectCompactedGolden(t *testing.T) {
 			return nil, b.response(r2, "Shipped.", 1).Events()
 		},
 	})
+}
+
+// TestTheSessionIsProjectedOncePerExecution: an execution projects its
+// session's earlier runs once, and again only for another session.
+func TestTheSessionIsProjectedOncePerExecution(t *testing.T) {
+	t.Parallel()
+	first := newLog(t, "run_01J000000000000000000000R1", "hello", "").response(r1, "Hi.", 0).Events()
+	second := newLog(t, "run_01J000000000000000000000R2", "again", "run_01J000000000000000000000R1").response(r2, "Yes.", 0).Events()
+	var r execution
+	one := [][]events.Envelope{first}
+	got := r.sessionProjection(one)
+	if want := projectSession(one); !reflect.DeepEqual(got, want) || len(got) == 0 {
+		t.Fatalf("projection %+v, want %+v", got, want)
+	}
+	if again := r.sessionProjection(one); &again[0] != &got[0] {
+		t.Error("the same session was projected again")
+	}
+	two := [][]events.Envelope{first, second}
+	if got := r.sessionProjection(two); !reflect.DeepEqual(got, projectSession(two)) {
+		t.Errorf("another session: %+v", got)
+	}
+	if got := r.sessionProjection(nil); len(got) != 0 {
+		t.Errorf("no session: %+v", got)
+	}
 }
