@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
 	"github.com/xbot-runtime/xbot/services/api/client"
 	"github.com/xbot-runtime/xbot/services/stack"
 )
@@ -29,6 +30,7 @@ func TestChaosApprovalsUnderExecutorChurn(t *testing.T) {
 	startOne()
 	ids := c.createRunsOf("approver", "appr", chaosN(60, 20))
 	sent, api := map[string]bool{}, apiOf(t, c.front)
+	var commandIDs []string
 	decisions, duplicates, refused := 0, 0, 0
 	c.untilTerminal(ids, 4*time.Minute, chaosDuration(300*time.Millisecond, 200*time.Millisecond), func() {
 		pending, err := api.ListApprovals(t.Context(), client.ApprovalQuery{Status: client.ApprovalPending, Page: client.Page{Limit: 100}})
@@ -42,9 +44,12 @@ func TestChaosApprovalsUnderExecutorChurn(t *testing.T) {
 			sent[ap.ItemID] = true
 			decision := client.ApprovalDecisionRequest{ItemID: ap.ItemID, Decision: "allow", Scope: "item"}
 			for i, key := range []string{ap.ItemID + "-a", ap.ItemID + "-a", ap.ItemID + "-b"} {
-				if _, err := api.DecideApproval(t.Context(), ap.RunID, decision, client.CommandOptions{IdempotencyKey: key, Wait: client.WaitFor(0)}); err != nil {
+				res, err := api.DecideApproval(t.Context(), ap.RunID, decision, client.CommandOptions{IdempotencyKey: key, Wait: client.WaitFor(0)})
+				if err != nil {
 					t.Errorf("decision %d for %s: %v", i, ap.ItemID, err)
+					continue
 				}
+				commandIDs = append(commandIDs, res.CommandID)
 			}
 			decisions++
 		}
@@ -57,6 +62,23 @@ func TestChaosApprovalsUnderExecutorChurn(t *testing.T) {
 			live, kills = append(live[:i], live[i+1:]...), kills+1
 		default:
 		}
+	})
+	// A decision sent while its partition had no owner is admitted when one
+	// takes it, possibly after every run ended (answered duplicate or
+	// rejected): the log grows until then, and the checks compare the live
+	// view with one rebuilt from the log.
+	eventually.Succeeds(t, 2*time.Minute, "every decision has its outcome", func() error {
+		for len(commandIDs) > 0 {
+			cmd, err := api.GetCommand(t.Context(), commandIDs[0])
+			if err != nil {
+				return err
+			}
+			if cmd.Outcome == client.OutcomePending || cmd.Outcome == client.OutcomeAccepted {
+				return fmt.Errorf("command %s is %s", cmd.CommandID, cmd.Outcome)
+			}
+			commandIDs = commandIDs[1:]
+		}
+		return nil
 	})
 	states := c.check(c.front, ids)
 	for _, id := range ids {
