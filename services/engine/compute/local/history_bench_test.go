@@ -6,10 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"go.uber.org/zap"
-
 	"github.com/xbot-runtime/xbot/services/engine/compute"
-	"github.com/xbot-runtime/xbot/services/engine/compute/local"
 )
 
 // BenchmarkARunOnAKeyWithHistory: one run of one `true` command on a
@@ -22,10 +19,7 @@ func BenchmarkARunOnAKeyWithHistory(b *testing.B) {
 	for _, history := range []int{0, 2000} {
 		b.Run(fmt.Sprintf("history=%d", history), func(b *testing.B) {
 			dir := b.TempDir()
-			p, err := local.New(local.Config{Dir: dir, Logger: zap.NewNop()})
-			if err != nil {
-				b.Fatal(err)
-			}
+			p := providerIn(b, dir)
 			k := compute.Key{TenantID: "t", WorkspaceID: "w", AgentID: "a", OwnerID: "o"}
 			oneRun := func(id string) {
 				sb, err := p.Open(b.Context(), compute.Spec{Key: k, SessionID: "s", RunID: id})
@@ -60,10 +54,7 @@ func BenchmarkARunOnAKeyWithHistory(b *testing.B) {
 //	go test -run '^$' -bench ACommandInALargeWorkspace -benchtime 50x ./services/engine/compute/local/
 func BenchmarkACommandInALargeWorkspace(b *testing.B) {
 	dir := b.TempDir()
-	p, err := local.New(local.Config{Dir: dir, Logger: zap.NewNop()})
-	if err != nil {
-		b.Fatal(err)
-	}
+	p := providerIn(b, dir)
 	sb, err := p.Open(b.Context(), compute.Spec{Key: compute.Key{TenantID: "t", WorkspaceID: "w", AgentID: "a", OwnerID: "o"},
 		SessionID: "s", RunID: "r"})
 	if err != nil {

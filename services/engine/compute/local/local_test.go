@@ -22,6 +22,16 @@ import (
 	"github.com/xbot-runtime/xbot/services/engine/compute/local"
 )
 
+// providerIn returns a local provider whose sandboxes live below dir.
+func providerIn(tb testing.TB, dir string) compute.Provider {
+	tb.Helper()
+	p, err := local.New(local.Config{Dir: dir, Logger: zap.NewNop()})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return p
+}
+
 func newProvider(t *testing.T) compute.Provider {
 	t.Helper()
 	p, err := local.New(local.Config{Dir: t.TempDir(), Logger: zaptest.NewLogger(t)})
@@ -66,10 +76,7 @@ var runDirs = []string{"workspace", "sessions/s/context", "sessions/s/runs/r/inp
 func TestHostLayout(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	p, err := local.New(local.Config{Dir: dir, Logger: zap.NewNop()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := providerIn(t, dir)
 	sb := open(t, p, compute.Key{TenantID: "t", WorkspaceID: "w", AgentID: "a", OwnerID: "o"})
 	ps := sb.Paths()
 	for _, cwd := range []string{ps.Workspace, ps.Context, ps.Input, ps.Output, ps.Tmp} {
@@ -98,10 +105,7 @@ func TestHostLayout(t *testing.T) {
 func TestDirectoriesOnFirstNeed(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	p, err := local.New(local.Config{Dir: dir, Logger: zap.NewNop()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := providerIn(t, dir)
 	sb := open(t, p, compute.Key{TenantID: "t", WorkspaceID: "w", AgentID: "a", OwnerID: "o"})
 	ps := sb.Paths()
 	for _, d := range []string{ps.Workspace, ps.Context, ps.Input, ps.Output, ps.Tmp} {
@@ -166,10 +170,7 @@ func TestDirectoriesOnFirstNeed(t *testing.T) {
 func TestProcessSeesHostPaths(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	p, err := local.New(local.Config{Dir: dir, Logger: zap.NewNop()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := providerIn(t, dir)
 	sb := open(t, p, compute.Key{TenantID: "t", WorkspaceID: "w", AgentID: "a", OwnerID: "o"})
 	var out bytes.Buffer
 	res, err := sb.Exec(t.Context(), compute.ExecRequest{Command: `echo "$HOME"; echo "$TMPDIR"; pwd -P`, Stdout: &out})
@@ -236,10 +237,7 @@ func open(t *testing.T, p compute.Provider, key compute.Key) compute.Sandbox {
 func TestPlantedSymlinkIsNotFollowed(t *testing.T) {
 	t.Parallel()
 	dir, outside := t.TempDir(), t.TempDir()
-	p, err := local.New(local.Config{Dir: dir, Logger: zap.NewNop()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := providerIn(t, dir)
 	key := filepath.Join(dir, "t/w/a/o")
 	for target, link := range map[string]string{outside: "sessions", filepath.Join(outside, "ws"): "workspace"} {
 		if err := os.MkdirAll(key, 0o755); err != nil {
@@ -309,10 +307,7 @@ func TestSequentialCommandsShareASubgroup(t *testing.T) {
 func TestARunLeavesOnlyWhatItKept(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	p, err := local.New(local.Config{Dir: dir, Logger: zap.NewNop()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := providerIn(t, dir)
 	k := compute.Key{TenantID: "t", WorkspaceID: "w", AgentID: "a", OwnerID: "o"}
 	key := filepath.Join(dir, "t/w/a/o")
 	openRun := func(run string) compute.Sandbox {
