@@ -2,6 +2,7 @@ package events
 
 import (
 	"encoding/json"
+	"math"
 	"strconv"
 )
 
@@ -46,6 +47,43 @@ func (e Envelope) AppendJSON(dst []byte) []byte {
 		dst = append(dst, e.Payload...)
 	}
 	return append(dst, '}')
+}
+
+// JSONSizeHint is the length AppendJSON gives e when its strings need no
+// escapes, and a lower bound otherwise: what a caller sizes its buffer by.
+func (e Envelope) JSONSizeHint() int {
+	n := len(`{"eventId":"","runId":"","seq":,"schemaVersion":"","type":"","occurredAt":,"emittedAt":,"tenantId":"","payload":}`) +
+		len(e.EventID) + len(e.RunID) + decimalLen(e.Seq) + len(e.SchemaVersion) + len(e.Type) +
+		decimalLen(e.OccurredAt) + decimalLen(e.EmittedAt) + len(e.TenantID) + len(e.Payload)
+	if e.Payload == nil {
+		n += len("null")
+	}
+	if e.PlatformSessionID != "" {
+		n += len(`,"platformSessionId":""`) + len(e.PlatformSessionID)
+	}
+	if e.ItemID != "" {
+		n += len(`,"itemId":""`) + len(e.ItemID)
+	}
+	if e.CommandID != "" {
+		n += len(`,"commandId":""`) + len(e.CommandID)
+	}
+	return n
+}
+
+// decimalLen is the number of bytes strconv.AppendInt writes for v.
+func decimalLen(v int64) int {
+	n := 1
+	if v < 0 {
+		n++
+		if v == math.MinInt64 {
+			return 20
+		}
+		v = -v
+	}
+	for ; v >= 10; v /= 10 {
+		n++
+	}
+	return n
 }
 
 // appendJSONString appends s as json.Marshal encodes a string: as it is

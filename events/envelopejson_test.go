@@ -45,10 +45,25 @@ func TestAppendJSONEncodesAsJSONMarshal(t *testing.T) {
 			if got := e.AppendJSON([]byte("prefix")); string(got) != "prefix"+string(wantRaw) {
 				t.Errorf("string %q:\n got %s\nwant %s", s, got[len("prefix"):], wantRaw)
 			}
+			if hint := e.JSONSizeHint(); hint > len(wantRaw) || escapeFree(s) && hint != len(wantRaw) {
+				t.Errorf("string %q: size hint %d for %d bytes", s, hint, len(wantRaw))
+			}
+		}
+	}
+	for _, seq := range []int64{0, 9, 10, -1, -10, 1 << 62, -1 << 63} {
+		e := events.Envelope{RunID: "r", Seq: seq, OccurredAt: seq, EmittedAt: -seq, Payload: []byte(`{}`)}
+		if raw := e.AppendJSON(nil); e.JSONSizeHint() != len(raw) {
+			t.Errorf("seq %d: size hint %d for %d bytes", seq, e.JSONSizeHint(), len(raw))
 		}
 	}
 	bare := events.Envelope{RunID: "r"}
 	if want, err := json.Marshal(bare); err != nil || string(bare.AppendJSON(nil)) != string(want) {
 		t.Errorf("a nil payload:\n got %s\nwant %s (%v)", bare.AppendJSON(nil), want, err)
 	}
+}
+
+// escapeFree says whether json.Marshal writes s as it is, between quotes.
+func escapeFree(s string) bool {
+	raw, _ := json.Marshal(s)
+	return len(raw) == len(s)+2
 }

@@ -104,9 +104,8 @@ func (b *batch) state(runID string) *events.RunState {
 func (b *batch) push(id events.Identity, drafts []events.Draft) error {
 	st := b.state(id.RunID)
 	next := *st
-	recs := make([]kafka.OutRecord, 0, len(drafts))
 	envs := make([]events.Envelope, 0, len(drafts))
-	var size int64
+	hint := 0
 	for _, d := range drafts {
 		env, err := d.Seal(id, next.LastSeq+1, events.NewID("evt"), b.now)
 		if err != nil {
@@ -117,11 +116,18 @@ func (b *batch) push(id events.Identity, drafts []events.Draft) error {
 		if next, env, err = events.FoldShared(next, env); err != nil {
 			return err
 		}
-		raw := env.AppendJSON(make([]byte, 0, len(env.Payload)+256))
-		recs = append(recs, kafka.OutRecord{Key: id.RunID, Value: raw})
 		envs = append(envs, env)
-		size += int64(len(raw))
+		hint += env.JSONSizeHint()
 	}
+	// The records' values share one buffer, each capped at its own end.
+	recs := make([]kafka.OutRecord, 0, len(envs))
+	buf := make([]byte, 0, hint)
+	for _, env := range envs {
+		from := len(buf)
+		buf = env.AppendJSON(buf)
+		recs = append(recs, kafka.OutRecord{Key: id.RunID, Value: buf[from:len(buf):len(buf)]})
+	}
+	size := int64(len(buf))
 	*st = next
 	b.sealed[id.RunID] = append(b.sealed[id.RunID], envs...)
 	b.sizes[id.RunID] += size
