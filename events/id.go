@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"regexp"
+	"strings"
 	"time"
 )
 
@@ -18,33 +19,60 @@ func NewID(prefix string) string {
 	if _, err := rand.Read(b[6:]); err != nil {
 		panic("crypto/rand failed: " + err.Error()) // the OS entropy source is gone; nothing can continue safely
 	}
-	return prefix + "_" + encode(b)
+	return withPrefix(prefix, b)
 }
 
 // DerivedID returns prefix + "_" + 26 characters derived from parts, so that a
 // retried request reproduces the same id.
 func DerivedID(prefix string, parts ...string) string {
-	h := sha256.New()
+	// The parts, each ended by a zero byte, hashed from the stack when they fit.
+	var small [256]byte
+	in := small[:0]
 	for _, p := range parts {
-		h.Write([]byte(p))
-		h.Write([]byte{0})
+		if len(in)+len(p)+1 > len(small) {
+			in = nil
+			break
+		}
+		in = append(append(in, p...), 0)
+	}
+	var sum [sha256.Size]byte
+	if in != nil {
+		sum = sha256.Sum256(in)
+	} else {
+		h := sha256.New()
+		for _, p := range parts {
+			h.Write([]byte(p))
+			h.Write([]byte{0})
+		}
+		h.Sum(sum[:0])
 	}
 	var b [16]byte
-	copy(b[:], h.Sum(nil))
+	copy(b[:], sum[:])
 	b[0] &= 0x7 // keep the first character within the ULID range 0-7
-	return prefix + "_" + encode(b)
+	return withPrefix(prefix, b)
 }
 
-func encode(b [16]byte) string {
-	// 128 bits → 26 base32 characters, most significant first (ULID layout).
+// withPrefix returns prefix + "_" + b encoded.
+func withPrefix(prefix string, b [16]byte) string {
+	var sb strings.Builder
+	sb.Grow(len(prefix) + 1 + 26)
+	sb.WriteString(prefix)
+	sb.WriteByte('_')
+	var out [26]byte
+	encode(&out, b)
+	sb.Write(out[:])
+	return sb.String()
+}
+
+// encode writes b's 128 bits as 26 base32 characters, most significant
+// first (ULID layout).
+func encode(out *[26]byte, b [16]byte) {
 	hi, lo := binary.BigEndian.Uint64(b[:8]), binary.BigEndian.Uint64(b[8:])
-	out := make([]byte, 26)
 	for i := 25; i >= 0; i-- {
 		out[i] = crockford[lo&31]
 		lo = lo>>5 | hi<<59
 		hi >>= 5
 	}
-	return string(out)
 }
 
 var idPattern = regexp.MustCompile(`^[a-z]+_([0-7][0-9A-HJKMNP-TV-Z]{25}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$`)
