@@ -73,6 +73,9 @@ type Engine struct {
 	// one profile share a snapshot's rules, and compiling them (regexps) on
 	// every resume is a measurable cost.
 	policies map[string]*policy.Policy
+	// snapshots keeps the capability snapshots decoded, which a run reads
+	// when its execution starts.
+	snapshots profile.SnapshotCache
 }
 
 // maxCachedPolicies bounds the policy cache; it is emptied when full.
@@ -230,7 +233,7 @@ func (e *Engine) Execute(ctx context.Context, run *executor.Run, p profile.Profi
 // loadSnapshot takes the tool specs and the policy from the run's capability
 // snapshot; a run that started before snapshots existed resolves them now.
 func (r *execution) loadSnapshot() error {
-	snap, err := profile.SnapshotOf(r.run.Events())
+	snap, err := r.e.snapshots.Of(r.run.Events())
 	switch {
 	case err == nil:
 		r.specs, r.opts = snap.Tools, snap.RunOptions()

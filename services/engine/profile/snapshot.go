@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"sync"
 
 	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/services/engine/model"
@@ -101,19 +103,72 @@ var ErrNoSnapshot = errors.New("the run has no capability snapshot")
 
 // SnapshotOf returns the capability snapshot frozen in a run's events.
 func SnapshotOf(evs []events.Envelope) (Snapshot, error) {
+	return (*SnapshotCache)(nil).Of(evs)
+}
+
+// SnapshotCache keeps capability snapshots decoded, by their JSON: the runs
+// of one agent with the same options and grants share a snapshot, and
+// decoding it at every run's start was a measurable cost. What it returns is
+// shared by every run of the snapshot: read it, never change it (its slices
+// are clipped, so that an append copies). The zero value is ready; a nil
+// cache decodes every time.
+type SnapshotCache struct {
+	mu    sync.Mutex
+	m     map[string]Snapshot
+	bytes int
+}
+
+// maxCachedSnapshotBytes bounds the encoded size of the snapshots a cache
+// keeps; it is emptied when a snapshot would take it past.
+const maxCachedSnapshotBytes = 8 << 20
+
+// Of returns the snapshot frozen in evs (a run's events), as SnapshotOf.
+func (c *SnapshotCache) Of(evs []events.Envelope) (Snapshot, error) {
 	for _, e := range evs {
 		if e.Type != events.CapabilitySnapshotFrozen {
 			continue
 		}
-		p, err := e.DecodePayload()
+		p, err := e.SharedPayload()
 		if err != nil {
 			return Snapshot{}, err
 		}
+		frozen := p.(*events.SnapshotFrozenPayload)
+		if s, ok := c.get(frozen.Snapshot); ok {
+			return s, nil
+		}
 		var s Snapshot
-		if err := json.Unmarshal(p.(*events.SnapshotFrozenPayload).Snapshot, &s); err != nil {
+		if err := json.Unmarshal(frozen.Snapshot, &s); err != nil {
 			return Snapshot{}, fmt.Errorf("capability snapshot of run %s: %w", e.RunID, err)
 		}
+		s.Tools, s.Grants = slices.Clip(s.Tools), slices.Clip(s.Grants)
+		s.MCPServers, s.Skills = slices.Clip(s.MCPServers), slices.Clip(s.Skills)
+		c.put(frozen.Snapshot, s)
 		return s, nil
 	}
 	return Snapshot{}, ErrNoSnapshot
+}
+
+func (c *SnapshotCache) get(raw []byte) (Snapshot, bool) {
+	if c == nil {
+		return Snapshot{}, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s, ok := c.m[string(raw)]
+	return s, ok
+}
+
+func (c *SnapshotCache) put(raw []byte, s Snapshot) {
+	if c == nil || len(raw) > maxCachedSnapshotBytes {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || c.bytes+len(raw) > maxCachedSnapshotBytes {
+		c.m, c.bytes = map[string]Snapshot{}, 0
+	}
+	if _, ok := c.m[string(raw)]; !ok {
+		c.m[string(raw)] = s
+		c.bytes += len(raw)
+	}
 }

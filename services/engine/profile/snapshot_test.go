@@ -3,9 +3,11 @@ package profile_test
 import (
 	"encoding/json"
 	"errors"
+	"reflect"
 	"testing"
 
 	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/services/engine/model"
 	"github.com/xbot-runtime/xbot/services/engine/policy"
 	"github.com/xbot-runtime/xbot/services/engine/profile"
 )
@@ -60,6 +62,57 @@ func TestSnapshotHashFollowsTheContent(t *testing.T) {
 		t.Errorf("snapshot read back %+v", got)
 	}
 	if _, err := profile.SnapshotOf(nil); !errors.Is(err, profile.ErrNoSnapshot) {
+		t.Errorf("a log without a snapshot: %v, want ErrNoSnapshot", err)
+	}
+}
+
+// TestTheSnapshotCacheDecodesEachSnapshotOnce: runs that froze the same
+// snapshot read one decoded value, runs of another snapshot their own; what
+// a run appends to a shared slice never reaches another run's.
+func TestTheSnapshotCacheDecodesEachSnapshotOnce(t *testing.T) {
+	t.Parallel()
+	logOf := func(p profile.Profile, grants ...events.PermissionGrant) []events.Envelope {
+		t.Helper()
+		s, err := profile.NewSnapshot(p, []model.ToolSpec{{Name: "shell"}, {Name: "read_file"}}, grants)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := s.Freeze()
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := json.Marshal(f)
+		return []events.Envelope{{RunID: "run_x", Seq: 1, Type: events.RunAccepted, Payload: []byte(`{}`)},
+			{RunID: "run_x", Seq: 2, Type: events.CapabilitySnapshotFrozen, Payload: raw}}
+	}
+	grant := events.PermissionGrant{GrantID: events.NewID("grt"), Scope: events.ScopePlatformSession, ToolName: "shell", RuleID: "r"}
+	var c profile.SnapshotCache
+	first, err := c.Of(logOf(profile.Demo()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := c.Of(logOf(profile.Demo()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if &first.Tools[0] != &again.Tools[0] {
+		t.Error("the same snapshot was decoded twice")
+	}
+	granted, err := c.Of(logOf(profile.Demo(), grant))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(granted.Grants) != 1 || len(first.Grants) != 0 || &granted.Tools[0] == &first.Tools[0] {
+		t.Errorf("another snapshot's grants %v read as %v", granted.Grants, first.Grants)
+	}
+	mine := append(first.Tools, model.ToolSpec{Name: "mine"})
+	if _, err := c.Of(logOf(profile.Demo())); err != nil || len(again.Tools) != 2 || &mine[0] == &again.Tools[0] {
+		t.Errorf("an append to a run's tools reached the cache: %v, %d tools", err, len(again.Tools))
+	}
+	if want, err := profile.SnapshotOf(logOf(profile.Demo())); err != nil || !reflect.DeepEqual(want, first) {
+		t.Errorf("cached %+v\nwant %+v (%v)", first, want, err)
+	}
+	if _, err := c.Of(logOf(profile.Demo())[:1]); !errors.Is(err, profile.ErrNoSnapshot) {
 		t.Errorf("a log without a snapshot: %v, want ErrNoSnapshot", err)
 	}
 }
