@@ -511,9 +511,13 @@ func jsonMeta(m partitionMeta) ([]byte, error) {
 				raw = append(raw, ',')
 			}
 			first = false
-			var err error
-			if raw, err = jsontext.AppendQuote(raw, id); err != nil { // not UTF-8: as json.Marshal has it
-				return jsonMarshalMeta(m)
+			if plainASCII(id) { // run ids are: quoted as they are
+				raw = append(append(append(raw, '"'), id...), '"')
+			} else {
+				var err error
+				if raw, err = jsontext.AppendQuote(raw, id); err != nil { // not UTF-8: as json.Marshal has it
+					return jsonMarshalMeta(m)
+				}
 			}
 			raw = strconv.AppendInt(append(raw, `:{"from":`...), l.From, 10)
 			raw = append(strconv.AppendInt(append(raw, `,"seq":`...), l.Seq, 10), '}')
@@ -521,6 +525,16 @@ func jsonMeta(m partitionMeta) ([]byte, error) {
 		raw = append(raw, '}')
 	}
 	return append(raw, '}'), nil
+}
+
+// plainASCII says whether s is printable ASCII that JSON quotes as it is.
+func plainASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
 
 func jsonMarshalMeta(m partitionMeta) ([]byte, error) {
