@@ -7,8 +7,8 @@ import (
 	"github.com/xbot-runtime/xbot/infra/tracing"
 )
 
-// Off (no provider installed), a span is OpenTelemetry's no-op: this is
-// what every stage, call and request pays without OTEL_* set.
+// Off (no provider installed), Start makes no span: this is what every
+// stage, call and request pays without OTEL_* set.
 func BenchmarkStartEndOff(b *testing.B) {
 	ctx := context.Background()
 	for b.Loop() {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync/atomic"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -62,8 +63,26 @@ func Setup(ctx context.Context, service string) (func(context.Context) error, er
 		return nil, fmt.Errorf("tracing: resource: %w", err)
 	}
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
-	otel.SetTracerProvider(tp)
+	Use(tp)
 	return tp.Shutdown, nil
+}
+
+// tracer is xbot's tracer. Taken from the global provider before any is
+// installed, it follows the one installed later.
+var tracer = otel.Tracer(instrumentation)
+
+// installed says whether a tracer provider was installed (Use). Without
+// one a span records nothing, and Start makes none: a run's stages and
+// calls started one each, a measurable cost of every turn.
+var installed atomic.Bool
+
+// none is the span Start returns while no provider is installed.
+var none = trace.SpanFromContext(context.Background())
+
+// Use installs tp as the process's tracer provider.
+func Use(tp trace.TracerProvider) {
+	otel.SetTracerProvider(tp)
+	installed.Store(true)
 }
 
 // envResource is the resource OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES
@@ -77,8 +96,13 @@ func envResource(ctx context.Context) *resource.Resource {
 }
 
 // Start starts a span named name as a child of ctx's span.
+// While no provider is installed it returns ctx as it is and a span that
+// records nothing.
 func Start(ctx context.Context, name string, attrs ...attribute.KeyValue) (context.Context, trace.Span) {
-	return otel.Tracer(instrumentation).Start(ctx, name, trace.WithAttributes(attrs...))
+	if !installed.Load() {
+		return ctx, none
+	}
+	return tracer.Start(ctx, name, trace.WithAttributes(attrs...))
 }
 
 // End ends span, recording err (nil: success).

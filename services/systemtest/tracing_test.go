@@ -6,13 +6,13 @@ import (
 	"testing"
 	"time"
 
-	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	nooptrace "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
+	"github.com/xbot-runtime/xbot/infra/tracing"
 	"github.com/xbot-runtime/xbot/services/engine/profile"
 )
 
@@ -23,9 +23,9 @@ import (
 func TestARunIsOneTrace(t *testing.T) {
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-	otel.SetTracerProvider(tp)
+	tracing.Use(tp)
 	t.Cleanup(func() {
-		otel.SetTracerProvider(nooptrace.NewTracerProvider())
+		tracing.Use(nooptrace.NewTracerProvider())
 		_ = tp.Shutdown(context.Background())
 	})
 	agent := profile.Profile{ID: "traced", Model: profile.ModelScripted, Tools: allTools, Script: []profile.Turn{
