@@ -323,13 +323,19 @@ func (r *execution) call(ctx, step context.Context, pc pendingCall) (asked bool,
 
 // closeCall appends the item's result: failed, or completed with its output
 // offloaded when too large, after the stream's truncation marker if any.
+// The result does not wait for its commit: the call's side effect is done,
+// and its start, already durable, is what keeps a crash from running it
+// twice. The result joins the partition's next commit (at the latest, the
+// next append that waits: the next tool's start, a pause, the run's end);
+// lost in a crash before that, the call is closed runtime_lost, as when the
+// crash comes while it runs.
 func (r *execution) closeCall(ctx context.Context, id string, c events.ToolCallRef, res tools.Result, cut streamCut) error {
 	itemType := r.itemType(c.Name)
 	if res.ErrorCode == events.ToolErrCancelled && r.wall.Err() != nil && ctx.Err() == nil {
 		res.ErrorCode, res.Output = events.ToolErrBudgetExhausted, "the run's wall-time budget ended while the tool ran"
 	}
 	if res.ErrorCode != "" {
-		_, err := r.run.Append(ctx, executor.AppendOptions{}, append(cut.marker(id, nil), events.Draft{Type: events.ItemFailed, ItemID: id,
+		_, err := r.run.Append(ctx, executor.AppendOptions{NoWait: true}, append(cut.marker(id, nil), events.Draft{Type: events.ItemFailed, ItemID: id,
 			Payload: events.ItemFailedPayload{ItemType: itemType, ErrorCode: res.ErrorCode, Message: res.Output}})...)
 		return err
 	}
@@ -339,7 +345,7 @@ func (r *execution) closeCall(ctx context.Context, id string, c events.ToolCallR
 	if err != nil {
 		return err
 	}
-	_, err = r.run.Append(ctx, executor.AppendOptions{}, append(cut.marker(id, res.OutputRef), events.Draft{Type: events.ItemCompleted, ItemID: id,
+	_, err = r.run.Append(ctx, executor.AppendOptions{NoWait: true}, append(cut.marker(id, res.OutputRef), events.Draft{Type: events.ItemCompleted, ItemID: id,
 		Payload: events.ItemCompletedPayload{ItemType: itemType, Status: events.ItemStatusCompleted, Content: res.Output, Data: out}})...)
 	return err
 }
