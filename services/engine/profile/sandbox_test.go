@@ -1,12 +1,10 @@
 package profile_test
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/services/engine/compute"
 	"github.com/xbot-runtime/xbot/services/engine/profile"
 )
@@ -29,19 +27,7 @@ func TestSandboxLimitsLoadAndFreeze(t *testing.T) {
 	if got := p.Sandbox.Limits(); got != want {
 		t.Fatalf("Limits() = %+v, want %+v", got, want)
 	}
-	snap, err := profile.NewSnapshot(p, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	frozen, err := snap.Freeze()
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := json.Marshal(frozen)
-	if err != nil {
-		t.Fatal(err)
-	}
-	back, err := profile.SnapshotOf([]events.Envelope{{RunID: "run_x", Seq: 2, Type: events.CapabilitySnapshotFrozen, Payload: raw}})
+	back, err := profile.SnapshotOf(frozenLog(t, p, nil))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,12 +20,8 @@ func TestSnapshotHashFollowsTheContent(t *testing.T) {
 	grant := events.PermissionGrant{GrantID: events.NewID("grt"), Scope: events.ScopePlatformSession, ToolName: "shell", RuleID: "r"}
 	freeze := func(p profile.Profile, grants ...events.PermissionGrant) events.SnapshotFrozenPayload {
 		t.Helper()
-		s, err := profile.NewSnapshot(p, nil, grants)
-		if err != nil {
-			t.Fatal(err)
-		}
-		f, err := s.Freeze()
-		if err != nil {
+		var f events.SnapshotFrozenPayload
+		if err := json.Unmarshal(frozenLog(t, p, nil, grants...)[1].Payload, &f); err != nil {
 			t.Fatal(err)
 		}
 		return f
@@ -50,10 +46,7 @@ func TestSnapshotHashFollowsTheContent(t *testing.T) {
 		}
 	}
 
-	f := freeze(base, grant)
-	raw, _ := json.Marshal(f)
-	env := events.Envelope{RunID: "run_x", Seq: 2, Type: events.CapabilitySnapshotFrozen, Payload: raw}
-	got, err := profile.SnapshotOf([]events.Envelope{env})
+	got, err := profile.SnapshotOf(frozenLog(t, base, nil, grant))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,18 +65,7 @@ func TestSnapshotHashFollowsTheContent(t *testing.T) {
 func TestTheSnapshotCacheDecodesEachSnapshotOnce(t *testing.T) {
 	t.Parallel()
 	logOf := func(p profile.Profile, grants ...events.PermissionGrant) []events.Envelope {
-		t.Helper()
-		s, err := profile.NewSnapshot(p, []model.ToolSpec{{Name: "shell"}, {Name: "read_file"}}, grants)
-		if err != nil {
-			t.Fatal(err)
-		}
-		f, err := s.Freeze()
-		if err != nil {
-			t.Fatal(err)
-		}
-		raw, _ := json.Marshal(f)
-		return []events.Envelope{{RunID: "run_x", Seq: 1, Type: events.RunAccepted, Payload: []byte(`{}`)},
-			{RunID: "run_x", Seq: 2, Type: events.CapabilitySnapshotFrozen, Payload: raw}}
+		return frozenLog(t, p, []model.ToolSpec{{Name: "shell"}, {Name: "read_file"}}, grants...)
 	}
 	grant := events.PermissionGrant{GrantID: events.NewID("grt"), Scope: events.ScopePlatformSession, ToolName: "shell", RuleID: "r"}
 	var c profile.SnapshotCache
@@ -115,4 +97,24 @@ func TestTheSnapshotCacheDecodesEachSnapshotOnce(t *testing.T) {
 	if _, err := c.Of(logOf(profile.Demo())[:1]); !errors.Is(err, profile.ErrNoSnapshot) {
 		t.Errorf("a log without a snapshot: %v, want ErrNoSnapshot", err)
 	}
+}
+
+// frozenLog is the log of a run that froze p's snapshot (with tools and
+// grants): its acceptance, then the snapshot.
+func frozenLog(t *testing.T, p profile.Profile, tools []model.ToolSpec, grants ...events.PermissionGrant) []events.Envelope {
+	t.Helper()
+	s, err := profile.NewSnapshot(p, tools, grants)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := s.Freeze()
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := json.Marshal(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []events.Envelope{{RunID: "run_x", Seq: 1, Type: events.RunAccepted, Payload: []byte(`{}`)},
+		{RunID: "run_x", Seq: 2, Type: events.CapabilitySnapshotFrozen, Payload: raw}}
 }
