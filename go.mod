@@ -26,6 +26,7 @@ require (
 )
 
 require (
+	github.com/IBM/pgxpoolprometheus v1.1.3 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/google/jsonschema-go v0.4.3 // indirect
 	github.com/grpc-ecosystem/grpc-gateway/v2 v2.30.0 // indirect

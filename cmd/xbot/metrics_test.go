@@ -70,6 +70,14 @@ func assertRunMetrics(t *testing.T, fams metrics.Families, runID string) {
 	if v := fams.Value("xbot_sse_bytes_total", "stream", metrics.StreamRun); v <= 0 {
 		t.Errorf("xbot_sse_bytes_total{stream=run} = %g after a followed stream", v)
 	}
+	// The process's one Postgres pool: its size, and the acquires the run's
+	// reads and projections made.
+	if v := fams.Value("pgxpool_max_conns", "pool", "1"); v < 1 {
+		t.Errorf("pgxpool_max_conns{pool=1} = %g", v)
+	}
+	if v := fams.Value("pgxpool_acquire_count", "pool", "1"); v < 1 {
+		t.Errorf("pgxpool_acquire_count{pool=1} = %g after a run", v)
+	}
 	for _, name := range []string{"go_goroutines", "process_cpu_seconds_total"} {
 		if _, ok := fams[name]; !ok {
 			t.Errorf("the scrape lacks %s", name)
@@ -171,6 +179,11 @@ func assertSplitMetrics(t *testing.T, addrs map[string]string) {
 	}
 	if fams["api"].Histogram("xbot_http_request_seconds", "route", "POST /v1/runs").Count == 0 {
 		t.Error("the API timed no create")
+	}
+	for _, name := range []string{"api", "proj"} {
+		if v := fams[name].Value("pgxpool_acquire_count", "pool", "1"); v < 1 {
+			t.Errorf("%s: pgxpool_acquire_count{pool=1} = %g", name, v)
+		}
 	}
 	if _, ok := fams["api"]["xbot_kafka_transaction_seconds"]; ok && fams["api"].Histogram("xbot_kafka_transaction_seconds").Count > 0 {
 		t.Error("the API process reports transactions it does not write")

@@ -134,6 +134,7 @@ type Stack struct {
 	streamsReady chan struct{}
 	log          *zap.Logger
 	Pool         *pgxpool.Pool
+	untrackPool  func()
 	Store        *pgview.Store
 	Executor     *executor.Executor
 	API          *api.API
@@ -215,7 +216,7 @@ func (s *Stack) openPostgres(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	s.Pool = pool
+	s.Pool, s.untrackPool = pool, metrics.TrackPool(pool)
 	if err := pginfra.Migrate(ctx, pool, "projection_postgres", pgview.Migrations); err != nil {
 		return err
 	}
@@ -377,6 +378,7 @@ func (s *Stack) stop(ctx context.Context) {
 		_ = s.ch.Close()
 	}
 	if s.Pool != nil {
+		s.untrackPool()
 		s.Pool.Close()
 	}
 	s.stopMetrics(ctx)
