@@ -511,13 +511,9 @@ func jsonMeta(m partitionMeta) ([]byte, error) {
 				raw = append(raw, ',')
 			}
 			first = false
-			if plainASCII(id) { // run ids are: quoted as they are
-				raw = append(append(append(raw, '"'), id...), '"')
-			} else {
-				var err error
-				if raw, err = jsontext.AppendQuote(raw, id); err != nil { // not UTF-8: as json.Marshal has it
-					return jsonMarshalMeta(m)
-				}
+			var ok bool
+			if raw, ok = appendRunID(raw, id); !ok { // not UTF-8: as json.Marshal has it
+				return jsonMarshalMeta(m)
 			}
 			raw = strconv.AppendInt(append(raw, `:{"from":`...), l.From, 10)
 			raw = append(strconv.AppendInt(append(raw, `,"seq":`...), l.Seq, 10), '}')
@@ -527,14 +523,17 @@ func jsonMeta(m partitionMeta) ([]byte, error) {
 	return append(raw, '}'), nil
 }
 
-// plainASCII says whether s is printable ASCII that JSON quotes as it is.
-func plainASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
-			return false
+// appendRunID appends id as a JSON string: as it is when it is printable
+// ASCII that needs no escape (run ids are), else quoted by jsontext; false
+// when it is not UTF-8.
+func appendRunID(raw []byte, id string) ([]byte, bool) {
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			out, err := jsontext.AppendQuote(raw, id)
+			return out, err == nil
 		}
 	}
-	return true
+	return append(append(append(raw, '"'), id...), '"'), true
 }
 
 func jsonMarshalMeta(m partitionMeta) ([]byte, error) {
