@@ -100,7 +100,8 @@ func TestBenchReportsEveryFigure(t *testing.T) {
 		"latencyMs.completed.p50", "latencyMs.completed.p99", "projectorLag.samples",
 		"baselines.kafkaTransactionalProduce.eventsPerSec", "baselines.postgresCopyFrom.eventsPerSec",
 		"baselines.clickhouseBatchInsert.eventsPerSec",
-		"metrics.transactions", "metrics.recordsPerTransaction", "metrics.commitMs.p50", "metrics.commitMs.p99"} {
+		"metrics.transactions", "metrics.recordsPerTransaction", "metrics.commitMs.p50", "metrics.commitMs.p99",
+		"metrics.poolAcquires", "metrics.poolMaxConns"} {
 		if v, _ := lookup(doc, path).(float64); v <= 0 {
 			t.Errorf("%s = %v, want > 0", path, lookup(doc, path))
 		}

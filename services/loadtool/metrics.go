@@ -16,6 +16,14 @@ type MetricFigures struct {
 	RecordsPerTransaction float64 `json:"recordsPerTransaction"`
 	// CommitMs is a transaction's time, from its begin to its end.
 	CommitMs HistogramFigures `json:"commitMs"`
+	// PoolAcquires are the connections the system's Postgres pools handed
+	// out (pgxpool_acquire_count); PoolWaited those that found none idle
+	// and waited (pgxpool_empty_acquire), PoolWaitMs for how long in all
+	// (pgxpool_empty_acquire_wait_time_ns), and PoolMaxConns the pools' size.
+	PoolAcquires uint64  `json:"poolAcquires"`
+	PoolWaited   uint64  `json:"poolWaited"`
+	PoolWaitMs   float64 `json:"poolWaitMs"`
+	PoolMaxConns uint64  `json:"poolMaxConns"`
 	// Error says why the metrics could not be read ("" when they were).
 	Error string `json:"error,omitempty"`
 }
@@ -50,7 +58,10 @@ func (m metricsMark) since() MetricFigures {
 	const seconds, records = "xbot_kafka_transaction_seconds", "xbot_kafka_transaction_records"
 	commit := now.Histogram(seconds).Minus(m.fams.Histogram(seconds))
 	size := now.Histogram(records).Minus(m.fams.Histogram(records))
-	return MetricFigures{Transactions: size.Count, RecordsPerTransaction: size.Mean(), CommitMs: msFigures(commit)}
+	grew := func(name string) float64 { return now.Value(name) - m.fams.Value(name) }
+	return MetricFigures{Transactions: size.Count, RecordsPerTransaction: size.Mean(), CommitMs: msFigures(commit),
+		PoolAcquires: uint64(grew("pgxpool_acquire_count")), PoolWaited: uint64(grew("pgxpool_empty_acquire")),
+		PoolWaitMs: grew("pgxpool_empty_acquire_wait_time_ns") / 1e6, PoolMaxConns: uint64(now.Value("pgxpool_max_conns"))}
 }
 
 func msFigures(h metrics.Histogram) HistogramFigures {

@@ -132,6 +132,8 @@ func (r *Report) Markdown() string {
 	row("partition transactions: p50 / p95 / p99 / mean", "%.2f / %.2f / %.2f / %.2f ms (%d transactions)",
 		m.CommitMs.P50, m.CommitMs.P95, m.CommitMs.P99, m.CommitMs.Mean, m.Transactions)
 	row("records per transaction (mean)", "%.1f", m.RecordsPerTransaction)
+	row("Postgres pool: connections handed out / waited for (all waits)", "%d / %d (%.0f ms) of %d connections",
+		m.PoolAcquires, m.PoolWaited, m.PoolWaitMs, m.PoolMaxConns)
 	base := func(name string, res baseline.Result) {
 		row(name, "%.0f events/s (%d events)", res.EventsPerSec, res.Events)
 	}
