@@ -60,8 +60,16 @@ func (s *Queries) HoldSession(ctx context.Context, tenantID, sessionID, runID st
 	return h, grants, nil
 }
 
+// holdLockSQL takes the session's lock shared, and lifts the server's
+// idle_in_transaction_session_timeout for the hold's transaction: the hold
+// is idle while its CreateRun is sent, and a timeout shorter than the send
+// would end it (and its lock, and its claim) before a revoke must wait for
+// it. The send bounds the hold; Release always ends it.
+const holdLockSQL = `SELECT set_config('idle_in_transaction_session_timeout', '0', true),
+	pg_advisory_xact_lock_shared(` + sessionLockKeySQL + `)`
+
 func (h *SessionHold) take(ctx context.Context, tenantID, sessionID, runID string) ([]events.PermissionGrant, error) {
-	if _, err := h.tx.Exec(ctx, "SELECT pg_advisory_xact_lock_shared("+sessionLockKeySQL+")", tenantID, sessionID); err != nil {
+	if _, err := h.tx.Exec(ctx, holdLockSQL, tenantID, sessionID); err != nil {
 		return nil, err
 	}
 	if _, err := h.tx.Exec(ctx, `INSERT INTO session_run_claims (tenant_id, platform_session_id, run_id)

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
 )
@@ -114,4 +116,48 @@ func grantIDs(gs []events.PermissionGrant) []string {
 		ids[i] = g.GrantID
 	}
 	return ids
+}
+
+// TestAHoldOutlivesTheServersIdleTimeout: a hold is idle in its transaction
+// while its CreateRun is sent. A server whose
+// idle_in_transaction_session_timeout is shorter than the send would end
+// it, its lock and its claim, and a revoke would no longer wait for it; the
+// hold lifts that timeout for its own transaction.
+func TestAHoldOutlivesTheServersIdleTimeout(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	a := started(t, "acme", "s-1")
+	g := grantIn(a, "shell", 0)
+	f.apply(t, offsets{}.records(t, 0, a.Events()...))
+	const app = "xbot-idle-hold"
+	store := f.storeWith(t, func(c *pgxpool.Config) {
+		c.ConnConfig.RuntimeParams["idle_in_transaction_session_timeout"] = "50" // ms
+		c.ConnConfig.RuntimeParams["application_name"] = app
+	})
+	hold, _, err := store.HoldSession(ctx, "acme", "s-1", "run_held")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = hold.Release(context.Background(), false) })
+	// The server's clock says how long the hold has been idle: ten times its
+	// timeout, and the backend is still there.
+	eventually.Succeeds(t, 10*time.Second, "the hold idle for 500 ms", func() error {
+		var idle float64
+		err := f.pool.QueryRow(ctx, `SELECT extract(epoch FROM clock_timestamp() - state_change) FROM pg_stat_activity
+WHERE application_name = $1 AND state = 'idle in transaction'`, app).Scan(&idle)
+		if err != nil {
+			return fmt.Errorf("no hold idle in its transaction: %w", err)
+		}
+		if idle < 0.5 {
+			return fmt.Errorf("idle for %.3f s", idle)
+		}
+		return nil
+	})
+	if err := hold.Release(ctx, true); err != nil {
+		t.Fatalf("the hold ended before its release: %v", err)
+	}
+	if runs, err := f.store.RevokeSessionGrant(ctx, "acme", "s-1", g); err != nil || !slices.Equal(runs, []string{"run_held"}) {
+		t.Errorf("the revoke lists %v %v, want the held create's run", runs, err)
+	}
 }
