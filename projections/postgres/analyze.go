@@ -59,8 +59,10 @@ func (a *analyzer) due(n int, now time.Time) bool {
 }
 
 // analyzeGrownBeside notes n more events applied and, when a check is due
-// and none is in flight, checks the tables in a goroutine of its own, on a
-// connection of its own, while the projector goes on with its next batch:
+// and none is in flight, prunes the session run claims the read model has
+// made redundant (pruneRunClaims) and checks the tables, in a goroutine of
+// its own, on a connection of its own, while the projector goes on with its
+// next batch:
 // ANALYZE samples every grown table, tens of milliseconds that no batch has
 // to wait for (a fifth of the projector's time on a young database,
 // docs/performance.md). The check ends with ctx; Close waits for it, and
@@ -75,6 +77,7 @@ func (s *Projector) analyzeGrownBeside(ctx context.Context, n int) {
 	s.analyzing.Add(1)
 	go func() {
 		defer s.analyzing.Done()
+		s.pruneRunClaims(ctx)
 		s.analyzeGrown(ctx)
 		s.mu.Lock()
 		s.busy = false
@@ -113,5 +116,30 @@ WHERE pg_relation_size(c.oid) >= 2 * greatest(c.relpages, 1) * current_setting('
 	}
 	if len(grown) > 0 {
 		s.log.Debug("analyzed the view's grown tables", zap.Strings("tables", grown))
+	}
+}
+
+// pruneRunClaimsSQL deletes the claims (migration 0010) of the runs the
+// read model holds in the claim's session.
+const pruneRunClaimsSQL = `DELETE FROM session_run_claims AS c USING runs AS r
+WHERE r.run_id = c.run_id AND r.tenant_id = c.tenant_id AND r.platform_session_id = c.platform_session_id`
+
+// pruneRunClaims deletes the session run claims whose run the read model
+// holds. A claim stands for a run the read model may not have yet when a
+// revoke lists the session's runs (RevokeSessionGrant); once the run's row
+// is committed, the revoke's listing of the read model finds it, so the
+// claim only grew the table, by one row for every create into an existing
+// session. A claim whose run never reached the log stays. A failure is
+// logged, not returned: the next check prunes again.
+func (s *Projector) pruneRunClaims(ctx context.Context) {
+	tag, err := s.pool.Exec(ctx, pruneRunClaimsSQL)
+	if err != nil {
+		if ctx.Err() == nil {
+			s.log.Warn("pruning the session run claims failed; the next check will", zap.Error(err))
+		}
+		return
+	}
+	if n := tag.RowsAffected(); n > 0 {
+		s.log.Debug("pruned session run claims", zap.Int64("claims", n))
 	}
 }

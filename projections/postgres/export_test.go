@@ -22,6 +22,9 @@ const GetRunSQL = getRunSQL
 // AnalyzeGrown runs the projector's check of the view's tables now.
 func AnalyzeGrown(ctx context.Context, s *Store) { s.analyzeGrown(ctx) }
 
+// PruneRunClaims runs the projector's prune of the session run claims now.
+func PruneRunClaims(ctx context.Context, s *Store) { s.pruneRunClaims(ctx) }
+
 // WaitAnalyzed waits for the projector's check of the view's tables in
 // flight, if any.
 func WaitAnalyzed(s *Store) { s.analyzing.Wait() }

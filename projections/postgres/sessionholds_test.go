@@ -11,6 +11,7 @@ import (
 
 	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
+	"github.com/xbot-runtime/xbot/projections/postgres"
 )
 
 // TestARevokeWaitsForTheCreatesHoldingTheSession: a create that read the
@@ -107,6 +108,59 @@ WHERE locktype = 'advisory' AND NOT granted AND database = (SELECT oid FROM pg_d
 		t.Errorf("another tenant's session of the same name reads %+v %v", grants, err)
 	} else if err := other.Release(ctx, true); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestTheProjectorPrunesTheClaimsOfRunsItHolds: a run's claim stands only
+// until the read model holds the run; the projector's check beside its
+// batches then deletes it, so that the claims do not grow with every
+// create, and a revoke still reaches the run through the read model. A
+// claim whose run the read model does not hold stays.
+func TestTheProjectorPrunesTheClaimsOfRunsItHolds(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	seen, other := newRun(t, "acme", "s-1"), newRun(t, "acme", "s-2")
+	claim := func(session, runID string) {
+		t.Helper()
+		hold, _, err := f.store.HoldSession(ctx, "acme", session, runID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := hold.Release(ctx, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	claim("s-1", seen.RunID())
+	claim("s-1", "run_unseen")
+	claim("s-1", other.RunID()) // the read model will hold it in another session
+	claims := func() []string {
+		t.Helper()
+		runs, err := f.store.RevokeSessionGrant(ctx, "acme", "s-1", "grant_x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return runs
+	}
+	postgres.PruneRunClaims(ctx, f.store)
+	all := []string{seen.RunID(), other.RunID(), "run_unseen"}
+	slices.Sort(all)
+	if got := claims(); !slices.Equal(got, all) {
+		t.Fatalf("before the read model holds a run, the claims are %v, want %v", got, all)
+	}
+
+	seen.accept(events.NewID("cmd"), "k-seen")
+	other.accept(events.NewID("cmd"), "k-other")
+	f.apply(t, offsets{}.records(t, 0, append(seen.Events(), other.Events()...)...))
+	postgres.PruneRunClaims(ctx, f.store)
+	want := []string{other.RunID(), "run_unseen"}
+	slices.Sort(want)
+	if got := claims(); !slices.Equal(got, want) {
+		t.Errorf("after the prune the claims are %v, want %v", got, want)
+	}
+	runs, _, err := f.store.ListRuns(ctx, postgres.RunFilter{TenantID: "acme", PlatformSessionID: "s-1"})
+	if err != nil || len(runs) != 1 || runs[0].RunID != seen.RunID() {
+		t.Errorf("the session's runs in the read model %+v %v, want %s", runs, err, seen.RunID())
 	}
 }
 
