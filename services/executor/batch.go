@@ -43,7 +43,7 @@ type batch struct {
 	meta      partitionMeta
 	cpWritten int      // checkpoint records in recs
 	forget    []string // finished runs forgotten by this batch's base
-	lagging   map[string]lag
+	lags      lagChanges
 	events    int   // records for the events topic, before the checkpoints
 	err       error // a run's checkpoint could not be read: the batch must not commit
 }

@@ -4,13 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/xbot-runtime/xbot/commands"
 	"github.com/xbot-runtime/xbot/events"
@@ -85,17 +82,13 @@ type partitionMeta struct {
 	BaseFrom int64 `json:"baseFrom"`
 	// NextOrder is the Order of the next run to join a sandbox key's queue.
 	NextOrder int64 `json:"nextOrder"`
-	// Lagging are the running runs whose checkpoint is behind their events,
-	// each with an offset of the events topic at or before the first event
-	// it does not cover.
-	Lagging map[string]lag `json:"lagging,omitempty"`
-}
-
-// lag is where a lagging run's uncheckpointed events begin (at or after
-// offset From of the events topic) and the seq its checkpoint has.
-type lag struct {
-	From int64 `json:"from"`
-	Seq  int64 `json:"seq"`
+	// LagFrom is at or before the first event a running run's checkpoint
+	// does not cover, of all such runs (lag.go); nil when none lags.
+	LagFrom *int64 `json:"lagFrom,omitempty"`
+	// Lagging is how executors before LagFrom listed the lagging runs, each
+	// with where its events after its checkpoint begin. It is read, and
+	// written as false (legacyLagging).
+	Lagging legacyLagging `json:"lagging,omitempty"`
 }
 
 // maxLag is how many events may follow a running run's checkpoint before
@@ -118,7 +111,7 @@ func (b *batch) mayLag(id string, st events.RunState) bool {
 		return false
 	}
 	cp := r.committed().LastSeq // not lagging: the committed state is checkpointed
-	if l, ok := b.lagging[id]; ok {
+	if l, ok := b.w.lags.get(&b.lags, id); ok {
 		cp = l.Seq
 	}
 	return st.LastSeq-cp < maxLag
@@ -206,11 +199,12 @@ type restored struct {
 	meta     partitionMeta
 	live     map[string]runCheckpoint
 	finished map[string]finishedRef
-	read     int // records read
+	lagging  map[string]lag // live runs whose events catchUp folded
+	read     int            // records read
 }
 
 func newRestored() *restored {
-	return &restored{live: map[string]runCheckpoint{}, finished: map[string]finishedRef{}}
+	return &restored{live: map[string]runCheckpoint{}, finished: map[string]finishedRef{}, lagging: map[string]lag{}}
 }
 
 // add applies one checkpoint record, in offset order.
@@ -218,7 +212,12 @@ func (r *restored) add(rec kafka.Record) error {
 	r.read++
 	switch {
 	case rec.Key == metaKey:
-		return events.Unmarshal(rec.Value, &r.meta)
+		var m partitionMeta // decoded afresh: a field the record leaves out is not the last record's
+		if err := events.Unmarshal(rec.Value, &m); err != nil {
+			return err
+		}
+		r.meta = m
+		return nil
 	case strings.HasPrefix(rec.Key, indexKeyPrefix):
 		return decodeIndex(rec.Value, func(id string, f finishedRef) {
 			if _, live := r.live[id]; !live {
@@ -254,22 +253,18 @@ func (b *batch) checkpoints() error {
 			b.events++ // counted once: checkpointOf bounds every run's events by it
 		}
 	}
-	b.lagging = maps.Clone(w.lagging)
-	if b.lagging == nil {
-		b.lagging = map[string]lag{}
-	}
 	for id, evs := range b.sealed {
 		if len(evs) == 0 {
 			continue
 		}
 		st := *b.state(id)
 		if b.mayLag(id, st) {
-			if _, ok := b.lagging[id]; !ok {
-				b.lagging[id] = lag{From: w.eventsEnd, Seq: w.runs[id].committed().LastSeq}
+			if _, ok := w.lags.get(&b.lags, id); !ok {
+				b.lags.add(id, lag{From: w.eventsEnd, Seq: w.runs[id].committed().LastSeq})
 			}
 			continue
 		}
-		delete(b.lagging, id)
+		b.lags.drop(id)
 		raw, err := encodeCheckpoint(b.checkpointOf(id, st))
 		if err != nil {
 			return err
@@ -277,7 +272,7 @@ func (b *batch) checkpoints() error {
 		b.cpIdx[id] = len(b.recs)
 		b.recs = append(b.recs, w.checkpointRec(id, raw))
 	}
-	meta := partitionMeta{NextCommand: w.nextCmd, EventsEnd: w.eventsEnd, BaseFrom: w.baseFrom, NextOrder: b.nextOrder, Lagging: b.lagging}
+	meta := partitionMeta{NextCommand: w.nextCmd, EventsEnd: w.eventsEnd, BaseFrom: w.baseFrom, NextOrder: b.nextOrder}
 	if b.cmdOffset >= 0 {
 		meta.NextCommand = max(meta.NextCommand, b.cmdOffset+1)
 	}
@@ -288,14 +283,12 @@ func (b *batch) checkpoints() error {
 			return err
 		}
 		meta.BaseFrom, written = w.cpEnd, n+written
-		b.lagging = map[string]lag{} // the base wrote every live run's checkpoint
-		meta.Lagging = nil
+		b.lags.cleared = true // the base wrote every live run's checkpoint
 	}
-	raw, err := jsonMeta(meta)
-	if err != nil {
-		return err
+	if from, ok := w.lags.from(&b.lags); ok {
+		meta.LagFrom = &from
 	}
-	b.recs = append(b.recs, w.checkpointRec(metaKey, raw))
+	b.recs = append(b.recs, w.checkpointRec(metaKey, jsonMeta(meta)))
 	b.meta, b.cpWritten = meta, written
 	return nil
 }
@@ -441,7 +434,7 @@ func (w *partitionWorker) committedCheckpoints(b *batch) {
 		w.baseFrom, w.sinceBase = b.meta.BaseFrom, 0
 	}
 	w.sinceBase += b.cpWritten
-	w.lagging = b.lagging
+	w.lags.apply(&b.lags)
 	for _, id := range b.forget {
 		delete(w.finished, id)
 	}
@@ -493,53 +486,17 @@ func (w *partitionWorker) keepRecent(r *Run) {
 	}
 }
 
-// jsonMeta encodes m as json.Marshal would, but for the order of Lagging's
-// members, which is the map's: the meta is written with every batch and
-// holds every lagging run, and encoding/json sorted them each time (a
-// tenth of the executor's encoding, BenchmarkExecutorAlone).
-func jsonMeta(m partitionMeta) ([]byte, error) {
-	raw := make([]byte, 0, 96+48*len(m.Lagging))
+// jsonMeta encodes m, as json.Marshal would with Lagging false: the meta
+// is written with every batch.
+func jsonMeta(m partitionMeta) []byte {
+	raw := make([]byte, 0, 160)
 	raw = strconv.AppendInt(append(raw, `{"nextCommand":`...), m.NextCommand, 10)
 	raw = strconv.AppendInt(append(raw, `,"eventsEnd":`...), m.EventsEnd, 10)
 	raw = strconv.AppendInt(append(raw, `,"baseFrom":`...), m.BaseFrom, 10)
 	raw = strconv.AppendInt(append(raw, `,"nextOrder":`...), m.NextOrder, 10)
-	if len(m.Lagging) > 0 {
-		raw = append(raw, `,"lagging":{`...)
-		first := true
-		for id, l := range m.Lagging {
-			if !first {
-				raw = append(raw, ',')
-			}
-			first = false
-			var ok bool
-			if raw, ok = appendRunID(raw, id); !ok { // not UTF-8: as json.Marshal has it
-				return jsonMarshalMeta(m)
-			}
-			raw = strconv.AppendInt(append(raw, `:{"from":`...), l.From, 10)
-			raw = append(strconv.AppendInt(append(raw, `,"seq":`...), l.Seq, 10), '}')
-		}
-		raw = append(raw, '}')
+	if m.LagFrom != nil {
+		raw = strconv.AppendInt(append(raw, `,"lagFrom":`...), *m.LagFrom, 10)
 	}
-	return append(raw, '}'), nil
-}
-
-// appendRunID appends id as a JSON string: as it is when it is printable
-// ASCII that needs no escape (run ids are), else quoted by jsontext; false
-// when it is not UTF-8.
-func appendRunID(raw []byte, id string) ([]byte, bool) {
-	for i := 0; i < len(id); i++ {
-		if c := id[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
-			out, err := jsontext.AppendQuote(raw, id)
-			return out, err == nil
-		}
-	}
-	return append(append(append(raw, '"'), id...), '"'), true
-}
-
-func jsonMarshalMeta(m partitionMeta) ([]byte, error) {
-	raw, err := json.Marshal(m)
-	if err != nil {
-		return nil, fmt.Errorf("encode partition meta: %w", err)
-	}
-	return raw, nil
+	raw = append(append(raw, `,"lagging":`...), laggingRefused...)
+	return append(raw, '}')
 }

@@ -25,35 +25,45 @@ func TestFinishedIndexRoundTrips(t *testing.T) {
 	}
 }
 
-// TestPartitionMetaEncodesAsJSONMarshal: jsonMeta's output decodes to the
-// meta it encoded, with and without lagging runs (ids that need escapes
-// included), and is json.Marshal's byte for byte when no run lags.
+// TestPartitionMetaEncodesAsJSONMarshal: jsonMeta's output is json.Marshal's
+// with the lagging field false, and decodes to the meta it encoded; an
+// executor that knew only the list of lagging runs refuses it; such a list,
+// as older executors wrote it, still decodes.
 func TestPartitionMetaEncodesAsJSONMarshal(t *testing.T) {
+	from := int64(1 << 40)
 	for _, m := range []partitionMeta{
 		{NextCommand: 5, EventsEnd: -1, BaseFrom: 1, NextOrder: 9},
-		{NextCommand: 1 << 40, EventsEnd: 77, Lagging: map[string]lag{"run_a": {From: 3, Seq: 4},
-			`run_"q"\\<é>`: {From: 0, Seq: -2}, "run_b": {}}},
+		{NextCommand: 1 << 40, EventsEnd: 77, LagFrom: &from},
 	} {
-		raw, err := jsonMeta(m)
-		if err != nil {
-			t.Fatal(err)
+		raw := jsonMeta(m)
+		want, err := json.Marshal(struct {
+			partitionMeta
+			Lagging bool `json:"lagging"`
+		}{partitionMeta: m})
+		if err != nil || string(raw) != string(want) {
+			t.Errorf("jsonMeta = %s, json.Marshal = %s %v", raw, want, err)
 		}
 		var back partitionMeta
-		if err := json.Unmarshal(raw, &back); err != nil {
+		if err := events.Unmarshal(raw, &back); err != nil {
 			t.Fatalf("%s: %v", raw, err)
 		}
 		if back.NextCommand != m.NextCommand || back.EventsEnd != m.EventsEnd || back.BaseFrom != m.BaseFrom ||
-			back.NextOrder != m.NextOrder || !maps.Equal(back.Lagging, m.Lagging) {
+			back.NextOrder != m.NextOrder || (back.LagFrom == nil) != (m.LagFrom == nil) ||
+			m.LagFrom != nil && *back.LagFrom != *m.LagFrom || back.Lagging != nil {
 			t.Errorf("%s decodes to %+v, want %+v", raw, back, m)
 		}
-		if want, _ := json.Marshal(m); len(m.Lagging) == 0 && string(raw) != string(want) {
-			t.Errorf("jsonMeta = %s, json.Marshal = %s", raw, want)
+		var older struct {
+			NextCommand int64          `json:"nextCommand"`
+			Lagging     map[string]lag `json:"lagging"`
+		}
+		if err := events.Unmarshal(raw, &older); err == nil {
+			t.Errorf("an executor that knows only the list of lagging runs reads %s as %+v", raw, older)
 		}
 	}
-	odd := partitionMeta{Lagging: map[string]lag{"run_\xff": {}}}
-	raw, err := jsonMeta(odd)
-	if want, _ := json.Marshal(odd); err != nil || string(raw) != string(want) {
-		t.Errorf("a run id that is not UTF-8: %s, %v; json.Marshal: %s", raw, err, want)
+	var listed partitionMeta
+	if err := events.Unmarshal([]byte(`{"nextCommand":3,"lagging":{"run_a":{"from":7,"seq":2}}}`), &listed); err != nil ||
+		!maps.Equal(listed.Lagging, legacyLagging{"run_a": {From: 7, Seq: 2}}) || listed.LagFrom != nil {
+		t.Errorf("an older executor's meta decodes to %+v, %v", listed, err)
 	}
 }
 
@@ -115,5 +125,20 @@ func TestHistorySpansMergeCloseRangesOfAPartition(t *testing.T) {
 		if got[i].partition != want[i].partition || got[i].from != want[i].from || got[i].to != want[i].to || !slices.Equal(got[i].refs, want[i].refs) {
 			t.Errorf("span %d = %+v, want %+v", i, got[i], want[i])
 		}
+	}
+}
+
+// A meta record replaces the one before it whole: what it leaves out (no
+// run lags any more) is not carried over from the earlier record.
+func TestALaterMetaRecordReplacesTheEarlier(t *testing.T) {
+	from := int64(12)
+	rs := newRestored()
+	for i, m := range []partitionMeta{{NextCommand: 1, LagFrom: &from}, {NextCommand: 2}} {
+		if err := rs.add(kafka.Record{Offset: int64(i), Key: metaKey, Value: jsonMeta(m)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if rs.meta.NextCommand != 2 || rs.meta.LagFrom != nil {
+		t.Errorf("the restored meta is %+v, want the last record's", rs.meta)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
@@ -212,30 +213,42 @@ func (h *harness) checkpointRecords() int {
 	return n
 }
 
-// Item deltas leave a run's checkpoint behind (the meta record lists the
-// run as lagging); a new owner folds the deltas that followed it, so the
-// run's log goes on gap-free.
+// Item deltas leave a run's checkpoint behind (the meta record says from
+// where a new owner catches up); a new owner folds the deltas that followed
+// it, so the run's log goes on gap-free. So does an owner that finds the
+// lagging runs listed, as executors before lagFrom wrote the meta record.
 func TestNewOwnerFoldsTheDeltasAfterALaggingCheckpoint(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, slowProfile())
-	ex1 := h.startExecutor("ex1", nil)
-	c := createRun(t, "acme", "lag", "slow", "x")
-	h.send(c)
-	h.waitFor("streaming", func(map[string]events.RunState) bool { return count(h, c.RunID, events.ItemDelta) >= 4 })
-	eventually.Succeeds(t, 10*time.Second, "the run listed as lagging", func() error {
-		if h.lastMeta(c.RunID)["lagging"] == nil {
-			return fmt.Errorf("meta record: %v", h.lastMeta(c.RunID))
-		}
-		return nil
-	})
-	ex1.Kill()
-	h.startExecutor("ex2", nil)
-	states := h.waitFor("completed by ex2", statusIs(c.RunID, events.StatusCompleted))
-	if got := completedAssistantMessages(states[c.RunID]); got != 1 {
-		t.Fatalf("completed assistant messages = %d, want 1", got)
-	}
-	if n := count(h, c.RunID, events.RunCheckpointRestored); n != 1 {
-		t.Fatalf("checkpoint_restored %d times, want 1", n)
+	for _, listed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("listed=%v", listed), func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t, slowProfile())
+			ex1 := h.startExecutor("ex1", nil)
+			c := createRun(t, "acme", "lag", "slow", "x")
+			h.send(c)
+			h.waitFor("streaming", func(map[string]events.RunState) bool { return count(h, c.RunID, events.ItemDelta) >= 4 })
+			var meta map[string]any
+			eventually.Succeeds(t, 10*time.Second, "the meta record says where the lagging run's events begin", func() error {
+				if meta = h.lastMeta(c.RunID); meta["lagFrom"] == nil || meta["lagging"] != false {
+					return fmt.Errorf("meta record: %v", meta)
+				}
+				return nil
+			})
+			ex1.Kill()
+			if listed {
+				meta["lagging"] = map[string]any{c.RunID: map[string]any{"from": meta["lagFrom"], "seq": 1}}
+				delete(meta, "lagFrom")
+				h.writeMeta(c.RunID, meta)
+			}
+			h.startExecutor("ex2", nil)
+			states := h.waitFor("completed by ex2", statusIs(c.RunID, events.StatusCompleted))
+			if got := completedAssistantMessages(states[c.RunID]); got != 1 {
+				t.Fatalf("completed assistant messages = %d, want 1", got)
+			}
+			if n := count(h, c.RunID, events.RunCheckpointRestored); n != 1 {
+				t.Fatalf("checkpoint_restored %d times, want 1", n)
+			}
+		})
 	}
 }
 
@@ -253,12 +266,27 @@ func (h *harness) lastMeta(runID string) map[string]any {
 	if err := json.Unmarshal(rec.Value, &m); err != nil {
 		h.t.Fatal(err)
 	}
-	if lag, ok := m["lagging"].(map[string]any); ok {
-		if _, ok := lag[runID]; !ok {
-			m["lagging"] = nil
-		}
-	}
 	return m
+}
+
+// writeMeta appends meta record m to the checkpoints partition of runID.
+func (h *harness) writeMeta(runID string, m map[string]any) {
+	h.t.Helper()
+	raw, err := json.Marshal(m)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	cl, err := kafka.NewClient(h.kcfg, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	rec := &kgo.Record{Topic: h.kcfg.CheckpointsTopic(), Partition: partitionOf(runID), Key: []byte("#partition"), Value: raw}
+	if err := cl.ProduceSync(ctx, rec).FirstErr(); err != nil {
+		h.t.Fatal(err)
+	}
 }
 
 func partitionOf(runID string) int32 { return partition.For(runID, testPartitions) }

@@ -73,11 +73,7 @@ func (w *partitionWorker) migrate(rs *restored, ended map[string]runCheckpoint) 
 	var ids []string
 	flush := func(last bool) error {
 		if last {
-			raw, err := jsonMeta(rs.meta)
-			if err != nil {
-				return err
-			}
-			recs = append(recs, w.checkpointRec(metaKey, raw))
+			recs = append(recs, w.checkpointRec(metaKey, jsonMeta(rs.meta)))
 		}
 		if len(recs) == 0 {
 			return nil

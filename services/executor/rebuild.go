@@ -78,15 +78,18 @@ func (ex *Executor) restore(ctx context.Context, p int32) (*restored, error) {
 }
 
 // catchUp folds the events that followed the checkpoints of lagging runs,
-// from the earliest offset one of them needs.
+// read from the earliest offset one of them needs: the meta record's
+// LagFrom, or the least From of the runs an older executor listed. Every
+// live run's events past its checkpoint's seq are folded; a run that did
+// not lag has none. The runs that had some lag from then on, from their
+// first such event (rs.lagging).
 func (w *partitionWorker) catchUp(ctx context.Context, rs *restored) error {
 	from := int64(-1)
+	if rs.meta.LagFrom != nil {
+		from = *rs.meta.LagFrom
+	}
 	for id, l := range rs.meta.Lagging {
-		if _, ok := rs.live[id]; !ok {
-			delete(rs.meta.Lagging, id)
-			continue
-		}
-		if from < 0 || l.From < from {
+		if _, ok := rs.live[id]; ok && (from < 0 || l.From < from) {
 			from = l.From
 		}
 	}
@@ -96,19 +99,22 @@ func (w *partitionWorker) catchUp(ctx context.Context, rs *restored) error {
 	cfg := w.ex.cfg.Kafka
 	_, err := kafka.ReadRange(ctx, cfg, cfg.EventsTopic(), w.part.ID(), from, -1, func(rec kafka.Record) error {
 		cp, ok := rs.live[rec.Key]
-		if _, lagging := rs.meta.Lagging[rec.Key]; !ok || !lagging {
+		if !ok {
 			return nil
 		}
 		env, err := events.Decode(rec.Value)
 		if err != nil || env.Seq <= cp.State.LastSeq {
-			return nil // not this run's next event (an undecodable record is the views' to dead-letter)
+			return nil // covered by the checkpoint (an undecodable record is the views' to dead-letter)
 		}
 		next, err := events.Fold(cp.State, env)
 		if err != nil {
 			w.log.Error("run log does not fold onto its checkpoint; run quarantined", zap.String("run_id", rec.Key), zap.Error(err))
 			delete(rs.live, rec.Key)
-			delete(rs.meta.Lagging, rec.Key)
+			delete(rs.lagging, rec.Key)
 			return nil
+		}
+		if _, ok := rs.lagging[rec.Key]; !ok {
+			rs.lagging[rec.Key] = lag{From: rec.Offset, Seq: cp.State.LastSeq}
 		}
 		cp.State, cp.Bytes = next, cp.Bytes+int64(len(rec.Value))
 		rs.live[rec.Key] = cp
@@ -129,10 +135,7 @@ func (w *partitionWorker) adopt(rs *restored) {
 	w.nextCmd, w.nextOrder = rs.meta.NextCommand, rs.meta.NextOrder
 	w.baseFrom, w.sinceBase = rs.meta.BaseFrom, rs.read
 	w.finished = rs.finished
-	w.lagging = rs.meta.Lagging
-	if w.lagging == nil {
-		w.lagging = map[string]lag{}
-	}
+	w.lags.adopt(rs.lagging)
 	ids := make([]string, 0, len(rs.live))
 	for id := range rs.live {
 		ids = append(ids, id)

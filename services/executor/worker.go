@@ -33,13 +33,13 @@ type partitionWorker struct {
 	finished    map[string]finishedRef // runs that ended: where their checkpoints are
 	recent      map[string]*Run        // some of them, kept in memory (keepRecent)
 	recentOrder []string
-	lagging     map[string]lag // live runs whose checkpoint is behind (partitionMeta.Lagging)
-	nextCmd     int64          // first command not consumed
-	eventsEnd   int64          // at or before the next event's offset
-	cpEnd       int64          // at or before the next checkpoint record's offset
-	baseFrom    int64          // where the latest base begins
-	sinceBase   int            // checkpoint records written from baseFrom on
-	nextOrder   int64          // queue position of the next accepted run
+	lags        lagSet // live runs whose checkpoint is behind (lag.go)
+	nextCmd     int64  // first command not consumed
+	eventsEnd   int64  // at or before the next event's offset
+	cpEnd       int64  // at or before the next checkpoint record's offset
+	baseFrom    int64  // where the latest base begins
+	sinceBase   int    // checkpoint records written from baseFrom on
+	nextOrder   int64  // queue position of the next accepted run
 }
 
 type appendReq struct {
