@@ -33,7 +33,8 @@ import (
 // does: ratio-% is the executor's events/s over that raw produce's.
 // cpu-µs/event is the process's CPU (executor, kfake, consumer) per event,
 // raw-cpu-µs/event the raw produce's; txns/run is the executor's transactions that wrote events (commit markers
-// on the events topic) per run; events/txn their average size.
+// on the events topic) per run; events/txn their average size; cp-bytes/event what the checkpoints topic took
+// per event (the runs' checkpoints and every transaction's meta record), meta-max-bytes its largest meta record.
 func BenchmarkExecutorAlone(b *testing.B) {
 	turn := profile.Turn{ToolCalls: []profile.ScriptedCall{{Name: "noop", Arguments: "{}"}}}
 	ea := startExecutorAlone(b, profile.Profile{ID: "exec", Model: profile.ModelScripted, Tools: []string{"noop"},
@@ -67,6 +68,32 @@ func BenchmarkExecutorAlone(b *testing.B) {
 	b.ReportMetric(100*execRate/raw, "ratio-%")
 	b.ReportMetric(float64(out.txns)/float64(b.N), "txns/run")
 	b.ReportMetric(float64(len(out.recs))/float64(max(out.txns, 1)), "events/txn")
+	cp := checkpointBytes(b, kcfg)
+	b.ReportMetric(float64(cp.bytes)/float64(len(out.recs)), "cp-bytes/event")
+	b.ReportMetric(float64(cp.metaMax), "meta-max-bytes")
+}
+
+// checkpointed is what the checkpoints topic holds: its records' bytes
+// (keys and values) and its largest meta record.
+type checkpointed struct {
+	bytes, metaMax int
+}
+
+// checkpointBytes reads the whole checkpoints topic.
+func checkpointBytes(b *testing.B, kcfg kafka.Config) checkpointed {
+	var cp checkpointed
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := kafka.ReadTopic(ctx, kcfg, kcfg.CheckpointsTopic(), func(r kafka.Record) error {
+		cp.bytes += len(r.Key) + len(r.Value)
+		if r.Key == "#partition" {
+			cp.metaMax = max(cp.metaMax, len(r.Value))
+		}
+		return nil
+	}); err != nil {
+		b.Fatal(err)
+	}
+	return cp
 }
 
 // signedCreates builds n signed CreateRun records, each on a sandbox key of
