@@ -88,7 +88,7 @@ type partitionMeta struct {
 	// Lagging is how executors before LagFrom listed the lagging runs, each
 	// with where its events after its checkpoint begin. It is read, and
 	// written as false (legacyLagging).
-	Lagging legacyLagging `json:"lagging,omitempty"`
+	Lagging legacyLagging `json:"lagging"`
 }
 
 // maxLag is how many events may follow a running run's checkpoint before
@@ -288,7 +288,11 @@ func (b *batch) checkpoints() error {
 	if from, ok := w.lags.from(&b.lags); ok {
 		meta.LagFrom = &from
 	}
-	b.recs = append(b.recs, w.checkpointRec(metaKey, jsonMeta(meta)))
+	raw, err := jsonMeta(meta)
+	if err != nil {
+		return err
+	}
+	b.recs = append(b.recs, w.checkpointRec(metaKey, raw))
 	b.meta, b.cpWritten = meta, written
 	return nil
 }
@@ -486,17 +490,11 @@ func (w *partitionWorker) keepRecent(r *Run) {
 	}
 }
 
-// jsonMeta encodes m, as json.Marshal would with Lagging false: the meta
-// is written with every batch.
-func jsonMeta(m partitionMeta) []byte {
-	raw := make([]byte, 0, 160)
-	raw = strconv.AppendInt(append(raw, `{"nextCommand":`...), m.NextCommand, 10)
-	raw = strconv.AppendInt(append(raw, `,"eventsEnd":`...), m.EventsEnd, 10)
-	raw = strconv.AppendInt(append(raw, `,"baseFrom":`...), m.BaseFrom, 10)
-	raw = strconv.AppendInt(append(raw, `,"nextOrder":`...), m.NextOrder, 10)
-	if m.LagFrom != nil {
-		raw = strconv.AppendInt(append(raw, `,"lagFrom":`...), *m.LagFrom, 10)
+// jsonMeta encodes m; its lagging field is written false (legacyLagging).
+func jsonMeta(m partitionMeta) ([]byte, error) {
+	raw, err := json.Marshal(m)
+	if err != nil {
+		return nil, fmt.Errorf("encode partition meta: %w", err)
 	}
-	raw = append(append(raw, `,"lagging":`...), laggingRefused...)
-	return append(raw, '}')
+	return raw, nil
 }

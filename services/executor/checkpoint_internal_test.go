@@ -35,7 +35,10 @@ func TestPartitionMetaEncodesAsJSONMarshal(t *testing.T) {
 		{NextCommand: 5, EventsEnd: -1, BaseFrom: 1, NextOrder: 9},
 		{NextCommand: 1 << 40, EventsEnd: 77, LagFrom: &from},
 	} {
-		raw := jsonMeta(m)
+		raw, err := jsonMeta(m)
+		if err != nil {
+			t.Fatal(err)
+		}
 		want, err := json.Marshal(struct {
 			partitionMeta
 			Lagging bool `json:"lagging"`
@@ -134,7 +137,11 @@ func TestALaterMetaRecordReplacesTheEarlier(t *testing.T) {
 	from := int64(12)
 	rs := newRestored()
 	for i, m := range []partitionMeta{{NextCommand: 1, LagFrom: &from}, {NextCommand: 2}} {
-		if err := rs.add(kafka.Record{Offset: int64(i), Key: metaKey, Value: jsonMeta(m)}); err != nil {
+		raw, err := jsonMeta(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := rs.add(kafka.Record{Offset: int64(i), Key: metaKey, Value: raw}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -1,7 +1,6 @@
 package executor
 
 import (
-	"bytes"
 	"cmp"
 	"slices"
 
@@ -55,6 +54,20 @@ type lagChanges struct {
 	added   map[string]lag  // runs that began to lag
 	dropped map[string]bool // runs checkpointed again
 	cleared bool            // a base checkpointed every live run
+}
+
+func (c *lagChanges) add(id string, l lag) {
+	if c.added == nil {
+		c.added = map[string]lag{}
+	}
+	c.added[id] = l
+}
+
+func (c *lagChanges) drop(id string) {
+	if c.dropped == nil {
+		c.dropped = map[string]bool{}
+	}
+	c.dropped[id] = true
 }
 
 // get is run id's lag as the batch leaves it.
@@ -140,10 +153,13 @@ func (s *lagSet) adopt(runs map[string]lag) {
 type legacyLagging map[string]lag
 
 // laggingRefused is what the meta record holds in place of the list.
-var laggingRefused = []byte("false")
+const laggingRefused = "false"
+
+// MarshalJSON writes laggingRefused, whatever the list holds.
+func (legacyLagging) MarshalJSON() ([]byte, error) { return []byte(laggingRefused), nil }
 
 func (l *legacyLagging) UnmarshalJSON(raw []byte) error {
-	if bytes.Equal(raw, laggingRefused) || bytes.Equal(raw, []byte("null")) {
+	if string(raw) == laggingRefused || string(raw) == "null" {
 		*l = nil
 		return nil
 	}
@@ -153,18 +169,4 @@ func (l *legacyLagging) UnmarshalJSON(raw []byte) error {
 	}
 	*l = m
 	return nil
-}
-
-func (c *lagChanges) add(id string, l lag) {
-	if c.added == nil {
-		c.added = map[string]lag{}
-	}
-	c.added[id] = l
-}
-
-func (c *lagChanges) drop(id string) {
-	if c.dropped == nil {
-		c.dropped = map[string]bool{}
-	}
-	c.dropped[id] = true
 }

@@ -73,7 +73,11 @@ func (w *partitionWorker) migrate(rs *restored, ended map[string]runCheckpoint) 
 	var ids []string
 	flush := func(last bool) error {
 		if last {
-			recs = append(recs, w.checkpointRec(metaKey, jsonMeta(rs.meta)))
+			raw, err := jsonMeta(rs.meta)
+			if err != nil {
+				return err
+			}
+			recs = append(recs, w.checkpointRec(metaKey, raw))
 		}
 		if len(recs) == 0 {
 			return nil
