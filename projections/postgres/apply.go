@@ -7,9 +7,11 @@ import (
 	"hash/fnv"
 	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap"
 
 	"github.com/xbot-runtime/xbot/events"
@@ -17,7 +19,8 @@ import (
 )
 
 // ApplyBatch projects recs, records of topic read by projector, in one
-// transaction: each new event is stored in run_events and applied to the
+// transaction per group of partitions (one group unless recs are many;
+// applyDecoded): each new event is stored in run_events and applied to the
 // runs, commands, items, approvals, permission_grants and sessions read
 // models, events already applied are skipped, and the checkpoint of every
 // partition in recs advances to its highest offset + 1 (never backwards).
@@ -29,7 +32,9 @@ import (
 // a valid envelope, has a payload the read models need that does not
 // decode, or whose seq is not its run's last applied seq + 1 (then the
 // RecordError wraps an *events.SeqGapError). In these cases, and on any database
-// error, nothing of the batch is written and the batch can be retried whole.
+// error, nothing of the failed transaction is written (the partitions of
+// another may have committed), and the batch can be retried whole: what
+// committed is skipped as applied.
 func (s *Projector) ApplyBatch(ctx context.Context, projector, topic string, recs []Record) error {
 	if len(recs) == 0 {
 		return nil
@@ -54,15 +59,88 @@ func (s *Projector) reported(err error, projector, topic string, n int) error {
 	return nil
 }
 
-// applyDecoded writes batch, decoded records, in one transaction, then,
-// when it is time to check (analyzer), starts analyzing the tables that
-// grew, beside the batches that follow (analyzeGrownBeside).
+// applyDecoded writes batch, decoded records, then, when it is time to
+// check (analyzer), starts analyzing the tables that grew, beside the
+// batches that follow (analyzeGrownBeside). A large batch of several
+// partitions is written by s.writers transactions at once, each with whole
+// partitions (writeGroups); a smaller one in one transaction.
 func (s *Projector) applyDecoded(ctx context.Context, projector, topic string, batch []decoded) error {
-	if err := s.writeDecoded(ctx, projector, topic, batch); err != nil {
+	if err := s.writeGroups(ctx, projector, topic, partitionGroups(batch, s.writers, s.splitAt)); err != nil {
 		return err
 	}
 	s.analyzeGrownBeside(ctx, len(batch))
 	return nil
+}
+
+// Concurrent writers. A batch's partitions are independent in the view:
+// a run, its events, items, commands and approvals live on one partition,
+// each partition has its own checkpoint and advisory lock, and the rows
+// that several partitions write (sessions) are taken under session locks
+// in key order (queueSessions). Two transactions with disjoint partitions
+// are what two instances of the projector already do. With one transaction
+// per batch the server works on one backend while the batch's rows are
+// copied and updated; two use a second core of the server (measured in
+// docs/performance.md). A batch below splitAt records is not split: it
+// would only add a commit.
+const (
+	maxWriters     = 2
+	defaultSplitAt = 1024
+)
+
+// writersFor is how many transactions write a batch at once on pool: at
+// most maxWriters, and at most half the pool, so that the API's reads
+// sharing it are never left without a connection by the projector alone.
+func writersFor(pool interface{ Config() *pgxpool.Config }) int {
+	return max(1, min(maxWriters, int(pool.Config().MaxConns)/2))
+}
+
+// writeGroups writes each group in a transaction of its own, all at once.
+// Each group commits or fails on its own: on error the batch is retried
+// whole, and the groups that committed are skipped as applied.
+func (s *Projector) writeGroups(ctx context.Context, projector, topic string, groups [][]decoded) error {
+	if len(groups) == 1 {
+		return s.writeDecoded(ctx, projector, topic, groups[0])
+	}
+	errs := make([]error, len(groups))
+	var wg sync.WaitGroup
+	for i, g := range groups {
+		wg.Go(func() { errs[i] = s.writeDecoded(ctx, projector, topic, g) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// partitionGroups splits batch into at most n groups of whole partitions,
+// of about equal records (the largest partition first, each into the
+// smallest group), each in batch's order; batch whole when it has fewer
+// than splitAt records or one partition.
+func partitionGroups(batch []decoded, n, splitAt int) [][]decoded {
+	if n < 2 || len(batch) < splitAt {
+		return [][]decoded{batch}
+	}
+	byPart := map[int32][]decoded{}
+	var parts []int32
+	for _, d := range batch {
+		if _, ok := byPart[d.rec.Partition]; !ok {
+			parts = append(parts, d.rec.Partition)
+		}
+		byPart[d.rec.Partition] = append(byPart[d.rec.Partition], d)
+	}
+	if len(parts) < 2 {
+		return [][]decoded{batch}
+	}
+	slices.SortStableFunc(parts, func(a, b int32) int { return len(byPart[b]) - len(byPart[a]) })
+	groups := make([][]decoded, min(n, len(parts)))
+	for _, part := range parts {
+		smallest := 0
+		for i := range groups {
+			if len(groups[i]) < len(groups[smallest]) {
+				smallest = i
+			}
+		}
+		groups[smallest] = append(groups[smallest], byPart[part]...)
+	}
+	return groups
 }
 
 // uniqueViolation is the SQLSTATE of a duplicate key.

@@ -14,17 +14,21 @@
 //
 // Guarantees:
 //
-//   - ApplyBatch is all or nothing. The events of a batch, the read-model
-//     changes they imply and the batch's checkpoints (next offset per
-//     partition) commit in one transaction, so a crash at any point leaves
-//     the view and the checkpoint consistent: resuming from the checkpoint
-//     neither loses nor repeats an effect.
+//   - ApplyBatch is all or nothing per partition. The events of a
+//     partition in the batch, the read-model changes they imply and the
+//     partition's checkpoint (its next offset) commit in one transaction, so
+//     a crash at any point leaves the view and the checkpoint consistent:
+//     resuming from the checkpoint neither loses nor repeats an effect. A
+//     batch of fewer than 1,024 records, or of one partition, commits in
+//     one transaction; a larger one in up to two at once, each of whole
+//     partitions (apply.go, writeGroups), as two instances of the projector
+//     would.
 //   - Writes are idempotent by (runId, seq). An event already applied is
 //     skipped, so replaying records (a redelivered batch, a rebuild over an
 //     existing view) changes nothing; checkpoints never move backwards.
 //   - A projector never skips a seq. An event whose seq is not the run's last
-//     applied seq + 1 fails the whole batch with a *RecordError wrapping a
-//     *events.SeqGapError, and nothing of the batch is written. A record that is not a
+//     applied seq + 1 fails the batch with a *RecordError wrapping a
+//     *events.SeqGapError, and nothing of its transaction is written. A record that is not a
 //     valid envelope, or whose payload a read model needs and cannot decode,
 //     fails it with a *RecordError too; Apply reports such a record as a
 //     *runner.PoisonError, which the runner dead-letters instead of

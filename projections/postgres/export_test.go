@@ -9,6 +9,10 @@ import (
 // prove that a notification, not the poll, woke a waiter.
 func SetRecheckInterval(s *Store, d time.Duration) { s.recheck = d }
 
+// SetWriters makes the projector write a batch of at least splitAt records
+// with up to writers transactions at once.
+func SetWriters(s *Store, writers, splitAt int) { s.writers, s.splitAt = writers, splitAt }
+
 // ListApprovalsQuery is the SQL and arguments ListApprovals sends for f,
 // limit last.
 func ListApprovalsQuery(f ApprovalFilter, limit int) (string, []any, error) {

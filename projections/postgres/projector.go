@@ -36,15 +36,15 @@ var (
 func (s *Projector) Name() string { return ProjectorName }
 
 // Apply projects batch as ApplyBatch does, as projector ProjectorName on the
-// Store's events topic: all or nothing, idempotently, together with the
-// checkpoints of the batch's partitions. It uses the envelopes the runner
+// Store's events topic: all or nothing per partition, idempotently,
+// together with the checkpoints of the batch's partitions. It uses the envelopes the runner
 // decoded instead of decoding the records again.
 //
 // A record that can never be applied — not a valid envelope, a payload the
 // read models need that does not decode, or a seq that is not its run's
 // last applied seq + 1 — fails the batch with a *runner.PoisonError naming
-// that record; nothing of the batch is written. Any other error (the
-// database) is worth retrying.
+// that record; nothing of its partition's transaction is written. Any
+// other error (the database) is worth retrying.
 func (s *Projector) Apply(ctx context.Context, batch []runner.Record) error {
 	if len(batch) == 0 {
 		return nil

@@ -24,6 +24,9 @@ type Projector struct {
 	log   *zap.Logger
 	topic string // events topic of the runner.Projector methods
 
+	writers int // transactions that write a batch at once (writeGroups)
+	splitAt int // records from which a batch is split among them
+
 	mu        sync.Mutex // serialises the analyzer's count and analyzing
 	analyze   analyzer
 	analyzing sync.WaitGroup // the check in flight, if any (at most one)
@@ -49,8 +52,9 @@ func New(pool *pgxpool.Pool, logger *zap.Logger, opts ...Option) *Store {
 		panic("projections/postgres.New: logger is nil")
 	}
 	s := &Store{
-		Projector: &Projector{pool: pool, log: logger, topic: defaultTopic()},
-		Queries:   &Queries{pool: pool, listener: newListener(pool, logger), recheck: recheckInterval},
+		Projector: &Projector{pool: pool, log: logger, topic: defaultTopic(), writers: writersFor(pool),
+			splitAt: defaultSplitAt},
+		Queries: &Queries{pool: pool, listener: newListener(pool, logger), recheck: recheckInterval},
 	}
 	for _, o := range opts {
 		o(s)
