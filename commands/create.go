@@ -21,7 +21,7 @@ func (p *CreateRunPayload) decide(st *events.RunState, c Envelope, opts AdmitOpt
 	return Decision{Outcome: events.OutcomeAccepted, Then: EffectEnqueue, Events: []events.Draft{{Type: events.RunAccepted,
 		CommandID: c.CommandID, Payload: events.RunAcceptedPayload{
 			AgentID: p.AgentID, Input: p.Input, SandboxKey: p.SandboxKey, ParentRunID: p.ParentRunID,
-			Metadata: p.Metadata, IdempotencyKey: c.IdempotencyKey, Actor: c.Actor, SessionGrants: p.SessionGrants,
+			Metadata: p.Metadata, IdempotencyKey: c.IdempotencyKey, Actor: c.Actor, SessionGrants: inheritable(st, p.SessionGrants),
 			Options: p.Options, InputID: p.InputID, InputIDs: p.InputIDs,
 			Fingerprint: Fingerprint(c)}}}}
 }

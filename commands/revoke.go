@@ -44,6 +44,37 @@ func (p *RevokePermissionGrantPayload) decide(st *events.RunState, c Envelope, _
 	}, Send: forwardRevoke(st, c)}
 }
 
+// preRevoked is the rejection p of a revoke of grant id whose run does not
+// exist yet, naming the grant. A create is sent under the session's hold
+// and a revoke lists the runs claimed by then, but the two reach the run's
+// partition from different producers: a create whose send outlived its
+// hold (its API hung, or died with the record on its way) can land after
+// the revoke. The run then does not inherit the grant (CreateRunPayload's
+// decide).
+func preRevoked(p any, id string) any {
+	r, ok := p.(events.CommandRejectedPayload)
+	if !ok {
+		return p // not RejectedEvent's: nothing to name
+	}
+	r.GrantID = id
+	return r
+}
+
+// inheritable is grants without those a revoke named before the run
+// existed (st.PreRevokedGrants); grants itself when there are none.
+func inheritable(st *events.RunState, grants []events.PermissionGrant) []events.PermissionGrant {
+	if len(st.PreRevokedGrants) == 0 {
+		return grants
+	}
+	out := make([]events.PermissionGrant, 0, len(grants))
+	for _, g := range grants {
+		if !slices.Contains(st.PreRevokedGrants, g.GrantID) {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
 // forwardRevoke is revoke c sent on to each run that st's run created (its
 // follow-ups), under c's idempotency key: a run the API reached with the
 // same request answers duplicate.

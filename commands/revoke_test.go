@@ -195,3 +195,54 @@ func TestRevokeGoesOnToTheRunsItsRunCreated(t *testing.T) {
 		t.Errorf("a revoke of a grant the run no longer holds: %s, sends %+v; want no_effect, nothing sent", again.Outcome, again.Send)
 	}
 }
+
+// TestARevokeThatOvertakesItsCreate: a revoke that reaches a run before the
+// run's create is refused run_not_found naming its grant, and the create,
+// landing after it, hands on the session's other grants but not that one.
+// The same revoke on a run that exists names no grant.
+func TestARevokeThatOvertakesItsCreate(t *testing.T) {
+	t.Parallel()
+	revoked := events.PermissionGrant{GrantID: "grt_01J00000000000000000000001", ToolName: "shell", RuleID: "shell-any",
+		Scope: events.ScopePlatformSession, Actor: grantUser}
+	kept := revoked
+	kept.GrantID, kept.ToolName = "grt_01J00000000000000000000002", "read_file"
+	l := eventstest.New(t, grantRun)
+	d := admitOn(t, l, commands.RevokePermissionGrant, &commands.RevokePermissionGrantPayload{GrantID: revoked.GrantID})
+	if d.Outcome != events.OutcomeRejected || d.Code != events.CodeRunNotFound {
+		t.Fatalf("revoke before the create: %s %s, want rejected run_not_found", d.Outcome, d.Code)
+	}
+	if p := d.Events[0].Payload.(events.CommandRejectedPayload); p.GrantID != revoked.GrantID {
+		t.Fatalf("the refusal names grant %q, want %s", p.GrantID, revoked.GrantID)
+	}
+	if got := l.State().PreRevokedGrants; len(got) != 1 || got[0] != revoked.GrantID {
+		t.Fatalf("PreRevokedGrants = %v, want [%s]", got, revoked.GrantID)
+	}
+
+	create := createSpec(agent).payload.(*commands.CreateRunPayload)
+	create.SessionGrants = []events.PermissionGrant{revoked, kept}
+	create.SandboxKey.TenantID = tenant
+	c := newEnvelope(t, commands.CreateRun, commands.Header{RunID: grantRun.RunID, TenantID: tenant, Actor: grantUser,
+		IdempotencyKey: "create-late"}, create)
+	payload, err := c.Validate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := l.State()
+	d = commands.Admit(&st, c, payload, opts())
+	if d.Outcome != events.OutcomeAccepted {
+		t.Fatalf("the late create: %s %s %s", d.Outcome, d.Code, d.Message)
+	}
+	l.Add(d.Events...)
+	st = l.State()
+	if len(st.InheritedGrants) != 1 || st.InheritedGrants[0].GrantID != kept.GrantID {
+		t.Fatalf("the run inherits %+v, want only %s", st.InheritedGrants, kept.GrantID)
+	}
+
+	again := admitOn(t, l, commands.RevokePermissionGrant, &commands.RevokePermissionGrantPayload{GrantID: kept.GrantID})
+	if again.Outcome != events.OutcomeNoEffect {
+		t.Fatalf("a revoke on the created run: %s, want no_effect (the run holds the grant only once started)", again.Outcome)
+	}
+	if got := l.State().PreRevokedGrants; len(got) != 1 {
+		t.Errorf("a revoke after the create changed PreRevokedGrants: %v", got)
+	}
+}

@@ -3,6 +3,7 @@ package events
 import (
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // Fold applies one event to a run's state and returns the new state. It never
@@ -124,6 +125,7 @@ func apply(n *RunState, e Envelope, p any) error {
 		return applyCommandAccepted(n, e, v)
 	case *CommandRejectedPayload:
 		remember(n, v.IdempotencyKey, CommandRecord{CommandID: e.CommandID, Type: v.CommandType, Outcome: OutcomeRejected, Code: v.Code, Fingerprint: v.Fingerprint})
+		preRevoke(n, v.GrantID)
 	case *CommandNoEffectPayload:
 		// A pending command closed without effect (its run ended first) is no
 		// longer pending.
@@ -145,6 +147,19 @@ func apply(n *RunState, e Envelope, p any) error {
 		return applyItem(n, e, p)
 	}
 	return nil
+}
+
+// MaxPreRevokedGrants bounds RunState.PreRevokedGrants; a revoke past it,
+// before the run exists, is not remembered.
+const MaxPreRevokedGrants = 100
+
+// preRevoke remembers grant id (none when empty), which a revoke named
+// before the run existed.
+func preRevoke(n *RunState, id string) {
+	if id == "" || n.Exists() || len(n.PreRevokedGrants) >= MaxPreRevokedGrants || slices.Contains(n.PreRevokedGrants, id) {
+		return
+	}
+	n.PreRevokedGrants = append(n.PreRevokedGrants, id) // fork capped it: this copies
 }
 
 // applySandbox records the sandbox the run's tools run in.

@@ -184,6 +184,11 @@ type CommandRejectedPayload struct {
 	// the same idempotency key for something else is refused; empty in
 	// older logs.
 	Fingerprint string `json:"fingerprint,omitempty"`
+	// GrantID is the grant of a RevokePermissionGrant refused because its
+	// run does not exist yet: a revoke can reach a run before the create it
+	// was sent after, and the run, when its create lands, does not inherit
+	// the grant (RunState.PreRevokedGrants).
+	GrantID string `json:"grantId,omitempty"`
 }
 
 // CommandAppliedPayload records that the command took effect.

@@ -99,6 +99,10 @@ type RunState struct {
 	// (runtime.permission_grant.revoked), kept so that a call they covered
 	// says why it asks again.
 	RevokedGrants []PermissionGrant `json:"revokedGrants,omitempty"`
+	// PreRevokedGrants are the grants revokes named before the run existed
+	// (CommandRejectedPayload.GrantID), in the order they came, at most
+	// MaxPreRevokedGrants: its create does not hand them on.
+	PreRevokedGrants []string `json:"preRevokedGrants,omitempty"`
 	// NextRunID is the session's run that a follow-up on this finished run
 	// created (the latest one, from runtime.command.applied's createdRunId):
 	// a session message sent to this run goes on to it.
@@ -197,6 +201,7 @@ func (s *RunState) fork() *RunState {
 	c.Grants = c.Grants[:len(c.Grants):len(c.Grants)]
 	c.RevokedGrants = c.RevokedGrants[:len(c.RevokedGrants):len(c.RevokedGrants)]
 	c.InheritedGrants = c.InheritedGrants[:len(c.InheritedGrants):len(c.InheritedGrants)]
+	c.PreRevokedGrants = c.PreRevokedGrants[:len(c.PreRevokedGrants):len(c.PreRevokedGrants)]
 	return &c
 }
 
@@ -221,5 +226,6 @@ func (s *RunState) Clone() *RunState {
 	c.Pending = append([]PendingCommand(nil), s.Pending...)
 	c.Grants = append([]PermissionGrant(nil), s.Grants...)
 	c.RevokedGrants = append([]PermissionGrant(nil), s.RevokedGrants...)
+	c.PreRevokedGrants = append([]string(nil), s.PreRevokedGrants...)
 	return &c
 }

@@ -359,3 +359,52 @@ func TestRevokedGrantsRebuildTheSame(t *testing.T) {
 		t.Errorf("postgres read models differ after the rebuild:\nlive    %v\nrebuilt %v", live, rebuilt)
 	}
 }
+
+// TestARevokeThatOvertakesItsCreate: a create whose send outlived its
+// session hold (an API process that hung, or died with the record on its
+// way) can reach the run's partition after a revoke listed its claimed run.
+// The executor refuses that revoke run_not_found naming the grant, and the
+// create, landing after it, does not hand the grant on; the run then asks
+// for the call the grant covered.
+func TestARevokeThatOvertakesItsCreate(t *testing.T) {
+	t.Parallel()
+	count := filepath.Join(t.TempDir(), "count")
+	e, st, _ := agentEnv(t, twoDeploys(count))
+	const session = "sess-overtaken"
+	granting, g := grantedThenAsking(t, st, session, 0)
+	held := payloads[events.PermissionGrantPayload](t, st, granting)
+	if len(held) != 1 || held[0].GrantID != g.GrantID {
+		t.Fatalf("the granting run's grants %+v, want %s", held, g.GrantID)
+	}
+	sk := events.SandboxKey{TenantID: tenant, WorkspaceID: "default", AgentID: "ops", OwnerID: "late"}
+	runID := commands.RunIDFor(tenant, "overtaken-create", sk, int(e.kcfg.Partitions))
+	hdr := commands.Header{RunID: runID, PlatformSessionID: session, TenantID: tenant,
+		Actor: events.Actor{Type: "user", ID: tenant}}
+	hdr.IdempotencyKey = "overtaking-revoke"
+	revoke, err := commands.New(commands.RevokePermissionGrant, hdr, commands.RevokePermissionGrantPayload{GrantID: g.GrantID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hdr.IdempotencyKey = "overtaken-create"
+	create, err := commands.New(commands.CreateRun, hdr, commands.CreateRunPayload{AgentID: "ops",
+		Input: events.UserInput{Content: "ship"}, SandboxKey: sk, SessionGrants: []events.PermissionGrant(held)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.produceSigned(st, revoke, 1) // one producer, one partition: the revoke first
+	e.produceSigned(st, create, 1)
+
+	if acc := accepted(t, st, runID); len(acc.SessionGrants) != 0 {
+		t.Fatalf("the run created after the revoke inherits %+v", acc.SessionGrants)
+	}
+	evs := listEvents(t, st, runID)
+	if len(evs) == 0 || evs[0].Type != events.CommandRejected {
+		t.Fatalf("the run's log begins with %+v, want the revoke's refusal", evs)
+	}
+	refused, err := client.DecodePayload[events.CommandRejectedPayload](evs[0])
+	if err != nil || refused.Code != events.CodeRunNotFound || refused.GrantID != g.GrantID {
+		t.Fatalf("the refusal %+v %v, want run_not_found naming %s", refused, err, g.GrantID)
+	}
+	waitPause(t, st, runID, events.PauseAwaitingApproval) // its first deploy asks: no grant covers it
+	e.invariants(st)
+}
