@@ -9,6 +9,10 @@ import (
 // prove that a notification, not the poll, woke a waiter.
 func SetRecheckInterval(s *Store, d time.Duration) { s.recheck = d }
 
+// SetHoldIdleTimeout changes how long a session hold may stay idle before
+// the server ends it.
+func SetHoldIdleTimeout(s *Store, d time.Duration) { s.holdIdle = d }
+
 // SetWriters makes the projector write a batch of at least splitAt records
 // with up to writers transactions at once.
 func SetWriters(s *Store, writers, splitAt int) { s.writers, s.splitAt = writers, splitAt }

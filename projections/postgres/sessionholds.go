@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -19,9 +20,12 @@ import (
 // RevokeSessionGrant (migration 0010): a create holds it shared from its read
 // of the grants until its CreateRun is in Kafka, a revoke exclusively while
 // it marks the grant and lists the session's runs. So either the create
-// reads the mark and hands the grant on no more, or its CreateRun is in
-// Kafka and its run claimed before the revoke lists the runs, and the
-// revoke's command to it lands after the create on the run's partition.
+// reads the mark and hands the grant on no more, or its run is claimed
+// before the revoke lists the runs, and the revoke's command reaches it:
+// after its create on the run's partition when the hold lasted until the
+// CreateRun was in Kafka, and otherwise (the hold's bound ended it first)
+// possibly before it, when the executor refuses the revoke naming the grant
+// and the create, landing later, does not hand that grant on.
 
 // sessionLockKeySQL is the advisory lock's key: a 64-bit hash of the tenant
 // (prefixed by its length, so that no two pairs run together) and the
@@ -35,24 +39,43 @@ type querier interface {
 
 // SessionHold is a create's shared lock on a platform session, from the
 // read of the session's grants until its CreateRun is sent. Its transaction
-// holds one connection of the pool; Release ends it.
+// holds one connection of the pool; Release ends it, and so does the
+// server once it has been idle for the hold's bound (holdIdleTimeout).
 type SessionHold struct {
-	tx pgx.Tx
+	tx    pgx.Tx
+	claim func(ctx context.Context) error // deletes the run's claim
 }
 
 // HoldSession claims run runID for the platform session sessionID of
-// tenantID, under the session's lock taken shared, and reads the grants the
+// tenantID, then takes the session's lock shared and reads the grants the
 // run inherits (as SessionGrants). Call Release once the run's CreateRun is
 // sent, or is not going to be. Creates do not wait for each other; a revoke
 // of the session's grant waits for the holds taken before it, and a hold
 // taken while a revoke runs waits for it.
+//
+// The claim is committed before the lock is taken, so that a revoke lists
+// the run however the hold ends: released, or ended by the server after
+// holdIdleTimeout (an API process that hung while it sent). A create whose
+// CreateRun then reaches the run's partition after the revoke's command
+// does not inherit the grant: the executor remembers a revoke that came
+// before its run (events.RunState.PreRevokedGrants).
 func (s *Queries) HoldSession(ctx context.Context, tenantID, sessionID, runID string) (*SessionHold, []events.PermissionGrant, error) {
+	if _, err := s.pool.Exec(ctx, `INSERT INTO session_run_claims (tenant_id, platform_session_id, run_id)
+VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, tenantID, sessionID, runID); err != nil {
+		return nil, nil, fmt.Errorf("hold session %s: claim run: %w", sessionID, err)
+	}
+	unclaim := func(ctx context.Context) error {
+		_, err := s.pool.Exec(ctx, `DELETE FROM session_run_claims
+WHERE tenant_id = $1 AND platform_session_id = $2 AND run_id = $3`, tenantID, sessionID, runID)
+		return err
+	}
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
+		_ = unclaim(context.WithoutCancel(ctx))
 		return nil, nil, fmt.Errorf("hold session %s: %w", sessionID, err)
 	}
-	h := &SessionHold{tx: tx}
-	grants, err := h.take(ctx, tenantID, sessionID, runID)
+	h := &SessionHold{tx: tx, claim: unclaim}
+	grants, err := h.take(ctx, tenantID, sessionID, s.holdIdle)
 	if err != nil {
 		_ = h.Release(ctx, false) // the take's error is the one to report
 		return nil, nil, fmt.Errorf("hold session %s: %w", sessionID, err)
@@ -60,20 +83,22 @@ func (s *Queries) HoldSession(ctx context.Context, tenantID, sessionID, runID st
 	return h, grants, nil
 }
 
-// holdLockSQL takes the session's lock shared, and lifts the server's
-// idle_in_transaction_session_timeout for the hold's transaction: the hold
-// is idle while its CreateRun is sent, and a timeout shorter than the send
-// would end it (and its lock, and its claim) before a revoke must wait for
-// it. The send bounds the hold; Release always ends it.
-const holdLockSQL = `SELECT set_config('idle_in_transaction_session_timeout', '0', true),
+// holdIdleTimeout bounds how long a hold stays idle in its transaction
+// while its CreateRun is sent: the server ends it after that, with its lock,
+// so a revoke waits at most that long for an API process that hung in the
+// middle of a send. A send that outlives it is still safe (HoldSession).
+const holdIdleTimeout = time.Minute
+
+// holdLockSQL takes the session's lock shared, and sets the server's
+// idle_in_transaction_session_timeout of the hold's transaction to the
+// hold's bound ($3, ms): a server's shorter timeout would end holds in the
+// middle of ordinary sends, and none (the default) would let a hung API
+// process block the session's revokes for good.
+const holdLockSQL = `SELECT set_config('idle_in_transaction_session_timeout', $3, true),
 	pg_advisory_xact_lock_shared(` + sessionLockKeySQL + `)`
 
-func (h *SessionHold) take(ctx context.Context, tenantID, sessionID, runID string) ([]events.PermissionGrant, error) {
-	if _, err := h.tx.Exec(ctx, holdLockSQL, tenantID, sessionID); err != nil {
-		return nil, err
-	}
-	if _, err := h.tx.Exec(ctx, `INSERT INTO session_run_claims (tenant_id, platform_session_id, run_id)
-VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, tenantID, sessionID, runID); err != nil {
+func (h *SessionHold) take(ctx context.Context, tenantID, sessionID string, idle time.Duration) ([]events.PermissionGrant, error) {
+	if _, err := h.tx.Exec(ctx, holdLockSQL, tenantID, sessionID, strconv.FormatInt(max(idle.Milliseconds(), 1), 10)); err != nil {
 		return nil, err
 	}
 	return sessionGrants(ctx, h.tx, tenantID, sessionID)
@@ -85,9 +110,9 @@ const releaseTimeout = 5 * time.Second
 
 // Release ends the hold: it keeps the run's claim when sent (its CreateRun
 // was sent, or its send failed in a way that may have written it), and
-// drops it otherwise. A hold released twice is released once. A claim
-// whose commit fails is lost with the lock; a revoke that then does not
-// list the run reaches it only if the read model has it.
+// deletes it otherwise. A hold released twice is released once. A hold the
+// server ended already (holdIdleTimeout) reports that its transaction is
+// gone; its claim stays, or is deleted, all the same.
 func (h *SessionHold) Release(ctx context.Context, sent bool) error {
 	if h == nil || h.tx == nil {
 		return nil
@@ -97,7 +122,14 @@ func (h *SessionHold) Release(ctx context.Context, sent bool) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
 	defer cancel()
 	if !sent {
-		if err := tx.Rollback(ctx); err != nil && !errors.Is(err, pgx.ErrTxClosed) {
+		err := tx.Rollback(ctx)
+		if errors.Is(err, pgx.ErrTxClosed) {
+			err = nil
+		}
+		if cerr := h.claim(ctx); cerr != nil {
+			err = errors.Join(err, fmt.Errorf("drop the run's claim: %w", cerr))
+		}
+		if err != nil {
 			return fmt.Errorf("release session hold: %w", err)
 		}
 		return nil

@@ -174,9 +174,9 @@ func grantIDs(gs []events.PermissionGrant) []string {
 
 // TestAHoldOutlivesTheServersIdleTimeout: a hold is idle in its transaction
 // while its CreateRun is sent. A server whose
-// idle_in_transaction_session_timeout is shorter than the send would end
-// it, its lock and its claim, and a revoke would no longer wait for it; the
-// hold lifts that timeout for its own transaction.
+// idle_in_transaction_session_timeout is shorter than the send would end it
+// and its lock in the middle of ordinary sends; the hold sets that timeout
+// to its own bound for its transaction (TestAHungHoldEndsAfterItsBound).
 func TestAHoldOutlivesTheServersIdleTimeout(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
@@ -213,5 +213,37 @@ WHERE application_name = $1 AND state = 'idle in transaction'`, app).Scan(&idle)
 	}
 	if runs, err := f.store.RevokeSessionGrant(ctx, "acme", "s-1", g); err != nil || !slices.Equal(runs, []string{"run_held"}) {
 		t.Errorf("the revoke lists %v %v, want the held create's run", runs, err)
+	}
+}
+
+// TestAHungHoldEndsAfterItsBound: a hold whose API process never releases
+// it (hung in the middle of a send) is ended by the server once idle for
+// the hold's bound; a revoke waiting for it then goes on, and lists the
+// hold's run, whose claim was committed before the lock was taken. The
+// hold's release afterwards says its transaction is gone.
+func TestAHungHoldEndsAfterItsBound(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	a := started(t, "acme", "s-1")
+	g := grantIn(a, "shell", 0)
+	f.apply(t, offsets{}.records(t, 0, a.Events()...))
+	hung := f.storeWith(t, func(*pgxpool.Config) {})
+	postgres.SetHoldIdleTimeout(hung, 200*time.Millisecond)
+	hold, _, err := hung.HoldSession(ctx, "acme", "s-1", "run_hung")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = hold.Release(context.Background(), false) })
+	rctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if runs, err := f.store.RevokeSessionGrant(rctx, "acme", "s-1", g); err != nil || !slices.Equal(runs, []string{"run_hung"}) {
+		t.Fatalf("the revoke behind a hung hold: %v %v, want it to list run_hung", runs, err)
+	}
+	if err := hold.Release(ctx, true); err == nil {
+		t.Error("the release of a hold the server ended reports no error")
+	}
+	if runs, err := f.store.RevokeSessionGrant(ctx, "acme", "s-1", g); err != nil || !slices.Equal(runs, []string{"run_hung"}) {
+		t.Errorf("after the release the claims are %v %v, want run_hung kept", runs, err)
 	}
 }

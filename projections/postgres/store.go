@@ -40,6 +40,7 @@ type Queries struct {
 	pool     *pgxpool.Pool
 	listener *listener
 	recheck  time.Duration // WaitCommand's fallback poll; tests raise it
+	holdIdle time.Duration // a session hold's bound (holdIdleTimeout); tests lower it
 }
 
 // New returns a Store over pool, whose database must have Migrations applied.
@@ -54,7 +55,8 @@ func New(pool *pgxpool.Pool, logger *zap.Logger, opts ...Option) *Store {
 	s := &Store{
 		Projector: &Projector{pool: pool, log: logger, topic: defaultTopic(), writers: writersFor(pool),
 			splitAt: defaultSplitAt},
-		Queries: &Queries{pool: pool, listener: newListener(pool, logger), recheck: recheckInterval},
+		Queries: &Queries{pool: pool, listener: newListener(pool, logger), recheck: recheckInterval,
+			holdIdle: holdIdleTimeout},
 	}
 	for _, o := range opts {
 		o(s)
