@@ -49,7 +49,8 @@ type SessionHold struct {
 // HoldSession claims run runID for the platform session sessionID of
 // tenantID, then takes the session's lock shared and reads the grants the
 // run inherits (as SessionGrants). Call Release once the run's CreateRun is
-// sent, or is not going to be. Creates do not wait for each other; a revoke
+// sent, or is not going to be; it keeps the claim an earlier create of the
+// same run made. Creates do not wait for each other; a revoke
 // of the session's grant waits for the holds taken before it, and a hold
 // taken while a revoke runs waits for it.
 //
@@ -60,11 +61,15 @@ type SessionHold struct {
 // does not inherit the grant: the executor remembers a revoke that came
 // before its run (events.RunState.PreRevokedGrants).
 func (s *Queries) HoldSession(ctx context.Context, tenantID, sessionID, runID string) (*SessionHold, []events.PermissionGrant, error) {
-	if _, err := s.pool.Exec(ctx, `INSERT INTO session_run_claims (tenant_id, platform_session_id, run_id)
-VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, tenantID, sessionID, runID); err != nil {
+	tag, err := s.pool.Exec(ctx, `INSERT INTO session_run_claims (tenant_id, platform_session_id, run_id)
+VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, tenantID, sessionID, runID)
+	if err != nil {
 		return nil, nil, fmt.Errorf("hold session %s: claim run: %w", sessionID, err)
 	}
 	unclaim := func(ctx context.Context) error {
+		if tag.RowsAffected() == 0 {
+			return nil // an earlier create of the run (a retry's first send) claimed it: keep it
+		}
 		_, err := s.pool.Exec(ctx, `DELETE FROM session_run_claims
 WHERE tenant_id = $1 AND platform_session_id = $2 AND run_id = $3`, tenantID, sessionID, runID)
 		return err
