@@ -186,11 +186,8 @@ func grantIDs(gs []events.PermissionGrant) []string {
 // to its own bound for its transaction (TestAHungHoldEndsAfterItsBound).
 func TestAHoldOutlivesTheServersIdleTimeout(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
+	f, g := sessionWithAGrant(t)
 	ctx := context.Background()
-	a := started(t, "acme", "s-1")
-	g := grantIn(a, "shell", 0)
-	f.apply(t, offsets{}.records(t, 0, a.Events()...))
 	const app = "xbot-idle-hold"
 	store := f.storeWith(t, func(c *pgxpool.Config) {
 		c.ConnConfig.RuntimeParams["idle_in_transaction_session_timeout"] = "50" // ms
@@ -230,11 +227,8 @@ WHERE application_name = $1 AND state = 'idle in transaction'`, app).Scan(&idle)
 // hold's release afterwards says its transaction is gone.
 func TestAHungHoldEndsAfterItsBound(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
+	f, g := sessionWithAGrant(t)
 	ctx := context.Background()
-	a := started(t, "acme", "s-1")
-	g := grantIn(a, "shell", 0)
-	f.apply(t, offsets{}.records(t, 0, a.Events()...))
 	hung := f.storeWith(t, func(*pgxpool.Config) {})
 	postgres.SetHoldIdleTimeout(hung, 200*time.Millisecond)
 	hold, _, err := hung.HoldSession(ctx, "acme", "s-1", "run_hung")
@@ -253,4 +247,15 @@ func TestAHungHoldEndsAfterItsBound(t *testing.T) {
 	if runs, err := f.store.RevokeSessionGrant(ctx, "acme", "s-1", g); err != nil || !slices.Equal(runs, []string{"run_hung"}) {
 		t.Errorf("after the release the claims are %v %v, want run_hung kept", runs, err)
 	}
+}
+
+// sessionWithAGrant is a view holding session s-1 of tenant acme with one
+// run in it that gave a session grant, and the grant's id.
+func sessionWithAGrant(t *testing.T) (*fixture, string) {
+	t.Helper()
+	f := newFixture(t)
+	a := started(t, "acme", "s-1")
+	g := grantIn(a, "shell", 0)
+	f.apply(t, offsets{}.records(t, 0, a.Events()...))
+	return f, g
 }
