@@ -20,11 +20,10 @@ func Admit(st *events.RunState, c Envelope, payload any, opts AdmitOptions) Deci
 		return duplicate(c, rec)
 	}
 	if c.Type != CreateRun && (!st.Exists() || foreign) {
-		d := reject(c, events.CodeRunNotFound, "run %s does not exist", c.RunID)
 		if r, ok := payload.(*RevokePermissionGrantPayload); ok && !st.Exists() {
-			d.Events[0].Payload = preRevoked(d.Events[0].Payload, r.GrantID)
+			return r.beforeRun(c)
 		}
-		return d
+		return reject(c, events.CodeRunNotFound, runMissing, c.RunID)
 	}
 	d, ok := payload.(decider)
 	if !ok {

@@ -76,9 +76,16 @@ type decider interface {
 }
 
 func reject(c Envelope, code events.Code, format string, args ...any) Decision {
-	msg := fmt.Sprintf(format, args...)
-	return Decision{Outcome: events.OutcomeRejected, Code: code, Message: msg, Events: []events.Draft{RejectedEvent(c, code, msg)}}
+	return refused(c, rejection(c, code, fmt.Sprintf(format, args...)))
 }
+
+// refused is the decision that refuses c as p says.
+func refused(c Envelope, p events.CommandRejectedPayload) Decision {
+	return Decision{Outcome: events.OutcomeRejected, Code: p.Code, Message: p.Message, Events: []events.Draft{rejectedDraft(c, p)}}
+}
+
+// runMissing is the message of a command refused run_not_found.
+const runMissing = "run %s does not exist"
 
 func accept(c Envelope, then Effect) Decision {
 	return Decision{Outcome: events.OutcomeAccepted, Then: then, Events: []events.Draft{{Type: events.CommandAccepted,

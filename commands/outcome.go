@@ -43,11 +43,20 @@ func NoEffectEvent(p events.PendingCommand, reason string) events.Draft {
 // refused because its key was used for another request does not own the
 // key, so it keeps no fingerprint of its own.
 func RejectedEvent(c Envelope, code events.Code, msg string) events.Draft {
+	return rejectedDraft(c, rejection(c, code, msg))
+}
+
+// rejection is the payload of RejectedEvent.
+func rejection(c Envelope, code events.Code, msg string) events.CommandRejectedPayload {
 	p := events.CommandRejectedPayload{CommandType: string(c.Type), IdempotencyKey: c.IdempotencyKey, Code: code,
 		Message: msg, Actor: sender(c)}
 	if code != events.CodeIdempotencyKeyReused {
 		p.Fingerprint = Fingerprint(c)
 	}
+	return p
+}
+
+func rejectedDraft(c Envelope, p events.CommandRejectedPayload) events.Draft {
 	return events.Draft{Type: events.CommandRejected, CommandID: c.CommandID, Payload: p}
 }
 

@@ -44,20 +44,16 @@ func (p *RevokePermissionGrantPayload) decide(st *events.RunState, c Envelope, _
 	}, Send: forwardRevoke(st, c)}
 }
 
-// preRevoked is the rejection p of a revoke of grant id whose run does not
-// exist yet, naming the grant. A create is sent under the session's hold
-// and a revoke lists the runs claimed by then, but the two reach the run's
-// partition from different producers: a create whose send outlived its
-// hold (its API hung, or died with the record on its way) can land after
-// the revoke. The run then does not inherit the grant (CreateRunPayload's
-// decide).
-func preRevoked(p any, id string) any {
-	r, ok := p.(events.CommandRejectedPayload)
-	if !ok {
-		return p // not RejectedEvent's: nothing to name
-	}
-	r.GrantID = id
-	return r
+// beforeRun refuses revoke c, whose run does not exist yet, run_not_found
+// naming its grant. A create is sent under the session's hold and a revoke
+// lists the runs claimed by then, but the two reach the run's partition
+// from different producers: a create whose send outlived its hold (its API
+// hung, or died with the record on its way) can land after the revoke. The
+// run then does not inherit the grant (CreateRunPayload's decide).
+func (p *RevokePermissionGrantPayload) beforeRun(c Envelope) Decision {
+	r := rejection(c, events.CodeRunNotFound, fmt.Sprintf(runMissing, c.RunID))
+	r.GrantID = p.GrantID
+	return refused(c, r)
 }
 
 // inheritable is grants without those a revoke named before the run

@@ -99,7 +99,7 @@ func firstRun(st *events.RunState, c Envelope, p *AppendUserInputPayload, opts A
 	case c.RunID != FirstSessionRunID(c.TenantID, c.PlatformSessionID, *p.SandboxKey, opts.Partitions):
 		// A run the executor does not know (never, or no longer: it was
 		// forgotten) is never created under a message's name.
-		return SessionRoute{Command: c, Payload: p, Decision: reject(c, events.CodeRunNotFound, "run %s does not exist", c.RunID)}
+		return SessionRoute{Command: c, Payload: p, Decision: reject(c, events.CodeRunNotFound, runMissing, c.RunID)}
 	}
 	create := &CreateRunPayload{AgentID: p.AgentID, Input: events.UserInput{Content: p.Content},
 		SandboxKey: *p.SandboxKey, Options: p.Options}

@@ -90,7 +90,7 @@ const (
 // writersFor is how many transactions write a batch at once on pool: at
 // most maxWriters, and at most half the pool, so that the API's reads
 // sharing it are never left without a connection by the projector alone.
-func writersFor(pool interface{ Config() *pgxpool.Config }) int {
+func writersFor(pool *pgxpool.Pool) int {
 	return max(1, min(maxWriters, int(pool.Config().MaxConns)/2))
 }
 

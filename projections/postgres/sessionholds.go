@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/xbot-runtime/xbot/events"
 )
@@ -42,9 +43,14 @@ type querier interface {
 // holds one connection of the pool; Release ends it, and so does the
 // server once it has been idle for the hold's bound (holdIdleTimeout).
 type SessionHold struct {
-	tx    pgx.Tx
-	claim func(ctx context.Context) error // deletes the run's claim
+	tx      pgx.Tx
+	pool    *pgxpool.Pool
+	claim   runClaim
+	claimed bool // this hold made the claim (not an earlier create of the run)
 }
+
+// runClaim is a row of session_run_claims.
+type runClaim struct{ tenant, session, run string }
 
 // HoldSession claims run runID for the platform session sessionID of
 // tenantID, then takes the session's lock shared and reads the grants the
@@ -61,25 +67,17 @@ type SessionHold struct {
 // does not inherit the grant: the executor remembers a revoke that came
 // before its run (events.RunState.PreRevokedGrants).
 func (s *Queries) HoldSession(ctx context.Context, tenantID, sessionID, runID string) (*SessionHold, []events.PermissionGrant, error) {
+	h := &SessionHold{pool: s.pool, claim: runClaim{tenantID, sessionID, runID}}
 	tag, err := s.pool.Exec(ctx, `INSERT INTO session_run_claims (tenant_id, platform_session_id, run_id)
 VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, tenantID, sessionID, runID)
 	if err != nil {
 		return nil, nil, fmt.Errorf("hold session %s: claim run: %w", sessionID, err)
 	}
-	unclaim := func(ctx context.Context) error {
-		if tag.RowsAffected() == 0 {
-			return nil // an earlier create of the run (a retry's first send) claimed it: keep it
-		}
-		_, err := s.pool.Exec(ctx, `DELETE FROM session_run_claims
-WHERE tenant_id = $1 AND platform_session_id = $2 AND run_id = $3`, tenantID, sessionID, runID)
-		return err
-	}
-	tx, err := s.pool.Begin(ctx)
-	if err != nil {
-		_ = unclaim(context.WithoutCancel(ctx))
+	h.claimed = tag.RowsAffected() > 0
+	if h.tx, err = s.pool.Begin(ctx); err != nil {
+		_ = h.unclaim(context.WithoutCancel(ctx))
 		return nil, nil, fmt.Errorf("hold session %s: %w", sessionID, err)
 	}
-	h := &SessionHold{tx: tx, claim: unclaim}
 	grants, err := h.take(ctx, tenantID, sessionID, s.holdIdle)
 	if err != nil {
 		_ = h.Release(ctx, false) // the take's error is the one to report
@@ -131,7 +129,7 @@ func (h *SessionHold) Release(ctx context.Context, sent bool) error {
 		if errors.Is(err, pgx.ErrTxClosed) {
 			err = nil
 		}
-		if cerr := h.claim(ctx); cerr != nil {
+		if cerr := h.unclaim(ctx); cerr != nil {
 			err = errors.Join(err, fmt.Errorf("drop the run's claim: %w", cerr))
 		}
 		if err != nil {
@@ -143,6 +141,17 @@ func (h *SessionHold) Release(ctx context.Context, sent bool) error {
 		return fmt.Errorf("release session hold: %w", err)
 	}
 	return nil
+}
+
+// unclaim deletes the run's claim if this hold made it: one an earlier
+// create of the run made (a retry's first send) is kept.
+func (h *SessionHold) unclaim(ctx context.Context) error {
+	if !h.claimed {
+		return nil
+	}
+	_, err := h.pool.Exec(ctx, `DELETE FROM session_run_claims
+WHERE tenant_id = $1 AND platform_session_id = $2 AND run_id = $3`, h.claim.tenant, h.claim.session, h.claim.run)
+	return err
 }
 
 // RevokeSessionGrant marks grant grantID of the platform session sessionID
