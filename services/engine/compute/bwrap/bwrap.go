@@ -72,7 +72,7 @@ func New(cfg Config) (*Provider, error) {
 		return nil, err
 	}
 	log := cfg.Logger.With(zap.String("bwrap", bin), zap.String("dir", pr.p.Base()), zap.Int("sandbox_uid", pr.id.uid),
-		zap.String("limits", pr.p.Mechanism()))
+		zap.String("limits", pr.p.Mechanism()), zap.String("hold", pr.p.Hold()))
 	if pr.netErr != nil {
 		log.Warn("bwrap compute provider: networked sandboxes unavailable", zap.Error(pr.netErr))
 	}

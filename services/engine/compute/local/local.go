@@ -56,7 +56,7 @@ func New(cfg Config) (*Provider, error) {
 		return nil, err
 	}
 	cfg.Logger.Warn("local compute provider: no isolation, development only", zap.String("dir", p.Base()),
-		zap.String("limits", p.Mechanism()))
+		zap.String("limits", p.Mechanism()), zap.String("hold", p.Hold()))
 	return &Provider{p: p}, nil
 }
 

@@ -184,8 +184,8 @@ func (b *Box) shutErr() error {
 // --new-session, which would move the sandbox's init out of the group
 // and leave it to --die-with-parent, racy when the kill comes during setup.
 //
-// The command starts gated (see placement): it is placed in its group and
-// gets its rlimits before it runs; when that fails it is killed unstarted.
+// The command starts held (see hold): it is placed in its group and gets
+// its rlimits before it runs; when that fails it is killed unstarted.
 func (b *Box) start(cmd *exec.Cmd, pl *placement) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -197,13 +197,12 @@ func (b *Box) start(cmd *exec.Cmd, pl *placement) error {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
 	cmd.SysProcAttr.Setsid = true // kept: the launcher's credentials
-	err := cmd.Start()
-	pl.started()
-	if err != nil {
+	err := pl.start(cmd)
+	if cmd.Process == nil {
 		return err
 	}
 	b.running[cmd.Process.Pid] = struct{}{}
-	if err := pl.place(cmd.Process.Pid); err != nil {
+	if err != nil {
 		killGroup(cmd.Process.Pid)
 		return err
 	}

@@ -32,9 +32,12 @@
 //     the parent (v2: the configured delegated group; v1: this process's
 //     own group in the memory, pids and cpu hierarchies) holding its memory
 //     limit (no swap beyond it), pids limit and CFS quota; each command gets
-//     a subgroup. A command starts gated: a /bin/sh that waits on a pipe is
-//     started, placed into the subgroup, given its rlimits, and only then
-//     execs the command, so no instruction of it runs unlimited. On
+//     a subgroup. A command starts held, is placed into the subgroup and
+//     given its rlimits, and only then runs, so no instruction of it runs
+//     unlimited. It is held by ptrace (stopped by the kernel at its exec;
+//     an executor with CAP_SYS_PTRACE, and CAP_SYS_RESOURCE for commands
+//     of another user) or else by a gate (a /bin/sh that sets its own
+//     rlimits, waits on a pipe and then execs the command); see hold. On
 //     timeout, cancel or Kill the subgroup is killed as a whole (cgroup.kill,
 //     else SIGKILL to every member until it is empty), which also reaches
 //     processes that left the process group. A subgroup its command left

@@ -77,6 +77,10 @@ type limiter struct {
 	parent   cgroup
 	// why says why cgroups are not in use (rlimit mode).
 	why string
+	// hold is how commands are held until placed; holdWhy why it is the
+	// gate.
+	hold    hold
+	holdWhy string
 }
 
 // groupSeq numbers the groups this process creates, so that names stay
@@ -154,13 +158,22 @@ func (l *limiter) Mechanism() string {
 	return mechRlimit + " (" + l.why + ")"
 }
 
+// Hold names how a command is held until it is placed and limited:
+// "ptrace" or "gate (<why not ptrace>)".
+func (l *limiter) Hold() string {
+	if l.hold == holdTrace {
+		return l.hold.String()
+	}
+	return l.hold.String() + " (" + l.holdWhy + ")"
+}
+
 // open returns a Box's limits: spec's, completed by the defaults. Its group
 // is created with its first command (boxLimits.ensureGroup).
 func (l *limiter) open(spec compute.Limits) (*boxLimits, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, fmt.Errorf("limits: %w", err)
 	}
-	return &boxLimits{h: l.h, parent: l.parent, limits: spec.Or(l.defaults)}, nil
+	return &boxLimits{h: l.h, parent: l.parent, limits: spec.Or(l.defaults), hold: l.hold}, nil
 }
 
 // ensureGroup creates the box's group below the parent, unless it exists;

@@ -17,6 +17,14 @@ type Owner struct {
 	UID, GID int
 }
 
+// uid is o's uid, or this process's when o is nil.
+func (o *Owner) uid() int {
+	if o == nil {
+		return os.Geteuid()
+	}
+	return o.UID
+}
+
 // Option configures a Provider.
 type Option func(*Provider)
 

@@ -19,6 +19,7 @@ type boxLimits struct {
 	h      hierarchy // nil: rlimits only
 	parent cgroup    // where group is created
 	limits compute.Limits
+	hold   hold   // how a command is held until placed
 	group  cgroup // nil until the first command
 
 	mu      sync.Mutex
@@ -54,8 +55,9 @@ func (b *boxLimits) removeIdle() {
 type placement struct {
 	box    *boxLimits
 	leaf   cgroup   // nil: rlimits only
-	gate   *os.File // the write end, kept here
-	held   *os.File // the read end, given to the process
+	traced bool     // held by ptrace (holdTrace), else by the gate
+	gate   *os.File // gate: the pipe's write end, kept here
+	held   *os.File // gate: the pipe's read end, given to the process
 	before counters
 }
 
@@ -72,19 +74,14 @@ const gateScript = `fd=$1 f=$2 d=$3; shift 3; ` +
 	`{ [ "$f" = - ] || ulimit -f "$f"; } && { [ "$d" = - ] || ulimit -d "$d"; } || exit 125; ` +
 	`eval "read -r _ <&$fd && exec \"\$@\" $fd<&-"; exit 125`
 
-// prepare makes cmd start gated and creates its subgroup.
+// prepare makes cmd start held (see hold) and creates its subgroup.
 func (b *boxLimits) prepare(cmd *exec.Cmd) (*placement, error) {
-	r, w, err := os.Pipe()
-	if err != nil {
-		return nil, fmt.Errorf("limits: %w", err)
+	p := &placement{box: b, traced: b.hold == holdTrace}
+	if !p.traced {
+		if err := p.gated(cmd); err != nil {
+			return nil, err
+		}
 	}
-	fd := 3 + len(cmd.ExtraFiles)
-	cmd.ExtraFiles = append(cmd.ExtraFiles, r)
-	fsize, data := b.gateLimits()
-	cmd.Args = append([]string{shell, "-c", gateScript, "xbot-gate", strconv.Itoa(fd), fsize, data, cmd.Path},
-		cmd.Args[1:]...)
-	cmd.Path = shell
-	p := &placement{box: b, gate: w, held: r}
 	if b.h == nil {
 		return p, nil
 	}
@@ -102,6 +99,22 @@ func (b *boxLimits) prepare(cmd *exec.Cmd) (*placement, error) {
 	b.running++
 	p.leaf, p.before = leaf, b.h.counters(leaf).add(b.h.counters(b.group))
 	return p, nil
+}
+
+// gated makes cmd start as the gate, holding the pipe's read end.
+func (p *placement) gated(cmd *exec.Cmd) error {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return fmt.Errorf("limits: %w", err)
+	}
+	fd := 3 + len(cmd.ExtraFiles)
+	cmd.ExtraFiles = append(cmd.ExtraFiles, r)
+	fsize, data := p.box.gateLimits()
+	cmd.Args = append([]string{shell, "-c", gateScript, "xbot-gate", strconv.Itoa(fd), fsize, data, cmd.Path},
+		cmd.Args[1:]...)
+	cmd.Path = shell
+	p.gate, p.held = w, r
+	return nil
 }
 
 // subgroup is an idle subgroup of the box, or a new one; b.mu is held. A
@@ -125,11 +138,29 @@ func (b *boxLimits) subgroup() (cgroup, error) {
 // shell runs the gate.
 const shell = "/bin/sh"
 
-// started closes the gate's read end in this process.
-func (p *placement) started() { _ = p.held.Close() }
+// start starts cmd and releases it once placed (see hold). On error the
+// caller kills what started.
+func (p *placement) start(cmd *exec.Cmd) error {
+	if p.traced {
+		return startTraced(cmd, p.place)
+	}
+	err := cmd.Start()
+	_ = p.held.Close() // the child has its own
+	if err != nil {
+		return err
+	}
+	if err := p.place(cmd.Process.Pid); err != nil {
+		return err
+	}
+	_, err = p.gate.WriteString("\n")
+	_ = p.gate.Close()
+	if err != nil {
+		return fmt.Errorf("limits: release the command: %w", err)
+	}
+	return nil
+}
 
-// place puts the started process pid into its subgroup and sets its
-// rlimits, then lets it run. On error the caller kills it.
+// place puts the held process pid into its subgroup and sets its rlimits.
 func (p *placement) place(pid int) error {
 	if p.leaf != nil {
 		if err := p.leaf.join(pid); err != nil {
@@ -139,38 +170,66 @@ func (p *placement) place(pid int) error {
 	if err := p.rlimits(pid); err != nil {
 		return fmt.Errorf("limits: %w", err)
 	}
-	_, err := p.gate.WriteString("\n")
-	_ = p.gate.Close()
-	if err != nil {
-		return fmt.Errorf("limits: release the command: %w", err)
-	}
 	return nil
 }
 
-// abort closes both ends of the gate: a gated process exits with 125.
+// abort closes both ends of the gate, if any: a gated process exits with
+// 125.
 func (p *placement) abort() {
+	if p.traced {
+		return
+	}
 	_ = p.gate.Close()
 	_ = p.held.Close()
 }
 
-// gateLimits are the gate's arguments for RLIMIT_FSIZE (512-byte blocks,
-// rounded up: the workspace limit) and, without cgroups, RLIMIT_DATA (KiB,
-// rounded down: the memory limit); "-" for none.
-func (b *boxLimits) gateLimits() (fsize, data string) {
-	fsize, data = "-", "-"
+// rlimitBytes are RLIMIT_FSIZE (the workspace limit, rounded up to 512
+// bytes) and, without cgroups, RLIMIT_DATA (the memory limit, rounded down
+// to a KiB); 0 for none. The gate sets them in the units of sh's ulimit.
+func (b *boxLimits) rlimitBytes() (fsize, data int64) {
 	if v := b.limits.WorkspaceBytes; v > 0 {
-		fsize = strconv.FormatInt((v+511)/512, 10)
+		fsize = (v + 511) / 512 * 512
 	}
 	if v := b.limits.MemoryBytes; v > 0 && b.h == nil {
-		data = strconv.FormatInt(max(v/1024, 1), 10)
+		data = max(v/1024, 1) * 1024
 	}
 	return fsize, data
 }
 
-// rlimits limits, without cgroups and for a non-root executor whose
-// commands run as itself, the uid's processes to the pids limit on top of
-// those running now (the gate sets the file-size and data limits).
+// gateLimits are rlimitBytes as the gate's arguments: 512-byte blocks and
+// KiB, "-" for none.
+func (b *boxLimits) gateLimits() (fsize, data string) {
+	fsize, data = "-", "-"
+	f, d := b.rlimitBytes()
+	if f > 0 {
+		fsize = strconv.FormatInt(f/512, 10)
+	}
+	if d > 0 {
+		data = strconv.FormatInt(d/1024, 10)
+	}
+	return fsize, data
+}
+
+// rlimits sets process pid's rlimits that the gate does not set itself:
+// with ptrace, the file-size and data limits (gateLimits); without cgroups
+// and for a non-root executor whose commands run as itself, RLIMIT_NPROC =
+// the uid's processes running now plus the pids limit.
 func (p *placement) rlimits(pid int) error {
+	if p.traced {
+		fsize, data := p.box.rlimitBytes()
+		for _, l := range []struct {
+			res int
+			v   int64
+		}{{unix.RLIMIT_FSIZE, fsize}, {unix.RLIMIT_DATA, data}} {
+			if l.v <= 0 {
+				continue
+			}
+			lim := unix.Rlimit{Cur: uint64(l.v), Max: uint64(l.v)} // #nosec G115 -- l.v > 0
+			if err := unix.Prlimit(pid, l.res, &lim, nil); err != nil {
+				return fmt.Errorf("set rlimit %d: %w", l.res, err)
+			}
+		}
+	}
 	l := p.box.limits
 	if p.box.h != nil || l.Pids <= 0 || os.Getuid() == 0 { // root is exempt from RLIMIT_NPROC
 		return nil

@@ -51,12 +51,17 @@ func NewProvider(name, dir string, launch Launcher, limits LimitConfig, opts ...
 	if err := p.own(); err != nil {
 		return nil, err
 	}
+	lim.hold, lim.holdWhy = chooseHold(p.owner)
 	return p, nil
 }
 
 // Mechanism names what enforces the memory and pids limits: "cgroup v2",
 // "cgroup v1" or "rlimit (<why cgroups are not used>)".
 func (p *Provider) Mechanism() string { return p.limiter.Mechanism() }
+
+// Hold names how a command is held until it is placed and limited:
+// "ptrace" or "gate (<why not ptrace>)".
+func (p *Provider) Hold() string { return p.limiter.Hold() }
 
 // Name returns the provider's name.
 func (p *Provider) Name() string { return p.name }
