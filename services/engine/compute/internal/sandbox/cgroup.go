@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/xbot-runtime/xbot/services/engine/compute"
 )
 
@@ -111,7 +113,7 @@ func killProcs(procs string) {
 // readPids returns the process IDs in a cgroup.procs file (none when it is
 // unreadable: the group is gone).
 func readPids(procs string) []int {
-	data, err := os.ReadFile(procs) // #nosec G304 -- a path below the provider's own cgroup
+	data, err := readControl(procs)
 	if err != nil {
 		return nil
 	}
@@ -127,7 +129,7 @@ func readPids(procs string) []int {
 // readKey returns the value of key in a flat-keyed file ("key value"
 // lines, such as memory.events); 0 when missing.
 func readKey(file, key string) int64 {
-	data, err := os.ReadFile(file) // #nosec G304 -- a path below the provider's own cgroup
+	data, err := readControl(file)
 	if err != nil {
 		return 0
 	}
@@ -142,17 +144,58 @@ func readKey(file, key string) int64 {
 	return 0
 }
 
+// Control files are read and written with plain system calls: os.Open
+// would register each with the runtime's poller (cgroup files are
+// pollable), an epoll_ctl on open and on close, a quarter of the cost of the
+// counters read around every command.
+
+// readControl reads a small control file whole.
+func readControl(file string) ([]byte, error) {
+	fd, err := unix.Open(file, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: file, Err: err}
+	}
+	defer func() { _ = unix.Close(fd) }()
+	buf := make([]byte, 0, 512)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := ignoringEINTR(func() (int, error) { return unix.Read(fd, buf[len(buf):cap(buf)]) })
+		if err != nil {
+			return nil, &os.PathError{Op: "read", Path: file, Err: err}
+		}
+		if n == 0 {
+			return buf, nil
+		}
+		buf = buf[:len(buf)+n]
+	}
+}
+
 // writeFile writes s to an existing control file.
 func writeFile(file, s string) error {
-	f, err := os.OpenFile(file, os.O_WRONLY, 0) // #nosec G304 -- a path below the provider's own cgroup
+	fd, err := unix.Open(file, unix.O_WRONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return err
+		return &os.PathError{Op: "open", Path: file, Err: err}
 	}
-	if _, err := f.WriteString(s); err != nil {
-		_ = f.Close()
+	_, err = ignoringEINTR(func() (int, error) { return unix.Write(fd, []byte(s)) })
+	if cerr := unix.Close(fd); err == nil && cerr != nil {
+		err = cerr
+	}
+	if err != nil {
 		return fmt.Errorf("%s: %w", filepath.Base(file), err)
 	}
-	return f.Close()
+	return nil
+}
+
+// ignoringEINTR calls fn again while it fails with EINTR.
+func ignoringEINTR(fn func() (int, error)) (int, error) {
+	for {
+		n, err := fn()
+		if err != unix.EINTR { //nolint:errorlint // a bare errno
+			return n, err
+		}
+	}
 }
 
 // writeOptional writes s to a control file the kernel may lack (swap
