@@ -383,8 +383,8 @@ func TestDirectoriesOnFirstNeed(t *testing.T) {
 }
 
 // TestARunLeavesOnlyWhatItKept: the run's empty directories, which belong to
-// the sandbox user, are removed when its handle closes; one its command
-// wrote into stays.
+// the sandbox user, are removed when its handle closes, and then the
+// session's runs directory when empty; one a command wrote into stays.
 func TestARunLeavesOnlyWhatItKept(t *testing.T) {
 	t.Parallel()
 	dir := computetest.Dir(t)
@@ -406,16 +406,48 @@ func TestARunLeavesOnlyWhatItKept(t *testing.T) {
 		if err := sb.Close(); err != nil {
 			t.Fatal(err)
 		}
-		var left []string
-		ents, err := os.ReadDir(filepath.Join(key, "sessions/s/runs", tc.run))
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			t.Fatal(err)
-		}
-		for _, e := range ents {
-			left = append(left, e.Name())
-		}
-		if !slices.Equal(left, tc.left) {
+		if left := names(t, filepath.Join(key, "sessions/s/runs", tc.run)); !slices.Equal(left, tc.left) {
 			t.Errorf("run %s left %v, want %v", tc.run, left, tc.left)
 		}
+		if got, want := names(t, filepath.Join(key, "sessions/s")), []string{"context"}; tc.left == nil && !slices.Equal(got, want) {
+			t.Errorf("after run %s the session holds %v, want %v", tc.run, got, want)
+		}
 	}
+
+	// Two runs of a session at once: the first to close leaves the other's
+	// directories; the last leaves the session's context (the session's,
+	// which a run of it in another executor process may have mounted).
+	var both []compute.Sandbox
+	for _, id := range []string{"x", "y"} {
+		sb, err := p.Open(t.Context(), compute.Spec{Key: k, SessionID: "s2", RunID: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		run(t, sb, "true", 0)
+		both = append(both, sb)
+	}
+	if err := both[0].Close(); err != nil {
+		t.Fatal(err)
+	}
+	run(t, both[1], `test -d /sessions/s2/context && test -d "$TMPDIR"`, 0)
+	if err := both[1].Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := names(t, filepath.Join(key, "sessions/s2")), []string{"context"}; !slices.Equal(got, want) {
+		t.Errorf("the session's last run closed; the session holds %v, want %v", got, want)
+	}
+}
+
+// names lists dir's entries (none when it does not exist).
+func names(t *testing.T, dir string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range ents {
+		out = append(out, e.Name())
+	}
+	return out
 }

@@ -302,8 +302,9 @@ func TestSequentialCommandsShareASubgroup(t *testing.T) {
 
 // TestARunLeavesOnlyWhatItKept: when a run's last handle closes, its own
 // directories that are empty are removed, and its directory once nothing is
-// left in it; what a run wrote stays, and so does the key's workspace. A
-// second handle of the run keeps them until it closes too.
+// left in it, and its session's once no handle of the session is open;
+// what a run wrote stays, and so does the key's workspace. A second handle
+// of the run keeps them until it closes too.
 func TestARunLeavesOnlyWhatItKept(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -334,8 +335,8 @@ func TestARunLeavesOnlyWhatItKept(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if ents, err := os.ReadDir(filepath.Join(key, "sessions/s/runs")); err != nil || len(ents) != 0 {
-		t.Errorf("twenty runs that kept nothing left %v (%v)", ents, err)
+	if ents, err := os.ReadDir(filepath.Join(key, "sessions")); err != nil || len(ents) != 0 {
+		t.Errorf("twenty runs of a session that kept nothing left %v (%v)", ents, err)
 	}
 	if !exists("workspace") {
 		t.Error("the key's workspace was removed")

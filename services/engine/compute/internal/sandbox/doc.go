@@ -66,7 +66,8 @@
 //     standing in between, and walked again before any refusal
 //     (usageMeter). Directories count
 //     too, so a run's own directories that it left empty are removed when
-//     its last handle closes (Layout.tidy): a key's directory holds what its
-//     runs kept, not a trace of every run, and the usage walk after each
-//     command does not grow with the number of runs.
+//     its last handle closes, and then its session's runs directory and the
+//     session's own when empty (Layout.tidy): a key's directory holds what
+//     its runs kept, not a trace of every run or session, and the usage
+//     walk after each command does not grow with the number of runs.
 package sandbox

@@ -1,7 +1,9 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -144,31 +146,39 @@ func (l *Layout) ensure(ms ...Mount) error {
 // output, tmp), below runRel.
 var runMounts = []int{2, 3, 4}
 
-// tidy removes the run's own directories that are empty, and the run's
-// directory once nothing is left in it, when the run's last handle closes.
-// A run that leaves nothing there then leaves nothing on the host, so that a
-// key's directory grows with what its runs kept, not with how many there
-// were: every directory counts against the workspace limit and is walked by
-// its check after each command (usage). A later handle of the run (resumed,
-// taken over) creates them again on first need. A directory that is not
-// empty is kept as it is. The directories above the run's stay the
-// executor's (chownMount), so the sandbox user cannot have replaced one.
+// tidy removes the run's own directories that are empty, the run's
+// directory once nothing is left in it, then its session's runs directory
+// and the session's directory once nothing is left in them, when the run's
+// last handle closes. A run that leaves nothing there then leaves nothing on
+// the host, so that a key's directory grows with what its runs kept, not
+// with how many runs or sessions there were: every directory counts
+// against the workspace limit and is walked by its check after each
+// command (usage). A later handle of the run (resumed, taken over) creates
+// them again on first need. A directory that is not empty is kept as it is,
+// so a run of the session still open keeps what it created; the session's
+// context is the session's, not the run's, and stays (a run of the session
+// in another executor process may have it mounted). The directories above
+// the mounts stay the executor's (chownMount), so the sandbox user cannot
+// have replaced one.
 func (l *Layout) tidy() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, i := range runMounts {
 		l.made[i] = false
 	}
-	runs, err := os.OpenRoot(filepath.Join(l.keyDir, filepath.FromSlash(path.Dir(l.runRel))))
+	sessions, err := os.OpenRoot(filepath.Join(l.keyDir, "sessions"))
 	if err != nil {
 		return // nothing was created
 	}
-	defer func() { _ = runs.Close() }()
-	run := path.Base(l.runRel)
+	defer func() { _ = sessions.Close() }()
+	sess := path.Base(path.Dir(path.Dir(l.runRel)))
+	run := filepath.Join(sess, "runs", path.Base(l.runRel))
 	for _, i := range runMounts {
-		_ = runs.Remove(filepath.Join(run, path.Base(l.mounts[i].rel))) // ENOENT, ENOTEMPTY: keep
+		_ = sessions.Remove(filepath.Join(run, path.Base(l.mounts[i].rel))) // ENOENT, ENOTEMPTY: keep
 	}
-	_ = runs.Remove(run)
+	for _, dir := range []string{run, filepath.Join(sess, "runs"), sess} {
+		_ = sessions.Remove(dir)
+	}
 }
 
 // created reports whether this layout has created mount m.
@@ -188,7 +198,14 @@ func (l *Layout) create(root *os.Root, m Mount) error {
 		return err
 	}
 	// 0o755: the base directory (0o700) already keeps other host users out.
-	if err := root.MkdirAll(filepath.Join(keyRel, m.rel), 0o755); err != nil {
+	err = root.MkdirAll(filepath.Join(keyRel, m.rel), 0o755)
+	if errors.Is(err, fs.ErrNotExist) {
+		// A directory above it was removed while this created below it: the
+		// tidy of another run of the session, in another executor process
+		// sharing the base directory. Once more: it is created anew.
+		err = root.MkdirAll(filepath.Join(keyRel, m.rel), 0o755)
+	}
+	if err != nil {
 		return fmt.Errorf("create %s: %w", m.Sandbox, fileErr(err))
 	}
 	return l.chownMount(m)
