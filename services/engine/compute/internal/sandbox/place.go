@@ -144,6 +144,7 @@ func (p *placement) start(cmd *exec.Cmd) error {
 	if p.traced {
 		return startTraced(cmd, p.place)
 	}
+	defer func() { _ = p.gate.Close() }() // unreleased, a gated process exits with 125
 	err := cmd.Start()
 	_ = p.held.Close() // the child has its own
 	if err != nil {
@@ -152,9 +153,7 @@ func (p *placement) start(cmd *exec.Cmd) error {
 	if err := p.place(cmd.Process.Pid); err != nil {
 		return err
 	}
-	_, err = p.gate.WriteString("\n")
-	_ = p.gate.Close()
-	if err != nil {
+	if _, err := p.gate.WriteString("\n"); err != nil {
 		return fmt.Errorf("limits: release the command: %w", err)
 	}
 	return nil
@@ -211,22 +210,23 @@ func (b *boxLimits) gateLimits() (fsize, data string) {
 }
 
 // rlimits sets process pid's rlimits that the gate does not set itself:
-// with ptrace, the file-size and data limits (gateLimits); without cgroups
+// with ptrace, the file-size and data limits (rlimitBytes); without cgroups
 // and for a non-root executor whose commands run as itself, RLIMIT_NPROC =
 // the uid's processes running now plus the pids limit.
 func (p *placement) rlimits(pid int) error {
 	if p.traced {
 		fsize, data := p.box.rlimitBytes()
 		for _, l := range []struct {
-			res int
-			v   int64
-		}{{unix.RLIMIT_FSIZE, fsize}, {unix.RLIMIT_DATA, data}} {
+			name string
+			res  int
+			v    int64
+		}{{"RLIMIT_FSIZE", unix.RLIMIT_FSIZE, fsize}, {"RLIMIT_DATA", unix.RLIMIT_DATA, data}} {
 			if l.v <= 0 {
 				continue
 			}
 			lim := unix.Rlimit{Cur: uint64(l.v), Max: uint64(l.v)} // #nosec G115 -- l.v > 0
 			if err := unix.Prlimit(pid, l.res, &lim, nil); err != nil {
-				return fmt.Errorf("set rlimit %d: %w", l.res, err)
+				return fmt.Errorf("set %s: %w", l.name, err)
 			}
 		}
 	}
