@@ -25,8 +25,9 @@ type hierarchy interface {
 	limit(g cgroup, l compute.Limits) error
 	// counters reads how often g hit its memory and pids limits.
 	counters(g cgroup) counters
-	// kill kills every process of g.
-	kill(g cgroup)
+	// kill kills every process of g and reports whether g is empty now
+	// (no process is left to fork into it).
+	kill(g cgroup) bool
 	// procs is the cgroup.procs file listing g's processes.
 	procs(g cgroup) string
 	// nest lets g have subgroups that the controllers apply to.
@@ -94,14 +95,18 @@ func (c counters) add(o counters) counters {
 const killTimeout = time.Second
 
 // killProcs SIGKILLs every process listed in the procs file, again and
-// again, until the group is empty or killTimeout passed. Repeating covers
-// processes forked between reading the list and the kill.
-func killProcs(procs string) {
+// again, until the group is empty or killTimeout passed, and reports
+// whether it is empty. Repeating covers processes forked between reading
+// the list and the kill.
+func killProcs(procs string) bool {
 	deadline := time.Now().Add(killTimeout)
 	for {
 		pids := readPids(procs)
-		if len(pids) == 0 || time.Now().After(deadline) {
-			return
+		if len(pids) == 0 {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
 		}
 		for _, pid := range pids {
 			_ = syscall.Kill(pid, syscall.SIGKILL)

@@ -80,7 +80,7 @@ func (cgroupV1) counters(g cgroup) counters {
 
 // kill kills the processes listed in the pids hierarchy, where every
 // process of the group is.
-func (v cgroupV1) kill(g cgroup) { killProcs(v.procs(g)) }
+func (v cgroupV1) kill(g cgroup) bool { return killProcs(v.procs(g)) }
 
 func (cgroupV1) procs(g cgroup) string { return filepath.Join(g[1], "cgroup.procs") }
 

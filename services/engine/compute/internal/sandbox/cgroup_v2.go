@@ -100,10 +100,13 @@ func (cgroupV2) counters(g cgroup) counters {
 }
 
 // kill uses cgroup.kill (Linux 5.14+), which kills atomically, then kills
-// what is left one by one (older kernels).
-func (v cgroupV2) kill(g cgroup) {
+// what is left one by one (older kernels); an empty group is left alone.
+func (v cgroupV2) kill(g cgroup) bool {
+	if len(readPids(v.procs(g))) == 0 {
+		return true
+	}
 	_ = writeFile(filepath.Join(g[0], "cgroup.kill"), "1")
-	killProcs(v.procs(g))
+	return killProcs(v.procs(g))
 }
 
 func (cgroupV2) procs(g cgroup) string { return filepath.Join(g[0], "cgroup.procs") }

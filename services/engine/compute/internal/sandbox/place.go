@@ -242,11 +242,10 @@ func (p *placement) rlimits(pid int) error {
 	return nil
 }
 
-// kill kills every process of the command's subgroup.
-func (p *placement) kill() {
-	if p.leaf != nil {
-		p.box.h.kill(p.leaf)
-	}
+// kill kills every process of the command's subgroup and reports whether
+// it is empty now.
+func (p *placement) kill() bool {
+	return p.leaf == nil || p.box.h.kill(p.leaf)
 }
 
 // finish kills what is left of the command, removes its subgroup and
@@ -261,10 +260,9 @@ func (p *placement) finish(ws syscall.WaitStatus) *compute.LimitError {
 	if p.leaf == nil {
 		return lerr
 	}
-	p.kill()
+	empty := p.kill()
 	b := p.box
 	c := b.h.counters(p.leaf).add(b.h.counters(b.group))
-	empty := len(readPids(b.h.procs(p.leaf))) == 0
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.running--
