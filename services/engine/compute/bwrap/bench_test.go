@@ -1,10 +1,7 @@
 package bwrap_test
 
 import (
-	"os/exec"
-	"syscall"
 	"testing"
-	"time"
 
 	"go.uber.org/zap"
 
@@ -17,27 +14,7 @@ import (
 // raw baseline of exec'ing /bin/sh -c true directly, and reports the CPU of
 // this process and of its children per command.
 func BenchmarkExec(b *testing.B) {
-	cpu := func(who int) time.Duration {
-		var ru syscall.Rusage
-		_ = syscall.Getrusage(who, &ru)
-		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	}
-	measure := func(b *testing.B, run func()) {
-		b.Helper()
-		self, children := cpu(syscall.RUSAGE_SELF), cpu(syscall.RUSAGE_CHILDREN)
-		for b.Loop() {
-			run()
-		}
-		b.ReportMetric(float64((cpu(syscall.RUSAGE_SELF)-self).Microseconds())/float64(b.N), "self-cpu-µs/op")
-		b.ReportMetric(float64((cpu(syscall.RUSAGE_CHILDREN)-children).Microseconds())/float64(b.N), "child-cpu-µs/op")
-	}
-	b.Run("raw", func(b *testing.B) {
-		measure(b, func() {
-			if err := exec.Command("/bin/sh", "-c", "true").Run(); err != nil {
-				b.Fatal(err)
-			}
-		})
-	})
+	b.Run("raw", computetest.RawExec)
 	b.Run("bwrap", func(b *testing.B) {
 		p, err := bwrap.New(bwrap.Config{Dir: computetest.Dir(b), Logger: zap.NewNop()})
 		if err != nil {
@@ -49,7 +26,7 @@ func BenchmarkExec(b *testing.B) {
 			b.Fatal(err)
 		}
 		defer func() { _ = sb.Close() }()
-		measure(b, func() {
+		computetest.MeasureCPU(b, func() {
 			if res, err := sb.Exec(b.Context(), compute.ExecRequest{Command: "true"}); err != nil || res.ExitCode != 0 {
 				b.Fatal(res, err)
 			}
