@@ -48,6 +48,9 @@ func (h hold) String() string {
 // command started as owner (nil: this process's user) could be held, limited
 // and released that way, else holdGate and why.
 func chooseHold(owner *Owner) (hold, string) {
+	if unsafe.Sizeof(uintptr(0)) != 8 {
+		return holdGate, "a 32-bit build (sigchld has the 64-bit layout)"
+	}
 	if !hasCap(unix.CAP_SYS_PTRACE) {
 		return holdGate, "no CAP_SYS_PTRACE"
 	}
@@ -140,7 +143,9 @@ const (
 	cldStopped = 5
 )
 
-// sigchld is the part of a waitid siginfo_t for SIGCHLD that we read.
+// sigchld is the part of a waitid siginfo_t for SIGCHLD that we read, as
+// 64-bit kernels lay it out (the union at offset 16; 12 on 32-bit ones,
+// where chooseHold keeps the gate).
 type sigchld struct {
 	signo, errno, code, _ int32
 	pid                   int32
