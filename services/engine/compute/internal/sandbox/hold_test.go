@@ -3,11 +3,13 @@ package sandbox
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
@@ -141,5 +143,48 @@ func TestEitherHoldPlacesAndLimitsTheCommandBeforeItRuns(t *testing.T) {
 				})
 			}
 		}
+	}
+}
+
+// TestManyCommandsHeldAtOnce: commands started together from many
+// goroutines, each held, placed and released on its own thread, all run
+// once, with their own output and exit code, in the box's cgroup.
+func TestManyCommandsHeldAtOnce(t *testing.T) {
+	t.Parallel()
+	h, why := chooseHold(nil)
+	if h != holdTrace {
+		t.Skipf("no ptrace here: %s", why)
+	}
+	p := heldProvider(t, MechanismAuto, holdTrace, nil)
+	inBox := "" // with cgroups, a command outside its box's group prints nothing
+	if p.limiter.h != nil {
+		inBox = "grep -q .box /proc/self/cgroup && "
+	}
+	const boxes, each = 16, 8
+	errs := make(chan error, boxes*each)
+	var wg sync.WaitGroup
+	for i := range boxes {
+		b, err := p.Open(t.Context(), compute.Spec{Key: compute.Key{TenantID: "t", WorkspaceID: "w" + strconv.Itoa(i),
+			AgentID: "a", OwnerID: "o"}, SessionID: "s", RunID: "r"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = b.Close() })
+		for j := range each {
+			wg.Go(func() {
+				var out bytes.Buffer
+				want := strconv.Itoa(i*each + j)
+				res, err := b.Exec(t.Context(), compute.ExecRequest{Stdout: &out,
+					Command: inBox + "echo " + want + "; exit " + strconv.Itoa(j)})
+				if err != nil || res.ExitCode != j || out.String() != want+"\n" {
+					errs <- fmt.Errorf("command %s: %+v, error %q, output %q", want, res, fmt.Sprint(err), out.String())
+				}
+			})
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }
