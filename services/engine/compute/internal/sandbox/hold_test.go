@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/xbot-runtime/xbot/services/engine/compute"
+	"github.com/xbot-runtime/xbot/services/engine/compute/computetest"
 )
 
 // hostLaunch runs the command with /bin/sh -c in its cwd's host directory,
@@ -40,10 +40,7 @@ func hostLaunch(owner *Owner) Launcher {
 // held by h, run as owner when set.
 func heldProvider(t *testing.T, mechanism string, h hold, owner *Owner) *Provider {
 	t.Helper()
-	dir := t.TempDir()
-	if err := os.Chmod(filepath.Dir(dir), 0o711); err != nil { // #nosec G302 -- the owner passes through
-		t.Fatal(err)
-	}
+	dir := computetest.Dir(t) // the owner passes through its parent
 	opts := []Option{WithHostPaths()}
 	if owner != nil {
 		opts = append(opts, WithOwner(*owner))
