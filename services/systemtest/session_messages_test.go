@@ -27,7 +27,13 @@ type sessionAnswer = client.SessionCommandResult
 // than a rejection, which the answer says) fails the test.
 func message(t testing.TB, st *stack.Stack, session, agentID, content, key string) sessionAnswer {
 	t.Helper()
-	res, err := apiOf(t, st).SendSessionMessage(t.Context(), session, client.SessionMessageRequest{Content: content, AgentID: agentID},
+	return sendMessage(t, st, session, client.SessionMessageRequest{Content: content, AgentID: agentID}, key)
+}
+
+// sendMessage is message with the whole request.
+func sendMessage(t testing.TB, st *stack.Stack, session string, req client.SessionMessageRequest, key string) sessionAnswer {
+	t.Helper()
+	res, err := apiOf(t, st).SendSessionMessage(t.Context(), session, req,
 		client.CommandOptions{IdempotencyKey: key, Wait: client.WaitFor(10 * time.Second)})
 	if refused(err) != nil {
 		t.Fatalf("session message %s: %v", key, err)

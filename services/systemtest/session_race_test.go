@@ -13,9 +13,10 @@ import (
 )
 
 // TestSessionMessageRaceWithTheRunsEnd sends a message while the session's
-// run is finishing, many times, each time twice at once under one key: it
-// becomes a steer of that run or the session's next run, never
-// invalid_state, never lost, never both, and its retry is its duplicate.
+// run is finishing, in thirty sessions at once, each time twice at once
+// under one idempotency key: it becomes a steer of that run or the session's
+// next run, never invalid_state, never lost, never both, and its retry is
+// its duplicate.
 func TestSessionMessageRaceWithTheRunsEnd(t *testing.T) {
 	t.Parallel()
 	chat := echoAgent()
@@ -29,7 +30,11 @@ func TestSessionMessageRaceWithTheRunsEnd(t *testing.T) {
 	for i := range sessions {
 		wg.Go(func() {
 			session := "sess-race-" + strconv.Itoa(i)
-			first := message(t, st, session, "chat", "first "+strconv.Itoa(i), session+"-1")
+			// Each session has a sandbox owner of its own: the runs of one
+			// sandbox key run one at a time, and the thirty would queue
+			// behind each other for as long as the slowest takes.
+			first := sendMessage(t, st, session, client.SessionMessageRequest{Content: "first " + strconv.Itoa(i), AgentID: "chat",
+				SandboxOwnerID: "owner-" + session}, session+"-1")
 			// Each session sends its second message at another point of
 			// the first run's life: after its first i%9 events are read
 			// back (it has 8), the last ones after the run ended.
