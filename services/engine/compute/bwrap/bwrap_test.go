@@ -394,9 +394,12 @@ func TestARunLeavesOnlyWhatItKept(t *testing.T) {
 	for _, tc := range []struct {
 		run, command string
 		left         []string
+		spare        []string // the key's spare run directory after the run
 	}{
-		{"empty", "true", nil},
-		{"scratch", `echo x > "$TMPDIR/f"`, []string{"tmp"}},
+		// Its directories, untouched, are the key's spare (adopted by the
+		// next run of the key instead of creating its own).
+		{"empty", "true", nil, []string{"input", "output", "tmp"}},
+		{"scratch", `echo x > "$TMPDIR/f"`, []string{"tmp"}, nil},
 	} {
 		sb, err := p.Open(t.Context(), compute.Spec{Key: k, SessionID: "s", RunID: tc.run})
 		if err != nil {
@@ -411,6 +414,9 @@ func TestARunLeavesOnlyWhatItKept(t *testing.T) {
 		}
 		if got, want := names(t, filepath.Join(key, "sessions/s")), []string{"context"}; tc.left == nil && !slices.Equal(got, want) {
 			t.Errorf("after run %s the session holds %v, want %v", tc.run, got, want)
+		}
+		if got := names(t, filepath.Join(key, "spare")); !slices.Equal(got, tc.spare) {
+			t.Errorf("after run %s the key's spare holds %v, want %v", tc.run, got, tc.spare)
 		}
 	}
 

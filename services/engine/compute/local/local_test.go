@@ -338,8 +338,11 @@ func TestARunLeavesOnlyWhatItKept(t *testing.T) {
 	if ents, err := os.ReadDir(filepath.Join(key, "sessions")); err != nil || len(ents) != 0 {
 		t.Errorf("twenty runs of a session that kept nothing left %v (%v)", ents, err)
 	}
-	if !exists("workspace") {
-		t.Error("the key's workspace was removed")
+	if got, want := dirNames(t, key), "sessions spare workspace"; got != want {
+		t.Errorf("the key holds %q, want %q", got, want)
+	}
+	if got := dirNames(t, filepath.Join(key, "spare")); got != "tmp" || dirNames(t, filepath.Join(key, "spare/tmp")) != "" {
+		t.Errorf("the key's spare run directory holds %q", got)
 	}
 
 	kept := openRun("kept")
@@ -384,4 +387,91 @@ func TestARunLeavesOnlyWhatItKept(t *testing.T) {
 	if res, err := again.Exec(t.Context(), compute.ExecRequest{Command: `test -d "$TMPDIR"`}); err != nil || res.ExitCode != 0 {
 		t.Fatalf("a new handle of the run after the tidy: %+v %v", res, err)
 	}
+}
+
+// TestARunHandsItsUntouchedDirectoriesToTheKeysNextRun: a run whose own
+// directories are as they were created leaves them as the key's spare, and
+// the key's next run takes them over instead of creating its own; a run
+// that wrote into one, or changed one's mode, hands nothing on. The
+// directories of runs without a session stay.
+func TestARunHandsItsUntouchedDirectoriesToTheKeysNextRun(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	p := providerIn(t, dir)
+	key := filepath.Join(dir, "t/w/a/o")
+	session := "s"
+	run := func(id, command string) {
+		t.Helper()
+		sb, err := p.Open(t.Context(), compute.Spec{Key: compute.Key{TenantID: "t", WorkspaceID: "w", AgentID: "a", OwnerID: "o"},
+			SessionID: session, RunID: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() {
+			if err := sb.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}()
+		res, err := sb.Exec(t.Context(), compute.ExecRequest{Command: command})
+		if err != nil || res.ExitCode != 0 {
+			t.Fatalf("run %s: %q: %+v %v", id, command, res, err)
+		}
+	}
+	inode := func(rel string) uint64 {
+		t.Helper()
+		fi, err := os.Lstat(filepath.Join(key, rel))
+		if err != nil {
+			return 0
+		}
+		return fi.Sys().(*syscall.Stat_t).Ino
+	}
+	spared := func() bool { return dirNames(t, filepath.Join(key, "spare")) != "" }
+
+	run("a", "true")
+	tmp := inode("spare/tmp")
+	if tmp == 0 || dirNames(t, filepath.Join(key, "spare/tmp")) != "" || dirNames(t, filepath.Join(key, "sessions")) != "" {
+		t.Fatalf("run a left the key %q, its spare %q", dirNames(t, key), dirNames(t, filepath.Join(key, "spare")))
+	}
+	// Run b finds the spare in its place, empty, and writes into it.
+	run("b", `test "$(ls -A "$TMPDIR")" = "" && test ! -e "$TMPDIR/../../../../../spare" && touch "$TMPDIR/x"`)
+	if got := inode("sessions/s/runs/b/tmp"); got != tmp {
+		t.Errorf("run b's tmp is inode %d, the spare's was %d", got, tmp)
+	}
+	if spared() || dirNames(t, filepath.Join(key, "sessions/s/runs/b/tmp")) != "x" {
+		t.Errorf("run b wrote into its tmp: its directories stay and are not handed on (spare %q)",
+			dirNames(t, filepath.Join(key, "spare")))
+	}
+	run("c", "true") // creates its own; spare again
+	// Run d takes c's and changes its mode: not handed on, removed.
+	run("d", `chmod 700 "$TMPDIR"`)
+	if spared() || dirNames(t, filepath.Join(key, "sessions/s/runs")) != "b" {
+		t.Errorf("run d changed its tmp's mode: the key holds %q, spare %q, runs %q", dirNames(t, key),
+			dirNames(t, filepath.Join(key, "spare")), dirNames(t, filepath.Join(key, "sessions/s/runs")))
+	}
+	run("e", `test "$(stat -c %a "$TMPDIR")" = "$(stat -c %a "$TMPDIR/..")"`)
+
+	// Runs without a session share sessions/_ and its runs directory,
+	// which stay: one pair per key.
+	session = ""
+	run("f", "true")
+	run("g", "true")
+	if got := dirNames(t, filepath.Join(key, "sessions/_")); got != "runs" || dirNames(t, filepath.Join(key, "sessions/_/runs")) != "" || !spared() {
+		t.Errorf("after two runs without a session: sessions/_ holds %q, its runs %q, the spare %q", got,
+			dirNames(t, filepath.Join(key, "sessions/_/runs")), dirNames(t, filepath.Join(key, "spare")))
+	}
+}
+
+// dirNames is dir's entries' names, sorted, space-separated ("" when dir
+// does not exist).
+func dirNames(t *testing.T, dir string) string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		t.Fatal(err)
+	}
+	names := make([]string, len(ents))
+	for i, e := range ents {
+		names[i] = e.Name()
+	}
+	return strings.Join(names, " ")
 }

@@ -3,10 +3,12 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sync"
 
 	"github.com/xbot-runtime/xbot/events"
@@ -134,6 +136,13 @@ func (l *Layout) ensure(ms ...Mount) error {
 			}
 			root = r
 		}
+		if slices.Contains(runMounts, m.i) && !l.anyRunMade() {
+			keyRel, err := filepath.Rel(l.base, l.keyDir)
+			if err != nil {
+				return err
+			}
+			l.adoptSpare(root, keyRel)
+		}
 		if err := l.create(root, m); err != nil {
 			return err
 		}
@@ -146,11 +155,25 @@ func (l *Layout) ensure(ms ...Mount) error {
 // output, tmp), below runRel.
 var runMounts = []int{2, 3, 4}
 
+// anyRunMade reports whether this layout has created one of the run's own
+// directories; under l.mu.
+func (l *Layout) anyRunMade() bool {
+	for _, i := range runMounts {
+		if l.made[i] {
+			return true
+		}
+	}
+	return false
+}
+
 // tidy removes the run's own directories that are empty, the run's
 // directory once nothing is left in it, then its session's runs directory
 // and the session's directory once nothing is left in them, when the run's
-// last handle closes. A run that leaves nothing there then leaves nothing on
-// the host, so that a key's directory grows with what its runs kept, not
+// last handle closes; a run directory left as it was created becomes the
+// key's spare instead (spare), for the key's next run, and the directories
+// of runs without a session (sessions/_ and its runs) stay, one pair per
+// key. A run that leaves nothing there then leaves nothing on the host but
+// those, so that a key's directory grows with what its runs kept, not
 // with how many runs or sessions there were: every directory counts
 // against the workspace limit and is walked by its check after each
 // command (usage). A later handle of the run (resumed, taken over) creates
@@ -166,19 +189,116 @@ func (l *Layout) tidy() {
 	for _, i := range runMounts {
 		l.made[i] = false
 	}
-	sessions, err := os.OpenRoot(filepath.Join(l.keyDir, "sessions"))
+	key, err := os.OpenRoot(l.keyDir)
 	if err != nil {
 		return // nothing was created
 	}
-	defer func() { _ = sessions.Close() }()
-	sess := path.Base(path.Dir(path.Dir(l.runRel)))
-	run := filepath.Join(sess, "runs", path.Base(l.runRel))
+	defer func() { _ = key.Close() }()
+	run := filepath.FromSlash(l.runRel)
+	if !l.spare(key) {
+		for _, i := range runMounts {
+			_ = key.Remove(filepath.FromSlash(l.mounts[i].rel)) // ENOENT, ENOTEMPTY: keep
+		}
+	}
+	_ = key.Remove(run)
+	if runs := filepath.Dir(run); filepath.Base(filepath.Dir(runs)) != noSession {
+		_ = key.Remove(runs)
+		_ = key.Remove(filepath.Dir(runs))
+	}
+}
+
+// spareRel is the key directory's spare run directory, below the key
+// directory and outside every mount: a run directory that a run left as it
+// was created, handed on to the key's next run instead of being removed
+// and created again. Removing and creating directories is what a run's
+// directories cost the host: on ext4 each new directory takes an inode and
+// a block, and with online discard each removed one a discard request.
+const spareRel = "spare"
+
+// spare moves the run's directory to the key's spare (spareRel) when it
+// holds nothing but run directories of its own (input, output, tmp), each
+// empty and with the mode the run's directory itself was created with (a
+// run that changed a mode leaves its directories to be removed), and the
+// key has no spare yet. The check and the move are not atomic: a process
+// that still wrote into the run's directories in between would hand what
+// it wrote to the key's next run, which shares the key's workspace anyway;
+// a run's last handle is only closed once its commands have ended.
+func (l *Layout) spare(key *os.Root) bool {
+	run := filepath.FromSlash(l.runRel)
+	fi, err := key.Lstat(run)
+	if err != nil || !fi.IsDir() {
+		return false
+	}
+	names, err := dirNames(key, run, len(runMounts)+1)
+	if err != nil || len(names) > len(runMounts) {
+		return false
+	}
+	for _, name := range names {
+		if !l.isRunMount(name) {
+			return false
+		}
+		sub := filepath.Join(run, name)
+		si, err := key.Lstat(sub)
+		if err != nil || !si.IsDir() || si.Mode() != fi.Mode() {
+			return false
+		}
+		if in, err := dirNames(key, sub, 1); err != nil || len(in) > 0 {
+			return false
+		}
+	}
+	if _, err := key.Lstat(spareRel); !errors.Is(err, fs.ErrNotExist) {
+		return false // a spare already, or unknown
+	}
+	// rename(2) would replace an empty directory at spareRel, never one
+	// with entries: a spare another process moved there since stays.
+	return key.Rename(run, spareRel) == nil
+}
+
+// isRunMount reports whether name is the last element of one of the run's
+// own directories.
+func (l *Layout) isRunMount(name string) bool {
 	for _, i := range runMounts {
-		_ = sessions.Remove(filepath.Join(run, path.Base(l.mounts[i].rel))) // ENOENT, ENOTEMPTY: keep
+		if path.Base(l.mounts[i].rel) == name {
+			return true
+		}
 	}
-	for _, dir := range []string{run, filepath.Join(sess, "runs"), sess} {
-		_ = sessions.Remove(dir)
+	return false
+}
+
+// dirNames returns up to n names in directory dir below root.
+func dirNames(root *os.Root, dir string, n int) ([]string, error) {
+	f, err := root.Open(dir)
+	if err != nil {
+		return nil, err
 	}
+	defer func() { _ = f.Close() }()
+	names, err := f.Readdirnames(n)
+	if errors.Is(err, io.EOF) {
+		err = nil
+	}
+	return names, err
+}
+
+// adoptSpare moves the key's spare run directory (spareRel), when there is
+// one, to the run's directory, before the run's first own directory is
+// created: those it holds then exist already, and create finds them (and
+// hands them to the owner as it does a new one). Any failure (no spare,
+// another run took it first, the run's directory exists and is not empty)
+// leaves the creation to make them as usual.
+func (l *Layout) adoptSpare(root *os.Root, keyRel string) {
+	key, err := root.OpenRoot(keyRel)
+	if err != nil {
+		return
+	}
+	defer func() { _ = key.Close() }()
+	if _, err := key.Lstat(spareRel); err != nil {
+		return
+	}
+	run := filepath.FromSlash(l.runRel)
+	if err := key.MkdirAll(filepath.Dir(run), 0o755); err != nil {
+		return
+	}
+	_ = key.Rename(spareRel, run)
 }
 
 // created reports whether this layout has created mount m.

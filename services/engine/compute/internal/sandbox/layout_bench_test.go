@@ -1,0 +1,82 @@
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/xbot-runtime/xbot/services/engine/compute"
+)
+
+// BenchmarkRunDirectories times a run's own directories on the host: a box
+// of a run without a session opened, its tmp created as a command's would
+// be, and the box closed, 64 keys at once, each key's runs one after
+// another (as the executor runs them). The raw baseline creates and
+// removes the same directories (sessions/_/runs/<r>/tmp) with plain calls,
+// as every run did before a run's untouched directories became its key's
+// spare.
+func BenchmarkRunDirectories(b *testing.B) {
+	const keys = 64
+	b.Run("raw", func(b *testing.B) {
+		base := b.TempDir()
+		parallel(b, keys, func(key, run int) {
+			dir := filepath.Join(base, "t", "w", "a", strconv.Itoa(key), "sessions", "_", "runs", strconv.Itoa(run))
+			if err := os.MkdirAll(filepath.Join(dir, "tmp"), 0o755); err != nil {
+				b.Fatal(err)
+			}
+			for _, d := range []string{filepath.Join(dir, "tmp"), dir, filepath.Dir(dir), filepath.Dir(filepath.Dir(dir))} {
+				if err := os.Remove(d); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	})
+	b.Run("box", func(b *testing.B) {
+		p, err := NewProvider("bench", b.TempDir(), hostLaunch(nil), LimitConfig{}, WithHostPaths())
+		if err != nil {
+			b.Fatal(err)
+		}
+		parallel(b, keys, func(key, run int) {
+			box, err := p.Open(b.Context(), compute.Spec{Key: compute.Key{TenantID: "t", WorkspaceID: "w", AgentID: "a",
+				OwnerID: strconv.Itoa(key)}, RunID: strconv.Itoa(run)})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := box.ensure(box.commandMounts("")...); err != nil {
+				b.Fatal(err)
+			}
+			if err := box.Close(); err != nil {
+				b.Fatal(err)
+			}
+		})
+	})
+}
+
+// parallel calls op(key, run) b.N times in all from about keys goroutines,
+// each with a key of its own and its runs numbered from 0, and reports the
+// CPU of this process per call.
+func parallel(b *testing.B, keys int, op func(key, run int)) {
+	b.Helper()
+	b.SetParallelism(max(1, keys/runtime.GOMAXPROCS(0)))
+	var ids atomic.Int64
+	before := selfCPU()
+	b.RunParallel(func(pb *testing.PB) {
+		key := int(ids.Add(1))
+		for run := 0; pb.Next(); run++ {
+			op(key, run)
+		}
+	})
+	b.ReportMetric(float64((selfCPU()-before).Microseconds())/float64(b.N), "self-cpu-µs/op")
+}
+
+// selfCPU is the user and system time of this process.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
