@@ -1,11 +1,13 @@
 package devstack
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -52,7 +54,9 @@ const (
 // cfg.JarsDir), formats each node's KRaft storage with one cluster id when
 // Dir is new, starts the nodes and returns once every broker answers a
 // metadata request naming all of them and the cluster has committed a
-// transaction. ctx bounds the start only; the cluster runs until Close.
+// transaction. ctx bounds the start only; the cluster runs until Close. A
+// start whose node finds one of its ports taken begins again on new ports,
+// up to portAttempts times.
 //
 // Errors: ErrJavaMissing, ErrMavenMissing (both joined when both are
 // missing), ErrKafkaJarsUnresolved with Maven's last lines, or a broker that
@@ -69,19 +73,35 @@ func StartApacheKafka(ctx context.Context, cfg ApacheKafkaConfig) (*ApacheKafka,
 	if err := resolveJars(ctx, cfg, mvn); err != nil {
 		return nil, err
 	}
-	k, err := newApacheKafka(cfg, java)
-	if err != nil {
-		return nil, err
-	}
 	started := time.Now()
-	if err := k.start(ctx); err != nil {
+	for attempt := 1; ; attempt++ {
+		k, err := newApacheKafka(cfg, java)
+		if err != nil {
+			return nil, err
+		}
+		if err = k.start(ctx); err == nil {
+			cfg.Logger.Info("devstack: apache kafka ready", zap.String("dir", cfg.Dir), zap.String("version", cfg.Version),
+				zap.Strings("addrs", k.Addrs()), zap.Duration("took", time.Since(started)))
+			return k, nil
+		}
 		_ = k.Close() // the start error is what matters
-		return nil, err
+		if !errors.Is(err, errPortTaken) || attempt == portAttempts || ctx.Err() != nil {
+			return nil, err
+		}
+		cfg.Logger.Warn("devstack: a kafka node's port was taken before the node bound it; starting again on other ports",
+			zap.String("dir", cfg.Dir), zap.Int("attempt", attempt))
 	}
-	cfg.Logger.Info("devstack: apache kafka ready", zap.String("dir", cfg.Dir), zap.String("version", cfg.Version),
-		zap.Strings("addrs", k.Addrs()), zap.Duration("took", time.Since(started)))
-	return k, nil
 }
+
+// portAttempts is how many times StartApacheKafka starts the cluster, on
+// new ports each time, while a node finds one of its ports taken: ports are
+// picked free (FreePort) seconds before the JVMs bind them, and in between
+// any process may take one, if only as the local port of a connection.
+const portAttempts = 3
+
+// errPortTaken marks a start that failed because a node could not bind one
+// of its ports.
+var errPortTaken = errors.New("a kafka node's port is taken")
 
 // newApacheKafka prepares Dir: its cluster id, the log4j configuration and
 // each node's directory, ports and server.properties.
@@ -183,9 +203,31 @@ func (k *ApacheKafka) start(ctx context.Context) error {
 		}
 	}
 	if err := k.waitCluster(ctx); err != nil {
-		return k.notReady(err, offsets)
+		err = k.notReady(err, offsets)
+		for i, n := range k.nodes {
+			if bindFailed(n.log, offsets[i]) {
+				return fmt.Errorf("%w: %w", errPortTaken, err)
+			}
+		}
+		return err
 	}
 	return nil
+}
+
+// bindFailed reports whether the node log f says, after offset, that a
+// listener could not bind its address (the JVM's BindException).
+func bindFailed(f *os.File, offset int64) bool {
+	const window = 64 << 10 // the exception is among a failed start's last lines
+	end, err := f.Seek(0, io.SeekEnd)
+	if err != nil {
+		return false
+	}
+	offset = max(offset, end-window)
+	buf := make([]byte, end-offset)
+	if _, err := f.ReadAt(buf, offset); err != nil && !errors.Is(err, io.EOF) {
+		return false
+	}
+	return bytes.Contains(buf, []byte("Address already in use"))
 }
 
 // formatAll formats the nodes' storage at once: each format is a JVM start

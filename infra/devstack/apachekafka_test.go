@@ -2,16 +2,20 @@ package devstack_test
 
 import (
 	"context"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest"
 
 	"github.com/xbot-runtime/xbot/infra/devstack"
@@ -302,6 +306,43 @@ func TestApacheKafkaOneBroker(t *testing.T) {
 	if left := javaProcessesIn(k.Dir()); len(left) > 0 {
 		t.Fatalf("java processes left after Close: %v", left)
 	}
+}
+
+// TestApacheKafkaStartsAgainWhenAPortIsTaken: a node that finds its port
+// taken when it binds it (picked free seconds earlier, then taken by
+// another process) makes the start begin again on other ports, not fail.
+func TestApacheKafkaStartsAgainWhenAPortIsTaken(t *testing.T) {
+	if os.Getenv(kafkaTestEnv) != "apache" {
+		t.Skip("set " + kafkaTestEnv + "=apache to run against a real Apache Kafka broker")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	taken, err := (&net.ListenConfig{}).Listen(ctx, "tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = taken.Close() }()
+	// The node's client port is the one taken; it is let go once the first
+	// start has failed on it, so the second start binds it.
+	var again atomic.Int32
+	log := zaptest.NewLogger(t, zaptest.WrapOptions(zap.Hooks(func(e zapcore.Entry) error {
+		if strings.Contains(e.Message, "starting again on other ports") && again.Add(1) == 1 {
+			_ = taken.Close()
+		}
+		return nil
+	})))
+	k, err := devstack.StartApacheKafka(ctx, devstack.ApacheKafkaConfig{Dir: t.TempDir(), Logger: log,
+		BrokerPort: taken.Addr().(*net.TCPAddr).Port})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = k.Close() })
+	if n := again.Load(); n != 1 {
+		t.Errorf("the start began again %d times, want once", n)
+	}
+	topic := createTopic(ctx, t, k, 1)
+	p := kafkaClient(t, k, kgo.TransactionalID("port-taken"), kgo.DefaultProduceTopic(topic))
+	transact(ctx, t, p, kgo.TryCommit, "served")
 }
 
 func TestApacheKafkaJVMFailureShowsTheLog(t *testing.T) {
