@@ -19,7 +19,9 @@ import (
 // another (as the executor runs them). The raw baseline creates and
 // removes the same directories (sessions/_/runs/<r>/tmp) with plain calls,
 // as every run did before a run's untouched directories became its key's
-// spare.
+// spare. box-new-session-each gives each run a session of its own, as a
+// create without a session gets: its session's directories are still
+// created and removed with it.
 func BenchmarkRunDirectories(b *testing.B) {
 	const keys = 64
 	b.Run("raw", func(b *testing.B) {
@@ -36,25 +38,34 @@ func BenchmarkRunDirectories(b *testing.B) {
 			}
 		})
 	})
-	b.Run("box", func(b *testing.B) {
-		p, err := NewProvider("bench", b.TempDir(), hostLaunch(nil), LimitConfig{}, WithHostPaths())
-		if err != nil {
-			b.Fatal(err)
-		}
-		parallel(b, keys, func(key, run int) {
-			box, err := p.Open(b.Context(), compute.Spec{Key: compute.Key{TenantID: "t", WorkspaceID: "w", AgentID: "a",
-				OwnerID: strconv.Itoa(key)}, RunID: strconv.Itoa(run)})
+	for _, bc := range []struct {
+		name        string
+		sessionEach bool
+	}{{"box", false}, {"box-new-session-each", true}} {
+		b.Run(bc.name, func(b *testing.B) {
+			p, err := NewProvider("bench", b.TempDir(), hostLaunch(nil), LimitConfig{}, WithHostPaths())
 			if err != nil {
 				b.Fatal(err)
 			}
-			if err := box.ensure(box.commandMounts("")...); err != nil {
-				b.Fatal(err)
-			}
-			if err := box.Close(); err != nil {
-				b.Fatal(err)
-			}
+			parallel(b, keys, func(key, run int) {
+				spec := compute.Spec{Key: compute.Key{TenantID: "t", WorkspaceID: "w", AgentID: "a",
+					OwnerID: strconv.Itoa(key)}, RunID: strconv.Itoa(run)}
+				if bc.sessionEach { // as the API's creates without a session: each its own
+					spec.SessionID = "s" + spec.RunID
+				}
+				box, err := p.Open(b.Context(), spec)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := box.ensure(box.commandMounts("")...); err != nil {
+					b.Fatal(err)
+				}
+				if err := box.Close(); err != nil {
+					b.Fatal(err)
+				}
+			})
 		})
-	})
+	}
 }
 
 // parallel calls op(key, run) b.N times in all from about keys goroutines,
