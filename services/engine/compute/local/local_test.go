@@ -338,11 +338,14 @@ func TestARunLeavesOnlyWhatItKept(t *testing.T) {
 	if ents, err := os.ReadDir(filepath.Join(key, "sessions")); err != nil || len(ents) != 0 {
 		t.Errorf("twenty runs of a session that kept nothing left %v (%v)", ents, err)
 	}
-	if got, want := dirNames(t, key), "sessions spare workspace"; got != want {
+	if got, want := dirNames(t, key), "sessions spare spare-session workspace"; got != want {
 		t.Errorf("the key holds %q, want %q", got, want)
 	}
 	if got := dirNames(t, filepath.Join(key, "spare")); got != "tmp" || dirNames(t, filepath.Join(key, "spare/tmp")) != "" {
 		t.Errorf("the key's spare run directory holds %q", got)
+	}
+	if got := dirNames(t, filepath.Join(key, "spare-session")); got != "runs" || dirNames(t, filepath.Join(key, "spare-session/runs")) != "" {
+		t.Errorf("the key's spare session directory holds %q", got)
 	}
 
 	kept := openRun("kept")
@@ -390,10 +393,11 @@ func TestARunLeavesOnlyWhatItKept(t *testing.T) {
 }
 
 // TestARunHandsItsUntouchedDirectoriesToTheKeysNextRun: a run whose own
-// directories are as they were created leaves them as the key's spare, and
-// the key's next run takes them over instead of creating its own; a run
-// that wrote into one, or changed one's mode, hands nothing on. The
-// directories of runs without a session stay.
+// directories are as they were created leaves them as the key's spare (and
+// its session's, left empty, as the spare session), and the key's next run
+// takes them over instead of creating its own; a run that wrote into one,
+// or changed one's mode, hands nothing on. The directories of runs without
+// a session stay.
 func TestARunHandsItsUntouchedDirectoriesToTheKeysNextRun(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -428,14 +432,17 @@ func TestARunHandsItsUntouchedDirectoriesToTheKeysNextRun(t *testing.T) {
 	spared := func() bool { return dirNames(t, filepath.Join(key, "spare")) != "" }
 
 	run("a", "true")
-	tmp := inode("spare/tmp")
-	if tmp == 0 || dirNames(t, filepath.Join(key, "spare/tmp")) != "" || dirNames(t, filepath.Join(key, "sessions")) != "" {
+	tmp, sess := inode("spare/tmp"), inode("spare-session")
+	if tmp == 0 || sess == 0 || dirNames(t, filepath.Join(key, "spare/tmp")) != "" || dirNames(t, filepath.Join(key, "sessions")) != "" {
 		t.Fatalf("run a left the key %q, its spare %q", dirNames(t, key), dirNames(t, filepath.Join(key, "spare")))
 	}
-	// Run b finds the spare in its place, empty, and writes into it.
+	// Run b finds the spares in their places, empty, and writes into its tmp.
 	run("b", `test "$(ls -A "$TMPDIR")" = "" && test ! -e "$TMPDIR/../../../../../spare" && touch "$TMPDIR/x"`)
 	if got := inode("sessions/s/runs/b/tmp"); got != tmp {
 		t.Errorf("run b's tmp is inode %d, the spare's was %d", got, tmp)
+	}
+	if got := inode("sessions/s"); got != sess {
+		t.Errorf("run b's session directory is inode %d, the spare session's was %d", got, sess)
 	}
 	if spared() || dirNames(t, filepath.Join(key, "sessions/s/runs/b/tmp")) != "x" {
 		t.Errorf("run b wrote into its tmp: its directories stay and are not handed on (spare %q)",

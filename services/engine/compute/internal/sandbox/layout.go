@@ -170,13 +170,14 @@ func (l *Layout) anyRunMade() bool {
 // directory once nothing is left in it, then its session's runs directory
 // and the session's directory once nothing is left in them, when the run's
 // last handle closes; a run directory left as it was created becomes the
-// key's spare instead (spare), for the key's next run, and the directories
-// of runs without a session (sessions/_ and its runs) stay, one pair per
-// key. A run that leaves nothing there then leaves nothing on the host but
-// those, so that a key's directory grows with what its runs kept, not
-// with how many runs or sessions there were: every directory counts
-// against the workspace limit and is walked by its check after each
-// command (usage). A later handle of the run (resumed, taken over) creates
+// key's spare instead (spare), for the key's next run, a session directory
+// left with nothing but its empty runs directory the key's spare session
+// directory (spareSession), and the directories of runs without a session
+// (sessions/_ and its runs) stay, one pair per key. A run that leaves
+// nothing there then leaves nothing on the host but those, so that a key's
+// directory grows with what its runs kept, not with how many runs or
+// sessions there were: every directory counts against the workspace limit
+// and is walked by its check after each command (usage). A later handle of the run (resumed, taken over) creates
 // them again on first need. A directory that is not empty is kept as it is,
 // so a run of the session still open keeps what it created; the session's
 // context is the session's, not the run's, and stays (a run of the session
@@ -201,9 +202,10 @@ func (l *Layout) tidy() {
 		}
 	}
 	_ = key.Remove(run)
-	if runs := filepath.Dir(run); filepath.Base(filepath.Dir(runs)) != noSession {
+	runs := filepath.Dir(run)
+	if sess := filepath.Dir(runs); filepath.Base(sess) != noSession && !spareSession(key, sess) {
 		_ = key.Remove(runs)
-		_ = key.Remove(filepath.Dir(runs))
+		_ = key.Remove(sess)
 	}
 }
 
@@ -214,6 +216,29 @@ func (l *Layout) tidy() {
 // directories cost the host: on ext4 each new directory takes an inode and
 // a block, and with online discard each removed one a discard request.
 const spareRel = "spare"
+
+// spareSessionRel is the key directory's spare session directory: a
+// session's directory that held nothing but its empty runs directory when
+// its last run ended, handed with that runs directory to the key's next run
+// of a new session (every create without a session is one).
+const spareSessionRel = "spare-session"
+
+// spareSession moves session directory sess (below key) to the key's spare
+// session directory when it holds nothing but an empty runs directory and
+// the key has none yet. Both are the executor's (chownMount): no sandbox
+// has changed them.
+func spareSession(key *os.Root, sess string) bool {
+	if names, err := dirNames(key, sess, 2); err != nil || len(names) != 1 || names[0] != "runs" {
+		return false
+	}
+	if names, err := dirNames(key, filepath.Join(sess, "runs"), 1); err != nil || len(names) > 0 {
+		return false
+	}
+	if _, err := key.Lstat(spareSessionRel); !errors.Is(err, fs.ErrNotExist) {
+		return false
+	}
+	return key.Rename(sess, spareSessionRel) == nil
+}
 
 // spare moves the run's directory to the key's spare (spareRel) when it
 // holds nothing but run directories of its own (input, output, tmp), each
@@ -282,9 +307,11 @@ func dirNames(root *os.Root, dir string, n int) ([]string, error) {
 // adoptSpare moves the key's spare run directory (spareRel), when there is
 // one, to the run's directory, before the run's first own directory is
 // created: those it holds then exist already, and create finds them (and
-// hands them to the owner as it does a new one). Any failure (no spare,
-// another run took it first, the run's directory exists and is not empty)
-// leaves the creation to make them as usual.
+// hands them to the owner as it does a new one). A run of a session that
+// has no directory yet takes the spare session directory first
+// (spareSessionRel). Any failure (no spare, another run took it first, the
+// run's directory exists and is not empty) leaves the creation to make them
+// as usual.
 func (l *Layout) adoptSpare(root *os.Root, keyRel string) {
 	key, err := root.OpenRoot(keyRel)
 	if err != nil {
@@ -295,7 +322,13 @@ func (l *Layout) adoptSpare(root *os.Root, keyRel string) {
 		return
 	}
 	run := filepath.FromSlash(l.runRel)
-	if err := key.MkdirAll(filepath.Dir(run), 0o755); err != nil {
+	runs := filepath.Dir(run)
+	if sess := filepath.Dir(runs); filepath.Base(sess) != noSession {
+		if _, err := key.Lstat(sess); errors.Is(err, fs.ErrNotExist) {
+			_ = key.Rename(spareSessionRel, sess) // with its runs directory
+		}
+	}
+	if err := key.MkdirAll(runs, 0o755); err != nil {
 		return
 	}
 	_ = key.Rename(spareRel, run)
