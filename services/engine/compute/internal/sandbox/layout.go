@@ -318,15 +318,15 @@ func (l *Layout) adoptSpare(root *os.Root, keyRel string) {
 		return
 	}
 	defer func() { _ = key.Close() }()
-	if _, err := key.Lstat(spareRel); err != nil {
-		return
-	}
 	run := filepath.FromSlash(l.runRel)
 	runs := filepath.Dir(run)
 	if sess := filepath.Dir(runs); filepath.Base(sess) != noSession {
 		if _, err := key.Lstat(sess); errors.Is(err, fs.ErrNotExist) {
 			_ = key.Rename(spareSessionRel, sess) // with its runs directory
 		}
+	}
+	if _, err := key.Lstat(spareRel); err != nil {
+		return
 	}
 	if err := key.MkdirAll(runs, 0o755); err != nil {
 		return
