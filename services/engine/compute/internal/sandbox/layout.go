@@ -177,13 +177,13 @@ func (l *Layout) anyRunMade() bool {
 // nothing there then leaves nothing on the host but those, so that a key's
 // directory grows with what its runs kept, not with how many runs or
 // sessions there were: every directory counts against the workspace limit
-// and is walked by its check after each command (usage). A later handle of the run (resumed, taken over) creates
-// them again on first need. A directory that is not empty is kept as it is,
-// so a run of the session still open keeps what it created; the session's
-// context is the session's, not the run's, and stays (a run of the session
-// in another executor process may have it mounted). The directories above
-// the mounts stay the executor's (chownMount), so the sandbox user cannot
-// have replaced one.
+// and is walked by its check after each command (usage). A later handle of
+// the run (resumed, taken over) creates them again on first need. A
+// directory that is not empty is kept as it is, so a run of the session
+// still open keeps what it created; the session's context is the session's,
+// not the run's, and stays (a run of the session in another executor
+// process may have it mounted). The directories above the mounts stay the
+// executor's (chownMount), so the sandbox user cannot have replaced one.
 func (l *Layout) tidy() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
