@@ -7,7 +7,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -218,16 +217,8 @@ func (k *ApacheKafka) start(ctx context.Context) error {
 // listener could not bind its address (the JVM's BindException).
 func bindFailed(f *os.File, offset int64) bool {
 	const window = 64 << 10 // the exception is among a failed start's last lines
-	end, err := f.Seek(0, io.SeekEnd)
-	if err != nil {
-		return false
-	}
-	offset = max(offset, end-window)
-	buf := make([]byte, end-offset)
-	if _, err := f.ReadAt(buf, offset); err != nil && !errors.Is(err, io.EOF) {
-		return false
-	}
-	return bytes.Contains(buf, []byte("Address already in use"))
+	buf, err := lastBytes(f, offset, window)
+	return err == nil && bytes.Contains(buf, []byte("Address already in use"))
 }
 
 // formatAll formats the nodes' storage at once: each format is a JVM start

@@ -156,14 +156,23 @@ func tail(b []byte, n int) string {
 // fileTail returns the last tailLines lines of f written after offset.
 func fileTail(f *os.File, offset int64) string {
 	const maxTail = 16 << 10 // a screenful of log lines; never read a huge log whole
-	end, err := f.Seek(0, io.SeekEnd)
+	buf, err := lastBytes(f, offset, maxTail)
 	if err != nil {
 		return "(server log unreadable: " + err.Error() + ")"
 	}
-	offset = max(offset, end-maxTail)
+	return tail(buf, tailLines)
+}
+
+// lastBytes returns what f holds after offset, at most its last n bytes.
+func lastBytes(f *os.File, offset, n int64) ([]byte, error) {
+	end, err := f.Seek(0, io.SeekEnd)
+	if err != nil {
+		return nil, err
+	}
+	offset = max(offset, end-n)
 	buf := make([]byte, end-offset)
 	if _, err := f.ReadAt(buf, offset); err != nil && !errors.Is(err, io.EOF) {
-		return "(server log unreadable: " + err.Error() + ")"
+		return nil, err
 	}
-	return tail(buf, tailLines)
+	return buf, nil
 }

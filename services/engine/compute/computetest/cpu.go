@@ -29,6 +29,9 @@ func RawExec(b *testing.B) {
 	})
 }
 
+// SelfCPU is the user and system time of this process so far.
+func SelfCPU() time.Duration { return cpu(syscall.RUSAGE_SELF) }
+
 // cpu is the user and system time of who (RUSAGE_SELF, RUSAGE_CHILDREN).
 func cpu(who int) time.Duration {
 	var ru syscall.Rusage

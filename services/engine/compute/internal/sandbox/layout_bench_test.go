@@ -6,11 +6,10 @@ import (
 	"runtime"
 	"strconv"
 	"sync/atomic"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/xbot-runtime/xbot/services/engine/compute"
+	"github.com/xbot-runtime/xbot/services/engine/compute/computetest"
 )
 
 // BenchmarkRunDirectories times a run's own directories on the host: a box
@@ -75,19 +74,12 @@ func parallel(b *testing.B, keys int, op func(key, run int)) {
 	b.Helper()
 	b.SetParallelism(max(1, keys/runtime.GOMAXPROCS(0)))
 	var ids atomic.Int64
-	before := selfCPU()
+	before := computetest.SelfCPU()
 	b.RunParallel(func(pb *testing.PB) {
 		key := int(ids.Add(1))
 		for run := 0; pb.Next(); run++ {
 			op(key, run)
 		}
 	})
-	b.ReportMetric(float64((selfCPU()-before).Microseconds())/float64(b.N), "self-cpu-µs/op")
-}
-
-// selfCPU is the user and system time of this process.
-func selfCPU() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	b.ReportMetric(float64((computetest.SelfCPU()-before).Microseconds())/float64(b.N), "self-cpu-µs/op")
 }
