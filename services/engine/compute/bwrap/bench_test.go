@@ -1,6 +1,9 @@
 package bwrap_test
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"go.uber.org/zap"
@@ -32,4 +35,47 @@ func BenchmarkExec(b *testing.B) {
 			}
 		})
 	})
+}
+
+// BenchmarkARunInANewSessionAfterMany: one run of one `true` command in a
+// session of its own (as a create without a session is), on a sandbox key
+// that earlier one-run sessions used. Every run mounts its session's
+// context; what the earlier sessions left below the key is what the
+// workspace check after each command walks, and what it counts against the
+// workspace limit.
+//
+//	go test -run '^$' -bench ARunInANewSessionAfterMany -benchtime 200x ./services/engine/compute/bwrap/
+func BenchmarkARunInANewSessionAfterMany(b *testing.B) {
+	for _, history := range []int{0, 2000} {
+		b.Run(fmt.Sprintf("history=%d", history), func(b *testing.B) {
+			dir := computetest.Dir(b)
+			p, err := bwrap.New(bwrap.Config{Dir: dir, Logger: zap.NewNop()})
+			if err != nil {
+				b.Skipf("bwrap unavailable: %v", err)
+			}
+			k := compute.Key{TenantID: "t", WorkspaceID: "w", AgentID: "a", OwnerID: "o"}
+			oneRun := func(session string) {
+				sb, err := p.Open(b.Context(), compute.Spec{Key: k, SessionID: session, RunID: "r"})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if res, err := sb.Exec(b.Context(), compute.ExecRequest{Command: "true"}); err != nil || res.ExitCode != 0 {
+					b.Fatal(res, err)
+				}
+				if err := sb.Close(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			for i := range history {
+				oneRun(fmt.Sprintf("past-%d", i))
+			}
+			n := 0
+			computetest.MeasureCPU(b, func() {
+				n++
+				oneRun(fmt.Sprintf("now-%d", n))
+			})
+			ents, _ := os.ReadDir(filepath.Join(dir, "t/w/a/o/sessions"))
+			b.ReportMetric(float64(len(ents)), "sessions-kept")
+		})
+	}
 }

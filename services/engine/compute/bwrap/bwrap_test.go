@@ -383,8 +383,9 @@ func TestDirectoriesOnFirstNeed(t *testing.T) {
 }
 
 // TestARunLeavesOnlyWhatItKept: the run's empty directories, which belong to
-// the sandbox user, are removed when its handle closes, and then the
-// session's runs directory when empty; one a command wrote into stays.
+// the sandbox user, are handed to the key's next run or removed when its
+// handle closes, and then the session's context and runs directories when
+// empty and no run of the session is open; one a command wrote into stays.
 func TestARunLeavesOnlyWhatItKept(t *testing.T) {
 	t.Parallel()
 	dir := computetest.Dir(t)
@@ -394,12 +395,14 @@ func TestARunLeavesOnlyWhatItKept(t *testing.T) {
 	for _, tc := range []struct {
 		run, command string
 		left         []string
+		session      []string // what sessions/s holds after the run
 		spare        []string // the key's spare run directory after the run
+		spareSession []string // the key's spare session directory after the run
 	}{
-		// Its directories, untouched, are the key's spare (adopted by the
+		// Its directories, untouched, are the key's spares (adopted by the
 		// next run of the key instead of creating its own).
-		{"empty", "true", nil, []string{"input", "output", "tmp"}},
-		{"scratch", `echo x > "$TMPDIR/f"`, []string{"tmp"}, nil},
+		{"empty", "true", nil, nil, []string{"input", "output", "tmp"}, []string{"context", "runs"}},
+		{"scratch", `echo x > "$TMPDIR/f"`, []string{"tmp"}, []string{"runs"}, nil, nil},
 	} {
 		sb, err := p.Open(t.Context(), compute.Spec{Key: k, SessionID: "s", RunID: tc.run})
 		if err != nil {
@@ -412,17 +415,17 @@ func TestARunLeavesOnlyWhatItKept(t *testing.T) {
 		if left := names(t, filepath.Join(key, "sessions/s/runs", tc.run)); !slices.Equal(left, tc.left) {
 			t.Errorf("run %s left %v, want %v", tc.run, left, tc.left)
 		}
-		if got, want := names(t, filepath.Join(key, "sessions/s")), []string{"context"}; tc.left == nil && !slices.Equal(got, want) {
-			t.Errorf("after run %s the session holds %v, want %v", tc.run, got, want)
-		}
-		if got := names(t, filepath.Join(key, "spare")); !slices.Equal(got, tc.spare) {
-			t.Errorf("after run %s the key's spare holds %v, want %v", tc.run, got, tc.spare)
+		for rel, want := range map[string][]string{"sessions/s": tc.session, "spare": tc.spare,
+			"spare-session": tc.spareSession} {
+			if got := names(t, filepath.Join(key, rel)); !slices.Equal(got, want) {
+				t.Errorf("after run %s %s holds %v, want %v", tc.run, rel, got, want)
+			}
 		}
 	}
 
 	// Two runs of a session at once: the first to close leaves the other's
-	// directories; the last leaves the session's context (the session's,
-	// which a run of it in another executor process may have mounted).
+	// directories and the session's context; the last hands the session's
+	// directory on.
 	var both []compute.Sandbox
 	for _, id := range []string{"x", "y"} {
 		sb, err := p.Open(t.Context(), compute.Spec{Key: k, SessionID: "s2", RunID: id})
@@ -439,8 +442,66 @@ func TestARunLeavesOnlyWhatItKept(t *testing.T) {
 	if err := both[1].Close(); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := names(t, filepath.Join(key, "sessions/s2")), []string{"context"}; !slices.Equal(got, want) {
-		t.Errorf("the session's last run closed; the session holds %v, want %v", got, want)
+	if got, spare := names(t, filepath.Join(key, "sessions/s2")), names(t, filepath.Join(key, "spare-session")); got != nil ||
+		!slices.Equal(spare, []string{"context", "runs"}) {
+		t.Errorf("the session's last run closed; the session holds %v, the spare session %v", got, spare)
+	}
+
+	// Runs each of a session of its own (a create without a session) leave
+	// the key no more than its spares.
+	for i := range 20 {
+		sb, err := p.Open(t.Context(), compute.Spec{Key: k, SessionID: "one-" + strconv.Itoa(i), RunID: "r"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		run(t, sb, "true", 0)
+		if err := sb.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, want := names(t, filepath.Join(key, "sessions")), []string{"s"}; !slices.Equal(got, want) {
+		t.Errorf("after twenty one-run sessions the key's sessions are %v, want %v", got, want)
+	}
+}
+
+// TestASessionInUseByAnotherProcessStays: two providers sharing a directory
+// stand for two executor processes (a partition handed over while its old
+// owner's run still ends). A run of the session closing in one leaves the
+// session's directory to the other's open run, whose context stays where
+// its host path says; the last run to close tidies it.
+func TestASessionInUseByAnotherProcessStays(t *testing.T) {
+	t.Parallel()
+	dir := computetest.Dir(t)
+	p1, p2 := newProviderWith(t, bwrap.Config{Dir: dir}), newProviderWith(t, bwrap.Config{Dir: dir})
+	k := compute.Key{TenantID: "t", WorkspaceID: "w", AgentID: "a", OwnerID: "o"}
+	key := filepath.Join(dir, "t/w/a/o")
+	open := func(p compute.Provider, run string) compute.Sandbox {
+		sb, err := p.Open(t.Context(), compute.Spec{Key: k, SessionID: "s", RunID: run})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sb
+	}
+	old := open(p1, "old")
+	run(t, old, "true", 0)
+	next := open(p2, "next")
+	run(t, next, "true", 0)
+	if err := next.Close(); err != nil {
+		t.Fatal(err)
+	}
+	run(t, old, `echo kept > /sessions/s/context/note`, 0)
+	if got := hostFile(t, filepath.Join(key, "sessions/s/context/note")); got != "kept\n" {
+		t.Errorf("the open run's context note on the host: %q", got)
+	}
+	if err := os.Remove(filepath.Join(key, "sessions/s/context/note")); err != nil {
+		t.Fatal(err)
+	}
+	if err := old.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got, spare := names(t, filepath.Join(key, "sessions/s")), names(t, filepath.Join(key, "spare-session")); got != nil ||
+		!slices.Equal(spare, []string{"context", "runs"}) {
+		t.Errorf("the session's last run closed; the session holds %v, the spare session %v", got, spare)
 	}
 }
 

@@ -65,9 +65,11 @@
 //     for each walkExactEntries, its last measure (plus the writes since)
 //     standing in between, and walked again before any refusal
 //     (usageMeter). Directories count
-//     too, so a run's own directories that it left empty are removed when
-//     its last handle closes, and then its session's runs directory and the
-//     session's own when empty (Layout.tidy): a key's directory holds what
-//     its runs kept, not a trace of every run or session, and the usage
-//     walk after each command does not grow with the number of runs.
+//     too, so a run's own directories that it left empty are handed to the
+//     key's next run or removed when its last handle closes, and then its
+//     session's context, runs directory and own directory when empty and no
+//     run of the session holds its lock (Layout.tidy, tidySession): a key's
+//     directory holds what its runs kept, not a trace of every run or
+//     session, and the usage walk after each command does not grow with the
+//     number of runs or sessions.
 package sandbox

@@ -41,17 +41,24 @@ type Mount struct {
 // exists on the host until something needs it: a write creates the
 // directory it writes into, a command all of them (ensure).
 type Layout struct {
-	base   string
-	keyDir string
-	runRel string // the run's directory below keyDir, slash-separated
-	paths  compute.Paths
-	mounts []Mount
+	base    string
+	keyDir  string
+	sessRel string // the session's directory below keyDir, slash-separated
+	runRel  string // the run's directory below keyDir, slash-separated
+	paths   compute.Paths
+	mounts  []Mount
 	// extra are the spec's read-only mounts (external), after the run's own.
 	extra []Mount
 	owner *Owner // receives what the layout creates; nil: nobody
 
 	mu   sync.Mutex
 	made []bool // by mount index: created (or found) by this layout
+	// lock holds a shared flock on the session's directory from the first
+	// mount this layout creates in it until the run's last handle closes
+	// (lockSession); nil: none held (yet, or the filesystem has no locks).
+	lock *os.File
+	// locked: lockSession has been tried since the layout last let go.
+	locked bool
 }
 
 // KeyDir returns the host directory that holds everything of key below
@@ -86,7 +93,7 @@ func newLayout(base string, spec compute.Spec) (*Layout, error) {
 	sess := path.Join("sessions", ids[0])
 	run := path.Join(sess, "runs", ids[1])
 	shared := spec.SafetyMode == events.SafetyReadOnly // the workspace and context are read-only
-	l := &Layout{base: base, keyDir: keyDir, runRel: run}
+	l := &Layout{base: base, keyDir: keyDir, sessRel: sess, runRel: run}
 	l.add("workspace", shared)
 	l.add(path.Join(sess, "context"), shared)
 	l.add(path.Join(run, "input"), true)
@@ -119,31 +126,32 @@ func (l *Layout) add(rel string, readOnly bool) {
 func (l *Layout) ensure(ms ...Mount) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	var root *os.Root
+	var key *os.Root
 	defer func() {
-		if root != nil {
-			_ = root.Close()
+		if key != nil {
+			_ = key.Close()
 		}
 	}()
 	for _, m := range ms {
 		if m.external || l.made[m.i] {
 			continue
 		}
-		if root == nil {
-			r, err := os.OpenRoot(l.base)
-			if err != nil {
-				return fmt.Errorf("open sandbox base: %w", err)
-			}
-			root = r
-		}
-		if slices.Contains(runMounts, m.i) && !l.anyRunMade() {
-			keyRel, err := filepath.Rel(l.base, l.keyDir)
+		if key == nil {
+			k, err := l.openKey()
 			if err != nil {
 				return err
 			}
-			l.adoptSpare(root, keyRel)
+			key = k
 		}
-		if err := l.create(root, m); err != nil {
+		if m.i != 0 && !l.locked && !l.sessionless() {
+			if err := l.lockSession(key); err != nil {
+				return err
+			}
+		}
+		if slices.Contains(runMounts, m.i) && !l.anyRunMade() {
+			l.adoptSpare(key)
+		}
+		if err := l.create(key, m); err != nil {
 			return err
 		}
 		l.made[m.i] = true
@@ -151,9 +159,42 @@ func (l *Layout) ensure(ms ...Mount) error {
 	return nil
 }
 
+// openKey opens the key directory, creating it first when it does not
+// exist, through the base directory's os.Root: a symlink planted below base
+// is not followed.
+func (l *Layout) openKey() (*os.Root, error) {
+	root, err := os.OpenRoot(l.base)
+	if err != nil {
+		return nil, fmt.Errorf("open sandbox base: %w", err)
+	}
+	defer func() { _ = root.Close() }()
+	keyRel, err := filepath.Rel(l.base, l.keyDir)
+	if err != nil {
+		return nil, err
+	}
+	key, err := root.OpenRoot(keyRel)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := root.MkdirAll(keyRel, 0o755); err != nil {
+			return nil, fmt.Errorf("create the sandbox key directory: %w", fileErr(err))
+		}
+		key, err = root.OpenRoot(keyRel)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open the sandbox key directory: %w", fileErr(err))
+	}
+	return key, nil
+}
+
 // runMounts are the indexes in mounts of the run's own directories (input,
 // output, tmp), below runRel.
 var runMounts = []int{2, 3, 4}
+
+// contextMount is the index in mounts of the session's context.
+const contextMount = 1
+
+// sessionless reports whether the run has no session: its directories are
+// below sessions/_, which stays.
+func (l *Layout) sessionless() bool { return path.Base(l.sessRel) == noSession }
 
 // anyRunMade reports whether this layout has created one of the run's own
 // directories; under l.mu.
@@ -166,32 +207,32 @@ func (l *Layout) anyRunMade() bool {
 	return false
 }
 
-// tidy removes the run's own directories that are empty, the run's
-// directory once nothing is left in it, then its session's runs directory
-// and the session's directory once nothing is left in them, when the run's
-// last handle closes; a run directory left as it was created becomes the
-// key's spare instead (spare), for the key's next run, a session directory
-// left with nothing but its empty runs directory the key's spare session
-// directory (spareSession), and the directories of runs without a session
-// (sessions/_ and its runs) stay, one pair per key. A run that leaves
-// nothing there then leaves nothing on the host but those, so that a key's
-// directory grows with what its runs kept, not with how many runs or
-// sessions there were: every directory counts against the workspace limit
-// and is walked by its check after each command (usage). A later handle of
-// the run (resumed, taken over) creates them again on first need. A
-// directory that is not empty is kept as it is, so a run of the session
-// still open keeps what it created; the session's context is the session's,
-// not the run's, and stays (a run of the session in another executor
-// process may have it mounted). The directories above the mounts stay the
-// executor's (chownMount), so the sandbox user cannot have replaced one.
+// tidy removes the run's own directories that are empty and the run's
+// directory once nothing is left in it, when the run's last handle closes,
+// then the session's directory once no run of the session uses it any more,
+// here or in another executor process sharing the base directory
+// (tidySession); a run directory left as it was created becomes the key's
+// spare instead (spare), for the key's next run, and the directories of
+// runs without a session (sessions/_ and its runs) stay, one pair per key.
+// A run that leaves nothing there then leaves nothing on the host but
+// those, so that a key's directory grows with what its runs kept, not with
+// how many runs or sessions there were: every directory counts against the
+// workspace limit and is walked by its check after each command (usage). A
+// later handle of the run (resumed, taken over) creates them again on first
+// need. A directory that is not empty is kept as it is, so a run of the
+// session still open keeps what it created. The directories above the
+// mounts stay the executor's (chownMount), so the sandbox user cannot have
+// replaced one.
 func (l *Layout) tidy() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, i := range runMounts {
 		l.made[i] = false
 	}
+	l.made[contextMount] = false // tidySession may take it
 	key, err := os.OpenRoot(l.keyDir)
 	if err != nil {
+		l.unlockSession()
 		return // nothing was created
 	}
 	defer func() { _ = key.Close() }()
@@ -202,10 +243,11 @@ func (l *Layout) tidy() {
 		}
 	}
 	_ = key.Remove(run)
-	runs := filepath.Dir(run)
-	if sess := filepath.Dir(runs); filepath.Base(sess) != noSession && !spareSession(key, sess) {
-		_ = key.Remove(runs)
-		_ = key.Remove(sess)
+	// Before tidySession's exclusive lock: the locks of two opens of one
+	// directory exclude each other within a process too.
+	l.unlockSession()
+	if !l.sessionless() {
+		tidySession(key, filepath.FromSlash(l.sessRel))
 	}
 }
 
@@ -216,29 +258,6 @@ func (l *Layout) tidy() {
 // directories cost the host: on ext4 each new directory takes an inode and
 // a block, and with online discard each removed one a discard request.
 const spareRel = "spare"
-
-// spareSessionRel is the key directory's spare session directory: a
-// session's directory that held nothing but its empty runs directory when
-// its last run ended, handed with that runs directory to the key's next run
-// of a new session (every create without a session is one).
-const spareSessionRel = "spare-session"
-
-// spareSession moves session directory sess (below key) to the key's spare
-// session directory when it holds nothing but an empty runs directory and
-// the key has none yet. Both are the executor's (chownMount): no sandbox
-// has changed them.
-func spareSession(key *os.Root, sess string) bool {
-	if names, err := dirNames(key, sess, 2); err != nil || len(names) != 1 || names[0] != "runs" {
-		return false
-	}
-	if names, err := dirNames(key, filepath.Join(sess, "runs"), 1); err != nil || len(names) > 0 {
-		return false
-	}
-	if _, err := key.Lstat(spareSessionRel); !errors.Is(err, fs.ErrNotExist) {
-		return false
-	}
-	return key.Rename(sess, spareSessionRel) == nil
-}
 
 // spare moves the run's directory to the key's spare (spareRel) when it
 // holds nothing but run directories of its own (input, output, tmp), each
@@ -307,28 +326,16 @@ func dirNames(root *os.Root, dir string, n int) ([]string, error) {
 // adoptSpare moves the key's spare run directory (spareRel), when there is
 // one, to the run's directory, before the run's first own directory is
 // created: those it holds then exist already, and create finds them (and
-// hands them to the owner as it does a new one). A run of a session that
-// has no directory yet takes the spare session directory first
-// (spareSessionRel). Any failure (no spare, another run took it first, the
-// run's directory exists and is not empty) leaves the creation to make them
-// as usual.
-func (l *Layout) adoptSpare(root *os.Root, keyRel string) {
-	key, err := root.OpenRoot(keyRel)
-	if err != nil {
-		return
-	}
-	defer func() { _ = key.Close() }()
-	run := filepath.FromSlash(l.runRel)
-	runs := filepath.Dir(run)
-	if sess := filepath.Dir(runs); filepath.Base(sess) != noSession {
-		if _, err := key.Lstat(sess); errors.Is(err, fs.ErrNotExist) {
-			_ = key.Rename(spareSessionRel, sess) // with its runs directory
-		}
-	}
+// hands them to the owner as it does a new one). Any failure (no spare,
+// another run took it first, the run's directory exists and is not empty)
+// leaves the creation to make them as usual. The session's directory is
+// there and locked already (lockSession).
+func (l *Layout) adoptSpare(key *os.Root) {
 	if _, err := key.Lstat(spareRel); err != nil {
 		return
 	}
-	if err := key.MkdirAll(runs, 0o755); err != nil {
+	run := filepath.FromSlash(l.runRel)
+	if err := key.MkdirAll(filepath.Dir(run), 0o755); err != nil {
 		return
 	}
 	_ = key.Rename(spareRel, run)
@@ -344,24 +351,20 @@ func (l *Layout) created(m Mount) bool {
 	return l.made[m.i]
 }
 
-// create makes m's directory and those above it below root (the base).
-func (l *Layout) create(root *os.Root, m Mount) error {
-	keyRel, err := filepath.Rel(l.base, l.keyDir)
-	if err != nil {
-		return err
-	}
+// create makes m's directory and those above it below key.
+func (l *Layout) create(key *os.Root, m Mount) error {
 	// 0o755: the base directory (0o700) already keeps other host users out.
-	err = root.MkdirAll(filepath.Join(keyRel, m.rel), 0o755)
+	err := key.MkdirAll(filepath.FromSlash(m.rel), 0o755)
 	if errors.Is(err, fs.ErrNotExist) {
 		// A directory above it was removed while this created below it: the
-		// tidy of another run of the session, in another executor process
-		// sharing the base directory. Once more: it is created anew.
-		err = root.MkdirAll(filepath.Join(keyRel, m.rel), 0o755)
+		// tidy of another run of a session this layout could not lock
+		// (lockSession). Once more: it is created anew.
+		err = key.MkdirAll(filepath.FromSlash(m.rel), 0o755)
 	}
 	if err != nil {
 		return fmt.Errorf("create %s: %w", m.Sandbox, fileErr(err))
 	}
-	return l.chownMount(m)
+	return l.chownMount(key, m)
 }
 
 // Paths returns the run's sandbox paths.
@@ -371,17 +374,12 @@ func (l *Layout) Paths() compute.Paths { return l.paths }
 // spec's read-only mounts.
 func (l *Layout) Mounts() []Mount { return append(append([]Mount(nil), l.mounts...), l.extra...) }
 
-// chownMount hands a run's directory to the layout's owner; those between
-// it and the key directory stay the executor's.
-func (l *Layout) chownMount(m Mount) error {
+// chownMount hands a run's directory (below key) to the layout's owner;
+// those between it and the key directory stay the executor's.
+func (l *Layout) chownMount(key *os.Root, m Mount) error {
 	if l.owner == nil {
 		return nil
 	}
-	key, err := os.OpenRoot(l.keyDir)
-	if err != nil {
-		return fmt.Errorf("open sandbox key directory: %w", fileErr(err))
-	}
-	defer func() { _ = key.Close() }()
 	if err := key.Lchown(filepath.FromSlash(m.rel), l.owner.UID, l.owner.GID); err != nil {
 		return fmt.Errorf("hand %s to the sandbox user: %w", m.Sandbox, fileErr(err))
 	}

@@ -159,7 +159,8 @@ func (p *Provider) release(b *Box) {
 	}
 	for other := range open {
 		if other.layout.runRel == b.layout.runRel {
-			return // another handle of the run still uses them
+			b.layout.letGo() // another handle of the run still uses them
+			return
 		}
 	}
 	b.layout.tidy() // a destroyed key has no directory left: nothing to do
