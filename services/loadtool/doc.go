@@ -2,9 +2,10 @@
 // start a whole system (Starter), it registers a scripted agent and a bearer
 // token in the system's options, starts it, and drives Options.Runs runs with
 // Options.Concurrency clients through the HTTP API with the typed client
-// (services/api/client): each client creates a run, follows its UI stream to
-// data: [DONE] and waits until the run reads completed, then takes the next.
-// Meanwhile it samples the projectors' lag. After the load it reads the
+// (services/api/client): each client creates a run and follows its UI stream
+// to data: [DONE], taking how the run ended from the stream's finish chunk as
+// an AI SDK client does, then takes the next. The load ends once the read
+// model shows every run completed. Meanwhile it samples the projectors' lag. After the load it reads the
 // completed runs' events back from Postgres and writes them once more with the
 // bare client libraries (package baseline) on the same servers, so that the
 // system's figures can be read against a floor.

@@ -2,9 +2,11 @@ package loadtool
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -29,6 +31,8 @@ type load struct {
 	failed  atomic.Int64
 	began   time.Time
 	lag     lagSampler
+	// viewsErr: the read model did not show every run completed (awaitViews).
+	viewsErr error
 }
 
 // newClient is a client of the API at addr that keeps a connection per
@@ -69,13 +73,17 @@ func (l *load) drive(ctx context.Context) time.Duration {
 	}
 	close(next)
 	wg.Wait()
+	l.viewsErr = l.awaitViews(ctx)
 	elapsed := time.Since(l.began)
 	stop()
 	return elapsed
 }
 
-// one creates run i in workspace, follows its stream to [DONE] and waits
-// until the run reads completed.
+// one creates run i in workspace and follows its stream to [DONE]. The
+// stream's last finish chunk says how the run ended (messageMetadata.outcome),
+// as an AI SDK client reads it; a stream that ended without one falls back
+// to reading the run until it reads completed. That the read model shows
+// every run completed is awaited once for all of them (awaitViews).
 func (l *load) one(ctx context.Context, i int, workspace string) runTiming {
 	t0 := time.Now()
 	id, err := l.create(ctx, fmt.Sprintf("bench-%s-%d", l.t.nonce, i), workspace)
@@ -83,23 +91,74 @@ func (l *load) one(ctx context.Context, i int, workspace string) runTiming {
 	if err != nil {
 		return rt
 	}
-	first := func(client.StreamEvent) error {
+	var outcome string
+	chunk := func(ev client.StreamEvent) error {
 		if rt.firstChunk == 0 {
 			rt.firstChunk = time.Since(t0)
 		}
+		if o := finishOutcome(ev.Data); o != "" {
+			outcome = o
+		}
 		return nil
 	}
-	if rt.err = l.c.FollowRun(ctx, id, "", first); rt.err != nil {
+	if rt.err = l.c.FollowRun(ctx, id, "", chunk); rt.err != nil {
 		return rt
 	}
 	rt.closed = time.Since(t0)
 	if rt.firstChunk == 0 { // the stream held [DONE] alone
 		rt.firstChunk = rt.closed
 	}
-	wctx, cancel := context.WithTimeout(ctx, acceptWait)
-	defer cancel()
-	_, rt.err = l.c.AwaitRun(wctx, id, func(r client.Run) bool { return r.Status == string(events.StatusCompleted) })
+	switch outcome {
+	case string(events.StatusCompleted):
+		return rt
+	case "":
+		wctx, cancel := context.WithTimeout(ctx, acceptWait)
+		defer cancel()
+		_, rt.err = l.c.AwaitRun(wctx, id, func(r client.Run) bool { return r.Status == string(events.StatusCompleted) })
+	default:
+		rt.err = fmt.Errorf("run %s: its stream ended %s", id, outcome)
+	}
 	return rt
+}
+
+// finishOutcome is the messageMetadata.outcome of a finish chunk's data,
+// "" for any other chunk.
+func finishOutcome(data string) string {
+	if !strings.Contains(data, `"finish"`) {
+		return ""
+	}
+	var c client.Chunk
+	if json.Unmarshal([]byte(data), &c) != nil || c.Type != client.ChunkFinish || c.MessageMetadata == nil {
+		return ""
+	}
+	return c.MessageMetadata.Outcome
+}
+
+// awaitViews waits until the read model shows every run that completed on
+// its stream as completed, up to acceptWait: the load ends once the views
+// hold what its clients saw.
+func (l *load) awaitViews(ctx context.Context) error {
+	ids := completedIDs(l.timings)
+	ctx, cancel := context.WithTimeout(ctx, acceptWait)
+	defer cancel()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		var n int
+		err := l.t.sys.Stack.Pool.QueryRow(ctx, `SELECT count(*) FROM runs WHERE run_id = ANY($1) AND status = $2`,
+			ids, string(events.StatusCompleted)).Scan(&n)
+		if err == nil && n == len(ids) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			if err == nil {
+				err = fmt.Errorf("%d of %d runs read completed", n, len(ids))
+			}
+			return fmt.Errorf("the read model after the load: %w", err)
+		case <-tick.C:
+		}
+	}
 }
 
 // create posts a run and waits for its outcome; it returns the run id.

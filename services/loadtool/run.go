@@ -96,6 +96,9 @@ func (t *tool) run(ctx context.Context) (*Report, error) {
 	if n := l.failed.Load(); n > 0 {
 		errs = append(errs, fmt.Errorf("%d of %d runs failed, first: %w", n, o.Runs, firstErr(l.timings)))
 	}
+	if l.viewsErr != nil {
+		errs = append(errs, l.viewsErr)
+	}
 	evs, err := t.loadEvents(ctx, completedIDs(l.timings))
 	if err != nil {
 		return rep, errors.Join(append(errs, err)...)
