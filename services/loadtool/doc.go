@@ -5,10 +5,10 @@
 // (services/api/client): each client creates a run and follows its UI stream
 // to data: [DONE], taking how the run ended from the stream's finish chunk as
 // an AI SDK client does, then takes the next. The load ends once the read
-// model shows every run completed. Meanwhile it samples the projectors' lag. After the load it reads the
-// completed runs' events back from Postgres and writes them once more with the
-// bare client libraries (package baseline) on the same servers, so that the
-// system's figures can be read against a floor.
+// model shows every run completed. Meanwhile it samples the projectors' lag.
+// After the load it reads the completed runs' events back from Postgres and
+// writes them once more with the bare client libraries (package baseline) on
+// the same servers, so that the system's figures can be read against a floor.
 //
 // The report is JSON (Report; on stdout or Options.JSONPath) and a markdown
 // table that replaces the section between the `<!-- xbot bench begin -->` and
