@@ -68,7 +68,7 @@
 //     too, so a run's own directories that it left empty are handed to the
 //     key's next run or removed when its last handle closes, and then its
 //     session's context, runs directory and own directory when empty and no
-//     run of the session holds its lock (Layout.tidy, tidySession): a key's
+//     run of the session holds its lock (Layout.tidy, tidySessionDir): a key's
 //     directory holds what its runs kept, not a trace of every run or
 //     session, and the usage walk after each command does not grow with the
 //     number of runs or sessions.

@@ -208,12 +208,13 @@ func (l *Layout) anyRunMade() bool {
 }
 
 // tidy removes the run's own directories that are empty and the run's
-// directory once nothing is left in it, when the run's last handle closes,
-// then the session's directory once no run of the session uses it any more,
-// here or in another executor process sharing the base directory
-// (tidySession); a run directory left as it was created becomes the key's
-// spare instead (spare), for the key's next run, and the directories of
-// runs without a session (sessions/_ and its runs) stay, one pair per key.
+// directory once nothing is left in it, when the run's last handle closes
+// (the provider then tidies the session's directory, once no run of the
+// session uses it any more, here or in another executor process sharing
+// the base directory: tidySession); a run directory left as it was created
+// becomes the key's spare instead (spare), for the key's next run, and the
+// directories of runs without a session (sessions/_ and its runs) stay, one
+// pair per key.
 // A run that leaves nothing there then leaves nothing on the host but
 // those, so that a key's directory grows with what its runs kept, not with
 // how many runs or sessions there were: every directory counts against the
@@ -246,9 +247,6 @@ func (l *Layout) tidy() {
 	// Before tidySession's exclusive lock: the locks of two opens of one
 	// directory exclude each other within a process too.
 	l.unlockSession()
-	if !l.sessionless() {
-		tidySession(key, filepath.FromSlash(l.sessRel))
-	}
 }
 
 // spareRel is the key directory's spare run directory, below the key

@@ -146,9 +146,19 @@ func (p *Provider) create(b *Box, ms []Mount) error {
 }
 
 // release forgets closed handle b and, when it was its run's last open
-// handle here, tidies the run's directories (Layout.tidy); under the
-// provider's lock, as Destroy and create are.
+// handle here, tidies the run's directories (Layout.tidy) under the
+// provider's lock, as Destroy and create are, then, when no other handle of
+// the session is open here, the session's directory (Layout.tidySession)
+// after it: that may wait for a lock.
 func (p *Provider) release(b *Box) {
+	if p.releaseRun(b) {
+		b.layout.tidySession()
+	}
+}
+
+// releaseRun is release's part under the provider's lock; it reports
+// whether the session's directory is left to tidy.
+func (p *Provider) releaseRun(b *Box) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	open := p.boxes[b.layout.keyDir]
@@ -160,10 +170,16 @@ func (p *Provider) release(b *Box) {
 	for other := range open {
 		if other.layout.runRel == b.layout.runRel {
 			b.layout.letGo() // another handle of the run still uses them
-			return
+			return false
 		}
 	}
 	b.layout.tidy() // a destroyed key has no directory left: nothing to do
+	for other := range open {
+		if other.layout.sessRel == b.layout.sessRel {
+			return false // its last handle tidies the session
+		}
+	}
+	return true
 }
 
 // Env is the environment of a sandboxed process: a fixed allow-list, then

@@ -31,10 +31,12 @@ import (
 // removed and created again.
 const spareSessionRel = "spare-session"
 
-// Waiting for another process's tidy: it holds the exclusive lock for a few
-// system calls. lockTries tries, lockPause apart, bound the wait, so that a
-// process holding it for long (the local provider's commands see host
-// paths) cannot stall this one; past them the layout goes on unlocked.
+// Waiting for a lock: another process's tidy holds the exclusive lock for a
+// few system calls, and a process forked from one holding a lock shares it
+// until it execs. lockTries tries, lockPause apart, bound the wait, so that
+// a process holding it for long (the local provider's commands see host
+// paths) cannot stall this one; past them lockSession goes on unlocked and
+// tidySessionDir keeps the directory.
 const (
 	lockTries = 50
 	lockPause = time.Millisecond
@@ -100,20 +102,48 @@ func (l *Layout) letGo() {
 	l.unlockSession()
 }
 
-// tidySession removes session directory sess (below key), its context and
-// its runs directory when all are empty and no run of the session holds it
-// (here or in another process), or hands it on as the key's spare session
-// directory when the key has none and the context kept the mode it was
-// created with. Anything else keeps what is there: a context or runs
-// directory with entries, a lock another run holds.
-func tidySession(key *os.Root, sess string) {
+// tidySession tidies the layout's session directory (tidySessionDir), if
+// it has one; not under l.mu, nor under the provider's lock: it may wait.
+func (l *Layout) tidySession() {
+	if l.sessionless() {
+		return
+	}
+	key, err := os.OpenRoot(l.keyDir)
+	if err != nil {
+		return // a destroyed key
+	}
+	defer func() { _ = key.Close() }()
+	tidySessionDir(key, filepath.FromSlash(l.sessRel))
+}
+
+// tidySessionDir removes session directory sess (below key), its context
+// and its runs directory when all are empty and no run of the session holds
+// it (here or in another process), or hands it on as the key's spare
+// session directory when the key has none and the context kept the mode it
+// was created with. Anything else keeps what is there: a context or runs
+// directory with entries, a lock another run holds. A busy lock is tried
+// again, lockTries times lockPause apart: a process this one forks shares
+// its descriptors until it execs (they are close-on-exec), so a command
+// started by another run here can hold a copy of a run's lock for a moment
+// after the run let go of it.
+func tidySessionDir(key *os.Root, sess string) {
 	f, err := key.Open(sess)
 	if err != nil {
 		return
 	}
 	defer func() { _ = f.Close() }()
-	if flock(f, unix.LOCK_EX|unix.LOCK_NB) != nil || !isAt(key, sess, f) {
-		return // a run of the session still uses it, or it moved
+	for try := 1; ; try++ {
+		err := flock(f, unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, unix.EWOULDBLOCK) || try == lockTries {
+			return // a run of the session still uses it, or no locks here
+		}
+		time.Sleep(lockPause)
+	}
+	if !isAt(key, sess, f) {
+		return // it moved
 	}
 	names, err := dirNames(key, sess, 3)
 	if err != nil || len(names) > 2 {
