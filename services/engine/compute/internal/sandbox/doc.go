@@ -41,9 +41,10 @@
 //     timeout, cancel or Kill the subgroup is killed as a whole (cgroup.kill,
 //     else SIGKILL to every member until it is empty), which also reaches
 //     processes that left the process group. A subgroup its command left
-//     empty serves the Box's next command (its counters are read anew
-//     before each); the subgroups and the Box's group are removed when it is
-//     closed and idle. A command the OOM killer hit (oom_kill in
+//     empty serves the Box's next command (with the counters read when its
+//     last command ended: an empty group's cannot change; the Box's group's
+//     are read again only while another command runs); the subgroups and the
+//     Box's group are removed when it is closed and idle. A command the OOM killer hit (oom_kill in
 //     memory.events, v1 memory.oom_control) or that failed a fork at
 //     pids.max (pids.events max) returns a *compute.LimitError; counters are
 //     compared before and after, so two concurrent commands of one Box may

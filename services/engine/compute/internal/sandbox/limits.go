@@ -194,6 +194,6 @@ func (b *boxLimits) ensureGroup() error {
 		_ = g.remove()
 		return fmt.Errorf("limits: %w", err)
 	}
-	b.group = g
+	b.group, b.seen = g, groupCounts{valid: true} // a new group has hit nothing
 	return nil
 }

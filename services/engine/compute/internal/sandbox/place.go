@@ -23,9 +23,26 @@ type boxLimits struct {
 	group  cgroup // nil until the first command
 
 	mu      sync.Mutex
-	running int      // commands running in a subgroup
-	idle    []cgroup // empty subgroups of finished commands, for the next ones
-	closed  bool     // the Box is closed: remove the group once running is 0
+	running int         // commands running in a subgroup
+	idle    []idleLeaf  // empty subgroups of finished commands, for the next ones
+	closed  bool        // the Box is closed: remove the group once running is 0
+	seen    groupCounts // the group's own counters, when no command can have changed them since
+	tainted bool        // a subgroup was left with processes: seen is never valid again
+}
+
+// idleLeaf is an empty subgroup and its counters when its command finished.
+// No process is in it, so they cannot change until the next command joins.
+type idleLeaf struct {
+	g    cgroup
+	seen counters
+}
+
+// groupCounts are the box's group's own counters as last read, valid while
+// no command runs: every process of the box is in a subgroup, so the
+// group's limits are hit only while one runs. A new group's are zero.
+type groupCounts struct {
+	c     counters
+	valid bool
 }
 
 // close removes the box's group, now or once its last command finished.
@@ -43,7 +60,7 @@ func (b *boxLimits) removeIdle() {
 		return
 	}
 	for _, leaf := range b.idle {
-		_ = leaf.remove()
+		_ = leaf.g.remove()
 	}
 	b.idle = nil
 	if b.running == 0 && b.group != nil {
@@ -96,8 +113,13 @@ func (b *boxLimits) prepare(cmd *exec.Cmd) (*placement, error) {
 		p.abort()
 		return nil, err
 	}
+	group := b.seen.c
+	if !b.seen.valid { // a command runs, or ran and left processes
+		group = b.h.counters(b.group)
+	}
 	b.running++
-	p.leaf, p.before = leaf, b.h.counters(leaf).add(b.h.counters(b.group))
+	b.seen.valid = false
+	p.leaf, p.before = leaf.g, leaf.seen.add(group)
 	return p, nil
 }
 
@@ -117,11 +139,12 @@ func (p *placement) gated(cmd *exec.Cmd) error {
 	return nil
 }
 
-// subgroup is an idle subgroup of the box, or a new one; b.mu is held. A
-// subgroup is reused only once its command's processes are all gone, and
-// its counters are read before each command, so reuse changes nothing a
-// command sees; it spares a cgroup mkdir and rmdir per hierarchy.
-func (b *boxLimits) subgroup() (cgroup, error) {
+// subgroup is an idle subgroup of the box, or a new one (its counters
+// zero); b.mu is held. A subgroup is reused only once its command's
+// processes are all gone, with the counters read when they were, so reuse
+// changes nothing a command sees; it spares a cgroup mkdir and rmdir per
+// hierarchy.
+func (b *boxLimits) subgroup() (idleLeaf, error) {
 	if n := len(b.idle); n > 0 {
 		leaf := b.idle[n-1]
 		b.idle = b.idle[:n-1]
@@ -130,9 +153,9 @@ func (b *boxLimits) subgroup() (cgroup, error) {
 	leaf := b.group.child(groupName("cmd"))
 	if err := leaf.create(); err != nil {
 		_ = leaf.remove()
-		return nil, fmt.Errorf("limits: %w", err)
+		return idleLeaf{}, fmt.Errorf("limits: %w", err)
 	}
-	return leaf, nil
+	return idleLeaf{g: leaf}, nil
 }
 
 // shell runs the gate.
@@ -262,15 +285,22 @@ func (p *placement) finish(ws syscall.WaitStatus) *compute.LimitError {
 	}
 	empty := p.kill()
 	b := p.box
-	c := b.h.counters(p.leaf).add(b.h.counters(b.group))
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	// Read under the lock, so that the last command to finish reads the
+	// group after every other one's processes are gone.
+	leaf, group := b.h.counters(p.leaf), b.h.counters(b.group)
+	c := leaf.add(group)
 	b.running--
 	if empty && !b.closed {
-		b.idle = append(b.idle, p.leaf)
+		b.idle = append(b.idle, idleLeaf{g: p.leaf, seen: leaf})
 	} else {
 		_ = p.leaf.remove()
 	}
+	// A subgroup left with processes (it could not be emptied) keeps them
+	// in the box's group: its counters are read again before each command.
+	b.seen = groupCounts{c: group, valid: b.running == 0 && empty && !b.tainted}
+	b.tainted = b.tainted || !empty
 	b.removeIdle()
 	switch {
 	case c.oomKills > p.before.oomKills:
