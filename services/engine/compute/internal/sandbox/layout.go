@@ -18,6 +18,12 @@ import (
 // noSession is the directory of runs without a session (compute.Spec).
 const noSession = "_"
 
+// namedNoSession is the directory of a session whose ID is noSession's
+// name: "_" escaped as escape writes any other byte. escape never writes it
+// for another ID ('%' is escaped), so that session shares no directory with
+// the runs without one, and is tidied like any other.
+const namedNoSession = "%5F"
+
 // Mount is one of a run's directories: where the sandboxed process sees it
 // and where it lives on the host.
 type Mount struct {
@@ -89,6 +95,9 @@ func newLayout(base string, spec compute.Spec) (*Layout, error) {
 	ids, err := escapeAll([][2]string{{"SessionID", session}, {"RunID", spec.RunID}})
 	if err != nil {
 		return nil, err
+	}
+	if spec.SessionID == noSession {
+		ids[0] = namedNoSession
 	}
 	sess := path.Join("sessions", ids[0])
 	run := path.Join(sess, "runs", ids[1])

@@ -51,3 +51,24 @@ func FuzzKeyDir(f *testing.F) {
 		}
 	})
 }
+
+// TestASessionNamedUnderscoreHasItsOwnContext: the runs without a session
+// keep their directories in sessions/_; a session named "_" must not share
+// them (nor its context) with those runs.
+func TestASessionNamedUnderscoreHasItsOwnContext(t *testing.T) {
+	t.Parallel()
+	key := compute.Key{TenantID: "t", WorkspaceID: "w", AgentID: "a", OwnerID: "o"}
+	context := func(session string) string {
+		t.Helper()
+		p, err := sandbox.CheckSpec(compute.Spec{Key: key, SessionID: session, RunID: "r"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.Context
+	}
+	none, underscore, escaped := context(""), context("_"), context("%5F")
+	if none != "/sessions/_/context" || underscore == none || underscore == escaped {
+		t.Errorf("contexts: without a session %s, of session \"_\" %s, of session \"%%5F\" %s; want three different ones",
+			none, underscore, escaped)
+	}
+}
