@@ -44,11 +44,11 @@
 //     empty serves the Box's next command (with the counters read when its
 //     last command ended: an empty group's cannot change; the Box's group's
 //     are read again only while another command runs); the subgroups and the
-//     Box's group are removed when it is closed and idle. A command the OOM killer hit (oom_kill in
-//     memory.events, v1 memory.oom_control) or that failed a fork at
-//     pids.max (pids.events max) returns a *compute.LimitError; counters are
-//     compared before and after, so two concurrent commands of one Box may
-//     both report a limit the other hit.
+//     Box's group are removed when it is closed and idle. A command the OOM
+//     killer hit (oom_kill in memory.events, v1 memory.oom_control) or that
+//     failed a fork at pids.max (pids.events max) returns a
+//     *compute.LimitError; counters are compared before and after, so two
+//     concurrent commands of one Box may both report a limit the other hit.
 //   - rlimit (no usable cgroup, e.g. an unprivileged executor without
 //     delegation): RLIMIT_DATA = the memory limit per process (not the
 //     sandbox's total), and for a non-root executor RLIMIT_NPROC = the pids
