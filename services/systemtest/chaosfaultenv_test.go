@@ -4,6 +4,7 @@ package systemtest_test
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -29,6 +30,8 @@ type faultChaos struct {
 	*chaos
 	fake *kfake.Cluster
 	logs *observer.ObservedLogs
+	// gates holds a file per run of the "held" agent that may go on.
+	gates string
 }
 
 // newFaultChaos starts the same system as newChaos (front stack with API and
@@ -48,7 +51,15 @@ func newFaultChaosOn(t *testing.T, cl *kafka.Cluster) *faultChaos {
 		{Text: "Running the tool now.", ChunkChars: 8, Delay: 2 * time.Millisecond, ToolCalls: call1("shell", tool)},
 		{Text: "done"},
 	}}
-	cat, err := profile.NewCatalog(agent)
+	// held is the same agent whose tool call waits, before it counts, until
+	// the scenario lets its run go on (release).
+	gates := t.TempDir()
+	held := agent
+	held.ID = "held"
+	held.Script = []profile.Turn{agent.Script[0], agent.Script[1]}
+	held.Script[0].ToolCalls = call1("shell", fmt.Sprintf(`{"command":"r=$(basename \"$(dirname \"$TMPDIR\")\"); `+
+		`while [ ! -e %s/$r ]; do sleep 0.01; done; echo $r >> %s","timeoutSeconds":600}`, gates, count))
+	cat, err := profile.NewCatalog(agent, held)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +76,18 @@ func newFaultChaosOn(t *testing.T, cl *kafka.Cluster) *faultChaos {
 		o.Logger = zap.New(zapcore.NewTee(o.Logger.Core(), core)).Named(o.ExecutorID)
 	}
 	c.front = c.stack("front", nil, stack.API, stack.ProjectorPostgres)
-	return &faultChaos{chaos: c, fake: cl.Fake(), logs: logs}
+	return &faultChaos{chaos: c, fake: cl.Fake(), logs: logs, gates: gates}
+}
+
+// release lets the runs of the "held" agent among ids go on past their tool
+// call's wait.
+func (f *faultChaos) release(ids []string) {
+	f.t.Helper()
+	for _, id := range ids {
+		if err := os.WriteFile(filepath.Join(f.gates, id), nil, 0o600); err != nil {
+			f.t.Fatal(err)
+		}
+	}
 }
 
 // logged counts warnings and errors whose logger name, message and fields
