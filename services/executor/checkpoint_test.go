@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,6 +19,10 @@ import (
 	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
 	"github.com/xbot-runtime/xbot/infra/kafka"
 	"github.com/xbot-runtime/xbot/infra/kafka/partition"
+	"github.com/xbot-runtime/xbot/services/engine/agentloop"
+	"github.com/xbot-runtime/xbot/services/engine/model"
+	"github.com/xbot-runtime/xbot/services/engine/profile"
+	"github.com/xbot-runtime/xbot/services/engine/tools"
 	"github.com/xbot-runtime/xbot/services/executor"
 )
 
@@ -217,13 +222,17 @@ func (h *harness) checkpointRecords() int {
 // where a new owner catches up); a new owner folds the deltas that followed
 // it, so the run's log goes on gap-free. So does an owner that finds the
 // lagging runs listed, as executors before lagFrom wrote the meta record.
+// The run's model holds mid-stream until the first owner is gone: a run that
+// finished streaming before the test read the meta record would leave its
+// checkpoint lagging no more (a loaded CI run once did).
 func TestNewOwnerFoldsTheDeltasAfterALaggingCheckpoint(t *testing.T) {
 	t.Parallel()
 	for _, listed := range []bool{false, true} {
 		t.Run(fmt.Sprintf("listed=%v", listed), func(t *testing.T) {
 			t.Parallel()
 			h := newHarness(t, slowProfile())
-			ex1 := h.startExecutor("ex1", nil)
+			gate := make(chan struct{})
+			ex1 := h.startWithEngine("ex1", heldEngine(gate))
 			c := createRun(t, "acme", "lag", "slow", "x")
 			h.send(c)
 			h.waitFor("streaming", func(map[string]events.RunState) bool { return count(h, c.RunID, events.ItemDelta) >= 4 })
@@ -240,7 +249,8 @@ func TestNewOwnerFoldsTheDeltasAfterALaggingCheckpoint(t *testing.T) {
 				delete(meta, "lagFrom")
 				h.writeMeta(c.RunID, meta)
 			}
-			h.startExecutor("ex2", nil)
+			close(gate)
+			h.startWithEngine("ex2", heldEngine(gate))
 			states := h.waitFor("completed by ex2", statusIs(c.RunID, events.StatusCompleted))
 			if got := completedAssistantMessages(states[c.RunID]); got != 1 {
 				t.Fatalf("completed assistant messages = %d, want 1", got)
@@ -250,6 +260,46 @@ func TestNewOwnerFoldsTheDeltasAfterALaggingCheckpoint(t *testing.T) {
 			}
 		})
 	}
+}
+
+// heldEngine is the agent loop with heldModel for every profile.
+func heldEngine(gate <-chan struct{}) executor.Engine {
+	return agentloop.New(agentloop.Config{
+		Models: func(profile.Profile) (model.Provider, string, error) {
+			return heldModel{gate: gate}, profile.ModelScripted, nil
+		},
+		Tools: tools.Builtin(tools.Options{}), Log: zap.NewNop(),
+	})
+}
+
+// heldModel streams six chunks 60 ms apart (the agent loop flushes a delta
+// at most every 50 ms, so each but perhaps the last is a delta event of its
+// own), then waits until gate is closed before it ends its answer.
+type heldModel struct{ gate <-chan struct{} }
+
+func (m heldModel) Stream(ctx context.Context, _ model.Request, onDelta func(model.Delta)) (model.Response, error) {
+	var text strings.Builder
+	emit := func(s string) {
+		text.WriteString(s)
+		onDelta(model.Delta{Text: s})
+	}
+	for i := range 6 {
+		if i > 0 {
+			select {
+			case <-ctx.Done():
+				return model.Response{Text: text.String()}, ctx.Err()
+			case <-time.After(60 * time.Millisecond):
+			}
+		}
+		emit(fmt.Sprintf("chunk %d ", i))
+	}
+	select {
+	case <-ctx.Done():
+		return model.Response{Text: text.String()}, ctx.Err()
+	case <-m.gate:
+	}
+	emit("done")
+	return model.Response{Text: text.String(), FinishReason: "stop"}, nil
 }
 
 // lastMeta returns the last meta record of the checkpoints partition of runID.
