@@ -23,9 +23,15 @@ import (
 // server that binds it by number. Where the range leaves no room, the kernel
 // picks one (port 0).
 func FreePort() (int, error) {
-	if hi := ephemeralLow(); hi-lowPort >= minRoom {
+	return freePort(ephemeralLow(), rand.IntN)
+}
+
+// freePort is FreePort below hi, the ephemeral range's low end, each try at
+// lowPort + pick(hi - lowPort).
+func freePort(hi int, pick func(n int) int) (int, error) {
+	if hi-lowPort >= minRoom {
 		for range pickTries {
-			port := lowPort + rand.IntN(hi-lowPort) // #nosec G404 -- not a secret, a spread
+			port := lowPort + pick(hi-lowPort)
 			if free(port) {
 				return port, nil
 			}
