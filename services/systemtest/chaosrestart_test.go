@@ -6,25 +6,28 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/xbot-runtime/xbot/infra/devstack"
 	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
 	"github.com/xbot-runtime/xbot/infra/devstack/kafkatest"
 	"github.com/xbot-runtime/xbot/infra/kafka"
 	"github.com/xbot-runtime/xbot/services/stack"
 )
 
-// freeAddr returns a loopback address with a port free right now.
+// freeAddr returns a loopback address whose port was free when asked, below
+// the kernel's ephemeral range (devstack.FreePort): no outgoing connection
+// can take it while the broker restarts on it.
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
+	port, err := devstack.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 }
 
 // TestChaosBrokerRestarted stops the (persistent) broker in the middle of a
