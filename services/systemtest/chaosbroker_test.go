@@ -18,15 +18,17 @@ import (
 // partitions that hold most runs while runs with tool calls are in flight:
 // the executors' transactions and the projector's reads move to the new
 // leaders, runs created after the kill go through, and every run completes
-// once. The broker comes back before the checks, as an operator would
-// bring it back.
+// once. A run of the "held" agent is in its tool call at the kill and goes
+// on after it. The broker comes back before the checks, as an operator
+// would bring it back.
 func TestChaosBrokerLeaderKilled(t *testing.T) {
 	t.Parallel()
 	c := newBrokerChaos(t)
 	c.stack("ex1", nil, stack.Executor)
 	c.stack("ex2", nil, stack.Executor)
 	batch := chaosN(30, 12)
-	ids := c.createRuns("leader-before", batch)
+	ids := c.createRunsOf("held", "leader-held", 1)
+	ids = append(ids, c.createRuns("leader-before", batch)...)
 	c.untilSomeTerminal(ids, 1)
 	victim := c.busiestLeader(ids)
 	if c.midFlight(fmt.Sprintf("killing broker %d", c.kafka.NodeID(victim)), ids) == 0 {
@@ -36,6 +38,7 @@ func TestChaosBrokerLeaderKilled(t *testing.T) {
 	if err := c.kafka.Kill(victim); err != nil {
 		t.Fatal(err)
 	}
+	c.release(ids[:1])
 	ids = append(ids, c.createRuns("leader-after", batch)...)
 	c.untilTerminal(ids, 3*time.Minute, 100*time.Millisecond, nil)
 	t.Logf("figure: every run terminal %s after the leader was killed", time.Since(killed).Round(time.Millisecond))
@@ -104,7 +107,8 @@ func (k *coordKiller) nextCommit(p int32) {
 // commit, again after the broker is back: the commit's outcome is decided by
 // the coordinator that takes over (from the replicated transaction log), the
 // executor either learns it or gives the partition up, and every run
-// completes once.
+// completes once. Each round's run of the "held" agent waits in its tool
+// call until the killed broker is back.
 func TestChaosBrokerTxnCoordinatorKilled(t *testing.T) {
 	t.Parallel()
 	c := newBrokerChaos(t)
@@ -115,8 +119,10 @@ func TestChaosBrokerTxnCoordinatorKilled(t *testing.T) {
 	var ids []string
 	midFlight := 0
 	for i := range kills {
+		held := c.createRunsOf("held", fmt.Sprint("coord-held", i), 1)
 		ids = append(ids, c.createRuns(fmt.Sprint("coord", i), batch)...)
 		c.untilSomeTerminal(ids, len(ids)-batch+1)
+		ids = append(ids, held...)
 		k.armed.Store(true)
 		hit := c.awaitKill(k, &ids, i)
 		if hit.err != nil {
@@ -132,6 +138,7 @@ func TestChaosBrokerTxnCoordinatorKilled(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		c.release(held)
 		c.untilFullyReplicated()
 	}
 	if midFlight == 0 {
@@ -165,6 +172,8 @@ func (c *brokerChaos) awaitKill(k *coordKiller, ids *[]string, round int) coordK
 // TestChaosBrokerAllRestarted crashes every broker at once (SIGKILL) while
 // runs are in flight and starts them again on the same ports and data:
 // executors, projector and API reconnect, and every run completes once.
+// Each round's run of the "held" agent waits in its tool call until the
+// brokers are back.
 func TestChaosBrokerAllRestarted(t *testing.T) {
 	t.Parallel()
 	c := newBrokerChaos(t)
@@ -174,8 +183,10 @@ func TestChaosBrokerAllRestarted(t *testing.T) {
 	var ids []string
 	midFlight := 0
 	for i := range restarts {
+		held := c.createRunsOf("held", fmt.Sprint("all-held", i), 1)
 		ids = append(ids, c.createRuns(fmt.Sprint("all", i), batch)...)
 		c.untilSomeTerminal(ids, len(ids)-batch+1)
+		ids = append(ids, held...)
 		if c.midFlight("crashing every broker", ids) > 0 {
 			midFlight++
 		}
@@ -192,6 +203,7 @@ func TestChaosBrokerAllRestarted(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Logf("figure: cluster down to serving again in %s", time.Since(down).Round(time.Millisecond))
+		c.release(held)
 	}
 	if midFlight == 0 {
 		t.Error("every restart found the workload done: the scenario proves nothing")
@@ -210,14 +222,16 @@ const brokerFrozenFor = 15 * time.Second
 // executors' consumer group while runs are in flight, keeps it frozen until
 // the others have fenced it and moved the group's coordinator away, creates
 // runs meanwhile, then lets it run again (SIGCONT): it wakes up with stale
-// leaderships and connections, and every run completes once.
+// leaderships and connections, and every run completes once. A run of the
+// "held" agent waits in its tool call until the broker runs again.
 func TestChaosBrokerFrozen(t *testing.T) {
 	t.Parallel()
 	c := newBrokerChaos(t)
 	c.stack("ex1", nil, stack.Executor)
 	c.stack("ex2", nil, stack.Executor)
 	batch := chaosN(24, 12)
-	ids := c.createRuns("frozen-before", batch)
+	ids := c.createRunsOf("held", "frozen-held", 1)
+	ids = append(ids, c.createRuns("frozen-before", batch)...)
 	c.untilSomeTerminal(ids, 1)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	victim, err := c.groupCoordinator(ctx, kafka.DefaultExecutorGroup, -1)
@@ -239,6 +253,7 @@ func TestChaosBrokerFrozen(t *testing.T) {
 	if err := c.kafka.Resume(victim); err != nil {
 		t.Fatal(err)
 	}
+	c.release(ids[:1])
 	c.untilTerminal(ids, 3*time.Minute, 100*time.Millisecond, nil)
 	c.check(c.front, ids)
 }

@@ -32,6 +32,8 @@ type chaos struct {
 	*env
 	front *stack.Stack
 	count string
+	// gates holds a file per run of the "held" agent that may go on.
+	gates string
 	opts  func(*stack.Options)
 }
 
@@ -53,33 +55,64 @@ func newChaos(t *testing.T, front ...stack.Component) *chaos {
 func newChaosIn(e *env, front ...stack.Component) *chaos {
 	t := e.t
 	t.Helper()
-	count := filepath.Join(t.TempDir(), "count")
+	c := newChaosAgents(e)
+	comp, err := local.New(local.Config{Dir: t.TempDir(), Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.opts = func(o *stack.Options) { o.Compute = comp }
+	if len(front) == 0 {
+		front = []stack.Component{stack.API, stack.ProjectorPostgres}
+	}
+	c.front = c.stack("front", nil, front...)
+	return c
+}
+
+// newChaosAgents gives e the chaos agents, whose shell tool appends its
+// run's id to the count file:
+//   - "tooler" calls it once, then answers;
+//   - "approver" is tooler with the call needing a person's approval;
+//   - "held" is tooler whose call first waits until the scenario lets its run
+//     go on (release): a run in flight at a fault whatever the machine's
+//     speed.
+//
+// The caller sets the chaos's opts and starts its front stack.
+func newChaosAgents(e *env) *chaos {
+	t := e.t
+	t.Helper()
+	count, gates := filepath.Join(t.TempDir(), "count"), t.TempDir()
 	// The run's TMPDIR is <sandbox>/sessions/<sid>/runs/<runId>/tmp.
 	tool := fmt.Sprintf(`{"command":"basename \"$(dirname \"$TMPDIR\")\" >> %s"}`, count)
 	agent := profile.Profile{ID: "tooler", Model: profile.ModelScripted, Tools: []string{"shell"}, Script: []profile.Turn{
 		{Text: "Running the tool now.", ChunkChars: 8, Delay: 2 * time.Millisecond, ToolCalls: call1("shell", tool)},
 		{Text: "done"},
 	}}
-	// approver is the same agent, whose tool call needs a person's approval.
 	approver := agent
 	approver.ID = "approver"
 	approver.Policy = policy.Config{Rules: []policy.Rule{{ID: "chaos-approval", Tool: "shell", Argument: "command",
 		Pattern: "^basename", Action: policy.RequireApproval}}}
-	cat, err := profile.NewCatalog(agent, approver)
+	held := agent
+	held.ID = "held"
+	held.Script = []profile.Turn{agent.Script[0], agent.Script[1]}
+	held.Script[0].ToolCalls = call1("shell", fmt.Sprintf(`{"command":"r=$(basename \"$(dirname \"$TMPDIR\")\"); `+
+		`while [ ! -e %s/$r ]; do sleep 0.01; done; echo $r >> %s","timeoutSeconds":600}`, gates, count))
+	cat, err := profile.NewCatalog(agent, approver, held)
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.cat = cat
-	comp, err := local.New(local.Config{Dir: t.TempDir(), Logger: zap.NewNop()})
-	if err != nil {
-		t.Fatal(err)
+	return &chaos{env: e, count: count, gates: gates}
+}
+
+// release lets the runs of the "held" agent among ids go on past their tool
+// call's wait.
+func (c *chaos) release(ids []string) {
+	c.t.Helper()
+	for _, id := range ids {
+		if err := os.WriteFile(filepath.Join(c.gates, id), nil, 0o600); err != nil {
+			c.t.Fatal(err)
+		}
 	}
-	c := &chaos{env: e, count: count, opts: func(o *stack.Options) { o.Compute = comp }}
-	if len(front) == 0 {
-		front = []stack.Component{stack.API, stack.ProjectorPostgres}
-	}
-	c.front = c.stack("front", nil, front...)
-	return c
 }
 
 // stack starts a stack with the given components and the chaos compute.
