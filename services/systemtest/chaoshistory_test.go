@@ -54,8 +54,11 @@ func TestChaosTakeoverAfterALongHistory(t *testing.T) {
 	ex2 := c.stack("ex2", nil, stack.Executor)
 	eventually.Holds(t, time.Minute, "ex2 owns a partition", func() bool { return len(ex2.Executor.Partitions()) > 0 })
 	// The tool runs start on both executors; once the first has ended,
-	// the rest are in flight when ex1 dies.
-	ids := c.createRuns("history", chaosN(60, 30))
+	// the rest are in flight when ex1 dies, and a run of the "held" agent
+	// is whatever the machine's speed: its tool call waits until the
+	// takeover is done.
+	ids := c.createRunsOf("held", "history-held", 1)
+	ids = append(ids, c.createRuns("history", chaosN(60, 30))...)
 	eventually.Holds(t, time.Minute, "a tool run ended", func() bool { return notEnded(b, ids) < len(ids) })
 	inFlight, toolRunsLeft := b.Pending(), notEnded(b, ids)
 	ex1.Executor.Kill()
@@ -64,6 +67,7 @@ func TestChaosTakeoverAfterALongHistory(t *testing.T) {
 	eventually.Holds(t, 2*time.Minute, "ex2 owns every partition", func() bool {
 		return len(ex2.Executor.Partitions()) == b.Partitions()
 	})
+	c.release(ids[:1])
 	stopLoad()
 	wg.Wait()
 	if loadErr != nil {
