@@ -57,7 +57,9 @@ func (c *Client) FollowRun(ctx context.Context, runID, query string, fn func(Str
 // up to a blank line; only id and data are used by the API.
 func readEvents(r io.Reader, fn func(StreamEvent) error) error {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), maxStreamLine)
+	// The buffer starts at bufio's 4 KiB and doubles for a longer line, up to
+	// maxStreamLine: a client following many streams keeps a few KiB for each.
+	sc.Buffer(nil, maxStreamLine)
 	var ev StreamEvent
 	var data []string
 	for sc.Scan() {

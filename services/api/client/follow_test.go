@@ -48,6 +48,24 @@ func TestFollowRunReadsEventsUntilDone(t *testing.T) {
 	}
 }
 
+// TestFollowRunReadsALineLongerThanItsFirstBuffer reads a data line of
+// 300 KiB, past the reader's first buffer, whole.
+func TestFollowRunReadsALineLongerThanItsFirstBuffer(t *testing.T) {
+	t.Parallel()
+	long := `{"type":"text-delta","delta":"` + strings.Repeat("x", 300<<10) + `"}`
+	c := streamAPI(t, "id: 1\ndata: "+long+"\n\nid: 2\ndata: {}\n\ndata: [DONE]\n\n")
+	var got []client.StreamEvent
+	if err := c.FollowRun(t.Context(), "run_1", "", func(e client.StreamEvent) error {
+		got = append(got, e)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].ID != "1" || got[0].Data != long || got[1].ID != "2" || got[1].Data != "{}" {
+		t.Fatalf("events: %d, first %q (%d bytes of data)", len(got), got[0].ID, len(got[0].Data))
+	}
+}
+
 func TestFollowRunEndings(t *testing.T) {
 	t.Parallel()
 	stop := errors.New("enough")
