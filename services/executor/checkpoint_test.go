@@ -19,10 +19,8 @@ import (
 	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
 	"github.com/xbot-runtime/xbot/infra/kafka"
 	"github.com/xbot-runtime/xbot/infra/kafka/partition"
-	"github.com/xbot-runtime/xbot/services/engine/agentloop"
 	"github.com/xbot-runtime/xbot/services/engine/model"
 	"github.com/xbot-runtime/xbot/services/engine/profile"
-	"github.com/xbot-runtime/xbot/services/engine/tools"
 	"github.com/xbot-runtime/xbot/services/executor"
 )
 
@@ -264,12 +262,7 @@ func TestNewOwnerFoldsTheDeltasAfterALaggingCheckpoint(t *testing.T) {
 
 // heldEngine is the agent loop with heldModel for every profile.
 func heldEngine(gate <-chan struct{}) executor.Engine {
-	return agentloop.New(agentloop.Config{
-		Models: func(profile.Profile) (model.Provider, string, error) {
-			return heldModel{gate: gate}, profile.ModelScripted, nil
-		},
-		Tools: tools.Builtin(tools.Options{}), Log: zap.NewNop(),
-	})
+	return engineOn(func(profile.Profile) model.Provider { return heldModel{gate: gate} }, zap.NewNop())
 }
 
 // heldModel streams six chunks 60 ms apart (the agent loop flushes a delta

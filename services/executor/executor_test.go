@@ -144,9 +144,15 @@ func statusIs(runID string, s events.Status) func(map[string]events.RunState) bo
 
 // scriptedEngine is the agent loop on the scripted model, without a sandbox.
 func scriptedEngine(log *zap.Logger) executor.Engine {
+	return engineOn(func(p profile.Profile) model.Provider { return scripted.New(p.Script) }, log)
+}
+
+// engineOn is the agent loop with the builtin tools, without a sandbox, on
+// the model that provider gives each profile.
+func engineOn(provider func(profile.Profile) model.Provider, log *zap.Logger) executor.Engine {
 	return agentloop.New(agentloop.Config{
 		Models: func(p profile.Profile) (model.Provider, string, error) {
-			return scripted.New(p.Script), profile.ModelScripted, nil
+			return provider(p), profile.ModelScripted, nil
 		},
 		Tools: tools.Builtin(tools.Options{}), Log: log,
 	})

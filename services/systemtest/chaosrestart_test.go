@@ -5,30 +5,15 @@ package systemtest_test
 import (
 	"context"
 	"fmt"
-	"net"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/xbot-runtime/xbot/infra/devstack"
 	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
 	"github.com/xbot-runtime/xbot/infra/devstack/kafkatest"
 	"github.com/xbot-runtime/xbot/infra/kafka"
 	"github.com/xbot-runtime/xbot/services/stack"
 )
-
-// freeAddr returns a loopback address whose port was free when asked, below
-// the kernel's ephemeral range (devstack.FreePort): no outgoing connection
-// can take it while the broker restarts on it.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	port, err := devstack.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-}
 
 // TestChaosBrokerRestarted stops the (persistent) broker in the middle of a
 // workload and starts it again on the same address and data dir: clients
@@ -38,7 +23,7 @@ func freeAddr(t *testing.T) string {
 func TestChaosBrokerRestarted(t *testing.T) {
 	t.Parallel()
 	kafkatest.RequireFake(t, "the scenario restarting all brokers during a workload (chaosbroker_test.go)")
-	cfg := kafka.ClusterConfig{Addr: freeAddr(t), DataDir: t.TempDir(), Partitions: 4}
+	cfg := kafka.ClusterConfig{Addr: freeLoopbackAddr(t), DataDir: t.TempDir(), Partitions: 4}
 	cl, err := kafka.StartCluster(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/infra/devstack"
 	"github.com/xbot-runtime/xbot/services/engine/compute"
 	"github.com/xbot-runtime/xbot/services/engine/compute/bwrap"
 	"github.com/xbot-runtime/xbot/services/engine/compute/computetest"
@@ -157,19 +159,17 @@ func probeCommand(targets map[string]string) string {
 	return cmd.String()
 }
 
-// freeLoopbackAddr is a 127.0.0.1 address with a port free just now, for
-// the API: the agent's script must name it before the stack starts.
+// freeLoopbackAddr is a 127.0.0.1 address whose port was free when asked,
+// below the kernel's ephemeral range (devstack.FreePort): no outgoing
+// connection can take it before a server binds it, or while one restarts on
+// it. For an address a test must know before its server starts.
 func freeLoopbackAddr(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	port, err := devstack.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := ln.Addr().String()
-	if err := ln.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return addr
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 }
 
 // nonLoopbackIP is an IPv4 address of this host other than loopback.

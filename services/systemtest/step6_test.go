@@ -2,13 +2,11 @@ package systemtest_test
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/xbot-runtime/xbot/infra/devstack"
 	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
 	"github.com/xbot-runtime/xbot/infra/devstack/kafkatest"
 	"github.com/xbot-runtime/xbot/infra/kafka"
@@ -35,11 +33,7 @@ func TestStep6RestartWhileAReplyStreams(t *testing.T) {
 	agent := profile.Profile{ID: "streamer", Model: profile.ModelScripted,
 		Script: []profile.Turn{{Text: text, ChunkChars: 3, Delay: 10 * time.Millisecond}}}
 	e := newEnv(t).withAgents(agent)
-	port, err := devstack.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	addr := freeLoopbackAddr(t)
 	front := func(name string) *stack.Stack {
 		st := e.startWith(name, func(o *stack.Options) {
 			o.Components, o.APIAddr = []stack.Component{stack.API, stack.ProjectorPostgres}, addr
