@@ -2,11 +2,18 @@ package kafka
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"net"
 	"slices"
 	"strconv"
+	"sync/atomic"
+	"syscall"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -152,7 +159,53 @@ func ReadAt(ctx context.Context, c Config, topic string, p int32, offset int64) 
 // bounds returns the first offset of partition p and its last stable offset.
 // Reading stops at the latter; a partition whose records were all deleted has
 // start == end and nothing to read.
+//
+// A broker that restarts refuses connections for a while, or closes one
+// before its first answer, which franz-go does not retry (it takes the close
+// for a missing SASL setting; the process's start checked the settings with
+// EnsureTopics). bounds asks again after such a failure, backing off, for up
+// to readRetryFor: an executor reading a run's events at that moment would
+// otherwise fail the run.
 func bounds(ctx context.Context, cl *kgo.Client, topic string, p int32) (start, end int64, err error) {
+	giveUp := time.Now().Add(readRetryFor)
+	for delay := 50 * time.Millisecond; ; delay = min(2*delay, 2*time.Second) {
+		start, end, err = listBounds(ctx, cl, topic, p)
+		if err == nil || !transient(err) || time.Now().Add(delay).After(giveUp) {
+			return start, end, err
+		}
+		if hook := testHookReadRetry.Load(); hook != nil {
+			(*hook)(topic, err)
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return 0, 0, err
+		case <-t.C:
+		}
+	}
+}
+
+// readRetryFor is how long bounds tries again after transient failures:
+// longer than a broker takes to restart.
+const readRetryFor = time.Minute
+
+// testHookReadRetry, when set, is called each time bounds tries again.
+var testHookReadRetry atomic.Pointer[func(topic string, err error)]
+
+// transient reports whether err is a broker's failure to answer that a later
+// try may not meet: a dial refused or failed, a connection closed or reset,
+// a Kafka error code Kafka calls retriable (a leader moving).
+func transient(err error) bool {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, kgo.ErrClientClosed) {
+		return false
+	}
+	var ne net.Error
+	return kerr.IsRetriable(err) || errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED)
+}
+
+func listBounds(ctx context.Context, cl *kgo.Client, topic string, p int32) (start, end int64, err error) {
 	adm := kadm.NewClient(cl)
 	lookup := func(offs kadm.ListedOffsets, err error) (int64, error) {
 		if err != nil {
