@@ -180,7 +180,7 @@ func bounds(ctx context.Context, cl *kgo.Client, topic string, p int32) (start, 
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return 0, 0, err
+			return 0, 0, errors.Join(ctx.Err(), err)
 		case <-t.C:
 		}
 	}
