@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
+	"unicode"
 
 	"go.uber.org/zap"
 )
@@ -57,6 +60,15 @@ type ApacheKafkaConfig struct {
 	Partitions int
 	// Logger receives lifecycle events. Default: zap.NewNop().
 	Logger *zap.Logger
+	// SASLUsers, when set, makes every broker's client listener
+	// SASL_PLAINTEXT: a client must sign in as one of these users (name →
+	// password) with PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512, and one that
+	// does not is refused. The brokers sign in to each other with PLAIN as
+	// an internal user whose password is drawn anew at every start. Names
+	// are letters, digits, '.', '_' and '-'; a password is not empty and
+	// holds no '"', '\' or control character. No authorizer runs: a user
+	// signed in may do everything.
+	SASLUsers map[string]string
 }
 
 func (c *ApacheKafkaConfig) setDefaults() {
@@ -116,5 +128,18 @@ func (c ApacheKafkaConfig) Validate() error {
 	if c.Partitions < 1 {
 		errs = append(errs, fmt.Errorf("devstack: ApacheKafkaConfig.Partitions %d must be at least 1", c.Partitions))
 	}
+	for name, pw := range c.SASLUsers {
+		if !saslName.MatchString(name) || name == saslBrokerUser {
+			errs = append(errs, fmt.Errorf("devstack: ApacheKafkaConfig.SASLUsers: user name %q is not allowed (letters, digits, '.', '_', '-'; not %q)", name, saslBrokerUser))
+		}
+		if pw == "" || strings.ContainsFunc(pw, func(r rune) bool { return r == '"' || r == '\\' || unicode.IsControl(r) }) {
+			// The password itself is never part of an error.
+			errs = append(errs, fmt.Errorf("devstack: ApacheKafkaConfig.SASLUsers: the password of %q is empty or holds '\"', '\\' or a control character", name))
+		}
+	}
 	return errors.Join(errs...)
 }
+
+// saslName is what a SASL user's name may hold: it is written into the
+// brokers' JAAS configuration unquoted, and SCRAM gives ',' and '=' meaning.
+var saslName = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)

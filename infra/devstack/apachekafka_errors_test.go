@@ -22,6 +22,21 @@ func TestApacheKafkaConfigValidate(t *testing.T) {
 	}
 }
 
+func TestApacheKafkaConfigValidateSASLUsers(t *testing.T) {
+	t.Parallel()
+	const secret = "pa\"ss" // a '"' would end the password's quotes in the brokers' JAAS line
+	_, err := devstack.StartApacheKafka(context.Background(), devstack.ApacheKafkaConfig{Dir: t.TempDir(),
+		SASLUsers: map[string]string{"ok-user": "fine", "a=b": "fine", "devstack-broker": "fine", "empty": "", "quoted": secret}})
+	for _, want := range []string{`user name "a=b"`, `user name "devstack-broker"`, `password of "empty"`, `password of "quoted"`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v does not say %q", err, want)
+		}
+	}
+	if err != nil && (strings.Contains(err.Error(), "ok-user") || strings.Contains(err.Error(), secret)) {
+		t.Errorf("error %v names a valid user or shows a password", err)
+	}
+}
+
 func TestApacheKafkaJavaAndMavenMissing(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()

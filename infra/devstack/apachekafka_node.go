@@ -43,18 +43,23 @@ func (n *kafkaNode) state() string {
 func (n *kafkaNode) addr() string { return "127.0.0.1:" + strconv.Itoa(n.brokerPort) }
 
 // properties renders the node's server.properties. voters is
-// controller.quorum.voters; rf is the cluster size.
-func (n *kafkaNode) properties(voters string, rf, partitions int) string {
+// controller.quorum.voters; rf is the cluster size; sasl, when not nil,
+// makes the client listener SASL_PLAINTEXT.
+func (n *kafkaNode) properties(voters string, rf, partitions int, sasl *saslSetup) string {
 	minISR := min(rf, 2) // 2 of 3: one broker may fail without refusing acks=all writes
+	listener := "PLAINTEXT"
+	if sasl != nil {
+		listener = "SASL_PLAINTEXT"
+	}
 	lines := []string{
 		"process.roles=broker,controller",
 		"node.id=" + strconv.Itoa(n.id),
 		"controller.quorum.voters=" + voters,
-		fmt.Sprintf("listeners=PLAINTEXT://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d", n.brokerPort, n.controllerPort),
-		"advertised.listeners=PLAINTEXT://" + n.addr(),
+		fmt.Sprintf("listeners=%s://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d", listener, n.brokerPort, n.controllerPort),
+		"advertised.listeners=" + listener + "://" + n.addr(),
 		"controller.listener.names=CONTROLLER",
-		"listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
-		"inter.broker.listener.name=PLAINTEXT",
+		"listener.security.protocol.map=" + listener + ":" + listener + ",CONTROLLER:PLAINTEXT",
+		"inter.broker.listener.name=" + listener,
 		"log.dirs=" + filepath.Join(n.dir, "data"),
 		"num.partitions=" + strconv.Itoa(partitions),
 		"default.replication.factor=" + strconv.Itoa(rf),
@@ -78,6 +83,9 @@ func (n *kafkaNode) properties(voters string, rf, partitions int) string {
 		"num.io.threads=4",
 		"num.recovery.threads.per.data.dir=1",
 		"auto.create.topics.enable=true",
+	}
+	if sasl != nil {
+		lines = append(lines, sasl.properties()...)
 	}
 	return strings.Join(lines, "\n") + "\n"
 }

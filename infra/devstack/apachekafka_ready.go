@@ -39,7 +39,27 @@ func (k *ApacheKafka) waitCluster(ctx context.Context) error {
 		return err
 	}
 	k.cfg.Logger.Info("devstack: kafka committed a transaction", zap.Duration("since_jvm_start", time.Since(k.nodes[0].launched)))
+	if k.sasl != nil {
+		if err := k.poll(ctx, k.nodes[0], k.sasl.addSCRAM(k.clientOpts(k.Addrs()...))); err != nil {
+			return err
+		}
+		for _, n := range k.nodes {
+			if err := k.poll(ctx, n, k.sasl.probeSCRAM(n.addr())); err != nil {
+				return err
+			}
+		}
+	}
 	return nil
+}
+
+// clientOpts are the options of a devstack client of the cluster, seeded
+// with addrs: signed in as the brokers' internal user when SASL is on.
+func (k *ApacheKafka) clientOpts(addrs ...string) []kgo.Opt {
+	opts := []kgo.Opt{kgo.SeedBrokers(addrs...)}
+	if k.sasl != nil {
+		opts = append(opts, kgo.SASL(k.sasl.internal()))
+	}
+	return opts
 }
 
 // waitNode waits until node n lists itself.
@@ -97,7 +117,7 @@ func (k *ApacheKafka) exitedNode() *kafkaNode {
 // probeMetadata asks node n alone for the cluster's brokers and checks that
 // want are among them (a broker is listed once it is unfenced).
 func (k *ApacheKafka) probeMetadata(ctx context.Context, n *kafkaNode, want []int32) error {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(n.addr()), kgo.RetryTimeout(time.Second))
+	cl, err := kgo.NewClient(append(k.clientOpts(n.addr()), kgo.RetryTimeout(time.Second))...)
 	if err != nil {
 		return fmt.Errorf("kafka client: %w", err)
 	}
@@ -120,8 +140,8 @@ func (k *ApacheKafka) probeMetadata(ctx context.Context, n *kafkaNode, want []in
 // probeTransaction commits one record to ReadyTopic with a transactional,
 // acks=all producer. The first one creates the transaction state log.
 func (k *ApacheKafka) probeTransaction(ctx context.Context) error {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(k.Addrs()...), kgo.TransactionalID("xbot-devstack-ready"),
-		kgo.RequiredAcks(kgo.AllISRAcks()), kgo.AllowAutoTopicCreation(), kgo.RetryTimeout(10*time.Second))
+	cl, err := kgo.NewClient(append(k.clientOpts(k.Addrs()...), kgo.TransactionalID("xbot-devstack-ready"),
+		kgo.RequiredAcks(kgo.AllISRAcks()), kgo.AllowAutoTopicCreation(), kgo.RetryTimeout(10*time.Second))...)
 	if err != nil {
 		return fmt.Errorf("kafka client: %w", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"errors"
 	"math/big"
 	"net"
 	"os"
@@ -17,8 +18,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"go.uber.org/zap/zaptest"
 
+	"github.com/xbot-runtime/xbot/infra/devstack"
 	"github.com/xbot-runtime/xbot/infra/devstack/kafkatest"
 	"github.com/xbot-runtime/xbot/infra/kafka"
 )
@@ -27,11 +32,12 @@ import (
 // until its context ends, so the bound is how long "refused" takes here.
 const refusedWithin = 3 * time.Second
 
-// securityOnApache is why the SASL and TLS tests run on kfake alone: they
-// start brokers with their own listeners and users, which for Apache Kafka
-// would be one more JVM cluster per mechanism; the clients' side, which is
-// ours, is the same against either broker.
-const securityOnApache = "none yet: a SASL or TLS listener of Apache Kafka is not set up by devstack"
+// saslOnApache and tlsOnApache say what proves the kfake security tests on
+// Apache Kafka.
+const (
+	saslOnApache = "TestSASLOnApacheKafka"
+	tlsOnApache  = "none yet: a TLS listener of Apache Kafka is not set up by devstack"
+)
 
 // startFake starts a kfake cluster with opts and returns its addresses.
 func startFake(t *testing.T, opts ...kfake.Opt) []string {
@@ -55,7 +61,7 @@ func ensureWith(t *testing.T, addrs []string, sec kafka.Security, d time.Duratio
 
 func TestSASLRefusesClientWithoutCredentials(t *testing.T) {
 	t.Parallel()
-	kafkatest.RequireFake(t, securityOnApache)
+	kafkatest.RequireFake(t, saslOnApache)
 	for _, mech := range []string{kafka.SASLPlain, kafka.SASLScramSHA256, kafka.SASLScramSHA512} {
 		t.Run(mech, func(t *testing.T) {
 			t.Parallel()
@@ -75,9 +81,58 @@ func TestSASLRefusesClientWithoutCredentials(t *testing.T) {
 	}
 }
 
+// TestSASLOnApacheKafka signs in to a one-node Apache Kafka cluster whose
+// listener requires SASL, with each mechanism xbot offers. A real broker
+// answers a wrong password with SASL_AUTHENTICATION_FAILED, and EnsureTopics
+// returns that at once: an operator with a mistyped password is told so when
+// the process starts. (kfake closes the connection instead, which franz-go
+// retries until the context ends: the kfake test can only see a refusal.)
+func TestSASLOnApacheKafka(t *testing.T) {
+	if !kafkatest.OnApache(t) {
+		t.Skipf("starts a JVM; runs with %s=%s (on kfake: TestSASLRefusesClientWithoutCredentials)", kafkatest.BrokerEnv, kafkatest.Apache)
+	}
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	const user, pass = "xbot", "s3cret-pass"
+	k, err := devstack.StartApacheKafka(ctx, devstack.ApacheKafkaConfig{Dir: t.TempDir(), Brokers: 1, Partitions: 2,
+		SASLUsers: map[string]string{user: pass}, Logger: zaptest.NewLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = k.Close() })
+	ensure := func(t *testing.T, sec kafka.Security) error {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+		return kafka.EnsureTopics(ctx, kafka.Config{Brokers: k.Addrs(), TopicPrefix: kafkatest.UniqueName(t) + ".",
+			Partitions: 2, ReplicationFactor: 1, Security: sec})
+	}
+	var closed *kgo.ErrFirstReadEOF
+	if err := ensure(t, kafka.Security{}); !errors.As(err, &closed) {
+		t.Errorf("a client without SASL credentials: %v, want the broker to close its first connection", err)
+	}
+	for _, mech := range []string{kafka.SASLPlain, kafka.SASLScramSHA256, kafka.SASLScramSHA512} {
+		t.Run(mech, func(t *testing.T) {
+			wrong := kafka.Security{SASLMechanism: mech, SASLUsername: user, SASLPassword: "wrong"}
+			if err := ensure(t, wrong); !errors.Is(err, kerr.SaslAuthenticationFailed) {
+				t.Errorf("a wrong password: %v, want %v", err, kerr.SaslAuthenticationFailed)
+			}
+			unknown := kafka.Security{SASLMechanism: mech, SASLUsername: "nobody", SASLPassword: pass}
+			if err := ensure(t, unknown); !errors.Is(err, kerr.SaslAuthenticationFailed) {
+				t.Errorf("an unknown user: %v, want %v", err, kerr.SaslAuthenticationFailed)
+			}
+			good := kafka.Security{SASLMechanism: mech, SASLUsername: user, SASLPassword: pass}
+			if err := ensure(t, good); err != nil {
+				t.Fatalf("the right password: %v", err)
+			}
+		})
+	}
+}
+
 func TestTLSVerifiesBrokerAndPresentsClientCert(t *testing.T) {
 	t.Parallel()
-	kafkatest.RequireFake(t, securityOnApache)
+	kafkatest.RequireFake(t, tlsOnApache)
 	pki := newTestPKI(t)
 	serverTLS := &tls.Config{
 		MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{pki.server},
@@ -202,7 +257,7 @@ func writePEM(t *testing.T, path, typ string, der []byte) {
 
 func TestEmbeddedClusterRequiresItsSASLUser(t *testing.T) {
 	t.Parallel()
-	kafkatest.RequireFake(t, securityOnApache)
+	kafkatest.RequireFake(t, "none needed: the embedded cluster is kfake whatever the tests run on")
 	sec := kafka.Security{SASLMechanism: kafka.SASLScramSHA256, SASLUsername: "xbot", SASLPassword: "dev-pass"}
 	c, err := kafka.StartCluster(kafka.ClusterConfig{SASL: sec})
 	if err != nil {
