@@ -32,7 +32,7 @@ type ApacheKafka struct {
 	java      string
 	clusterID string
 	nodes     []*kafkaNode
-	sasl      *saslSetup // nil unless cfg.SASLUsers is set
+	sec       listenerSecurity
 	mu        sync.Mutex // guards the nodes' procs between Close and the methods above
 	closeOnce sync.Once
 	closeErr  error
@@ -116,7 +116,12 @@ func newApacheKafka(cfg ApacheKafkaConfig, java string) (*ApacheKafka, error) {
 	cfg.Dir = dir
 	k := &ApacheKafka{cfg: cfg, java: java}
 	if len(cfg.SASLUsers) > 0 {
-		k.sasl = newSASLSetup(cfg.SASLUsers)
+		k.sec.sasl = newSASLSetup(cfg.SASLUsers)
+	}
+	if cfg.TLS != nil {
+		if k.sec.tls, err = newTLSSetup(*cfg.TLS, dir); err != nil {
+			return nil, err
+		}
 	}
 	if k.clusterID, err = readOrCreateClusterID(filepath.Join(dir, "cluster.id")); err != nil {
 		return nil, err
@@ -159,7 +164,7 @@ func (k *ApacheKafka) prepareNodes() error {
 		}
 	}
 	for _, n := range k.nodes {
-		props := n.properties(strings.Join(voters, ","), k.cfg.Brokers, k.cfg.Partitions, k.sasl)
+		props := n.properties(strings.Join(voters, ","), k.cfg.Brokers, k.cfg.Partitions, k.sec)
 		if err := os.WriteFile(filepath.Join(n.dir, "server.properties"), []byte(props), 0o600); err != nil {
 			return fmt.Errorf("write kafka node %d properties: %w", n.id, err)
 		}

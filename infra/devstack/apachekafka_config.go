@@ -69,6 +69,8 @@ type ApacheKafkaConfig struct {
 	// holds no '"', '\' or control character. No authorizer runs: a user
 	// signed in may do everything.
 	SASLUsers map[string]string
+	// TLS, when set, makes every broker's client listener speak TLS.
+	TLS *ApacheTLS
 }
 
 func (c *ApacheKafkaConfig) setDefaults() {
@@ -127,6 +129,9 @@ func (c ApacheKafkaConfig) Validate() error {
 	}
 	if c.Partitions < 1 {
 		errs = append(errs, fmt.Errorf("devstack: ApacheKafkaConfig.Partitions %d must be at least 1", c.Partitions))
+	}
+	if c.TLS != nil {
+		errs = append(errs, c.TLS.validate())
 	}
 	for name, pw := range c.SASLUsers {
 		if !saslName.MatchString(name) || name == saslBrokerUser {

@@ -37,6 +37,20 @@ func TestApacheKafkaConfigValidateSASLUsers(t *testing.T) {
 	}
 }
 
+func TestApacheKafkaConfigValidateTLS(t *testing.T) {
+	t.Parallel()
+	_, err := devstack.StartApacheKafka(context.Background(), devstack.ApacheKafkaConfig{Dir: t.TempDir(),
+		TLS: &devstack.ApacheTLS{CertFile: "broker.pem"}})
+	for _, want := range []string{"TLS.KeyFile is required", "TLS.CAFile is required"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v does not say %q", err, want)
+		}
+	}
+	if err != nil && strings.Contains(err.Error(), "TLS.CertFile") {
+		t.Errorf("error %v names the file that is set", err)
+	}
+}
+
 func TestApacheKafkaJavaAndMavenMissing(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // kafkaNode is one combined controller+broker: its fixed identity and
@@ -43,14 +45,11 @@ func (n *kafkaNode) state() string {
 func (n *kafkaNode) addr() string { return "127.0.0.1:" + strconv.Itoa(n.brokerPort) }
 
 // properties renders the node's server.properties. voters is
-// controller.quorum.voters; rf is the cluster size; sasl, when not nil,
-// makes the client listener SASL_PLAINTEXT.
-func (n *kafkaNode) properties(voters string, rf, partitions int, sasl *saslSetup) string {
+// controller.quorum.voters; rf is the cluster size; sec is the client
+// listener's security.
+func (n *kafkaNode) properties(voters string, rf, partitions int, sec listenerSecurity) string {
 	minISR := min(rf, 2) // 2 of 3: one broker may fail without refusing acks=all writes
-	listener := "PLAINTEXT"
-	if sasl != nil {
-		listener = "SASL_PLAINTEXT"
-	}
+	listener := sec.protocol()
 	lines := []string{
 		"process.roles=broker,controller",
 		"node.id=" + strconv.Itoa(n.id),
@@ -84,8 +83,11 @@ func (n *kafkaNode) properties(voters string, rf, partitions int, sasl *saslSetu
 		"num.recovery.threads.per.data.dir=1",
 		"auto.create.topics.enable=true",
 	}
-	if sasl != nil {
-		lines = append(lines, sasl.properties()...)
+	if sec.sasl != nil {
+		lines = append(lines, sec.sasl.properties(listener)...)
+	}
+	if sec.tls != nil {
+		lines = append(lines, sec.tls.properties(listener)...)
 	}
 	return strings.Join(lines, "\n") + "\n"
 }
@@ -184,4 +186,37 @@ func killNode(n *kafkaNode) error {
 		return fmt.Errorf("kill kafka node %d: %w", n.id, err)
 	}
 	return nil
+}
+
+// listenerSecurity is what the brokers' client listener requires: nil
+// fields for plain PLAINTEXT.
+type listenerSecurity struct {
+	sasl *saslSetup
+	tls  *tlsSetup
+}
+
+// protocol is the listener's security protocol, which is also its name.
+func (s listenerSecurity) protocol() string {
+	switch {
+	case s.sasl != nil && s.tls != nil:
+		return "SASL_SSL"
+	case s.sasl != nil:
+		return "SASL_PLAINTEXT"
+	case s.tls != nil:
+		return "SSL"
+	}
+	return "PLAINTEXT"
+}
+
+// clientOpts are the options a devstack client needs to reach the brokers:
+// TLS, and the internal user's sign-in.
+func (s listenerSecurity) clientOpts() []kgo.Opt {
+	var opts []kgo.Opt
+	if s.tls != nil {
+		opts = append(opts, s.tls.dial())
+	}
+	if s.sasl != nil {
+		opts = append(opts, kgo.SASL(s.sasl.internal()))
+	}
+	return opts
 }

@@ -39,12 +39,12 @@ func (k *ApacheKafka) waitCluster(ctx context.Context) error {
 		return err
 	}
 	k.cfg.Logger.Info("devstack: kafka committed a transaction", zap.Duration("since_jvm_start", time.Since(k.nodes[0].launched)))
-	if k.sasl != nil {
-		if err := k.poll(ctx, k.nodes[0], k.sasl.addSCRAM(k.clientOpts(k.Addrs()...))); err != nil {
+	if k.sec.sasl != nil {
+		if err := k.poll(ctx, k.nodes[0], k.sec.sasl.addSCRAM(k.clientOpts(k.Addrs()...))); err != nil {
 			return err
 		}
 		for _, n := range k.nodes {
-			if err := k.poll(ctx, n, k.sasl.probeSCRAM(n.addr())); err != nil {
+			if err := k.poll(ctx, n, k.sec.sasl.probeSCRAM(n.addr(), k.sec.tls)); err != nil {
 				return err
 			}
 		}
@@ -53,13 +53,10 @@ func (k *ApacheKafka) waitCluster(ctx context.Context) error {
 }
 
 // clientOpts are the options of a devstack client of the cluster, seeded
-// with addrs: signed in as the brokers' internal user when SASL is on.
+// with addrs: over TLS and signed in as the brokers' internal user when the
+// listener requires it.
 func (k *ApacheKafka) clientOpts(addrs ...string) []kgo.Opt {
-	opts := []kgo.Opt{kgo.SeedBrokers(addrs...)}
-	if k.sasl != nil {
-		opts = append(opts, kgo.SASL(k.sasl.internal()))
-	}
-	return opts
+	return append([]kgo.Opt{kgo.SeedBrokers(addrs...)}, k.sec.clientOpts()...)
 }
 
 // waitNode waits until node n lists itself.

@@ -39,14 +39,14 @@ func newSASLSetup(users map[string]string) *saslSetup {
 // three mechanisms, PLAIN between brokers, and the PLAIN users in the
 // listener's JAAS configuration (SCRAM users are stored in the cluster's
 // metadata: addSCRAM).
-func (s *saslSetup) properties() []string {
+func (s *saslSetup) properties(listener string) []string {
 	var plainUsers strings.Builder
 	// Validate keeps '"' and '\' out of the passwords: each is quoted as is.
 	fmt.Fprintf(&plainUsers, `username="%s" password="%s" user_%s="%s"`, saslBrokerUser, s.brokerPass, saslBrokerUser, s.brokerPass)
 	for _, name := range slices.Sorted(maps.Keys(s.users)) {
 		fmt.Fprintf(&plainUsers, ` user_%s="%s"`, name, s.users[name])
 	}
-	const prefix = "listener.name.sasl_plaintext."
+	prefix := "listener.name." + strings.ToLower(listener) + "."
 	return []string{
 		"sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
 		"sasl.mechanism.inter.broker.protocol=PLAIN",
@@ -93,12 +93,12 @@ func (s *saslSetup) addSCRAM(opts []kgo.Opt) func(context.Context) error {
 // probeSCRAM returns a probe that signs in to the broker at addr as each
 // user with each SCRAM mechanism: a broker applies stored credentials once
 // it has read them from the metadata log.
-func (s *saslSetup) probeSCRAM(addr string) func(context.Context) error {
+func (s *saslSetup) probeSCRAM(addr string, tls *tlsSetup) func(context.Context) error {
 	return func(ctx context.Context) error {
 		for name, pw := range s.users {
 			auth := scram.Auth{User: name, Pass: pw}
 			for _, m := range []sasl.Mechanism{auth.AsSha256Mechanism(), auth.AsSha512Mechanism()} {
-				if err := signIn(ctx, addr, m); err != nil {
+				if err := signIn(ctx, addr, m, tls); err != nil {
 					return fmt.Errorf("sign in to %s as %s with %s: %w", addr, name, m.Name(), err)
 				}
 			}
@@ -107,9 +107,14 @@ func (s *saslSetup) probeSCRAM(addr string) func(context.Context) error {
 	}
 }
 
-// signIn asks the broker at addr for metadata, signed in with m.
-func signIn(ctx context.Context, addr string, m sasl.Mechanism) error {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.SASL(m), kgo.RetryTimeout(time.Second))
+// signIn asks the broker at addr for metadata, signed in with m (over TLS
+// when tls is not nil).
+func signIn(ctx context.Context, addr string, m sasl.Mechanism, tls *tlsSetup) error {
+	opts := []kgo.Opt{kgo.SeedBrokers(addr), kgo.SASL(m), kgo.RetryTimeout(time.Second)}
+	if tls != nil {
+		opts = append(opts, tls.dial())
+	}
+	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return err
 	}

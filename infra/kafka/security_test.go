@@ -36,7 +36,7 @@ const refusedWithin = 3 * time.Second
 // Apache Kafka.
 const (
 	saslOnApache = "TestSASLOnApacheKafka"
-	tlsOnApache  = "none yet: a TLS listener of Apache Kafka is not set up by devstack"
+	tlsOnApache  = "TestTLSOnApacheKafka"
 )
 
 // startFake starts a kfake cluster with opts and returns its addresses.
@@ -186,11 +186,14 @@ func TestSecurityValidate(t *testing.T) {
 }
 
 // testPKI is a CA, a broker certificate for kafka.test and 127.0.0.1, and a
-// client certificate, all made for one test.
+// client certificate, all made for one test. The broker's certificate also
+// allows client authentication: Apache Kafka's brokers present it to each
+// other (serverCertFile, serverKeyFile).
 type testPKI struct {
-	pool                      *x509.CertPool
-	server                    tls.Certificate
-	caFile, certFile, keyFile string
+	pool                          *x509.CertPool
+	server                        tls.Certificate
+	caFile, certFile, keyFile     string
+	serverCertFile, serverKeyFile string
 }
 
 func newTestPKI(t *testing.T) testPKI {
@@ -204,21 +207,26 @@ func newTestPKI(t *testing.T) testPKI {
 	pool.AddCert(caCert)
 	srvKey, _, srvDER := newCert(t, &x509.Certificate{
 		Subject: pkix.Name{CommonName: "kafka.test"}, DNSNames: []string{"kafka.test"},
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
 	}, caCert, caKey)
 	cliKey, _, cliDER := newCert(t, &x509.Certificate{
 		Subject: pkix.Name{CommonName: "xbot"}, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
 	}, caCert, caKey)
 	p := testPKI{pool: pool, caFile: filepath.Join(dir, "ca.pem"),
-		certFile: filepath.Join(dir, "client.pem"), keyFile: filepath.Join(dir, "client-key.pem")}
+		certFile: filepath.Join(dir, "client.pem"), keyFile: filepath.Join(dir, "client-key.pem"),
+		serverCertFile: filepath.Join(dir, "server.pem"), serverKeyFile: filepath.Join(dir, "server-key.pem")}
 	p.server = tls.Certificate{Certificate: [][]byte{srvDER}, PrivateKey: srvKey}
 	writePEM(t, p.caFile, "CERTIFICATE", caDER)
 	writePEM(t, p.certFile, "CERTIFICATE", cliDER)
-	der, err := x509.MarshalECPrivateKey(cliKey)
-	if err != nil {
-		t.Fatal(err)
+	writePEM(t, p.serverCertFile, "CERTIFICATE", srvDER)
+	for path, key := range map[string]*ecdsa.PrivateKey{p.keyFile: cliKey, p.serverKeyFile: srvKey} {
+		der, err := x509.MarshalECPrivateKey(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		writePEM(t, path, "EC PRIVATE KEY", der)
 	}
-	writePEM(t, p.keyFile, "EC PRIVATE KEY", der)
 	return p
 }
 
@@ -252,6 +260,60 @@ func writePEM(t *testing.T, path, typ string, der []byte) {
 	t.Helper()
 	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestTLSOnApacheKafka is TestTLSVerifiesBrokerAndPresentsClientCert against
+// a one-node Apache Kafka whose listener is SASL_SSL and requires a client
+// certificate.
+func TestTLSOnApacheKafka(t *testing.T) {
+	if !kafkatest.OnApache(t) {
+		t.Skipf("starts a JVM; runs with %s=%s (on kfake: TestTLSVerifiesBrokerAndPresentsClientCert)", kafkatest.BrokerEnv, kafkatest.Apache)
+	}
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	pki := newTestPKI(t)
+	k, err := devstack.StartApacheKafka(ctx, devstack.ApacheKafkaConfig{Dir: t.TempDir(), Brokers: 1, Partitions: 2,
+		SASLUsers: map[string]string{"xbot": "pw"}, Logger: zaptest.NewLogger(t),
+		TLS: &devstack.ApacheTLS{CertFile: pki.serverCertFile, KeyFile: pki.serverKeyFile, CAFile: pki.caFile, ClientAuth: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = k.Close() })
+	ensure := func(t *testing.T, sec kafka.Security, d time.Duration) error {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(ctx, d)
+		defer cancel()
+		return kafka.EnsureTopics(ctx, kafka.Config{Brokers: k.Addrs(), TopicPrefix: kafkatest.UniqueName(t) + ".",
+			Partitions: 2, ReplicationFactor: 1, Security: sec})
+	}
+	sasl := kafka.Security{SASLMechanism: kafka.SASLScramSHA512, SASLUsername: "xbot", SASLPassword: "pw"}
+	// Each refusal is told at once, by what the TLS layer says: no client
+	// retries until its context ends.
+	plaintext := ensure(t, sasl, time.Minute)
+	if plaintext == nil || !strings.Contains(plaintext.Error(), "plaintext connection speaking to a tls endpoint") {
+		t.Errorf("a plaintext client: %v, want franz-go's hint that the broker speaks TLS", plaintext)
+	}
+	noCert := sasl
+	noCert.TLS, noCert.TLSCAFile = true, pki.caFile
+	// The broker's TLS alert (bad_certificate, or certificate_required
+	// under TLS 1.3) comes as a "remote error".
+	var remote *net.OpError
+	if err := ensure(t, noCert, time.Minute); !errors.As(err, &remote) || remote.Op != "remote error" ||
+		!strings.Contains(remote.Err.Error(), "certificate") {
+		t.Errorf("a client without a client certificate: %v, want the broker's TLS alert about its certificate", err)
+	}
+	untrusted := sasl
+	untrusted.TLS, untrusted.TLSCertFile, untrusted.TLSKeyFile = true, pki.certFile, pki.keyFile
+	var unknownCA x509.UnknownAuthorityError
+	if err := ensure(t, untrusted, time.Minute); !errors.As(err, &unknownCA) {
+		t.Errorf("a client without the broker's CA: %v, want %T", err, unknownCA)
+	}
+	good := sasl
+	good.TLS, good.TLSCAFile, good.TLSCertFile, good.TLSKeyFile = true, pki.caFile, pki.certFile, pki.keyFile
+	if err := ensure(t, good, time.Minute); err != nil {
+		t.Fatalf("client with CA, certificate and SASL: %v", err)
 	}
 }
 
