@@ -11,7 +11,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
+	"github.com/xbot-runtime/xbot/infra/devstack/kafkatest"
 	"github.com/xbot-runtime/xbot/infra/kafka"
+	"github.com/xbot-runtime/xbot/infra/metrics"
 )
 
 // produceTo writes n records to partition 0 of topic.
@@ -55,6 +57,14 @@ func TestAReadOutlastsAConnectionClosedBeforeItsAnswer(t *testing.T) {
 	t.Cleanup(cluster.Close)
 	kc := kafka.Config{Brokers: cluster.ListenAddrs()}
 	produceTo(t, kc, "t", 3)
+	retries := func() float64 {
+		f, err := metrics.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f.Value("xbot_kafka_read_retries_total", "topic", "t")
+	}
+	before := retries()
 	var closed atomic.Int64
 	cluster.ControlKey(int16(kmsg.ListOffsets), func(kmsg.Request) (kmsg.Response, error, bool) {
 		closed.Add(1)
@@ -65,6 +75,9 @@ func TestAReadOutlastsAConnectionClosedBeforeItsAnswer(t *testing.T) {
 	}
 	if closed.Load() != 1 {
 		t.Fatalf("%d connections closed, want 1", closed.Load())
+	}
+	if n := retries() - before; n != 1 {
+		t.Errorf("xbot_kafka_read_retries_total{topic=\"t\"} rose by %v, want 1", n)
 	}
 }
 
@@ -79,7 +92,7 @@ func TestAReadWaitsOutABrokerRestart(t *testing.T) {
 	}
 	cfg.Addr = cluster.Addrs()[0]
 	kc := kafka.Config{Brokers: cluster.Addrs()}
-	topic := fmt.Sprintf("restart-%p", t)
+	topic := kafkatest.UniqueName(t)
 	produceTo(t, kc, topic, 3)
 	cluster.Close()
 

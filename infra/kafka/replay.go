@@ -9,12 +9,13 @@ import (
 	"slices"
 	"strconv"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/xbot-runtime/xbot/infra/metrics"
 )
 
 // Record is a committed record of a partition.
@@ -173,6 +174,7 @@ func bounds(ctx context.Context, cl *kgo.Client, topic string, p int32) (start, 
 		if err == nil || !transient(err) || time.Now().Add(delay).After(giveUp) {
 			return start, end, err
 		}
+		metrics.CountReadRetry(topic)
 		if hook := testHookReadRetry.Load(); hook != nil {
 			(*hook)(topic, err)
 		}
@@ -194,15 +196,15 @@ const readRetryFor = time.Minute
 var testHookReadRetry atomic.Pointer[func(topic string, err error)]
 
 // transient reports whether err is a broker's failure to answer that a later
-// try may not meet: a dial refused or failed, a connection closed or reset,
-// a Kafka error code Kafka calls retriable (a leader moving).
+// try may not meet: a dial refused or failed, a connection closed or reset
+// (a net.Error, which a system call's errno is too), an EOF, a Kafka error
+// code Kafka calls retriable (a leader moving).
 func transient(err error) bool {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, kgo.ErrClientClosed) {
 		return false
 	}
 	var ne net.Error
-	return kerr.IsRetriable(err) || errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
-		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED)
+	return kerr.IsRetriable(err) || errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
 }
 
 func listBounds(ctx context.Context, cl *kgo.Client, topic string, p int32) (start, end int64, err error) {

@@ -66,6 +66,10 @@ var (
 		Name: "xbot_sse_bytes_total",
 		Help: "Bytes written to UI stream clients (SSE frames and keep-alives), by stream (run or session).",
 	}, []string{"stream"})
+	kafkaReadRetries = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "xbot_kafka_read_retries_total",
+		Help: "Times a read of the log asked a partition's offsets again after a broker failed to answer (a restart, a refused or closed connection, a leader moving), by topic.",
+	}, []string{"topic"})
 	httpRequestSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "xbot_http_request_seconds",
 		Help:    "Time of one API request, from its headers to the handler's return (a stream's whole life), by route template and status code.",
@@ -78,7 +82,7 @@ func init() {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		transactionSeconds, transactionRecords, stageSeconds, modelCallSeconds, toolCallSeconds,
-		projectorBatchRecords, projectorLagRecords, sseClients, sseBytes, httpRequestSeconds,
+		projectorBatchRecords, projectorLagRecords, sseClients, sseBytes, httpRequestSeconds, kafkaReadRetries,
 	)
 	lagRegistry.MustRegister(projectorLagRecords)
 }

@@ -76,6 +76,7 @@ func TestLabelValuesStayBounded(t *testing.T) {
 		metrics.ObserveToolCall(fmt.Sprintf("bounded_test_tool_%d", i), start)
 		metrics.ObserveRequest(fmt.Sprintf("GET /bounded/%d", i), 200+i%3, start)
 		metrics.ObserveStage(fmt.Sprintf("stage-%d", i), start)
+		metrics.CountReadRetry(fmt.Sprintf("bounded-test-topic-%d", i))
 	}
 	closed, _ := metrics.StreamOpened("run 0b1c")
 	closed()
@@ -85,7 +86,7 @@ func TestLabelValuesStayBounded(t *testing.T) {
 	}
 	// Each cap, plus "other"; routes times the three codes.
 	limits := map[string]int{"xbot_tool_call_seconds": 64 + 1, "xbot_http_request_seconds": (128 + 1) * 3,
-		"xbot_engine_stage_seconds": 3 + 1, "xbot_sse_clients": 2 + 1}
+		"xbot_engine_stage_seconds": 3 + 1, "xbot_sse_clients": 2 + 1, "xbot_kafka_read_retries_total": 16 + 1}
 	for _, f := range families {
 		limit, ok := limits[f.GetName()]
 		if !ok {

@@ -28,6 +28,8 @@ var (
 	routes = newCapped(128)
 	// 16 views is several times the views xbot has.
 	views = newCapped(16)
+	// 16 topics is three times the topics xbot reads (a test's come after).
+	readTopics = newCapped(16)
 )
 
 // ObserveTransaction records one transaction of records records on events
@@ -38,6 +40,10 @@ func ObserveTransaction(partition int32, records int, start time.Time) {
 	transactionSeconds.WithLabelValues(p).Observe(time.Since(start).Seconds())
 	transactionRecords.WithLabelValues(p).Observe(float64(records))
 }
+
+// CountReadRetry records that a read of topic asked again after a broker
+// failed to answer.
+func CountReadRetry(topic string) { kafkaReadRetries.WithLabelValues(readTopics.value(topic)).Inc() }
 
 // ObserveStage records one stage (StageModel, StageTools, StageFinish) of
 // the agent loop that began at start.
