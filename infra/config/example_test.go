@@ -39,6 +39,7 @@ func Example() {
 	// api_jwt_hs256_secret           (unset)          default  XBOT_API_JWT_HS256_SECRET           default
 	// api_jwt_issuer                 (unset)          default  XBOT_API_JWT_ISSUER                 default
 	// api_jwt_public_key_file        (unset)          default  XBOT_API_JWT_PUBLIC_KEY_FILE        default
+	// api_max_concurrent_writes      0                default  XBOT_API_MAX_CONCURRENT_WRITES      default
 	// api_max_conns                  4096             default  XBOT_API_MAX_CONNS                  default
 	// api_max_header_bytes           65536            default  XBOT_API_MAX_HEADER_BYTES           default
 	// api_max_streams                2048             default  XBOT_API_MAX_STREAMS                default

@@ -83,6 +83,9 @@ var registry = []Key{
 	{Name: "api_max_header_bytes", Default: "65536", Usage: "largest request header block accepted (431 beyond)"},
 	// Each connection costs a goroutine and buffers; idle ones count too.
 	{Name: "api_max_conns", Default: "4096", Usage: "most concurrently open connections of one API instance"},
+	// A write holds its slot for its CPU work and a round trip or two; a
+	// burst beyond the slots waits instead of starving the streams.
+	{Name: "api_max_concurrent_writes", Default: "0", Usage: "most write requests (commands) one API instance prepares at once, until each command is sent; more wait their turn (0: four per processor)"},
 	{Name: "api_max_streams", Default: "2048", Usage: "most open SSE streams of one API instance (429 too_many_streams beyond)"},
 	{Name: "api_max_streams_per_principal", Default: "32", Usage: "most open SSE streams of one token's principal (429 too_many_streams beyond)"},
 	// 2s: the read model and every instance's tail lag milliseconds on a

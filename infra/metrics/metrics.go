@@ -70,6 +70,10 @@ var (
 		Name: "xbot_kafka_read_retries_total",
 		Help: "Times a read of the log asked a partition's offsets again after a broker failed to answer (a restart, a refused or closed connection, a leader moving), by topic.",
 	}, []string{"topic"})
+	apiWritesWaiting = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "xbot_api_writes_waiting",
+		Help: "Write requests (commands) of this API instance waiting for a slot to be prepared in (api_max_concurrent_writes).",
+	})
 	httpRequestSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "xbot_http_request_seconds",
 		Help:    "Time of one API request, from its headers to the handler's return (a stream's whole life), by route template and status code.",
@@ -83,6 +87,7 @@ func init() {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		transactionSeconds, transactionRecords, stageSeconds, modelCallSeconds, toolCallSeconds,
 		projectorBatchRecords, projectorLagRecords, sseClients, sseBytes, httpRequestSeconds, kafkaReadRetries,
+		apiWritesWaiting,
 	)
 	lagRegistry.MustRegister(projectorLagRecords)
 }

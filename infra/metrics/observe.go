@@ -88,6 +88,13 @@ func StreamOpened(stream string) (closed func(), wrote func(n int)) {
 	return g.Dec, func(n int) { c.Add(float64(n)) }
 }
 
+// WriteWaits counts a write request waiting for an intake slot until the
+// returned function is called.
+func WriteWaits() (done func()) {
+	apiWritesWaiting.Inc()
+	return apiWritesWaiting.Dec
+}
+
 // ObserveRequest records an API request to route (a route template such as
 // "GET /v1/runs/{runId}", never a path) answered with code, begun at start.
 func ObserveRequest(route string, code int, start time.Time) {

@@ -58,6 +58,8 @@ type API struct {
 	mux    *http.ServeMux
 	// streams serves the UI stream endpoints once EnableStreams is called.
 	streams streams
+	// intake bounds the write requests prepared at once (Limits.MaxWrites).
+	intake *intake
 	// slots counts open streams against Limits.
 	slots *streamSlots
 	// jwt verifies JWT bearer tokens; nil when Config.JWT is off.
@@ -104,7 +106,8 @@ func New(cfg Config, store Store, sender CommandSender, health []HealthCheck, lo
 		return nil, err
 	}
 	a := &API{cfg: cfg, store: store, sender: sender, health: health, log: logger, tokens: tokens, jwt: verifier,
-		mux: http.NewServeMux(), flights: newFlights(), elsewhere: newFlights(), slots: &streamSlots{max: cfg.Limits.MaxStreams, maxPer: cfg.Limits.MaxStreamsPerPrincipal}}
+		mux: http.NewServeMux(), flights: newFlights(), elsewhere: newFlights(), slots: &streamSlots{max: cfg.Limits.MaxStreams, maxPer: cfg.Limits.MaxStreamsPerPrincipal},
+		intake: newIntake(cfg.Limits.MaxWrites)}
 	a.api = humago.New(a.mux, a.humaConfig())
 	a.api.UseMiddleware(a.authenticate, a.resolveAliases)
 	a.registerRoutes()
@@ -193,8 +196,17 @@ func register[I, O any](a *API, op huma.Operation, h func(context.Context, *I) (
 	op.Metadata[handlerErrorsKey], op.Errors = op.Errors, nil
 	op.MaxBodyBytes = a.cfg.MaxBodyBytes
 	op.BodyReadTimeout = a.cfg.Limits.BodyReadTimeout
+	write := op.Method != http.MethodGet && op.Method != http.MethodHead
 	huma.Register(a.api, op, func(ctx context.Context, in *I) (*O, error) {
 		liftReadDeadline(ctx)
+		if write {
+			var slot *intakeSlot
+			var err error
+			if ctx, slot, err = a.intake.enter(ctx); err != nil {
+				return nil, a.problemFor(ctx, err)
+			}
+			defer slot.leave()
+		}
 		out, err := h(ctx, in)
 		if err != nil {
 			return nil, a.problemFor(ctx, err)

@@ -145,6 +145,7 @@ func (a *API) sendAndWait(ctx context.Context, env commands.Envelope, f *flight,
 	// A failed send may still have written the command (a produce that
 	// timed out): its run's claim is kept either way.
 	a.release(ctx, hold, true)
+	leaveIntake(ctx) // the wait for the outcome holds no intake slot
 	if err != nil {
 		a.flights.forget(f)
 		return row, false, fmt.Errorf("send %s %s to run %s: %w: %w", env.Type, env.CommandID, env.RunID, errUnavailable, err)

@@ -39,6 +39,7 @@ const (
 	// DefaultMaxStreamsPerPrincipal caps one principal's open streams: a
 	// few browser tabs, each with a run and a session stream.
 	DefaultMaxStreamsPerPrincipal = 32
+	// The default of MaxWrites is four per processor (defaultMaxWrites).
 	// streamRetryAfter is the Retry-After of a refused stream, in seconds:
 	// about the time a client needs to close a stream it no longer reads.
 	streamRetryAfter = 5
@@ -66,6 +67,10 @@ type Limits struct {
 	// and actor); further ones get 429 too_many_streams. Default
 	// DefaultMaxStreamsPerPrincipal.
 	MaxStreamsPerPrincipal int
+	// MaxWrites caps the write requests (commands) the instance prepares
+	// at once, from their handler's start until their command is sent;
+	// further ones wait their turn (intake). Default four per processor.
+	MaxWrites int
 }
 
 func (l *Limits) setDefaults() {
@@ -76,6 +81,7 @@ func (l *Limits) setDefaults() {
 	setDefault(&l.MaxConns, DefaultMaxConns)
 	setDefault(&l.MaxStreams, DefaultMaxStreams)
 	setDefault(&l.MaxStreamsPerPrincipal, DefaultMaxStreamsPerPrincipal)
+	setDefault(&l.MaxWrites, defaultMaxWrites())
 }
 
 func setDefault[T int | time.Duration](v *T, def T) {
@@ -86,7 +92,7 @@ func setDefault[T int | time.Duration](v *T, def T) {
 
 func (l Limits) validate() error {
 	if l.ReadHeaderTimeout < 0 || l.BodyReadTimeout < 0 || l.IdleTimeout < 0 || l.MaxHeaderBytes < 0 || l.MaxConns < 0 ||
-		l.MaxStreams < 0 || l.MaxStreamsPerPrincipal < 0 {
+		l.MaxStreams < 0 || l.MaxStreamsPerPrincipal < 0 || l.MaxWrites < 0 {
 		return fmt.Errorf("api: Limits must not be negative (%+v)", l)
 	}
 	if l.MaxStreamsPerPrincipal > l.MaxStreams {
