@@ -81,6 +81,26 @@ func TestSASLRefusesClientWithoutCredentials(t *testing.T) {
 	}
 }
 
+// startApache starts a one-node Apache Kafka cluster with cfg's listener
+// security for t, or skips t unless the tests run on Apache Kafka (kfake
+// names the kfake test of the same).
+func startApache(t *testing.T, kfakeTest string, cfg devstack.ApacheKafkaConfig) *devstack.ApacheKafka {
+	t.Helper()
+	if !kafkatest.OnApache(t) {
+		t.Skipf("starts a JVM; runs with %s=%s (on kfake: %s)", kafkatest.BrokerEnv, kafkatest.Apache, kfakeTest)
+	}
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cfg.Dir, cfg.Brokers, cfg.Partitions, cfg.Logger = t.TempDir(), 1, 2, zaptest.NewLogger(t)
+	k, err := devstack.StartApacheKafka(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = k.Close() })
+	return k
+}
+
 // TestSASLOnApacheKafka signs in to a one-node Apache Kafka cluster whose
 // listener requires SASL, with each mechanism xbot offers. A real broker
 // answers a wrong password with SASL_AUTHENTICATION_FAILED, and EnsureTopics
@@ -88,25 +108,12 @@ func TestSASLRefusesClientWithoutCredentials(t *testing.T) {
 // the process starts. (kfake closes the connection instead, which franz-go
 // retries until the context ends: the kfake test can only see a refusal.)
 func TestSASLOnApacheKafka(t *testing.T) {
-	if !kafkatest.OnApache(t) {
-		t.Skipf("starts a JVM; runs with %s=%s (on kfake: TestSASLRefusesClientWithoutCredentials)", kafkatest.BrokerEnv, kafkatest.Apache)
-	}
-	t.Parallel()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
 	const user, pass = "xbot", "s3cret-pass"
-	k, err := devstack.StartApacheKafka(ctx, devstack.ApacheKafkaConfig{Dir: t.TempDir(), Brokers: 1, Partitions: 2,
-		SASLUsers: map[string]string{user: pass}, Logger: zaptest.NewLogger(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = k.Close() })
+	k := startApache(t, "TestSASLRefusesClientWithoutCredentials", devstack.ApacheKafkaConfig{SASLUsers: map[string]string{user: pass}})
+	// A bound the refusals never reach: each is told at once, by the broker.
 	ensure := func(t *testing.T, sec kafka.Security) error {
 		t.Helper()
-		ctx, cancel := context.WithTimeout(ctx, time.Minute)
-		defer cancel()
-		return kafka.EnsureTopics(ctx, kafka.Config{Brokers: k.Addrs(), TopicPrefix: kafkatest.UniqueName(t) + ".",
-			Partitions: 2, ReplicationFactor: 1, Security: sec})
+		return ensureWith(t, k.Addrs(), sec, time.Minute)
 	}
 	var closed *kgo.ErrFirstReadEOF
 	if err := ensure(t, kafka.Security{}); !errors.As(err, &closed) {
@@ -267,31 +274,13 @@ func writePEM(t *testing.T, path, typ string, der []byte) {
 // a one-node Apache Kafka whose listener is SASL_SSL and requires a client
 // certificate.
 func TestTLSOnApacheKafka(t *testing.T) {
-	if !kafkatest.OnApache(t) {
-		t.Skipf("starts a JVM; runs with %s=%s (on kfake: TestTLSVerifiesBrokerAndPresentsClientCert)", kafkatest.BrokerEnv, kafkatest.Apache)
-	}
-	t.Parallel()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
 	pki := newTestPKI(t)
-	k, err := devstack.StartApacheKafka(ctx, devstack.ApacheKafkaConfig{Dir: t.TempDir(), Brokers: 1, Partitions: 2,
-		SASLUsers: map[string]string{"xbot": "pw"}, Logger: zaptest.NewLogger(t),
+	k := startApache(t, "TestTLSVerifiesBrokerAndPresentsClientCert", devstack.ApacheKafkaConfig{SASLUsers: map[string]string{"xbot": "pw"},
 		TLS: &devstack.ApacheTLS{CertFile: pki.serverCertFile, KeyFile: pki.serverKeyFile, CAFile: pki.caFile, ClientAuth: true}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = k.Close() })
-	ensure := func(t *testing.T, sec kafka.Security, d time.Duration) error {
-		t.Helper()
-		ctx, cancel := context.WithTimeout(ctx, d)
-		defer cancel()
-		return kafka.EnsureTopics(ctx, kafka.Config{Brokers: k.Addrs(), TopicPrefix: kafkatest.UniqueName(t) + ".",
-			Partitions: 2, ReplicationFactor: 1, Security: sec})
-	}
 	sasl := kafka.Security{SASLMechanism: kafka.SASLScramSHA512, SASLUsername: "xbot", SASLPassword: "pw"}
 	// Each refusal is told at once, by what the TLS layer says: no client
 	// retries until its context ends.
-	plaintext := ensure(t, sasl, time.Minute)
+	plaintext := ensureWith(t, k.Addrs(), sasl, time.Minute)
 	if plaintext == nil || !strings.Contains(plaintext.Error(), "plaintext connection speaking to a tls endpoint") {
 		t.Errorf("a plaintext client: %v, want franz-go's hint that the broker speaks TLS", plaintext)
 	}
@@ -300,19 +289,19 @@ func TestTLSOnApacheKafka(t *testing.T) {
 	// The broker's TLS alert (bad_certificate, or certificate_required
 	// under TLS 1.3) comes as a "remote error".
 	var remote *net.OpError
-	if err := ensure(t, noCert, time.Minute); !errors.As(err, &remote) || remote.Op != "remote error" ||
+	if err := ensureWith(t, k.Addrs(), noCert, time.Minute); !errors.As(err, &remote) || remote.Op != "remote error" ||
 		!strings.Contains(remote.Err.Error(), "certificate") {
 		t.Errorf("a client without a client certificate: %v, want the broker's TLS alert about its certificate", err)
 	}
 	untrusted := sasl
 	untrusted.TLS, untrusted.TLSCertFile, untrusted.TLSKeyFile = true, pki.certFile, pki.keyFile
 	var unknownCA x509.UnknownAuthorityError
-	if err := ensure(t, untrusted, time.Minute); !errors.As(err, &unknownCA) {
+	if err := ensureWith(t, k.Addrs(), untrusted, time.Minute); !errors.As(err, &unknownCA) {
 		t.Errorf("a client without the broker's CA: %v, want %T", err, unknownCA)
 	}
 	good := sasl
 	good.TLS, good.TLSCAFile, good.TLSCertFile, good.TLSKeyFile = true, pki.caFile, pki.certFile, pki.keyFile
-	if err := ensure(t, good, time.Minute); err != nil {
+	if err := ensureWith(t, k.Addrs(), good, time.Minute); err != nil {
 		t.Fatalf("client with CA, certificate and SASL: %v", err)
 	}
 }
