@@ -103,8 +103,9 @@ const portAttempts = 3
 // of its ports.
 var errPortTaken = errors.New("a kafka node's port is taken")
 
-// newApacheKafka prepares Dir: its cluster id, the log4j configuration and
-// each node's directory, ports and server.properties.
+// newApacheKafka prepares Dir: its cluster id, the log4j configuration, the
+// JVMs' temporary directory and each node's directory, ports and
+// server.properties.
 func newApacheKafka(cfg ApacheKafkaConfig, java string) (*ApacheKafka, error) {
 	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("create data root %s: %w", cfg.Dir, err)
@@ -128,6 +129,9 @@ func newApacheKafka(cfg ApacheKafkaConfig, java string) (*ApacheKafka, error) {
 	}
 	if err := os.WriteFile(filepath.Join(dir, "log4j2.properties"), []byte(kafkaLog4j), 0o600); err != nil {
 		return nil, fmt.Errorf("write kafka log config: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, jvmTmpDir), 0o700); err != nil {
+		return nil, fmt.Errorf("create the brokers' temporary directory: %w", err)
 	}
 	if err := k.prepareNodes(); err != nil {
 		k.closeLogs()

@@ -31,7 +31,8 @@ var defaultKafkaJVMOpts = []string{"-Xms128m", "-Xmx384m", "-XX:+UseSerialGC", "
 type ApacheKafkaConfig struct {
 	// Dir is the data root. Required. Node i (0-based) keeps its properties,
 	// its KRaft storage and its log (kafka.log) in Dir/node-<i+1>; the
-	// cluster id is in Dir/cluster.id. Created when missing; a second start
+	// cluster id is in Dir/cluster.id; the JVMs' temporary files (their
+	// java.io.tmpdir) in Dir/tmp. Created when missing; a second start
 	// on the same Dir keeps the data.
 	Dir string
 	// Brokers is the number of nodes, each a combined controller and broker:

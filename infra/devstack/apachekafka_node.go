@@ -107,10 +107,17 @@ logger.state.name = state.change.logger
 logger.state.level = WARN
 `
 
+// jvmTmpDir is the brokers' java.io.tmpdir under the data root. A broker
+// unpacks native libraries there (snappy-java, zstd-jni: a few hundred KB
+// at each start) and deletes them only when it exits cleanly, so a node
+// killed by the chaos tests or by its parent's death would otherwise leave
+// them in the machine's /tmp for good.
+const jvmTmpDir = "tmp"
+
 // javaArgs are the arguments that run main with the node's config.
 func (k *ApacheKafka) javaArgs(main string, args ...string) []string {
 	a := append([]string(nil), k.cfg.JVMOpts...)
-	a = append(a, "-Djava.awt.headless=true",
+	a = append(a, "-Djava.awt.headless=true", "-Djava.io.tmpdir="+filepath.Join(k.cfg.Dir, jvmTmpDir),
 		"-Dlog4j2.configurationFile="+filepath.Join(k.cfg.Dir, "log4j2.properties"),
 		"-cp", filepath.Join(k.cfg.JarsDir, "*"), main)
 	return append(a, args...)

@@ -300,6 +300,19 @@ func TestApacheKafkaOneBroker(t *testing.T) {
 	if got := consumeUntil(ctx, t, k, topic, kgo.ReadCommitted(), "only"); len(got) != 1 {
 		t.Errorf("read %v, want [only]", got)
 	}
+	// A snappy batch (a value that compresses: franz-go sends a batch
+	// compression does not shrink as it is) makes the broker unpack
+	// snappy-java's native library to validate it: into the data root,
+	// where a killed broker's copy goes with the cluster, not the machine's
+	// /tmp.
+	compressed := kafkaClient(t, k, kgo.DefaultProduceTopic(topic), kgo.ProducerBatchCompression(kgo.SnappyCompression()))
+	if err := compressed.ProduceSync(ctx, kgo.StringRecord(strings.Repeat("snappy ", 1024))).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	if unpacked, _ := filepath.Glob(filepath.Join(k.Dir(), "tmp", "snappy-*")); len(unpacked) == 0 {
+		t.Errorf("no snappy-java library in %s after a snappy batch: the broker's java.io.tmpdir is elsewhere",
+			filepath.Join(k.Dir(), "tmp"))
+	}
 	if err := k.Close(); err != nil {
 		t.Fatal(err)
 	}
