@@ -306,6 +306,26 @@ func TestTLSOnApacheKafka(t *testing.T) {
 	}
 }
 
+// TestTLSOnlyOnApacheKafka: a listener that is SSL without SASL, where the
+// client certificate is the only credential (mutual TLS), as many operators
+// run it. A client presenting the certificate signs in with no SASL
+// settings at all; one without it is refused by the TLS layer, at once.
+func TestTLSOnlyOnApacheKafka(t *testing.T) {
+	pki := newTestPKI(t)
+	k := startApache(t, "TestTLSVerifiesBrokerAndPresentsClientCert", devstack.ApacheKafkaConfig{
+		TLS: &devstack.ApacheTLS{CertFile: pki.serverCertFile, KeyFile: pki.serverKeyFile, CAFile: pki.caFile, ClientAuth: true}})
+	noCert := kafka.Security{TLS: true, TLSCAFile: pki.caFile}
+	var remote *net.OpError
+	if err := ensureWith(t, k.Addrs(), noCert, time.Minute); !errors.As(err, &remote) || remote.Op != "remote error" ||
+		!strings.Contains(remote.Err.Error(), "certificate") {
+		t.Errorf("a client without a client certificate: %v, want the broker's TLS alert about its certificate", err)
+	}
+	good := kafka.Security{TLS: true, TLSCAFile: pki.caFile, TLSCertFile: pki.certFile, TLSKeyFile: pki.keyFile}
+	if err := ensureWith(t, k.Addrs(), good, time.Minute); err != nil {
+		t.Fatalf("a client with the CA and its certificate, no SASL: %v", err)
+	}
+}
+
 func TestEmbeddedClusterRequiresItsSASLUser(t *testing.T) {
 	t.Parallel()
 	kafkatest.RequireFake(t, "none needed: the embedded cluster is kfake whatever the tests run on")
