@@ -43,7 +43,7 @@ func (s *settings) apiAccess(opts *stack.Options) error {
 	l.ReadHeaderTimeout, l.IdleTimeout = dur("api_read_header_timeout"), dur("api_idle_timeout")
 	l.MaxHeaderBytes, l.MaxConns = num("api_max_header_bytes"), num("api_max_conns")
 	l.MaxStreams, l.MaxStreamsPerPrincipal = num("api_max_streams"), num("api_max_streams_per_principal")
-	l.MaxWrites = num("api_max_concurrent_writes")
+	l.MaxWrites, l.WriteTimeout = num("api_max_concurrent_writes"), dur("api_write_timeout")
 	wait, err := s.r.Duration("api_stream_appear_wait")
 	switch {
 	case err != nil:

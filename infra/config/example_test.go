@@ -48,6 +48,7 @@ func Example() {
 	// api_read_header_timeout        10s              default  XBOT_API_READ_HEADER_TIMEOUT        default
 	// api_stream_appear_wait         2s               default  XBOT_API_STREAM_APPEAR_WAIT         default
 	// api_tokens                     (unset)          default  XBOT_API_TOKENS                     default
+	// api_write_timeout              30s              default  XBOT_API_WRITE_TIMEOUT              default
 	// clickhouse_addr                (unset)          default  XBOT_CLICKHOUSE_ADDR                default
 	// clickhouse_database            xbot             default  XBOT_CLICKHOUSE_DATABASE            default
 	// clickhouse_password            (unset)          default  XBOT_CLICKHOUSE_PASSWORD            default

@@ -91,6 +91,9 @@ var registry = []Key{
 	// 2s: the read model and every instance's tail lag milliseconds on a
 	// healthy system; a client should not wait longer than this for a 404.
 	{Name: "api_stream_appear_wait", Default: "2s", Usage: "longest a read or stream of a run or session the read model does not hold yet waits for it: for this instance's tail to pass everything committed before the read, then for the read model (404 after it)"},
+	// 30s rides out a Kafka leader election or a database failover; a
+	// dependency gone for good then frees the write's slot and tells its client.
+	{Name: "api_write_timeout", Default: "30s", Usage: "longest a write request (command) takes until its command is sent: its turn, the database's claims, the produce; past it 503 unavailable (the command may still be queued: retry with the same Idempotency-Key)"},
 	{Name: "agents_file", Usage: "path of agents.yaml (built-in demo profile always present)"},
 	{Name: "mcp_secrets", Secret: true, Usage: "secrets the headers of agents' remote MCP servers name (${NAME}), as NAME=value, comma-separated; put in by executors, never seen by a model, sandbox, event or log"},
 	{Name: "mcp_secrets_file", Usage: "file of NAME=value lines (dotenv syntax) with more MCP header secrets, e.g. values holding commas"},

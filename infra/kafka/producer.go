@@ -13,9 +13,17 @@ type Producer struct {
 	cl *kgo.Client
 }
 
+// producerBufferBytes bounds what a Producer keeps of records not yet
+// acknowledged. A caller that stops waiting (the API answers a write 503
+// after its timeout) leaves its record in the buffer while the brokers are
+// away; the bound keeps an outage's records from growing without limit
+// (franz-go's default buffer is 50,000 records of any size). A produce
+// beyond it waits for room until its context ends.
+const producerBufferBytes = 64 << 20
+
 // NewProducer returns a producer for the configured cluster.
 func NewProducer(c Config) (*Producer, error) {
-	cl, err := NewClient(c, kgo.ProducerLinger(0))
+	cl, err := NewClient(c, kgo.ProducerLinger(0), kgo.MaxBufferedBytes(producerBufferBytes))
 	if err != nil {
 		return nil, err
 	}

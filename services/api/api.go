@@ -107,7 +107,7 @@ func New(cfg Config, store Store, sender CommandSender, health []HealthCheck, lo
 	}
 	a := &API{cfg: cfg, store: store, sender: sender, health: health, log: logger, tokens: tokens, jwt: verifier,
 		mux: http.NewServeMux(), flights: newFlights(), elsewhere: newFlights(), slots: &streamSlots{max: cfg.Limits.MaxStreams, maxPer: cfg.Limits.MaxStreamsPerPrincipal},
-		intake: newIntake(cfg.Limits.MaxWrites)}
+		intake: newIntake(cfg.Limits.MaxWrites, cfg.Limits.WriteTimeout)}
 	a.api = humago.New(a.mux, a.humaConfig())
 	a.api.UseMiddleware(a.authenticate, a.resolveAliases)
 	a.registerRoutes()
@@ -202,14 +202,15 @@ func register[I, O any](a *API, op huma.Operation, h func(context.Context, *I) (
 		if write {
 			var slot *intakeSlot
 			var err error
-			if ctx, slot, err = a.intake.enter(ctx); err != nil {
-				return nil, a.problemFor(ctx, err)
+			ctx, slot, err = a.intake.enter(ctx)
+			defer slot.end()
+			if err != nil {
+				return nil, a.writeProblem(ctx, err)
 			}
-			defer slot.leave()
 		}
 		out, err := h(ctx, in)
 		if err != nil {
-			return nil, a.problemFor(ctx, err)
+			return nil, a.writeProblem(ctx, err)
 		}
 		return out, nil
 	})

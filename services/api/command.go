@@ -141,7 +141,7 @@ func (a *API) dispatchHeld(ctx context.Context, env commands.Envelope, wait time
 // when the wait ran out first.
 func (a *API) sendAndWait(ctx context.Context, env commands.Envelope, f *flight, wait time.Duration, hold SessionHold) (row CommandRecord, known bool, err error) {
 	noteRun(ctx, env.RunID)
-	err = a.sender.Send(ctx, env)
+	err = a.send(ctx, env)
 	// A failed send may still have written the command (a produce that
 	// timed out): its run's claim is kept either way.
 	a.release(ctx, hold, true)
@@ -168,6 +168,28 @@ func (a *API) sendAndWait(ctx context.Context, env commands.Envelope, f *flight,
 			zap.String("run_id", env.RunID), zap.String("tenant_id", env.TenantID), zap.Error(err))
 	}
 	return row, false, nil
+}
+
+// send sends env and returns once it is sent or ctx ends, whichever comes
+// first. A produce that does not heed its context (Kafka's idempotent
+// producer waits for the outcome of a record already in flight to a broker
+// that stopped answering) goes on without the request: its command may
+// still be queued, as a failed send's may (sendAndWait keeps the run's
+// claim either way).
+func (a *API) send(ctx context.Context, env commands.Envelope) error {
+	sent := make(chan error, 1)
+	go func() { sent <- a.sender.Send(ctx, env) }()
+	select {
+	case err := <-sent:
+		return err
+	case <-ctx.Done():
+		select {
+		case err := <-sent: // it returned meanwhile: its answer is the one
+			return err
+		default:
+			return context.Cause(ctx)
+		}
+	}
 }
 
 // readModelGrace is how long a command waits for its outcome on the tail of

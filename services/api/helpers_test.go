@@ -97,9 +97,15 @@ func (e *env) apiAs(t *testing.T, token string) *client.Client {
 // must be an object and every error answer a problem with a code.
 func (e *env) do(t *testing.T, method, path, token string, body any, headers ...string) response {
 	t.Helper()
-	res, err := e.apiAs(t, token).Send(context.Background(), method, path, body, headers...)
+	return e.doCtx(context.Background(), t, method, path, token, body, headers...)
+}
+
+// doCtx is do under ctx: a request not answered before ctx ends fails t.
+func (e *env) doCtx(ctx context.Context, t *testing.T, method, path, token string, body any, headers ...string) response {
+	t.Helper()
+	res, err := e.apiAs(t, token).Send(ctx, method, path, body, headers...)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%s %s: %v", method, path, err)
 	}
 	defer res.Body.Close()
 	r := response{status: res.StatusCode, header: res.Header}

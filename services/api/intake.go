@@ -2,10 +2,18 @@ package api
 
 import (
 	"context"
+	"errors"
+	"net/http"
 	"runtime"
+	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
+	"github.com/danielgtaylor/huma/v2"
+	"go.uber.org/zap"
+
+	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/infra/metrics"
 )
 
@@ -15,45 +23,104 @@ import (
 // while a burst of writes waits its turn instead of all running at once.
 func defaultMaxWrites() int { return 4 * max(1, runtime.GOMAXPROCS(0)) }
 
+// errWriteTimeout is the cause of a write request's context ended by
+// Limits.WriteTimeout before its command was sent.
+var errWriteTimeout = errors.New("the command was not sent within the write timeout")
+
+// writeRetryAfter is the Retry-After of a write that ran out of time, in
+// seconds: a dependency that did not answer for the whole timeout is not
+// back in less.
+const writeRetryAfter = 2
+
 // intake bounds the write requests (the commands) this instance prepares at
 // once. A request takes a slot before its handler runs and gives it back
 // once its command is sent (leaveIntake) or its handler returns, whichever
 // comes first: the wait for a command's outcome holds none. Requests beyond
-// the bound wait for a slot in arrival order, each until its context ends.
+// the bound wait for a slot in arrival order.
 //
 // Why: a burst of creates, each a goroutine with its own validation,
 // Postgres claims and produce, otherwise runs all at once and queues every
 // other goroutine of the process behind it, the streams of runs already
 // under way among them (docs/performance.md, "A burst of creates and the
 // deltas of runs already streaming").
+//
+// A write's time until its command is sent — its wait for a slot, its
+// claims in the database, its produce — is bounded by the write timeout:
+// past it, its context ends with errWriteTimeout and the client is answered
+// 503, whatever dependency stopped answering. Without the bound, a broker
+// or a database that stops answering would hold every slot, and every
+// writer's connection, for as long as their clients wait.
 type intake struct {
 	slots   chan struct{}
+	timeout time.Duration
 	waiting atomic.Int64 // requests waiting for a slot
 }
 
-func newIntake(n int) *intake { return &intake{slots: make(chan struct{}, n)} }
+func newIntake(n int, timeout time.Duration) *intake {
+	return &intake{slots: make(chan struct{}, n), timeout: timeout}
+}
 
 type intakeKey struct{}
 
-// intakeSlot is a request's slot; leave gives it back once.
+// The states of a write: preparing until its command is sent (left) or its
+// time runs out (expired), whichever comes first.
+const (
+	writePreparing int32 = iota
+	writeLeft
+	writeExpired
+)
+
+// intakeSlot is a write request's place in the intake; leave gives its
+// slot back and stops its clock, once.
 type intakeSlot struct {
-	once sync.Once
-	in   *intake
+	in     *intake
+	held   bool // a slot was taken
+	state  atomic.Int32
+	clock  *time.Timer
+	cancel context.CancelCauseFunc
+	once   sync.Once
 }
 
-func (s *intakeSlot) leave() { s.once.Do(func() { <-s.in.slots }) }
+// leave ends the write's preparation: its slot goes back and its time no
+// longer runs. A write that ran out of time first stays expired.
+func (s *intakeSlot) leave() {
+	s.once.Do(func() {
+		s.clock.Stop()
+		s.state.CompareAndSwap(writePreparing, writeLeft)
+		if s.held {
+			<-s.in.slots
+		}
+	})
+}
 
-// enter waits for a slot and returns ctx carrying it; it fails only when
-// ctx ends first.
+// end is leave, and releases the write's context; the handler has returned.
+func (s *intakeSlot) end() {
+	s.leave()
+	s.cancel(nil)
+}
+
+// expire ends the write's context with errWriteTimeout unless it left first.
+func (s *intakeSlot) expire() {
+	if s.state.CompareAndSwap(writePreparing, writeExpired) {
+		s.cancel(errWriteTimeout)
+	}
+}
+
+// enter starts a write: it returns ctx bounded by the write timeout and
+// carrying the write's slot, once one is free. It fails when ctx ends
+// first or the time runs out; end must be called in either case.
 func (in *intake) enter(ctx context.Context) (context.Context, *intakeSlot, error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	s := &intakeSlot{in: in, cancel: cancel}
+	s.clock = time.AfterFunc(in.timeout, s.expire)
 	select {
 	case in.slots <- struct{}{}:
 	default:
 		if err := in.wait(ctx); err != nil {
-			return ctx, nil, err
+			return ctx, s, context.Cause(ctx)
 		}
 	}
-	s := &intakeSlot{in: in}
+	s.held = true
 	return context.WithValue(ctx, intakeKey{}, s), s, nil
 }
 
@@ -76,4 +143,30 @@ func leaveIntake(ctx context.Context) {
 	if s, ok := ctx.Value(intakeKey{}).(*intakeSlot); ok {
 		s.leave()
 	}
+}
+
+// timedOut reports whether ctx is a write's that ran out of time (the
+// client is still there).
+func timedOut(ctx context.Context) bool {
+	return errors.Is(context.Cause(ctx), errWriteTimeout)
+}
+
+// writeProblem is problemFor, except for a write that ran out of time,
+// whatever error its handler met on the way.
+func (a *API) writeProblem(ctx context.Context, err error) error {
+	if !timedOut(ctx) {
+		return a.problemFor(ctx, err)
+	}
+	a.log.Warn("write timed out", zap.Duration("write_timeout", a.cfg.Limits.WriteTimeout), zap.Error(err))
+	return a.writeTimedOut()
+}
+
+// writeTimedOut is the 503 of a write that ran out of time. Its command may
+// have been sent all the same (a produce that went on without the request),
+// so the client retries under the same Idempotency-Key.
+func (a *API) writeTimedOut() error {
+	p := newProblem(http.StatusServiceUnavailable, events.CodeUnavailable,
+		"the command was not sent within "+a.cfg.Limits.WriteTimeout.String()+
+			" (a dependency is slow or unavailable); it may still be queued: retry with the same Idempotency-Key")
+	return huma.ErrorWithHeaders(p, http.Header{"Retry-After": {strconv.Itoa(writeRetryAfter)}})
 }

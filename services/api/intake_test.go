@@ -5,11 +5,14 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/xbot-runtime/xbot/commands"
+	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
 	"github.com/xbot-runtime/xbot/services/api"
 	"github.com/xbot-runtime/xbot/services/api/client"
@@ -102,4 +105,42 @@ func TestAWriteWaitingForItsOutcomeHoldsNoSlot(t *testing.T) {
 		t.Fatalf("the first create returned (%v) without an outcome", err)
 	default:
 	}
+}
+
+// TestAWriteThatCannotBeSentIsAnswered503: a create whose send never
+// returns and does not heed its context (as Kafka's idempotent producer
+// waits for a record in flight to a broker that stopped answering) is
+// answered 503 unavailable with Retry-After once the write timeout has
+// passed, telling the client to retry under the same key; its slot is free
+// for the next create meanwhile.
+func TestAWriteThatCannotBeSentIsAnswered503(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, withConfig(func(c *api.Config) { c.Limits.MaxWrites = 1; c.Limits.WriteTimeout = 300 * time.Millisecond }))
+	stuck := make(chan struct{})
+	var release sync.Once
+	t.Cleanup(func() { release.Do(func() { close(stuck) }) })
+	e.sender.onSend = func(c commands.Envelope) {
+		if c.IdempotencyKey == "stuck" {
+			<-stuck // deaf to the request's context
+		}
+	}
+	// A bound far above the write timeout: the answer must come, however
+	// slow the machine.
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	r := e.doCtx(ctx, t, http.MethodPost, "/v1/runs?wait=0", tokenA,
+		map[string]any{"agentId": "coder", "input": map[string]string{"content": "go"}}, "Idempotency-Key", "stuck")
+	r.wantCode(t, http.StatusServiceUnavailable, string(events.CodeUnavailable))
+	if p := r.problem(t); !strings.Contains(p.Detail, "same Idempotency-Key") {
+		t.Errorf("detail %q does not tell the client to retry under the same key", p.Detail)
+	}
+	if got := r.header.Get("Retry-After"); got == "" {
+		t.Error("no Retry-After on the 503 of a write that ran out of time")
+	}
+	// The stuck send still holds the fake sender's lock: another create is
+	// sent once it returns, and needs the slot the first gave up.
+	release.Do(func() { close(stuck) })
+	e.do(t, http.MethodPost, "/v1/runs?wait=0", tokenA,
+		map[string]any{"agentId": "coder", "input": map[string]string{"content": "go"}}, "Idempotency-Key", "next").
+		want(t, http.StatusAccepted)
 }

@@ -30,8 +30,9 @@ var problemDescriptions = map[int]string{
 	http.StatusTooManyRequests: "Too many open streams for the credential or the instance (too_many_streams); " +
 		"retry after Retry-After seconds.",
 	http.StatusInternalServerError: "An internal error (internal); the detail says nothing more.",
-	http.StatusServiceUnavailable: "A dependency is unavailable (unavailable); retry, a command with the same " +
-		"Idempotency-Key.",
+	http.StatusServiceUnavailable: "A dependency is unavailable (unavailable), or a command was not sent within the " +
+		"API's write timeout and may still be queued; retry (after Retry-After seconds when given), a command with " +
+		"the same Idempotency-Key.",
 }
 
 // errorStatuses are the error statuses op can answer: those of its handler
@@ -42,12 +43,17 @@ var problemDescriptions = map[int]string{
 //     handler's unexpected error or panic is answered 500 internal;
 //   - 401 with a security requirement (authenticate), and 403 when the
 //     operation is not a read (a read-only credential);
+//   - 503 when the operation is not a read: a command not sent within the
+//     write timeout (intake.go);
 //   - 400, 413 and 415 with a request body (huma: not JSON or missing;
 //     checkEncoding and huma: too large; huma: another content type).
 func errorStatuses(op *huma.Operation) []int {
 	out := []int{http.StatusUnprocessableEntity, http.StatusInternalServerError}
 	if own, ok := op.Metadata[handlerErrorsKey].([]int); ok {
 		out = append(out, own...)
+	}
+	if !isRead(op.Method) {
+		out = append(out, http.StatusServiceUnavailable)
 	}
 	if len(op.Security) > 0 {
 		out = append(out, http.StatusUnauthorized)
@@ -79,7 +85,7 @@ func declareErrors(_ *huma.OpenAPI, op *huma.Operation) {
 		}
 		resp := &huma.Response{Description: desc,
 			Content: map[string]*huma.MediaType{"application/problem+json": {Schema: problem}}}
-		if status == http.StatusTooManyRequests {
+		if status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable {
 			resp.Headers = map[string]*huma.Header{"Retry-After": {Description: "Seconds to wait before retrying.",
 				Schema: &huma.Schema{Type: huma.TypeInteger}}}
 		}

@@ -39,6 +39,11 @@ const (
 	// DefaultMaxStreamsPerPrincipal caps one principal's open streams: a
 	// few browser tabs, each with a run and a session stream.
 	DefaultMaxStreamsPerPrincipal = 32
+	// DefaultWriteTimeout bounds a write request until its command is sent:
+	// long enough to ride out a Kafka leader election or a database
+	// failover, short enough that a dependency gone for good frees the
+	// request's slot and tells its client.
+	DefaultWriteTimeout = 30 * time.Second
 	// The default of MaxWrites is four per processor (defaultMaxWrites).
 	// streamRetryAfter is the Retry-After of a refused stream, in seconds:
 	// about the time a client needs to close a stream it no longer reads.
@@ -71,6 +76,13 @@ type Limits struct {
 	// at once, from their handler's start until their command is sent;
 	// further ones wait their turn (intake). Default four per processor.
 	MaxWrites int
+	// WriteTimeout bounds a write request from its start until its command
+	// is sent: its wait for a slot, its claims in the database and the
+	// command's produce. Past it the answer is 503 unavailable with
+	// Retry-After, and the command may still be queued (the client retries
+	// with the same Idempotency-Key). The wait for the command's outcome
+	// (?wait) is not part of it. Default DefaultWriteTimeout.
+	WriteTimeout time.Duration
 }
 
 func (l *Limits) setDefaults() {
@@ -82,6 +94,7 @@ func (l *Limits) setDefaults() {
 	setDefault(&l.MaxStreams, DefaultMaxStreams)
 	setDefault(&l.MaxStreamsPerPrincipal, DefaultMaxStreamsPerPrincipal)
 	setDefault(&l.MaxWrites, defaultMaxWrites())
+	setDefault(&l.WriteTimeout, DefaultWriteTimeout)
 }
 
 func setDefault[T int | time.Duration](v *T, def T) {
@@ -92,7 +105,7 @@ func setDefault[T int | time.Duration](v *T, def T) {
 
 func (l Limits) validate() error {
 	if l.ReadHeaderTimeout < 0 || l.BodyReadTimeout < 0 || l.IdleTimeout < 0 || l.MaxHeaderBytes < 0 || l.MaxConns < 0 ||
-		l.MaxStreams < 0 || l.MaxStreamsPerPrincipal < 0 || l.MaxWrites < 0 {
+		l.MaxStreams < 0 || l.MaxStreamsPerPrincipal < 0 || l.MaxWrites < 0 || l.WriteTimeout < 0 {
 		return fmt.Errorf("api: Limits must not be negative (%+v)", l)
 	}
 	if l.MaxStreamsPerPrincipal > l.MaxStreams {
