@@ -205,12 +205,12 @@ func register[I, O any](a *API, op huma.Operation, h func(context.Context, *I) (
 			ctx, slot, err = a.intake.enter(ctx)
 			defer slot.end()
 			if err != nil {
-				return nil, a.writeProblem(ctx, err)
+				return nil, a.problemFor(ctx, err)
 			}
 		}
 		out, err := h(ctx, in)
 		if err != nil {
-			return nil, a.writeProblem(ctx, err)
+			return nil, a.problemFor(ctx, err)
 		}
 		return out, nil
 	})

@@ -47,6 +47,10 @@ func (a *API) problemFor(ctx context.Context, err error) error {
 		ve  *commands.ValidationError
 	)
 	switch {
+	case timedOut(ctx):
+		// A write that ran out of time, whatever error its handler met on the way.
+		a.log.Warn("write timed out", zap.Duration("write_timeout", a.cfg.Limits.WriteTimeout), zap.Error(err))
+		return a.writeTimedOut()
 	case errors.As(err, &inv):
 		return newProblem(http.StatusUnprocessableEntity, events.CodeValidationFailed, "validation failed", asErrors(inv.details)...)
 	case errors.As(err, &ve):

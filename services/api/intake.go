@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
-	"go.uber.org/zap"
 
 	"github.com/xbot-runtime/xbot/events"
 	"github.com/xbot-runtime/xbot/infra/metrics"
@@ -149,16 +148,6 @@ func leaveIntake(ctx context.Context) {
 // client is still there).
 func timedOut(ctx context.Context) bool {
 	return errors.Is(context.Cause(ctx), errWriteTimeout)
-}
-
-// writeProblem is problemFor, except for a write that ran out of time,
-// whatever error its handler met on the way.
-func (a *API) writeProblem(ctx context.Context, err error) error {
-	if !timedOut(ctx) {
-		return a.problemFor(ctx, err)
-	}
-	a.log.Warn("write timed out", zap.Duration("write_timeout", a.cfg.Limits.WriteTimeout), zap.Error(err))
-	return a.writeTimedOut()
 }
 
 // writeTimedOut is the 503 of a write that ran out of time. Its command may
