@@ -35,7 +35,10 @@ import (
 // raw-cpu-µs/event the raw produce's; txns/run is the executor's transactions that wrote events (commit markers
 // on the events topic) per run; events/txn their average size; cp-bytes/event what the checkpoints topic took
 // per event (the runs' checkpoints and every transaction's meta record), meta-max-bytes its largest meta record.
+// The garbage collector runs at the xbot binary's target (asTheBinaryRuns), for
+// the executor and the raw produce alike.
 func BenchmarkExecutorAlone(b *testing.B) {
+	asTheBinaryRuns(b)
 	turn := profile.Turn{ToolCalls: []profile.ScriptedCall{{Name: "noop", Arguments: "{}"}}}
 	ea := startExecutorAlone(b, profile.Profile{ID: "exec", Model: profile.ModelScripted, Tools: []string{"noop"},
 		Script: []profile.Turn{turn, turn, turn, {Text: "a quick scripted answer!", ChunkChars: 8}}})
