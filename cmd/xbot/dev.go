@@ -115,6 +115,7 @@ func (d *devRun) start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	kcfg.InProcess = d.cluster != nil
 	d.s.runsExecutor = true
 	d.s.dev = true
 	opts, err := d.s.stackOptions(kcfg, d.dataDir)

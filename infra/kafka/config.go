@@ -34,6 +34,12 @@ type Config struct {
 	// Apache Kafka 4.4 a lone commit took 17-33 ms at the median with 1 and
 	// 48-52 ms with 2 (docs/kafka.md).
 	TransactionVersion int16
+	// InProcess says the brokers run inside this process: the embedded
+	// kfake cluster of xbot dev, xbot bench and the tests. A broker's work
+	// for a request is then this process's CPU, not a wait (the API's write
+	// intake holds a command's slot until the broker acknowledges it).
+	// Default false: brokers elsewhere.
+	InProcess bool
 }
 
 func (c *Config) setDefaults() {

@@ -50,6 +50,23 @@ func (p *Producer) ProduceWithHeaders(ctx context.Context, topic, key string, va
 	return nil
 }
 
+// ProduceQueued is ProduceWithHeaders that calls queued once the record is
+// in the client's buffer, before its acknowledgement is waited for: from
+// then on the record needs nothing more of the caller, only the brokers'
+// answer. queued is called once, also when the record fails before it is
+// buffered (ctx ended while the buffer was full).
+func (p *Producer) ProduceQueued(ctx context.Context, topic, key string, value []byte, headers map[string]string,
+	queued func()) error {
+	rec := &kgo.Record{Topic: topic, Key: []byte(key), Value: value, Headers: recordHeaders(headers)}
+	acked := make(chan error, 1)
+	p.cl.Produce(ctx, rec, func(_ *kgo.Record, err error) { acked <- err })
+	queued()
+	if err := <-acked; err != nil {
+		return fmt.Errorf("produce to %s key %s: %w", topic, key, err)
+	}
+	return nil
+}
+
 // Ping checks that a broker answers.
 func (p *Producer) Ping(ctx context.Context) error { return p.cl.Ping(ctx) }
 

@@ -2,9 +2,13 @@ package kafka_test
 
 import (
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"testing"
 
+	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/xbot-runtime/xbot/infra/devstack/kafkatest"
 	"github.com/xbot-runtime/xbot/infra/kafka"
@@ -55,5 +59,53 @@ func TestProducerKeepsAKeyOnOnePartition(t *testing.T) {
 	}
 	if len(used) < 2 {
 		t.Errorf("%d keys all landed on partitions %v; keys should spread", keys, used)
+	}
+}
+
+// TestProduceQueuedHandsOverBeforeTheAcknowledgement: ProduceQueued calls
+// queued once the record is in the client's buffer, while the broker still
+// holds its produce unanswered, and returns only after the acknowledgement.
+func TestProduceQueuedHandsOverBeforeTheAcknowledgement(t *testing.T) {
+	t.Parallel()
+	cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cluster.Close)
+	held, answer := make(chan struct{}), make(chan struct{})
+	var release sync.Once
+	t.Cleanup(func() { release.Do(func() { close(answer) }) }) // before Close: cleanups run last first
+	var seen atomic.Bool
+	cluster.ControlKey(int16(kmsg.Produce), func(kmsg.Request) (kmsg.Response, error, bool) {
+		if seen.Swap(true) {
+			return nil, nil, false // a retry of the held produce: answered as usual
+		}
+		close(held)
+		cluster.SleepControl(func() { <-answer })
+		return nil, nil, false // then the broker answers it as usual
+	})
+	prod, err := kafka.NewProducer(kafka.Config{Brokers: cluster.ListenAddrs()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prod.Close()
+	ctx := testCtx(t)
+	queued, done := make(chan struct{}), make(chan error, 1)
+	go func() { done <- prod.ProduceQueued(ctx, "t", "k", []byte("v"), nil, func() { close(queued) }) }()
+	for name, ch := range map[string]chan struct{}{"queued": queued, "the produce at the broker": held} {
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			t.Fatalf("waiting for %s: %v", name, ctx.Err())
+		}
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("ProduceQueued returned (%v) before the broker answered", err)
+	default:
+	}
+	release.Do(func() { close(answer) })
+	if err := <-done; err != nil {
+		t.Fatalf("ProduceQueued: %v", err)
 	}
 }

@@ -158,9 +158,15 @@ type fakeSender struct {
 	decide func(c commands.Envelope, row *api.CommandRecord)
 	// onSend, when set, sees every command sent (after the fake executor).
 	onSend func(c commands.Envelope)
+	// first, when set, runs before anything else of a send, without the
+	// sender's lock: a send that hands its command over and waits on.
+	first func(ctx context.Context, c commands.Envelope)
 }
 
-func (f *fakeSender) Send(_ context.Context, c commands.Envelope) error {
+func (f *fakeSender) Send(ctx context.Context, c commands.Envelope) error {
+	if f.first != nil {
+		f.first(ctx, c)
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.err != nil {

@@ -17,9 +17,11 @@ import (
 )
 
 // defaultMaxWrites is Limits.MaxWrites when unset: four per processor. A
-// write holds its slot for its CPU work and a round trip or two (Postgres,
-// the command's produce), so four per processor keep the processors busy
-// while a burst of writes waits its turn instead of all running at once.
+// write holds its slot for its CPU work and a round trip or two (its
+// Postgres claims; the command's produce up to the client's buffer, or to
+// the acknowledgement of a broker in this process), so four per processor
+// keep the processors busy while a burst of writes waits its turn instead
+// of all running at once.
 func defaultMaxWrites() int { return 4 * max(1, runtime.GOMAXPROCS(0)) }
 
 // errWriteTimeout is the cause of a write request's context ended by
@@ -34,7 +36,9 @@ const writeRetryAfter = 2
 // intake bounds the write requests (the commands) this instance prepares at
 // once. A request takes a slot before its handler runs and gives it back
 // once its command is sent (leaveIntake) or its handler returns, whichever
-// comes first: the wait for a command's outcome holds none. Requests beyond
+// comes first: the wait for a command's outcome holds none. A sender whose
+// remaining wait is for brokers elsewhere gives the slot back earlier, once
+// the command is handed to its Kafka client (CommandQueued). Requests beyond
 // the bound wait for a slot in arrival order.
 //
 // Why: a burst of creates, each a goroutine with its own validation,
@@ -69,15 +73,23 @@ const (
 	writeExpired
 )
 
-// intakeSlot is a write request's place in the intake; leave gives its
-// slot back and stops its clock, once.
+// intakeSlot is a write request's place in the intake: free gives its slot
+// back, leave also stops its clock; each happens once.
 type intakeSlot struct {
 	in     *intake
-	held   bool // a slot was taken
+	held   atomic.Bool // a slot is taken and not given back yet
 	state  atomic.Int32
 	clock  *time.Timer
 	cancel context.CancelCauseFunc
 	once   sync.Once
+}
+
+// free gives the write's slot back, if it still holds one. Its time runs
+// on: the write is not sent yet.
+func (s *intakeSlot) free() {
+	if s.held.CompareAndSwap(true, false) {
+		<-s.in.slots
+	}
 }
 
 // leave ends the write's preparation: its slot goes back and its time no
@@ -86,10 +98,8 @@ func (s *intakeSlot) leave() {
 	s.once.Do(func() {
 		s.clock.Stop()
 		s.state.CompareAndSwap(writePreparing, writeLeft)
-		if s.held {
-			<-s.in.slots
-		}
 	})
+	s.free()
 }
 
 // end is leave, and releases the write's context; the handler has returned.
@@ -119,7 +129,7 @@ func (in *intake) enter(ctx context.Context) (context.Context, *intakeSlot, erro
 			return ctx, s, context.Cause(ctx)
 		}
 	}
-	s.held = true
+	s.held.Store(true)
 	return context.WithValue(ctx, intakeKey{}, s), s, nil
 }
 
@@ -141,6 +151,23 @@ func (in *intake) wait(ctx context.Context) error {
 func leaveIntake(ctx context.Context) {
 	if s, ok := ctx.Value(intakeKey{}).(*intakeSlot); ok {
 		s.leave()
+	}
+}
+
+// CommandQueued tells the API that the command of ctx's write request is
+// handed to a client that delivers it with no more of this process's work:
+// a Kafka client whose brokers run elsewhere, the command in its buffer.
+// The request's intake slot goes back at once, for the next write to take,
+// while the wait for the brokers' acknowledgement goes on without one. The
+// write timeout still runs until the sender returns. A CommandSender calls
+// it from Send; with any other ctx it does nothing.
+//
+// Holding the slot through that wait capped an instance's writes at about
+// the bound ÷ the brokers' acknowledgement time, far below what the
+// processors take when the brokers are slow to answer (docs/performance.md).
+func CommandQueued(ctx context.Context) {
+	if s, ok := ctx.Value(intakeKey{}).(*intakeSlot); ok {
+		s.free()
 	}
 }
 

@@ -144,3 +144,67 @@ func TestAWriteThatCannotBeSentIsAnswered503(t *testing.T) {
 		map[string]any{"agentId": "coder", "input": map[string]string{"content": "go"}}, "Idempotency-Key", "next").
 		want(t, http.StatusAccepted)
 }
+
+// TestACommandHandedToItsClientGivesItsSlotBack: with one write slot, a
+// create whose sender has handed its command to a client that delivers it
+// elsewhere (api.CommandQueued), and now only waits for the brokers'
+// acknowledgement, does not keep a second create from being sent and
+// answered; it is answered itself once its acknowledgement comes.
+func TestACommandHandedToItsClientGivesItsSlotBack(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, withConfig(func(c *api.Config) { c.Limits.MaxWrites = 1 }))
+	queued, acked := make(chan struct{}), make(chan struct{})
+	var ack sync.Once
+	t.Cleanup(func() { ack.Do(func() { close(acked) }) })
+	e.sender.first = func(ctx context.Context, c commands.Envelope) {
+		if c.IdempotencyKey == "first" {
+			api.CommandQueued(ctx)
+			close(queued)
+			<-acked
+		}
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	c := e.apiAs(t, tokenA)
+	first := post(ctx, c, "/v1/runs?wait=0", "first")
+	select {
+	case <-queued:
+	case <-ctx.Done():
+		t.Fatal("the first create never reached its sender")
+	}
+	// Were the slot held until the first's acknowledgement, which comes
+	// only after this, the second would wait until its context ended.
+	if err := <-post(ctx, c, "/v1/runs?wait=0", "second"); err != nil {
+		t.Fatalf("second create while the first waits for its acknowledgement: %v", err)
+	}
+	select {
+	case err := <-first:
+		t.Fatalf("the first create was answered (%v) before its command was acknowledged", err)
+	default:
+	}
+	ack.Do(func() { close(acked) })
+	if err := <-first; err != nil {
+		t.Errorf("first create: %v", err)
+	}
+}
+
+// TestAQueuedCommandKeepsItsWriteTimeout: a create whose command is handed
+// to its client (api.CommandQueued) but never acknowledged is still answered
+// 503 once the write timeout has passed: giving the slot back does not stop
+// the write's clock.
+func TestAQueuedCommandKeepsItsWriteTimeout(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, withConfig(func(c *api.Config) { c.Limits.WriteTimeout = 300 * time.Millisecond }))
+	stuck := make(chan struct{})
+	var release sync.Once
+	t.Cleanup(func() { release.Do(func() { close(stuck) }) })
+	e.sender.first = func(ctx context.Context, _ commands.Envelope) {
+		api.CommandQueued(ctx)
+		<-stuck // no acknowledgement, deaf to the request's context
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	r := e.doCtx(ctx, t, http.MethodPost, "/v1/runs?wait=0", tokenA,
+		map[string]any{"agentId": "coder", "input": map[string]string{"content": "go"}}, "Idempotency-Key", "queued")
+	r.wantCode(t, http.StatusServiceUnavailable, string(events.CodeUnavailable))
+}

@@ -73,7 +73,8 @@ type Limits struct {
 	// DefaultMaxStreamsPerPrincipal.
 	MaxStreamsPerPrincipal int
 	// MaxWrites caps the write requests (commands) the instance prepares
-	// at once, from their handler's start until their command is sent;
+	// at once, from their handler's start until their command is sent or
+	// handed to a client that delivers it elsewhere (CommandQueued);
 	// further ones wait their turn (intake). Default four per processor.
 	MaxWrites int
 	// WriteTimeout bounds a write request from its start until its command

@@ -84,7 +84,7 @@ func startServer(ctx context.Context, dir string) (*server, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &server{shared: &Cluster{cfg: kafka.Config{Brokers: c.Addrs()}, fake: c}}, nil
+		return &server{shared: &Cluster{cfg: kafka.Config{Brokers: c.Addrs(), InProcess: true}, fake: c}}, nil
 	}
 	if addrs := os.Getenv(BrokersEnv); addrs != "" {
 		return &server{shared: &Cluster{cfg: kafka.Config{Brokers: strings.Split(addrs, ","), ReplicationFactor: -1}}}, nil
