@@ -34,20 +34,12 @@ func NewProducer(c Config) (*Producer, error) {
 // Records with the same key land on the same partition (franz-go's default
 // murmur2 partitioner, the one the executor's partitions are defined by).
 func (p *Producer) Produce(ctx context.Context, topic, key string, value []byte) error {
-	rec := &kgo.Record{Topic: topic, Key: []byte(key), Value: value}
-	if err := p.cl.ProduceSync(ctx, rec).FirstErr(); err != nil {
-		return fmt.Errorf("produce to %s key %s: %w", topic, key, err)
-	}
-	return nil
+	return p.ProduceQueued(ctx, topic, key, value, nil, func() {})
 }
 
 // ProduceWithHeaders is Produce with record headers (a command's signature).
 func (p *Producer) ProduceWithHeaders(ctx context.Context, topic, key string, value []byte, headers map[string]string) error {
-	rec := &kgo.Record{Topic: topic, Key: []byte(key), Value: value, Headers: recordHeaders(headers)}
-	if err := p.cl.ProduceSync(ctx, rec).FirstErr(); err != nil {
-		return fmt.Errorf("produce to %s key %s: %w", topic, key, err)
-	}
-	return nil
+	return p.ProduceQueued(ctx, topic, key, value, headers, func() {})
 }
 
 // ProduceQueued is ProduceWithHeaders that calls queued once the record is
