@@ -396,6 +396,12 @@ type commandSender struct {
 	topic     string
 	keys      commands.KeyRing
 	inProcess bool
+	queued    func(context.Context) // api.CommandQueued
+}
+
+// newCommandSender is the sender of commands to the commands topic of kc.
+func newCommandSender(p *kafka.Producer, kc kafka.Config, keys commands.KeyRing) commandSender {
+	return commandSender{p: p, topic: kc.CommandsTopic(), keys: keys, inProcess: kc.InProcess, queued: api.CommandQueued}
 }
 
 func (c commandSender) Send(ctx context.Context, env commands.Envelope) error {
@@ -409,7 +415,7 @@ func (c commandSender) Send(ctx context.Context, env commands.Envelope) error {
 	if c.inProcess {
 		err = c.p.ProduceWithHeaders(ctx, c.topic, env.RunID, raw, headers)
 	} else {
-		err = c.p.ProduceQueued(ctx, c.topic, env.RunID, raw, headers, func() { api.CommandQueued(ctx) })
+		err = c.p.ProduceQueued(ctx, c.topic, env.RunID, raw, headers, func() { c.queued(ctx) })
 	}
 	tracing.End(span, err)
 	return err
@@ -434,8 +440,7 @@ func (s *Stack) startAPI() error {
 		return err
 	}
 	s.producer = prod
-	sender := commandSender{p: prod, topic: s.opts.Kafka.CommandsTopic(), keys: s.opts.CommandKeys,
-		inProcess: s.opts.Kafka.InProcess}
+	sender := newCommandSender(prod, s.opts.Kafka, s.opts.CommandKeys)
 	a, err := api.New(api.Config{Tokens: s.opts.Tokens, JWT: s.opts.JWT, Limits: s.opts.APILimits,
 		PublicURL: s.opts.PublicURL, CORS: s.opts.CORS, WaitDefault: s.opts.WaitDefault, WaitMax: s.opts.WaitMax,
 		MaxEventPageBytes: s.opts.EventPageBytes, Version: s.opts.Version, RememberFinished: s.opts.RememberFinished,
