@@ -2,13 +2,10 @@ package kafka_test
 
 import (
 	"fmt"
-	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/xbot-runtime/xbot/infra/devstack/kafkatest"
 	"github.com/xbot-runtime/xbot/infra/kafka"
@@ -72,18 +69,7 @@ func TestProduceQueuedHandsOverBeforeTheAcknowledgement(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(cluster.Close)
-	held, answer := make(chan struct{}), make(chan struct{})
-	var release sync.Once
-	t.Cleanup(func() { release.Do(func() { close(answer) }) }) // before Close: cleanups run last first
-	var seen atomic.Bool
-	cluster.ControlKey(int16(kmsg.Produce), func(kmsg.Request) (kmsg.Response, error, bool) {
-		if seen.Swap(true) {
-			return nil, nil, false // a retry of the held produce: answered as usual
-		}
-		close(held)
-		cluster.SleepControl(func() { <-answer })
-		return nil, nil, false // then the broker answers it as usual
-	})
+	held, release := kafkatest.HoldFirstProduce(t, cluster)
 	prod, err := kafka.NewProducer(kafka.Config{Brokers: cluster.ListenAddrs()})
 	if err != nil {
 		t.Fatal(err)
@@ -92,7 +78,7 @@ func TestProduceQueuedHandsOverBeforeTheAcknowledgement(t *testing.T) {
 	ctx := testCtx(t)
 	queued, done := make(chan struct{}), make(chan error, 1)
 	go func() { done <- prod.ProduceQueued(ctx, "t", "k", []byte("v"), nil, func() { close(queued) }) }()
-	for name, ch := range map[string]chan struct{}{"queued": queued, "the produce at the broker": held} {
+	for name, ch := range map[string]<-chan struct{}{"queued": queued, "the produce at the broker": held} {
 		select {
 		case <-ch:
 		case <-ctx.Done():
@@ -104,7 +90,7 @@ func TestProduceQueuedHandsOverBeforeTheAcknowledgement(t *testing.T) {
 		t.Fatalf("ProduceQueued returned (%v) before the broker answered", err)
 	default:
 	}
-	release.Do(func() { close(answer) })
+	release()
 	if err := <-done; err != nil {
 		t.Fatalf("ProduceQueued: %v", err)
 	}

@@ -3,16 +3,14 @@ package stack
 import (
 	"context"
 	"reflect"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
-	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/xbot-runtime/xbot/commands"
 	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/infra/devstack/kafkatest"
 	"github.com/xbot-runtime/xbot/infra/kafka"
 	"github.com/xbot-runtime/xbot/services/api"
 )
@@ -33,18 +31,7 @@ func TestACommandIsHandedOverOnlyToBrokersElsewhere(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(cluster.Close)
-			held, answer := make(chan struct{}), make(chan struct{})
-			var release sync.Once
-			t.Cleanup(func() { release.Do(func() { close(answer) }) }) // before Close: cleanups run last first
-			var seen atomic.Bool
-			cluster.ControlKey(int16(kmsg.Produce), func(kmsg.Request) (kmsg.Response, error, bool) {
-				if seen.Swap(true) {
-					return nil, nil, false // a retry of the held produce: answered as usual
-				}
-				close(held)
-				cluster.SleepControl(func() { <-answer })
-				return nil, nil, false
-			})
+			held, release := kafkatest.HoldFirstProduce(t, cluster)
 			kc.Brokers, kc.InProcess = cluster.ListenAddrs(), inProcess
 			prod, err := kafka.NewProducer(kc)
 			if err != nil {
@@ -85,7 +72,7 @@ func TestACommandIsHandedOverOnlyToBrokersElsewhere(t *testing.T) {
 				t.Fatalf("Send returned (%v) before the broker answered", err)
 			default:
 			}
-			release.Do(func() { close(answer) })
+			release()
 			if err := <-sent; err != nil {
 				t.Fatalf("Send: %v", err)
 			}
