@@ -17,6 +17,7 @@ import (
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
+	"golang.org/x/sys/unix"
 
 	"github.com/xbot-runtime/xbot/contracttests"
 	"github.com/xbot-runtime/xbot/infra/devstack/eventually"
@@ -517,4 +518,22 @@ func names(t *testing.T, dir string) []string {
 		out = append(out, e.Name())
 	}
 	return out
+}
+
+// TestInheritedDescriptorsStayOut: a descriptor this process holds open
+// without close-on-exec (as one inherited from whatever started it) is not
+// open in a command. Not parallel: the descriptor would reach the commands
+// of tests that run meanwhile.
+func TestInheritedDescriptorsStayOut(t *testing.T) {
+	// Above the descriptors a command's extra files take; F_DUPFD leaves
+	// close-on-exec unset.
+	fd, err := unix.FcntlInt(2, unix.F_DUPFD, 200)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = unix.Close(fd) }()
+	sb := open(t, newProvider(t), compute.Spec{})
+	if got := strings.Fields(run(t, sb, "ls /proc/self/fd", 0)); slices.Contains(got, strconv.Itoa(fd)) {
+		t.Errorf("descriptor %d is open in the command (%v)", fd, got)
+	}
 }

@@ -36,6 +36,9 @@ func NewProvider(name, dir string, launch Launcher, limits LimitConfig, opts ...
 	if err != nil {
 		return nil, fmt.Errorf("%s compute provider: %w", name, err)
 	}
+	if err := closeInheritedOnExec(); err != nil {
+		return nil, fmt.Errorf("%s compute provider: %w", name, err)
+	}
 	base, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("%s compute provider: %w", name, err)
