@@ -34,6 +34,8 @@ type Provider struct {
 	p      *sandbox.Provider
 	binary string
 	system []string // bwrap arguments binding the read-only system
+	etc    []string // the files of defaultEtc, copied in (etcCopies)
+	extra  []string // bwrap arguments binding Config.ReadOnlyPaths
 	id     identity
 	filter []byte // the compiled seccomp program
 	pasta  string
@@ -57,7 +59,8 @@ func New(cfg Config) (*Provider, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bwrap compute provider: %w: %s not found: %s", compute.ErrUnavailable, cfg.Binary, installHint)
 	}
-	pr := &Provider{binary: bin, system: systemArgs(cfg.ReadOnlyPaths), id: newIdentity(cfg)}
+	pr := &Provider{binary: bin, system: systemArgs(), etc: etcFiles(), extra: extraArgs(cfg.ReadOnlyPaths),
+		id: newIdentity(cfg)}
 	if err := pr.id.reachable(cfg.Dir); err != nil {
 		return nil, err
 	}
@@ -87,7 +90,8 @@ func New(cfg Config) (*Provider, error) {
 // probe runs `sh -c :` in a sandbox set up like a run's, minus its
 // directories.
 func (p *Provider) probe() error {
-	cmd, err := p.command(sandbox.Launch{}, p.probeArgs(false))
+	x := p.openExtraFiles(3)
+	cmd, err := p.command(sandbox.Launch{}, p.probeArgs(false, x), x)
 	if err != nil {
 		return fmt.Errorf("bwrap compute provider: %w: %w", compute.ErrUnavailable, err)
 	}
@@ -107,7 +111,8 @@ func (p *Provider) probeNetwork(cfg Config) error {
 	if p.ip, err = exec.LookPath(cfg.IP); err != nil {
 		return fmt.Errorf("%w: %s not found: %s", compute.ErrUnavailable, cfg.IP, netHint)
 	}
-	cmd, err := p.command(sandbox.Launch{Network: true}, p.probeArgs(true))
+	x := p.openExtraFiles(3)
+	cmd, err := p.command(sandbox.Launch{Network: true}, p.probeArgs(true, x), x)
 	if err == nil {
 		err = run(cmd)
 	}

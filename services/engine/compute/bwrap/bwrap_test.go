@@ -520,6 +520,33 @@ func names(t *testing.T, dir string) []string {
 	return out
 }
 
+// TestEtcFilesAreReadOnlyCopies: the files of /etc a command sees are the
+// host's, read-only, with or without a network, and the descriptors they
+// were copied from are not left open in the command.
+func TestEtcFilesAreReadOnlyCopies(t *testing.T) {
+	t.Parallel()
+	p := newProvider(t)
+	isolated := open(t, p, compute.Spec{})
+	networked := open(t, p, compute.Spec{Network: true,
+		Key: compute.Key{TenantID: "t", WorkspaceID: "w", AgentID: "a", OwnerID: "net"}})
+	for _, sb := range []compute.Sandbox{isolated, networked} {
+		for _, f := range []string{"/etc/passwd", "/etc/hosts", "/etc/ld.so.cache"} {
+			if got := run(t, sb, "cat "+f, 0); got != hostFile(t, f) {
+				t.Errorf("%s in the sandbox differs from the host's", f)
+			}
+			run(t, sb, "test -w "+f+" || [ \"$(stat -c %a "+f+")\" != 444 ] || ! : >> "+f, 1)
+		}
+		// The shell reads its script from no file: it lists 0, 1, 2 and the
+		// directory ls reads.
+		if got := strings.Fields(run(t, sb, "ls /proc/self/fd", 0)); len(got) != 4 {
+			t.Errorf("descriptors open in a command: %v, want 0, 1, 2 and ls's own", got)
+		}
+	}
+	if got := run(t, isolated, "getent hosts localhost", 0); !strings.Contains(got, "localhost") {
+		t.Errorf("getent hosts localhost = %q: name resolution does not read the copies", got)
+	}
+}
+
 // TestInheritedDescriptorsStayOut: a descriptor this process holds open
 // without close-on-exec (as one inherited from whatever started it) is not
 // open in a command. Not parallel: the descriptor would reach the commands

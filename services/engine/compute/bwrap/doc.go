@@ -10,7 +10,8 @@
 //   - A new root that is a read-only tmpfs holding: /usr and the /bin, /sbin,
 //     /lib* directories or merged-/usr symlinks, read-only; an allow-list of
 //     /etc files (defaultEtc: no shadow, gshadow, sudoers, SSH or TLS private
-//     keys, pip/npm credentials), read-only; a fresh /proc (its own PID
+//     keys, pip/npm credentials), read-only (its files copied in, its
+//     directories bound: etcCopies); a fresh /proc (its own PID
 //     namespace: no host process is visible), a minimal /dev, and size-capped
 //     tmpfs at /tmp and /dev/shm.
 //   - Writable host directories: /workspace, /sessions/<sid>/context and the

@@ -32,6 +32,11 @@ type Launch struct {
 	// WritableRoot leaves the sandbox's root filesystem writable (safety
 	// mode danger-full-access); bwrap only.
 	WritableRoot bool
+	// FirstFD is the descriptor the first of the launcher's extra files
+	// (exec.Cmd.ExtraFiles) gets in the command: 3, or 4 when the command
+	// is held by a gate, whose pipe comes first (a shell names only the
+	// descriptors 0–9).
+	FirstFD int
 }
 
 // Launcher builds the process of one command: path, arguments, environment

@@ -30,7 +30,7 @@ func (b *Box) Exec(ctx context.Context, req compute.ExecRequest) (compute.ExecRe
 	}
 	cmd, err := b.launch(Launch{Layout: b.layout, Command: req.Command, Cwd: cwd,
 		Network: b.spec.Network, AllowHosts: b.spec.AllowHosts, Env: b.spec.Env,
-		WritableRoot: b.spec.SafetyMode == events.SafetyDangerFullAccess})
+		WritableRoot: b.spec.SafetyMode == events.SafetyDangerFullAccess, FirstFD: b.limits.firstFD()})
 	if err != nil {
 		return compute.ExecResult{}, fmt.Errorf("exec: %w", err)
 	}

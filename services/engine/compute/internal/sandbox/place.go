@@ -91,6 +91,14 @@ const gateScript = `fd=$1 f=$2 d=$3; shift 3; ` +
 	`{ [ "$f" = - ] || ulimit -f "$f"; } && { [ "$d" = - ] || ulimit -d "$d"; } || exit 125; ` +
 	`eval "read -r _ <&$fd && exec \"\$@\" $fd<&-"; exit 125`
 
+// firstFD is Launch.FirstFD for the commands of b.
+func (b *boxLimits) firstFD() int {
+	if b.hold == holdTrace {
+		return 3
+	}
+	return 4 // after the gate's pipe (gated)
+}
+
 // prepare makes cmd start held (see hold) and creates its subgroup.
 func (b *boxLimits) prepare(cmd *exec.Cmd) (*placement, error) {
 	p := &placement{box: b, traced: b.hold == holdTrace}
@@ -129,8 +137,8 @@ func (p *placement) gated(cmd *exec.Cmd) error {
 	if err != nil {
 		return fmt.Errorf("limits: %w", err)
 	}
-	fd := 3 + len(cmd.ExtraFiles)
-	cmd.ExtraFiles = append(cmd.ExtraFiles, r)
+	const fd = 3 // before the launcher's files: see Launch.FirstFD
+	cmd.ExtraFiles = append([]*os.File{r}, cmd.ExtraFiles...)
 	fsize, data := p.box.gateLimits()
 	cmd.Args = append([]string{shell, "-c", gateScript, "xbot-gate", strconv.Itoa(fd), fsize, data, cmd.Path},
 		cmd.Args[1:]...)
