@@ -185,3 +185,56 @@ func TestManyCommandsHeldAtOnce(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestALaunchersFilesBeginAtFirstFD: a launcher that hands its command an
+// extra file finds it on Launch.FirstFD, whichever hold starts the command
+// (the gate's pipe comes first), and a shell can name it.
+func TestALaunchersFilesBeginAtFirstFD(t *testing.T) {
+	t.Parallel()
+	holds := []hold{holdGate}
+	if h, _ := chooseHold(nil); h == holdTrace {
+		holds = append(holds, holdTrace)
+	}
+	for _, h := range holds {
+		t.Run(h.String(), func(t *testing.T) {
+			t.Parallel()
+			launch := hostLaunch(nil)
+			p, err := NewProvider("test", computetest.Dir(t), func(l Launch) (*exec.Cmd, error) {
+				if l.FirstFD < 3 || l.FirstFD > 9 {
+					return nil, fmt.Errorf("FirstFD %d: a shell cannot name it", l.FirstFD)
+				}
+				r, w, err := os.Pipe()
+				if err != nil {
+					return nil, err
+				}
+				defer func() { _ = w.Close() }()
+				if _, err := w.WriteString("handed over\n"); err != nil {
+					return nil, err
+				}
+				l.Command = fmt.Sprintf("cat <&%d", l.FirstFD)
+				cmd, err := launch(l)
+				if err != nil {
+					_ = r.Close()
+					return nil, err
+				}
+				cmd.ExtraFiles = []*os.File{r}
+				return cmd, nil
+			}, LimitConfig{}, WithHostPaths())
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.limiter.hold = h
+			b, err := p.Open(t.Context(), compute.Spec{Key: compute.Key{TenantID: "t", WorkspaceID: "w", AgentID: "a",
+				OwnerID: "o"}, SessionID: "s", RunID: "r"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = b.Close() })
+			var out bytes.Buffer
+			res, err := b.Exec(t.Context(), compute.ExecRequest{Command: "replaced", Stdout: &out, Stderr: &out})
+			if err != nil || res.ExitCode != 0 || out.String() != "handed over\n" {
+				t.Errorf("Exec = %+v, %v; output %q, want the launcher's file read", res, err, out.String())
+			}
+		})
+	}
+}
