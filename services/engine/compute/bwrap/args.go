@@ -41,10 +41,11 @@ var defaultEtc = []string{
 }
 
 // systemArgs binds the read-only system as found on this host and the
-// directories of defaultEtc. The files of defaultEtc are copied in for each
-// command (etcCopies); the operator's extra paths are bound after them
-// (extraArgs), so that one of them may cover a copy.
-func systemArgs() []string {
+// directories of defaultEtc, and returns the other paths of defaultEtc:
+// those are copied in for each command (etcCopies). The operator's extra
+// paths are bound after the copies (extraArgs), so that one of them may
+// cover a copy.
+func systemArgs() (args, etcFiles []string) {
 	var a []string
 	for _, d := range systemDirs {
 		fi, err := os.Lstat(d)
@@ -61,9 +62,11 @@ func systemArgs() []string {
 	for _, p := range defaultEtc {
 		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
 			a = append(a, "--ro-bind-try", p, p) // -try: one this host lacks is skipped
+		} else {
+			etcFiles = append(etcFiles, p)
 		}
 	}
-	return a
+	return a, etcFiles
 }
 
 // extraArgs binds the operator's read-only paths (Config.ReadOnlyPaths).
@@ -73,18 +76,6 @@ func extraArgs(extra []string) []string {
 		a = append(a, "--ro-bind-try", p, p) // -try: a file this host lacks is skipped
 	}
 	return a
-}
-
-// etcFiles are the paths of defaultEtc that are not directories on this
-// host (when the provider starts): each is copied into a command's sandbox.
-func etcFiles() []string {
-	var files []string
-	for _, p := range defaultEtc {
-		if fi, err := os.Stat(p); err != nil || !fi.IsDir() {
-			files = append(files, p)
-		}
-	}
-	return files
 }
 
 // maxEtcCopy bounds a file of defaultEtc copied into a sandbox; a larger one
@@ -98,10 +89,9 @@ const maxEtcCopy = 1 << 20
 // Each bind held a command's start up by about 0.15 ms (measured here:
 // wall time, almost none of it CPU), and the files took 16 of them; a copy
 // into the sandbox's own root (--file) needs no mount. Only a regular file
-// every user may read,
-// of at most maxEtcCopy bytes, is copied, read-only (--perms 0444), so a
-// command reads no more than it could through a bind; any other is bound
-// as before, and one this host lacks is skipped.
+// every user may read, of at most maxEtcCopy bytes, is copied, read-only
+// (--perms 0444), so a command reads no more than it could through a bind;
+// any other is bound as before, and one this host lacks is skipped.
 func etcCopies(paths []string, firstFD int) ([]string, []*os.File) {
 	var (
 		a     []string

@@ -59,8 +59,8 @@ func New(cfg Config) (*Provider, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bwrap compute provider: %w: %s not found: %s", compute.ErrUnavailable, cfg.Binary, installHint)
 	}
-	pr := &Provider{binary: bin, system: systemArgs(), etc: etcFiles(), extra: extraArgs(cfg.ReadOnlyPaths),
-		id: newIdentity(cfg)}
+	pr := &Provider{binary: bin, extra: extraArgs(cfg.ReadOnlyPaths), id: newIdentity(cfg)}
+	pr.system, pr.etc = systemArgs()
 	if err := pr.id.reachable(cfg.Dir); err != nil {
 		return nil, err
 	}
