@@ -31,6 +31,12 @@ type hierarchy interface {
 	procs(g cgroup) string
 	// nest lets g have subgroups that the controllers apply to.
 	nest(g cgroup) error
+	// charge reads the memory charged to g and its subgroups; false when
+	// it cannot be read.
+	charge(g cgroup) (int64, bool)
+	// refill writes l's CPU quota into g again, which gives the current
+	// period's runtime back.
+	refill(g cgroup, l compute.Limits) error
 }
 
 // cgroup is one group: its directory in each mounted hierarchy the
@@ -147,6 +153,16 @@ func readKey(file, key string) int64 {
 		}
 	}
 	return 0
+}
+
+// readInt reads a control file holding one number.
+func readInt(file string) (int64, bool) {
+	data, err := readControl(file)
+	if err != nil {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(string(bytes.TrimSpace(data)), 10, 64)
+	return n, err == nil
 }
 
 // Control files are read and written with plain system calls: os.Open

@@ -69,6 +69,17 @@ func (cgroupV1) limit(g cgroup, l compute.Limits) error {
 	return nil
 }
 
+func (cgroupV1) charge(g cgroup) (int64, bool) {
+	return readInt(filepath.Join(g[0], "memory.usage_in_bytes"))
+}
+
+func (cgroupV1) refill(g cgroup, l compute.Limits) error {
+	if l.CPUMillis <= 0 {
+		return nil
+	}
+	return writeFile(filepath.Join(g[2], "cpu.cfs_quota_us"), strconv.FormatInt(l.CPUMillis*cfsPeriod/1000, 10))
+}
+
 // counters reads oom_kill of memory.oom_control and max of pids.events;
 // v1 counts them only in the group where they happened.
 func (cgroupV1) counters(g cgroup) counters {

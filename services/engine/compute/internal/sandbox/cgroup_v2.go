@@ -91,6 +91,18 @@ func (cgroupV2) limit(g cgroup, l compute.Limits) error {
 	return nil
 }
 
+func (cgroupV2) charge(g cgroup) (int64, bool) {
+	return readInt(filepath.Join(g[0], "memory.current"))
+}
+
+func (cgroupV2) refill(g cgroup, l compute.Limits) error {
+	if l.CPUMillis <= 0 {
+		return nil
+	}
+	quota := strconv.FormatInt(l.CPUMillis*cfsPeriod/1000, 10)
+	return writeFile(filepath.Join(g[0], "cpu.max"), quota+" "+strconv.Itoa(cfsPeriod))
+}
+
 // counters reads oom_kill of memory.events and max of pids.events.
 func (cgroupV2) counters(g cgroup) counters {
 	return counters{

@@ -81,6 +81,9 @@ type limiter struct {
 	// gate.
 	hold    hold
 	holdWhy string
+	// pool keeps the groups of closed boxes for the next ones (nil
+	// without cgroups).
+	pool *groupPool
 }
 
 // groupSeq numbers the groups this process creates, so that names stay
@@ -139,7 +142,7 @@ func (l *limiter) try(h hierarchy, parent func() (cgroup, error)) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", h.mechanism(), err)
 	}
-	l.h, l.parent = h, p
+	l.h, l.parent, l.pool = h, p, newGroupPool(h)
 	reap(h, p)
 	return nil
 }
@@ -173,17 +176,21 @@ func (l *limiter) open(spec compute.Limits) (*boxLimits, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, fmt.Errorf("limits: %w", err)
 	}
-	return &boxLimits{h: l.h, parent: l.parent, limits: spec.Or(l.defaults), hold: l.hold}, nil
+	return &boxLimits{h: l.h, parent: l.parent, limits: spec.Or(l.defaults), hold: l.hold, pool: l.pool}, nil
 }
 
-// ensureGroup creates the box's group below the parent, unless it exists;
-// b.mu is held.
+// ensureGroup takes a pooled group with the box's limits, or creates one
+// below the parent, unless the box has its group; b.mu is held.
 func (b *boxLimits) ensureGroup() error {
 	if b.group != nil {
 		return nil
 	}
 	if b.closed {
 		return errClosed
+	}
+	if pg, ok := b.pool.take(b.limits); ok {
+		b.group, b.idle, b.seen = pg.group, pg.leaves, groupCounts{c: pg.seen, valid: true}
+		return nil
 	}
 	g := b.parent.child(groupName("box"))
 	if err := g.create(); err != nil {

@@ -19,8 +19,9 @@ type boxLimits struct {
 	h      hierarchy // nil: rlimits only
 	parent cgroup    // where group is created
 	limits compute.Limits
-	hold   hold   // how a command is held until placed
-	group  cgroup // nil until the first command
+	hold   hold       // how a command is held until placed
+	group  cgroup     // nil until the first command, and once handed on
+	pool   *groupPool // where the group goes when the box closes; nil: removed
 
 	mu      sync.Mutex
 	running int         // commands running in a subgroup
@@ -53,10 +54,16 @@ func (b *boxLimits) close() {
 	b.removeIdle()
 }
 
-// removeIdle removes the idle subgroups and, once no command runs and the
-// Box is closed, its group; b.mu is held.
+// removeIdle, once the Box is closed and no command runs, hands its group
+// on to the pool with its idle subgroups, or removes them; while a command
+// still runs it removes the idle subgroups only. b.mu is held.
 func (b *boxLimits) removeIdle() {
 	if !b.closed {
+		return
+	}
+	if b.running == 0 && b.group != nil && b.seen.valid && !b.tainted &&
+		b.pool.put(b.limits, pooled{group: b.group, seen: b.seen.c, leaves: b.idle}) {
+		b.group, b.idle = nil, nil
 		return
 	}
 	for _, leaf := range b.idle {
@@ -65,6 +72,7 @@ func (b *boxLimits) removeIdle() {
 	b.idle = nil
 	if b.running == 0 && b.group != nil {
 		_ = b.group.remove()
+		b.group = nil
 	}
 }
 

@@ -11,17 +11,31 @@ import (
 // fakeGroups is a hierarchy whose groups are plain directories and whose
 // counters the test sets; reads counts the counters read.
 type fakeGroups struct {
-	mu    sync.Mutex
-	c     map[string]counters // by the group's first directory
-	reads int
+	mu      sync.Mutex
+	c       map[string]counters // by the group's first directory
+	reads   int
+	charged int64 // every group's memory charge
+	refills int
+	stuck   bool // kill leaves processes behind
 }
 
 func (*fakeGroups) mechanism() string                  { return "fake" }
 func (*fakeGroups) limit(cgroup, compute.Limits) error { return nil }
-func (*fakeGroups) kill(cgroup) bool                   { return true }
+func (f *fakeGroups) kill(cgroup) bool                 { f.mu.Lock(); defer f.mu.Unlock(); return !f.stuck }
 func (*fakeGroups) procs(g cgroup) string              { return g[0] + "/cgroup.procs" }
 func (*fakeGroups) nest(cgroup) error                  { return nil }
 func (f *fakeGroups) set(g cgroup, c counters)         { f.mu.Lock(); f.c[g[0]] = c; f.mu.Unlock() }
+func (f *fakeGroups) charge(cgroup) (int64, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.charged, true
+}
+func (f *fakeGroups) refill(cgroup, compute.Limits) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.refills++
+	return nil
+}
 func (f *fakeGroups) counters(g cgroup) counters {
 	f.mu.Lock()
 	defer f.mu.Unlock()
