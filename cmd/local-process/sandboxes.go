@@ -148,6 +148,8 @@ func (s *sandboxes) kill(ctx context.Context, id string) (bool, error) {
 	return true, s.local.Destroy(ctx, keyOf(id))
 }
 
+// close closes every handle, then the provider, which removes the cgroups
+// it kept for the next sandboxes.
 func (s *sandboxes) close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -155,6 +157,7 @@ func (s *sandboxes) close() {
 		_ = b.Close()
 		delete(s.boxes, k)
 	}
+	_ = s.local.Close()
 }
 
 // errorOf maps an error of the local provider to EPP's error kinds.

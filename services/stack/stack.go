@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"sync"
@@ -88,7 +89,8 @@ type Options struct {
 	// LLM is the default model provider (llm_* keys).
 	LLM LLM
 	// Compute runs tool calls. Required by the executor when a profile has
-	// tools that need a sandbox.
+	// tools that need a sandbox. The stack closes it when it stops, after
+	// the executor, if it has a Close (io.Closer).
 	Compute compute.Provider
 	// Models overrides how profiles resolve to model providers (tests).
 	Models agentloop.ModelResolver
@@ -365,6 +367,11 @@ func (s *Stack) stop(ctx context.Context) {
 		s.cancel()
 	}
 	s.wg.Wait()
+	if c, ok := s.opts.Compute.(io.Closer); ok {
+		if err := c.Close(); err != nil {
+			s.log.Warn("closing the compute provider failed", zap.Error(err))
+		}
+	}
 	if s.producer != nil {
 		s.producer.Close()
 	}

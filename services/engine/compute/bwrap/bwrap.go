@@ -166,6 +166,10 @@ func (p *Provider) Destroy(ctx context.Context, key compute.Key) error {
 	return p.p.Destroy(ctx, key)
 }
 
+// Close removes the cgroups the provider keeps for its next sandboxes;
+// call it once no handle is used any more.
+func (p *Provider) Close() error { return p.p.Close() }
+
 // Mechanism names what enforces the sandboxes' memory and pids limits:
 // "cgroup v2", "cgroup v1" or "rlimit (<why cgroups are not used>)".
 func (p *Provider) Mechanism() string { return p.p.Mechanism() }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"time"
 
@@ -109,6 +110,14 @@ func (p *Provider) Name() string { return p.cfg.Provider.Name() }
 // Destroy destroys through the wrapped provider.
 func (p *Provider) Destroy(ctx context.Context, key compute.Key) error {
 	return p.cfg.Provider.Destroy(ctx, key)
+}
+
+// Close closes the wrapped provider when it has a Close (io.Closer).
+func (p *Provider) Close() error {
+	if c, ok := p.cfg.Provider.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
 }
 
 // Open waits for a slot of spec's tenant, then opens through the wrapped

@@ -19,7 +19,8 @@ import (
 // pids), and the sandbox's group holds the default limits. Once the command
 // ended and the handle closed, the group holds no process, and the next
 // handle with the same limits runs its commands in it (its memory charge
-// read and its CPU quota written again on the way).
+// read and its CPU quota written again on the way); closing the provider
+// removes it.
 func TestCommandRunsInItsCgroupWhichTheNextSandboxReuses(t *testing.T) {
 	t.Parallel()
 	p, err := local.New(local.Config{Dir: t.TempDir(), Logger: zaptest.NewLogger(t)})
@@ -80,7 +81,19 @@ func TestCommandRunsInItsCgroupWhichTheNextSandboxReuses(t *testing.T) {
 			}
 		}
 	}
-	if next, _ := groups("another"); !maps.Equal(next, dirs) {
+	next, sb := groups("another")
+	if !maps.Equal(next, dirs) {
 		t.Errorf("the next sandbox's command ran in %v, want the closed one's group %v", next, dirs)
+	}
+	if err := sb.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range next {
+		if _, err := os.Stat(d); !os.IsNotExist(err) {
+			t.Errorf("the sandbox's cgroup %s remains after the provider closed: %v", d, err)
+		}
 	}
 }

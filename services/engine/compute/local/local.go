@@ -73,6 +73,10 @@ func (p *Provider) Open(ctx context.Context, spec compute.Spec) (compute.Sandbox
 	return b, nil
 }
 
+// Close removes the cgroups the provider keeps for its next sandboxes;
+// call it once no handle is used any more.
+func (p *Provider) Close() error { return p.p.Close() }
+
 // Destroy kills every command of key's open handles and removes its
 // directory.
 func (p *Provider) Destroy(ctx context.Context, key compute.Key) error {

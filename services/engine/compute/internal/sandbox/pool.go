@@ -31,9 +31,10 @@ import (
 //     current period's runtime that the previous box may have used up.
 //
 // The pool is bounded (poolMax groups) and a group unused for poolIdle is
-// removed, so an executor that stops running tools holds none for long. A
-// process that exits leaves its pooled groups, empty, until the next
-// executor's start removes them as it removes a crashed one's (reap).
+// removed, so an executor that stops running tools holds none for long;
+// closing the provider removes them all. A process that exits without
+// closing it leaves its pooled groups, empty, until the next executor's
+// start removes them as it removes a crashed one's (reap).
 
 const (
 	// poolMax bounds the groups a provider keeps for reuse.
@@ -60,10 +61,11 @@ type groupPool struct {
 	idle time.Duration    // poolIdle
 	now  func() time.Time // time.Now; a test's clock
 
-	mu    sync.Mutex
-	free  map[compute.Limits][]pooled // newest last
-	n     int
-	timer *time.Timer // removes what waited poolIdle; nil when none is armed
+	mu     sync.Mutex
+	free   map[compute.Limits][]pooled // newest last
+	n      int
+	timer  *time.Timer // removes what waited poolIdle; nil when none is armed
+	closed bool        // the provider closed: nothing is kept any more
 }
 
 func newGroupPool(h hierarchy) *groupPool {
@@ -119,7 +121,7 @@ func (p *groupPool) put(l compute.Limits, g pooled) bool {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.n >= poolMax {
+	if p.closed || p.n >= poolMax {
 		return false
 	}
 	g.at = p.now()
@@ -164,6 +166,28 @@ func (p *groupPool) expire() {
 	}
 	p.mu.Unlock()
 	for _, g := range old {
+		g.remove()
+	}
+}
+
+// close removes every pooled group; a box closed later removes its own.
+func (p *groupPool) close() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	p.closed = true
+	if p.timer != nil {
+		p.timer.Stop()
+		p.timer = nil
+	}
+	var all []pooled
+	for _, list := range p.free {
+		all = append(all, list...)
+	}
+	p.free, p.n = map[compute.Limits][]pooled{}, 0
+	p.mu.Unlock()
+	for _, g := range all {
 		g.remove()
 	}
 }

@@ -169,3 +169,26 @@ func TestPooledGroupsAreRemovedOnceIdle(t *testing.T) {
 			exists(group[0]), exists(leaf[0]), n)
 	}
 }
+
+// TestAClosedPoolRemovesItsGroupsAndKeepsNoMore: closing the provider
+// removes the pooled groups; a box closed afterwards removes its own.
+func TestAClosedPoolRemovesItsGroupsAndKeepsNoMore(t *testing.T) {
+	t.Parallel()
+	f := &fakeGroups{c: map[string]counters{}}
+	pool, dir := newGroupPool(f), t.TempDir()
+	l := compute.Limits{Pids: 8}
+	a, b := pooledBox(f, pool, dir, l), pooledBox(f, pool, dir, l)
+	runOne(t, f, a, nil)
+	runOne(t, f, b, nil)
+	pooledGroup, later := a.group, b.group
+	a.close()
+	pool.close()
+	if exists(pooledGroup[0]) || pool.n != 0 || pool.timer != nil {
+		t.Errorf("after the pool closed: the pooled group on disk %t, %d pooled, timer armed %t; want none",
+			exists(pooledGroup[0]), pool.n, pool.timer != nil)
+	}
+	b.close()
+	if exists(later[0]) || pool.n != 0 {
+		t.Errorf("a box closed after the pool: its group on disk %t, %d pooled; want it removed", exists(later[0]), pool.n)
+	}
+}

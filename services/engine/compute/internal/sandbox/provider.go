@@ -110,6 +110,14 @@ func (p *Provider) Open(ctx context.Context, spec compute.Spec) (*Box, error) {
 	return b, nil
 }
 
+// Close removes the cgroups kept for the next sandboxes (groupPool). Call
+// it once no handle is used any more. The provider keeps working after it,
+// without keeping groups: a handle closed later removes its own.
+func (p *Provider) Close() error {
+	p.limiter.pool.close()
+	return nil
+}
+
 // Destroy kills and closes every open handle of key and removes its
 // directory. Symlinks inside are removed, never followed.
 func (p *Provider) Destroy(ctx context.Context, key compute.Key) error {
