@@ -10,14 +10,22 @@ import (
 // groups of live processes stay.
 func TestReapRemovesGroupsOfGoneExecutors(t *testing.T) {
 	t.Parallel()
-	parent, err := v1Parent()
+	host, err := v1Parent()
 	if err != nil || os.Getuid() != 0 {
 		t.Skipf("no writable cgroup v1 here: %v", err)
 	}
+	// The groups live below a parent of the test's own: every provider that
+	// starts (other tests', other test processes') reaps the stale groups
+	// below this process's group, and would take this test's half made.
+	parent := host.child(groupName("reaptest"))
+	if err := parent.create(); err != nil {
+		t.Skipf("cannot create cgroups here: %v", err)
+	}
+	t.Cleanup(func() { _ = parent.remove() })
 	const gone = "xbot.999999999.box1" // above pid_max: never a live process
 	stale := parent.child(gone)
 	if err := stale.create(); err != nil {
-		t.Skipf("cannot create cgroups here: %v", err)
+		t.Fatal(err)
 	}
 	if err := stale.child("xbot.999999999.cmd2").create(); err != nil {
 		t.Fatal(err)
