@@ -31,11 +31,17 @@ type Envelope struct {
 }
 
 // Decode parses an envelope and checks the fields every reader relies on.
-// Unknown fields are ignored so that newer writers stay readable.
+// Unknown fields are ignored so that newer writers stay readable. It
+// decodes as Unmarshal does; an envelope as writers make it takes a path
+// of its own (decodeEnvelope), without reflection.
 func Decode(data []byte) (Envelope, error) {
-	var e Envelope
-	if err := Unmarshal(data, &e); err != nil {
-		return Envelope{}, fmt.Errorf("decode event envelope: %w", err)
+	e, ok := decodeEnvelope(data)
+	if !ok {
+		var slow Envelope // apart from e, which would otherwise escape on every path
+		if err := Unmarshal(data, &slow); err != nil {
+			return Envelope{}, fmt.Errorf("decode event envelope: %w", err)
+		}
+		e = slow
 	}
 	if e.RunID == "" || e.Seq < 1 || e.Type == "" || e.SchemaVersion == "" {
 		return Envelope{}, fmt.Errorf("decode event envelope: runId, seq>=1, type and schemaVersion are required (run %q seq %d type %q)", e.RunID, e.Seq, e.Type)

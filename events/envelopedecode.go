@@ -1,0 +1,421 @@
+package events
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// decodeEnvelope decodes data as Unmarshal would into an Envelope, for the
+// envelopes writers make (AppendJSON, json.Marshal): one object whose names
+// are the fields' own, whose strings need no escapes and whose numbers are
+// plain integers. Every reader of the log decodes every event's envelope:
+// this takes about 0.6 µs an event where Unmarshal takes 1.6 µs, with half
+// the allocations (BenchmarkDecode).
+//
+// It reports false, having decoded nothing, for any input it is not sure to
+// decode exactly as Unmarshal does: a string with an escape or invalid
+// UTF-8, a null or a number in any form but a plain integer where a field
+// takes a value, a name that matches a field only without regard to case,
+// nesting deeper than maxFastDepth, anything that is not valid JSON. The
+// caller then decodes with Unmarshal, which decides, and words its error.
+// Unknown names are skipped, as Unmarshal skips them, once their values are
+// checked to be valid JSON.
+func decodeEnvelope(data []byte) (Envelope, bool) {
+	var d envelopeDecoder
+	s := scanner{data: data}
+	s.space()
+	if !s.consume('{') {
+		return Envelope{}, false
+	}
+	s.space()
+	if s.consume('}') {
+		return d.e, s.end()
+	}
+	for {
+		name, ok := s.plainString()
+		if !ok {
+			return Envelope{}, false
+		}
+		s.space()
+		if !s.consume(':') {
+			return Envelope{}, false
+		}
+		s.space()
+		if !d.field(&s, name) {
+			return Envelope{}, false
+		}
+		s.space()
+		if s.consume(',') {
+			s.space()
+			continue
+		}
+		if s.consume('}') && s.end() {
+			return d.envelope(), true
+		}
+		return Envelope{}, false
+	}
+}
+
+// envelopeDecoder is an envelope being decoded: its string fields are
+// kept as slices of the input until the end, when they become one string
+// (one allocation instead of one a field).
+type envelopeDecoder struct {
+	e   Envelope
+	raw [stringFields][]byte
+}
+
+// The string fields, by their index in envelopeDecoder.raw.
+const (
+	fieldEventID = iota
+	fieldRunID
+	fieldSchemaVersion
+	fieldType
+	fieldPlatformSessionID
+	fieldTenantID
+	fieldItemID
+	fieldCommandID
+	stringFields
+)
+
+// envelope returns the decoded envelope, its string fields set.
+func (d *envelopeDecoder) envelope() Envelope {
+	n := 0
+	for _, r := range d.raw {
+		n += len(r)
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for _, r := range d.raw {
+		b.Write(r)
+	}
+	all, at := b.String(), 0
+	var out [stringFields]string
+	for i, r := range d.raw {
+		out[i] = all[at : at+len(r)]
+		at += len(r)
+	}
+	e := d.e
+	e.EventID, e.RunID, e.SchemaVersion, e.Type = out[fieldEventID], out[fieldRunID], out[fieldSchemaVersion],
+		Type(out[fieldType])
+	e.PlatformSessionID, e.TenantID = out[fieldPlatformSessionID], out[fieldTenantID]
+	e.ItemID, e.CommandID = out[fieldItemID], out[fieldCommandID]
+	return e
+}
+
+// maxFastDepth bounds the nesting decodeEnvelope checks itself; a deeper
+// value is left to Unmarshal (whose bound is 10,000).
+const maxFastDepth = 64
+
+// envelopeNames are the JSON names of Envelope's fields.
+var envelopeNames = []string{"eventId", "runId", "seq", "schemaVersion", "type", "occurredAt", "emittedAt",
+	"platformSessionId", "tenantId", "itemId", "commandId", "payload"}
+
+// scanner reads JSON from data at i; every method that fails leaves the
+// decode to Unmarshal, so none says why.
+type scanner struct {
+	data []byte
+	i    int
+}
+
+// field decodes the value of name, read by s, into the envelope's field of
+// that name, or checks and skips it when name is no field's.
+func (d *envelopeDecoder) field(s *scanner, name []byte) bool {
+	var str int
+	switch string(name) { // no allocation: the compiler compares in place
+	case "eventId":
+		str = fieldEventID
+	case "runId":
+		str = fieldRunID
+	case "schemaVersion":
+		str = fieldSchemaVersion
+	case "type":
+		str = fieldType
+	case "platformSessionId":
+		str = fieldPlatformSessionID
+	case "tenantId":
+		str = fieldTenantID
+	case "itemId":
+		str = fieldItemID
+	case "commandId":
+		str = fieldCommandID
+	case "seq":
+		return s.integer(&d.e.Seq)
+	case "occurredAt":
+		return s.integer(&d.e.OccurredAt)
+	case "emittedAt":
+		return s.integer(&d.e.EmittedAt)
+	case "payload":
+		from := s.i
+		if !s.value(0) {
+			return false
+		}
+		d.e.Payload = append(d.e.Payload[:0:0], s.data[from:s.i]...)
+		return true
+	default:
+		for _, n := range envelopeNames {
+			if equalFoldASCII(name, n) {
+				return false // Unmarshal would match it: leave it the choice
+			}
+		}
+		return s.value(0)
+	}
+	v, ok := s.plainString()
+	d.raw[str] = v
+	return ok
+}
+
+// end reports whether nothing but white space follows.
+func (s *scanner) end() bool {
+	s.space()
+	return s.i == len(s.data)
+}
+
+func (s *scanner) space() {
+	for s.i < len(s.data) {
+		switch s.data[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+func (s *scanner) consume(c byte) bool {
+	if s.i < len(s.data) && s.data[s.i] == c {
+		s.i++
+		return true
+	}
+	return false
+}
+
+// plainString reads a string without escapes and of valid UTF-8, returning
+// its contents (a slice of data).
+func (s *scanner) plainString() ([]byte, bool) {
+	if !s.consume('"') {
+		return nil, false
+	}
+	from, ascii := s.i, true
+	for s.i < len(s.data) {
+		c := s.data[s.i]
+		switch {
+		case c == '"':
+			v := s.data[from:s.i]
+			s.i++
+			return v, ascii || utf8.Valid(v)
+		case c == '\\' || c < 0x20:
+			return nil, false
+		case c >= utf8.RuneSelf:
+			ascii = false
+		}
+		s.i++
+	}
+	return nil, false
+}
+
+// integer reads a plain integer of at most 18 digits (no fraction, no
+// exponent, no leading zero), which never overflows an int64, into v.
+func (s *scanner) integer(dst *int64) bool {
+	neg := s.consume('-')
+	from := s.i
+	var v int64
+	for s.i < len(s.data) && s.data[s.i] >= '0' && s.data[s.i] <= '9' {
+		v = v*10 + int64(s.data[s.i]-'0')
+		s.i++
+	}
+	n := s.i - from
+	if n == 0 || n > 18 || (n > 1 && s.data[from] == '0') {
+		return false
+	}
+	if s.i < len(s.data) {
+		switch s.data[s.i] {
+		case '.', 'e', 'E':
+			return false
+		}
+	}
+	if neg {
+		v = -v
+	}
+	*dst = v
+	return true
+}
+
+// value checks and skips one JSON value at depth. Strings are held to
+// valid UTF-8, which Unmarshal does not require: such a value is left to
+// it, as everything this does not accept is.
+func (s *scanner) value(depth int) bool {
+	if s.i >= len(s.data) {
+		return false
+	}
+	switch c := s.data[s.i]; {
+	case c == '{':
+		return s.container(depth, '}', true)
+	case c == '[':
+		return s.container(depth, ']', false)
+	case c == '"':
+		return s.string()
+	case c == 't':
+		return s.literal("true")
+	case c == 'f':
+		return s.literal("false")
+	case c == 'n':
+		return s.literal("null")
+	case c == '-' || c >= '0' && c <= '9':
+		return s.number()
+	}
+	return false
+}
+
+// container checks and skips an object (members) or an array.
+func (s *scanner) container(depth int, closer byte, members bool) bool {
+	if depth >= maxFastDepth {
+		return false
+	}
+	s.i++
+	s.space()
+	if s.consume(closer) {
+		return true
+	}
+	for {
+		if members {
+			if !s.string() {
+				return false
+			}
+			s.space()
+			if !s.consume(':') {
+				return false
+			}
+			s.space()
+		}
+		if !s.value(depth + 1) {
+			return false
+		}
+		s.space()
+		if s.consume(closer) {
+			return true
+		}
+		if !s.consume(',') {
+			return false
+		}
+		s.space()
+	}
+}
+
+// string checks and skips a string, escapes included.
+func (s *scanner) string() bool {
+	if !s.consume('"') {
+		return false
+	}
+	from, ascii := s.i, true
+	for s.i < len(s.data) {
+		c := s.data[s.i]
+		switch {
+		case c == '"':
+			ok := ascii || utf8.Valid(s.data[from:s.i])
+			s.i++
+			return ok
+		case c == '\\':
+			if !s.escape() {
+				return false
+			}
+			continue
+		case c < 0x20:
+			return false
+		case c >= utf8.RuneSelf:
+			ascii = false
+		}
+		s.i++
+	}
+	return false
+}
+
+// escape checks and skips one escape sequence at s.i (a backslash).
+func (s *scanner) escape() bool {
+	if s.i+1 >= len(s.data) {
+		return false
+	}
+	switch s.data[s.i+1] {
+	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		s.i += 2
+		return true
+	case 'u':
+		if s.i+6 > len(s.data) {
+			return false
+		}
+		for _, h := range s.data[s.i+2 : s.i+6] {
+			if !isHex(h) {
+				return false
+			}
+		}
+		s.i += 6
+		return true
+	}
+	return false
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+func (s *scanner) literal(lit string) bool {
+	if len(s.data)-s.i < len(lit) || string(s.data[s.i:s.i+len(lit)]) != lit {
+		return false
+	}
+	s.i += len(lit)
+	return true
+}
+
+// number checks and skips a number as JSON writes it:
+// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func (s *scanner) number() bool {
+	s.consume('-')
+	switch {
+	case s.consume('0'):
+	case s.i < len(s.data) && s.data[s.i] >= '1' && s.data[s.i] <= '9':
+		s.digits()
+	default:
+		return false
+	}
+	if s.consume('.') && !s.digits() {
+		return false
+	}
+	if s.consume('e') || s.consume('E') {
+		if !s.consume('+') {
+			s.consume('-')
+		}
+		if !s.digits() {
+			return false
+		}
+	}
+	return true
+}
+
+// digits skips one or more digits, reporting whether there was one.
+func (s *scanner) digits() bool {
+	from := s.i
+	for s.i < len(s.data) && s.data[s.i] >= '0' && s.data[s.i] <= '9' {
+		s.i++
+	}
+	return s.i > from
+}
+
+// equalFoldASCII reports whether name may match the ASCII word n when
+// Unmarshal matches names without regard to case. It errs towards a match,
+// which only leaves the decode to Unmarshal: dashes and underscores in name
+// are passed over, and a name with a non-ASCII byte matches every n (the
+// Kelvin sign folds to k, the long s to s).
+func equalFoldASCII(name []byte, n string) bool {
+	j := 0
+	for _, c := range name {
+		switch {
+		case c >= utf8.RuneSelf:
+			return true
+		case c == '-' || c == '_':
+			continue
+		case j == len(n) || c|0x20 != n[j]|0x20:
+			return false
+		}
+		j++
+	}
+	return j == len(n)
+}
