@@ -51,6 +51,11 @@ func Decode(data []byte) (Envelope, error) {
 
 // DecodePayload unmarshals the payload into the type registered for e.Type.
 func (e Envelope) DecodePayload() (any, error) {
+	if e.Type == ItemDelta && len(e.Payload) > 0 {
+		if p, ok := decodeDelta(e.Payload); ok {
+			return p, nil
+		}
+	}
 	p, err := NewPayload(e.Type)
 	if err != nil {
 		return nil, err

@@ -419,3 +419,171 @@ func equalFoldASCII(name []byte, n string) bool {
 	}
 	return j == len(n)
 }
+
+// decodeDelta decodes data, a runtime.item.delta payload, as Unmarshal
+// would into an ItemDeltaPayload, on the terms of decodeEnvelope: false,
+// having decoded nothing, for anything it is not sure of. Deltas are most
+// of a streaming run's events, and every reader of the log decodes them
+// (the executor's fold, the browser streams, the audit).
+func decodeDelta(data []byte) (*ItemDeltaPayload, bool) {
+	p := new(ItemDeltaPayload)
+	s := scanner{data: data}
+	s.space()
+	if !s.consume('{') {
+		return nil, false
+	}
+	s.space()
+	if s.consume('}') {
+		return p, s.end()
+	}
+	for {
+		name, ok := s.plainString()
+		if !ok {
+			return nil, false
+		}
+		s.space()
+		if !s.consume(':') {
+			return nil, false
+		}
+		s.space()
+		switch string(name) {
+		case "delta":
+			p.Delta, ok = s.text()
+		case "truncated":
+			p.Truncated, ok = s.boolean()
+		case "omittedBytes":
+			ok = s.integer(&p.OmittedBytes)
+		default:
+			ok = !equalFoldASCII(name, "delta") && !equalFoldASCII(name, "truncated") &&
+				!equalFoldASCII(name, "omittedBytes") && s.value(0)
+		}
+		if !ok {
+			return nil, false
+		}
+		s.space()
+		if s.consume(',') {
+			s.space()
+			continue
+		}
+		if s.consume('}') && s.end() {
+			return p, true
+		}
+		return nil, false
+	}
+}
+
+// boolean reads true or false.
+func (s *scanner) boolean() (bool, bool) {
+	if s.literal("true") {
+		return true, true
+	}
+	return false, s.literal("false")
+}
+
+// text reads a string with its escapes decoded as Unmarshal decodes them.
+// It fails on invalid UTF-8 and on an escaped surrogate that is not half of
+// a pair, which Unmarshal replaces.
+func (s *scanner) text() (string, bool) {
+	if !s.consume('"') {
+		return "", false
+	}
+	from := s.i
+	for s.i < len(s.data) && s.data[s.i] != '"' && s.data[s.i] != '\\' && s.data[s.i] >= 0x20 {
+		s.i++
+	}
+	if s.i < len(s.data) && s.data[s.i] == '"' { // no escape: the common case
+		v := s.data[from:s.i]
+		s.i++
+		return string(v), utf8.Valid(v)
+	}
+	buf := append(make([]byte, 0, len(s.data)-from), s.data[from:s.i]...)
+	for s.i < len(s.data) {
+		switch c := s.data[s.i]; {
+		case c == '"':
+			s.i++
+			return string(buf), utf8.Valid(buf)
+		case c == '\\':
+			var ok bool
+			if buf, ok = s.unescape(buf); !ok {
+				return "", false
+			}
+		case c < 0x20:
+			return "", false
+		default:
+			buf = append(buf, c)
+			s.i++
+		}
+	}
+	return "", false
+}
+
+// unescape appends what the escape sequence at s.i (a backslash) stands for.
+func (s *scanner) unescape(buf []byte) ([]byte, bool) {
+	if s.i+1 >= len(s.data) {
+		return nil, false
+	}
+	if c := s.data[s.i+1]; c != 'u' {
+		var b byte
+		switch c {
+		case '"', '\\', '/':
+			b = c
+		case 'b':
+			b = '\b'
+		case 'f':
+			b = '\f'
+		case 'n':
+			b = '\n'
+		case 'r':
+			b = '\r'
+		case 't':
+			b = '\t'
+		default:
+			return nil, false
+		}
+		s.i += 2
+		return append(buf, b), true
+	}
+	r, ok := s.hex4(s.i + 2)
+	if !ok {
+		return nil, false
+	}
+	s.i += 6
+	switch {
+	case r >= 0xdc00 && r <= 0xdfff: // a low surrogate alone
+		return nil, false
+	case r >= 0xd800 && r <= 0xdbff: // a high surrogate: its low half must follow
+		if s.i+1 >= len(s.data) || s.data[s.i] != '\\' || s.data[s.i+1] != 'u' {
+			return nil, false
+		}
+		lo, ok := s.hex4(s.i + 2)
+		if !ok || lo < 0xdc00 || lo > 0xdfff {
+			return nil, false
+		}
+		s.i += 6
+		r = 0x10000 + (r-0xd800)<<10 + (lo - 0xdc00)
+	}
+	return utf8.AppendRune(buf, r), true
+}
+
+// hex4 reads the four hex digits at i.
+func (s *scanner) hex4(i int) (rune, bool) {
+	if i+4 > len(s.data) {
+		return 0, false
+	}
+	var r rune
+	for _, h := range s.data[i : i+4] {
+		var v byte
+		switch {
+		case h >= '0' && h <= '9':
+			v = h - '0'
+		case h >= 'a' && h <= 'f':
+			v = h - 'a' + 10
+		case h >= 'A' && h <= 'F':
+			v = h - 'A' + 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(v)
+	}
+	return r, true
+}

@@ -148,3 +148,91 @@ func FuzzDecodeEnvelope(f *testing.F) {
 		}
 	})
 }
+
+// TestDecodeDeltaTakesWhatWritersWrite: a delta's payload as json.Marshal
+// writes it, escapes included, decodes without reflection, and to what
+// Unmarshal gives.
+func TestDecodeDeltaTakesWhatWritersWrite(t *testing.T) {
+	t.Parallel()
+	for _, p := range []ItemDeltaPayload{
+		{Delta: "a quick "},
+		{},
+		{Delta: "line one\nline \"two\"\t\\ <b>&amp;</b>\u2028\u2029 \x00\x1f"},
+		{Delta: "héllo — wörld 你好 😀 \U0010FFFF"},
+		{Delta: "[output cut: 2 MiB not streamed]", Truncated: true, OmittedBytes: 2 << 20},
+	} {
+		raw, err := json.Marshal(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := decodeDelta(raw)
+		if !ok {
+			t.Fatalf("%s: left to Unmarshal", raw)
+		}
+		var want ItemDeltaPayload
+		if err := Unmarshal(raw, &want); err != nil {
+			t.Fatal(err)
+		}
+		if *got != want || want != p {
+			t.Errorf("%s: got %+v, Unmarshal %+v, written %+v", raw, *got, want, p)
+		}
+	}
+}
+
+// TestDecodeDeltaLeavesTheRestToUnmarshal: what the delta's fast path is
+// not sure of it leaves alone, and DecodePayload then gives what Unmarshal
+// gives.
+func TestDecodeDeltaLeavesTheRestToUnmarshal(t *testing.T) {
+	t.Parallel()
+	for _, in := range []string{
+		`{"delta":"\ud800"}`,          // a high surrogate alone
+		`{"delta":"\ud800\u0041"}`,    // … followed by no low one
+		`{"delta":"\udc00"}`,          // a low surrogate alone
+		`{"delta":"\x"}`,              // no such escape
+		`{"delta":"\u00g0"}`,          // not hex
+		"{\"delta\":\"a\xffb\"}",      // invalid UTF-8
+		"{\"delta\":\"a\\n\xffb\"}",   // … after an escape
+		`{"Delta":"a"}`,               // a name that matches without regard to case
+		`{"delta":null}`,              // null
+		`{"delta":"a","truncated":1}`, // a number for a bool
+		`{"omittedBytes":1.5}`,        // a fraction
+		`{"delta":"a"`,                // cut
+		`null`,                        // not an object
+	} {
+		if _, took := decodeDelta([]byte(in)); took {
+			t.Errorf("%q: decoded without Unmarshal", in)
+		}
+		e := Envelope{Type: ItemDelta, Seq: 1, Payload: json.RawMessage(in)}
+		got, gotErr := e.DecodePayload()
+		want := new(ItemDeltaPayload)
+		wantErr := Unmarshal([]byte(in), want)
+		if (gotErr == nil) != (wantErr == nil) || gotErr == nil && !reflect.DeepEqual(got, want) {
+			t.Errorf("%q: got %+v (%v), want %+v (%v)", in, got, gotErr, want, wantErr)
+		}
+	}
+}
+
+// FuzzDecodeDelta: whatever the delta's fast path decodes, Unmarshal
+// decodes without error to the same payload.
+//
+//	go test -run '^$' -fuzz FuzzDecodeDelta ./events/
+func FuzzDecodeDelta(f *testing.F) {
+	for _, s := range []string{"a quick ", "x\n\"y\"\t<&>\u2028 😀 \\", ""} {
+		raw, _ := json.Marshal(ItemDeltaPayload{Delta: s, Truncated: s == "", OmittedBytes: int64(len(s))})
+		f.Add(raw)
+	}
+	f.Add([]byte(`{"delta":"\ud83d\ude00\u00e9\/","x":[1,{"y":null}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, ok := decodeDelta(data)
+		if !ok {
+			return
+		}
+		var want ItemDeltaPayload
+		if err := Unmarshal(data, &want); err != nil {
+			t.Fatalf("%q: decoded fast, but Unmarshal fails: %v", data, err)
+		}
+		if *got != want {
+			t.Fatalf("%q: fast %+v, Unmarshal %+v", data, *got, want)
+		}
+	})
+}
