@@ -51,8 +51,8 @@ func Decode(data []byte) (Envelope, error) {
 
 // DecodePayload unmarshals the payload into the type registered for e.Type.
 func (e Envelope) DecodePayload() (any, error) {
-	if e.Type == ItemDelta && len(e.Payload) > 0 {
-		if p, ok := decodeDelta(e.Payload); ok {
+	if fast, ok := fastPayloads[e.Type]; ok && len(e.Payload) > 0 {
+		if p, ok := fast(e.Payload); ok {
 			return p, nil
 		}
 	}

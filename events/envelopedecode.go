@@ -1,6 +1,7 @@
 package events
 
 import (
+	"encoding/json"
 	"strings"
 	"unicode/utf8"
 )
@@ -23,37 +24,10 @@ import (
 func decodeEnvelope(data []byte) (Envelope, bool) {
 	var d envelopeDecoder
 	s := scanner{data: data}
-	s.space()
-	if !s.consume('{') {
+	if !s.object(envelopeNames, func(name []byte) (bool, bool) { return d.field(&s, name) }) {
 		return Envelope{}, false
 	}
-	s.space()
-	if s.consume('}') {
-		return d.e, s.end()
-	}
-	for {
-		name, ok := s.plainString()
-		if !ok {
-			return Envelope{}, false
-		}
-		s.space()
-		if !s.consume(':') {
-			return Envelope{}, false
-		}
-		s.space()
-		if !d.field(&s, name) {
-			return Envelope{}, false
-		}
-		s.space()
-		if s.consume(',') {
-			s.space()
-			continue
-		}
-		if s.consume('}') && s.end() {
-			return d.envelope(), true
-		}
-		return Envelope{}, false
-	}
+	return d.envelope(), true
 }
 
 // envelopeDecoder is an envelope being decoded: its string fields are
@@ -118,8 +92,8 @@ type scanner struct {
 }
 
 // field decodes the value of name, read by s, into the envelope's field of
-// that name, or checks and skips it when name is no field's.
-func (d *envelopeDecoder) field(s *scanner, name []byte) bool {
+// that name; took is false when name is no field's.
+func (d *envelopeDecoder) field(s *scanner, name []byte) (took, ok bool) {
 	var str int
 	switch string(name) { // no allocation: the compiler compares in place
 	case "eventId":
@@ -139,29 +113,80 @@ func (d *envelopeDecoder) field(s *scanner, name []byte) bool {
 	case "commandId":
 		str = fieldCommandID
 	case "seq":
-		return s.integer(&d.e.Seq)
+		return true, s.integer(&d.e.Seq)
 	case "occurredAt":
-		return s.integer(&d.e.OccurredAt)
+		return true, s.integer(&d.e.OccurredAt)
 	case "emittedAt":
-		return s.integer(&d.e.EmittedAt)
+		return true, s.integer(&d.e.EmittedAt)
 	case "payload":
-		from := s.i
-		if !s.value(0) {
+		return true, s.raw(&d.e.Payload)
+	default:
+		return false, false
+	}
+	d.raw[str], ok = s.plainString()
+	return true, ok
+}
+
+// object reads one JSON object, and nothing but white space after it,
+// handing each member's name to member, which reads the value; took false
+// says member does not know the name. The value of such a name is checked
+// and skipped, as Unmarshal skips an unknown field, unless the name may
+// match one of names without regard to case, which Unmarshal would take
+// for that field.
+func (s *scanner) object(names []string, member func(name []byte) (took, ok bool)) bool {
+	s.space()
+	if !s.consume('{') {
+		return false
+	}
+	s.space()
+	if s.consume('}') {
+		return s.end()
+	}
+	for {
+		name, ok := s.plainString()
+		if !ok {
 			return false
 		}
-		d.e.Payload = append(d.e.Payload[:0:0], s.data[from:s.i]...)
-		return true
-	default:
-		for _, n := range envelopeNames {
-			if equalFoldASCII(name, n) {
-				return false // Unmarshal would match it: leave it the choice
-			}
+		s.space()
+		if !s.consume(':') {
+			return false
 		}
-		return s.value(0)
+		s.space()
+		took, ok := member(name)
+		if !took {
+			ok = !foldsToAny(name, names) && s.value(0)
+		}
+		if !ok {
+			return false
+		}
+		s.space()
+		if !s.consume(',') {
+			return s.consume('}') && s.end()
+		}
+		s.space()
 	}
-	v, ok := s.plainString()
-	d.raw[str] = v
-	return ok
+}
+
+// foldsToAny reports whether name may match one of names without regard
+// to case (equalFoldASCII).
+func foldsToAny(name []byte, names []string) bool {
+	for _, n := range names {
+		if equalFoldASCII(name, n) {
+			return true
+		}
+	}
+	return false
+}
+
+// raw reads one JSON value into dst, a copy of its bytes as they stand, as
+// Unmarshal fills a json.RawMessage.
+func (s *scanner) raw(dst *json.RawMessage) bool {
+	from := s.i
+	if !s.value(0) {
+		return false
+	}
+	*dst = append(json.RawMessage(nil), s.data[from:s.i]...)
+	return true
 }
 
 // end reports whether nothing but white space follows.
@@ -420,32 +445,25 @@ func equalFoldASCII(name []byte, n string) bool {
 	return j == len(n)
 }
 
-// decodeDelta decodes data, a runtime.item.delta payload, as Unmarshal
-// would into an ItemDeltaPayload, on the terms of decodeEnvelope: false,
-// having decoded nothing, for anything it is not sure of. Deltas are most
-// of a streaming run's events, and every reader of the log decodes them
-// (the executor's fold, the browser streams, the audit).
-func decodeDelta(data []byte) (*ItemDeltaPayload, bool) {
+// fastPayloads decode, without reflection and on the terms of
+// decodeEnvelope (false, having decoded nothing, for anything they are not
+// sure of), the payloads of the events a streaming run writes most: its
+// deltas and the start and end of each item. Every reader of the log
+// decodes them (the executor's fold, the views, the browser streams).
+var fastPayloads = map[Type]func(data []byte) (any, bool){
+	ItemDelta:     decodeDelta,
+	ItemStarted:   decodeItemStarted,
+	ItemCompleted: decodeItemCompleted,
+}
+
+var deltaNames = []string{"delta", "truncated", "omittedBytes"}
+
+// decodeDelta decodes a runtime.item.delta payload into an
+// *ItemDeltaPayload.
+func decodeDelta(data []byte) (any, bool) {
 	p := new(ItemDeltaPayload)
 	s := scanner{data: data}
-	s.space()
-	if !s.consume('{') {
-		return nil, false
-	}
-	s.space()
-	if s.consume('}') {
-		return p, s.end()
-	}
-	for {
-		name, ok := s.plainString()
-		if !ok {
-			return nil, false
-		}
-		s.space()
-		if !s.consume(':') {
-			return nil, false
-		}
-		s.space()
+	ok := s.object(deltaNames, func(name []byte) (took, ok bool) {
 		switch string(name) {
 		case "delta":
 			p.Delta, ok = s.text()
@@ -454,22 +472,78 @@ func decodeDelta(data []byte) (*ItemDeltaPayload, bool) {
 		case "omittedBytes":
 			ok = s.integer(&p.OmittedBytes)
 		default:
-			ok = !equalFoldASCII(name, "delta") && !equalFoldASCII(name, "truncated") &&
-				!equalFoldASCII(name, "omittedBytes") && s.value(0)
+			return false, false
 		}
-		if !ok {
-			return nil, false
+		return true, ok
+	})
+	return p, ok
+}
+
+var itemNames = []string{"itemType", "status", "content", "data"}
+
+// decodeItemStarted decodes a runtime.item.started payload into an
+// *ItemStartedPayload.
+func decodeItemStarted(data []byte) (any, bool) {
+	p := new(ItemStartedPayload)
+	s := scanner{data: data}
+	ok := s.object(itemNames, func(name []byte) (took, ok bool) {
+		return s.itemField(name, &p.ItemType, nil, &p.Content, &p.Data)
+	})
+	return p, ok
+}
+
+// decodeItemCompleted decodes a runtime.item.completed payload into an
+// *ItemCompletedPayload.
+func decodeItemCompleted(data []byte) (any, bool) {
+	p := new(ItemCompletedPayload)
+	s := scanner{data: data}
+	ok := s.object(itemNames, func(name []byte) (took, ok bool) {
+		return s.itemField(name, &p.ItemType, &p.Status, &p.Content, &p.Data)
+	})
+	return p, ok
+}
+
+// itemTypes and itemStatuses are the values known shares.
+var (
+	itemTypes = []string{string(ItemUserMessage), string(ItemAssistantMessage), string(ItemReasoning), string(ItemPlan),
+		string(ItemCommandExecution), string(ItemFileChange), string(ItemToolCall), string(ItemMCPToolCall),
+		string(ItemClarificationRequest), string(ItemContextCompaction)}
+	itemStatuses = []string{ItemStatusCompleted, ItemStatusTruncated}
+)
+
+// known returns v as a string, sharing the one of values it equals instead
+// of allocating (the names of item types and statuses: every item has them).
+func known(v []byte, values []string) string {
+	for _, k := range values {
+		if string(v) == k {
+			return k
 		}
-		s.space()
-		if s.consume(',') {
-			s.space()
-			continue
-		}
-		if s.consume('}') && s.end() {
-			return p, true
-		}
-		return nil, false
 	}
+	return string(v)
+}
+
+// itemField reads the value of name, a field of an item's start or end,
+// into its destination (status nil: no such field).
+func (s *scanner) itemField(name []byte, itemType *ItemType, status, content *string, data *json.RawMessage) (took, ok bool) {
+	var v []byte
+	switch string(name) {
+	case "itemType":
+		v, ok = s.plainString()
+		*itemType = ItemType(known(v, itemTypes))
+	case "status":
+		if status == nil {
+			return false, false
+		}
+		v, ok = s.plainString()
+		*status = known(v, itemStatuses)
+	case "content":
+		*content, ok = s.text()
+	case "data":
+		ok = s.raw(data)
+	default:
+		return false, false
+	}
+	return true, ok
 }
 
 // boolean reads true or false.

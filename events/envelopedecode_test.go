@@ -3,6 +3,7 @@ package events
 import (
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -149,90 +150,115 @@ func FuzzDecodeEnvelope(f *testing.F) {
 	})
 }
 
-// TestDecodeDeltaTakesWhatWritersWrite: a delta's payload as json.Marshal
-// writes it, escapes included, decodes without reflection, and to what
+// writtenPayloads are payloads of the events fastPayloads decode, as the
+// executor writes them: escapes, non-ASCII text and nested data included.
+var writtenPayloads = []struct {
+	t Type
+	p any
+}{
+	{ItemDelta, ItemDeltaPayload{Delta: "a quick "}},
+	{ItemDelta, ItemDeltaPayload{}},
+	{ItemDelta, ItemDeltaPayload{Delta: "line one\nline \"two\"\t\\ <b>&amp;</b>\u2028\u2029 \x00\x1f"}},
+	{ItemDelta, ItemDeltaPayload{Delta: "héllo — wörld 你好 😀 \U0010FFFF"}},
+	{ItemDelta, ItemDeltaPayload{Delta: "[output cut]", Truncated: true, OmittedBytes: 2 << 20}},
+	{ItemStarted, ItemStartedPayload{ItemType: ItemAssistantMessage}},
+	{ItemStarted, ItemStartedPayload{ItemType: ItemCommandExecution, Content: "ls -la\n",
+		Data: json.RawMessage(`{"toolName":"shell","arguments":{"command":"ls \"x\""},"n":[1,-2.5e3,true,null]}`)}},
+	{ItemCompleted, ItemCompletedPayload{ItemType: ItemAssistantMessage, Content: "the build passes ✅",
+		Data: json.RawMessage(`{"finishReason":"stop","usage":{"promptTokens":1200}}`)}},
+	{ItemCompleted, ItemCompletedPayload{ItemType: ItemCommandExecution, Status: ItemStatusTruncated,
+		Data: json.RawMessage(`{"output":"make: done\nok\n","exitCode":0}`)}},
+}
+
+// TestDecodePayloadTakesWhatWritersWrite: each payload fastPayloads knows,
+// as json.Marshal writes it, decodes without reflection, and to what
 // Unmarshal gives.
-func TestDecodeDeltaTakesWhatWritersWrite(t *testing.T) {
+func TestDecodePayloadTakesWhatWritersWrite(t *testing.T) {
 	t.Parallel()
-	for _, p := range []ItemDeltaPayload{
-		{Delta: "a quick "},
-		{},
-		{Delta: "line one\nline \"two\"\t\\ <b>&amp;</b>\u2028\u2029 \x00\x1f"},
-		{Delta: "héllo — wörld 你好 😀 \U0010FFFF"},
-		{Delta: "[output cut: 2 MiB not streamed]", Truncated: true, OmittedBytes: 2 << 20},
-	} {
-		raw, err := json.Marshal(p)
+	for _, w := range writtenPayloads {
+		raw, err := json.Marshal(w.p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, ok := decodeDelta(raw)
+		got, ok := fastPayloads[w.t](raw)
 		if !ok {
-			t.Fatalf("%s: left to Unmarshal", raw)
+			t.Fatalf("%s %s: left to Unmarshal", w.t, raw)
 		}
-		var want ItemDeltaPayload
-		if err := Unmarshal(raw, &want); err != nil {
+		want, _ := NewPayload(w.t)
+		if err := Unmarshal(raw, want); err != nil {
 			t.Fatal(err)
 		}
-		if *got != want || want != p {
-			t.Errorf("%s: got %+v, Unmarshal %+v, written %+v", raw, *got, want, p)
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s %s: got %+v, Unmarshal %+v", w.t, raw, got, want)
 		}
 	}
 }
 
-// TestDecodeDeltaLeavesTheRestToUnmarshal: what the delta's fast path is
+// TestDecodePayloadLeavesTheRestToUnmarshal: what a payload's fast path is
 // not sure of it leaves alone, and DecodePayload then gives what Unmarshal
 // gives.
-func TestDecodeDeltaLeavesTheRestToUnmarshal(t *testing.T) {
+func TestDecodePayloadLeavesTheRestToUnmarshal(t *testing.T) {
 	t.Parallel()
-	for _, in := range []string{
-		`{"delta":"\ud800"}`,          // a high surrogate alone
-		`{"delta":"\ud800\u0041"}`,    // … followed by no low one
-		`{"delta":"\udc00"}`,          // a low surrogate alone
-		`{"delta":"\x"}`,              // no such escape
-		`{"delta":"\u00g0"}`,          // not hex
-		"{\"delta\":\"a\xffb\"}",      // invalid UTF-8
-		"{\"delta\":\"a\\n\xffb\"}",   // … after an escape
-		`{"Delta":"a"}`,               // a name that matches without regard to case
-		`{"delta":null}`,              // null
-		`{"delta":"a","truncated":1}`, // a number for a bool
-		`{"omittedBytes":1.5}`,        // a fraction
-		`{"delta":"a"`,                // cut
-		`null`,                        // not an object
+	for _, c := range []struct {
+		t  Type
+		in string
+	}{
+		{ItemDelta, `{"delta":"\ud800"}`},               // a high surrogate alone
+		{ItemDelta, `{"delta":"\ud800\u0041"}`},         // … followed by no low one
+		{ItemDelta, `{"delta":"\udc00"}`},               // a low surrogate alone
+		{ItemDelta, `{"delta":"\x"}`},                   // no such escape
+		{ItemDelta, `{"delta":"\u00g0"}`},               // not hex
+		{ItemDelta, "{\"delta\":\"a\xffb\"}"},           // invalid UTF-8
+		{ItemDelta, "{\"delta\":\"a\\n\xffb\"}"},        // … after an escape
+		{ItemDelta, `{"Delta":"a"}`},                    // a name that matches without regard to case
+		{ItemDelta, `{"delta":null}`},                   // null
+		{ItemDelta, `{"delta":"a","truncated":1}`},      // a number for a bool
+		{ItemDelta, `{"omittedBytes":1.5}`},             // a fraction
+		{ItemDelta, `{"delta":"a"`},                     // cut
+		{ItemDelta, `null`},                             // not an object
+		{ItemStarted, `{"itemType":"x","status":"y"}`},  // a name the start has not (Status is the end's)…
+		{ItemStarted, `{"itemType":"x","DATA":{}}`},     // … a name in another case
+		{ItemStarted, `{"itemType":"x","data":{"a":}}`}, // data that is not JSON
+		{ItemCompleted, `{"itemType":"x","content":7}`}, // a number for a string
+		{ItemCompleted, `{"itemType":"x","content":"\udfff"}`},
 	} {
-		if _, took := decodeDelta([]byte(in)); took {
-			t.Errorf("%q: decoded without Unmarshal", in)
+		fast := fastPayloads[c.t]
+		if _, took := fast([]byte(c.in)); took {
+			t.Errorf("%s %q: decoded without Unmarshal", c.t, c.in)
 		}
-		e := Envelope{Type: ItemDelta, Seq: 1, Payload: json.RawMessage(in)}
+		e := Envelope{Type: c.t, Seq: 1, Payload: json.RawMessage(c.in)}
 		got, gotErr := e.DecodePayload()
-		want := new(ItemDeltaPayload)
-		wantErr := Unmarshal([]byte(in), want)
+		want, _ := NewPayload(c.t)
+		wantErr := Unmarshal([]byte(c.in), want)
 		if (gotErr == nil) != (wantErr == nil) || gotErr == nil && !reflect.DeepEqual(got, want) {
-			t.Errorf("%q: got %+v (%v), want %+v (%v)", in, got, gotErr, want, wantErr)
+			t.Errorf("%s %q: got %+v (%v), want %+v (%v)", c.t, c.in, got, gotErr, want, wantErr)
 		}
 	}
 }
 
-// FuzzDecodeDelta: whatever the delta's fast path decodes, Unmarshal
+// FuzzDecodePayload: whatever a payload's fast path decodes, Unmarshal
 // decodes without error to the same payload.
 //
-//	go test -run '^$' -fuzz FuzzDecodeDelta ./events/
-func FuzzDecodeDelta(f *testing.F) {
-	for _, s := range []string{"a quick ", "x\n\"y\"\t<&>\u2028 😀 \\", ""} {
-		raw, _ := json.Marshal(ItemDeltaPayload{Delta: s, Truncated: s == "", OmittedBytes: int64(len(s))})
-		f.Add(raw)
+//	go test -run '^$' -fuzz FuzzDecodePayload ./events/
+func FuzzDecodePayload(f *testing.F) {
+	kinds := []Type{ItemDelta, ItemStarted, ItemCompleted}
+	for _, w := range writtenPayloads {
+		raw, _ := json.Marshal(w.p)
+		f.Add(byte(slices.Index(kinds, w.t)), raw)
 	}
-	f.Add([]byte(`{"delta":"\ud83d\ude00\u00e9\/","x":[1,{"y":null}]}`))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		got, ok := decodeDelta(data)
+	f.Add(byte(0), []byte(`{"delta":"\ud83d\ude00\u00e9\/","x":[1,{"y":null}]}`))
+	f.Fuzz(func(t *testing.T, kind byte, data []byte) {
+		typ := kinds[int(kind)%len(kinds)]
+		got, ok := fastPayloads[typ](data)
 		if !ok {
 			return
 		}
-		var want ItemDeltaPayload
-		if err := Unmarshal(data, &want); err != nil {
-			t.Fatalf("%q: decoded fast, but Unmarshal fails: %v", data, err)
+		want, _ := NewPayload(typ)
+		if err := Unmarshal(data, want); err != nil {
+			t.Fatalf("%s %q: decoded fast, but Unmarshal fails: %v", typ, data, err)
 		}
-		if *got != want {
-			t.Fatalf("%q: fast %+v, Unmarshal %+v", data, *got, want)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s %q: fast %+v, Unmarshal %+v", typ, data, got, want)
 		}
 	})
 }
