@@ -239,7 +239,7 @@ func (s *scanner) plainString() ([]byte, bool) {
 }
 
 // integer reads a plain integer of at most 18 digits (no fraction, no
-// exponent, no leading zero), which never overflows an int64, into v.
+// exponent, no leading zero), which never overflows an int64, into dst.
 func (s *scanner) integer(dst *int64) bool {
 	neg := s.consume('-')
 	from := s.i
@@ -476,7 +476,10 @@ func decodeDelta(data []byte) (any, bool) {
 		}
 		return true, ok
 	})
-	return p, ok
+	if !ok {
+		return nil, false
+	}
+	return p, true
 }
 
 var itemNames = []string{"itemType", "status", "content", "data"}
@@ -489,7 +492,10 @@ func decodeItemStarted(data []byte) (any, bool) {
 	ok := s.object(itemNames, func(name []byte) (took, ok bool) {
 		return s.itemField(name, &p.ItemType, nil, &p.Content, &p.Data)
 	})
-	return p, ok
+	if !ok {
+		return nil, false
+	}
+	return p, true
 }
 
 // decodeItemCompleted decodes a runtime.item.completed payload into an
@@ -500,7 +506,10 @@ func decodeItemCompleted(data []byte) (any, bool) {
 	ok := s.object(itemNames, func(name []byte) (took, ok bool) {
 		return s.itemField(name, &p.ItemType, &p.Status, &p.Content, &p.Data)
 	})
-	return p, ok
+	if !ok {
+		return nil, false
+	}
+	return p, true
 }
 
 // itemTypes and itemStatuses are the values known shares.
