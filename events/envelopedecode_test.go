@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -261,4 +262,67 @@ func FuzzDecodePayload(f *testing.F) {
 			t.Fatalf("%s %q: fast %+v, Unmarshal %+v", typ, data, got, want)
 		}
 	})
+}
+
+// TestFastDecodersKnowEveryField: every exported field of the envelope and
+// of each payload fastPayloads decodes, set to a value of its own and
+// written by json.Marshal, comes back from the fast path as from
+// Unmarshal. A field added to one of these types and not to its fast
+// decoder fails here, rather than being skipped as an unknown name.
+func TestFastDecodersKnowEveryField(t *testing.T) {
+	t.Parallel()
+	check := func(name string, v any, fast func([]byte) (any, bool), fresh func() any) {
+		t.Helper()
+		fillEveryField(t, reflect.ValueOf(v).Elem())
+		raw, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := fast(raw)
+		if !ok {
+			t.Fatalf("%s %s: left to Unmarshal", name, raw)
+		}
+		want := fresh()
+		if err := Unmarshal(raw, want); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(want, v) {
+			t.Errorf("%s %s:\nfast      %+v\nUnmarshal %+v\nwritten   %+v", name, raw, got, want, v)
+		}
+	}
+	check("envelope", &Envelope{}, func(raw []byte) (any, bool) {
+		e, ok := decodeEnvelope(raw)
+		return &e, ok
+	}, func() any { return &Envelope{} })
+	for typ, fast := range fastPayloads {
+		p, err := NewPayload(typ)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(string(typ), p, fast, func() any { p, _ := NewPayload(typ); return p })
+	}
+}
+
+// fillEveryField sets each exported field of the struct v to a value that
+// is not its zero value, telling the fields apart.
+func fillEveryField(t *testing.T, v reflect.Value) {
+	t.Helper()
+	for i := range v.NumField() {
+		f := v.Field(i)
+		if !v.Type().Field(i).IsExported() {
+			continue
+		}
+		switch {
+		case f.Type() == reflect.TypeFor[json.RawMessage]():
+			f.SetBytes([]byte(`{"field":` + strconv.Itoa(i) + `}`))
+		case f.Kind() == reflect.String:
+			f.SetString("value of " + v.Type().Field(i).Name)
+		case f.Kind() == reflect.Int64:
+			f.SetInt(int64(1000 + i))
+		case f.Kind() == reflect.Bool:
+			f.SetBool(true)
+		default:
+			t.Fatalf("%s.%s: a field of kind %s; teach fillEveryField and the fast decoder", v.Type(), v.Type().Field(i).Name, f.Kind())
+		}
+	}
 }
