@@ -364,22 +364,13 @@ func (s *scanner) escape() bool {
 		s.i += 2
 		return true
 	case 'u':
-		if s.i+6 > len(s.data) {
+		if _, ok := s.hex4(s.i + 2); !ok {
 			return false
-		}
-		for _, h := range s.data[s.i+2 : s.i+6] {
-			if !isHex(h) {
-				return false
-			}
 		}
 		s.i += 6
 		return true
 	}
 	return false
-}
-
-func isHex(c byte) bool {
-	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
 }
 
 func (s *scanner) literal(lit string) bool {
