@@ -3,6 +3,7 @@ package events
 import (
 	"encoding/json"
 	"strings"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -622,19 +623,15 @@ func (s *scanner) unescape(buf []byte) ([]byte, bool) {
 		return nil, false
 	}
 	s.i += 6
-	switch {
-	case r >= 0xdc00 && r <= 0xdfff: // a low surrogate alone
-		return nil, false
-	case r >= 0xd800 && r <= 0xdbff: // a high surrogate: its low half must follow
+	if utf16.IsSurrogate(r) { // only a high half followed by an escaped low half makes a rune
 		if s.i+1 >= len(s.data) || s.data[s.i] != '\\' || s.data[s.i+1] != 'u' {
 			return nil, false
 		}
 		lo, ok := s.hex4(s.i + 2)
-		if !ok || lo < 0xdc00 || lo > 0xdfff {
+		if r = utf16.DecodeRune(r, lo); !ok || r == utf8.RuneError {
 			return nil, false
 		}
 		s.i += 6
-		r = 0x10000 + (r-0xd800)<<10 + (lo - 0xdc00)
 	}
 	return utf8.AppendRune(buf, r), true
 }
