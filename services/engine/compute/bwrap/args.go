@@ -1,6 +1,7 @@
 package bwrap
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"strconv"
@@ -211,32 +212,35 @@ func (p *Provider) args(l sandbox.Launch, x extraFiles) []string {
 
 // launch builds the process of one command.
 func (p *Provider) launch(l sandbox.Launch) (*exec.Cmd, error) {
+	if l.Network {
+		if l.Companion == nil {
+			return nil, errors.New("networked sandbox: a command outside a sandbox handle")
+		}
+		return p.launchNetworked(l)
+	}
 	x := p.openExtraFiles(l.FirstFD)
-	return p.command(l, p.args(l, x), x)
+	return p.command(p.args(l, x), x)
 }
 
-// command is bwrap with args — inside pasta when l.Network — started as
-// the sandbox user, with an empty environment (the command's comes from
-// --setenv) and x, the seccomp program first. It closes x's files when it
-// fails; otherwise they are the command's extra files.
-func (p *Provider) command(l sandbox.Launch, args []string, x extraFiles) (*exec.Cmd, error) {
+// command is bwrap with args (see finish).
+func (p *Provider) command(args []string, x extraFiles) (*exec.Cmd, error) {
 	cmd := &exec.Cmd{Path: p.binary, Args: append([]string{p.binary}, args...)}
-	fail := func(err error) (*exec.Cmd, error) {
+	return p.finish(cmd, nil, x)
+}
+
+// finish makes cmd start as the sandbox user, with an empty environment
+// (the command's comes from bwrap's --setenv) and these extra files: pre,
+// then the seccomp program, then x's. It closes them when it fails;
+// otherwise they are the command's.
+func (p *Provider) finish(cmd *exec.Cmd, pre []*os.File, x extraFiles) (*exec.Cmd, error) {
+	filter, err := filterFile(p.filter)
+	if err != nil {
+		closeAll(pre)
 		x.close()
 		return nil, err
 	}
-	if l.Network {
-		var err error
-		if cmd, err = p.networked(l.AllowHosts, args); err != nil {
-			return fail(err)
-		}
-	}
-	filter, err := filterFile(p.filter)
-	if err != nil {
-		return fail(err)
-	}
 	cmd.Env = []string{}
-	cmd.ExtraFiles = append([]*os.File{filter}, x.files...)
+	cmd.ExtraFiles = append(append(pre, filter), x.files...)
 	p.id.credential(cmd)
 	return cmd, nil
 }

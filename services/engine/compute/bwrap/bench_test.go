@@ -86,3 +86,33 @@ func BenchmarkARunInANewSessionAfterMany(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkANetworkedRun: a networked run's sandbox as the engine uses it,
+// runs one after another: a handle opened, three `true` commands, the
+// handle closed. The handle's namespace (its pasta) ends after Close
+// returns, so the last runs' pastas may not be in child-cpu-µs/op yet.
+//
+//	go test -run '^$' -bench ANetworkedRun -benchtime 100x ./services/engine/compute/bwrap/
+func BenchmarkANetworkedRun(b *testing.B) {
+	p, err := bwrap.New(bwrap.Config{Dir: computetest.Dir(b), Logger: zap.NewNop()})
+	if err != nil {
+		b.Skipf("bwrap unavailable: %v", err)
+	}
+	k := compute.Key{TenantID: "t", WorkspaceID: "w", AgentID: "a", OwnerID: "o"}
+	n := 0
+	computetest.MeasureCPU(b, func() {
+		n++
+		sb, err := p.Open(b.Context(), compute.Spec{Key: k, SessionID: "s", RunID: fmt.Sprintf("r%d", n), Network: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for range 3 {
+			if res, err := sb.Exec(b.Context(), compute.ExecRequest{Command: "true"}); err != nil || res.ExitCode != 0 {
+				b.Fatal(res, err)
+			}
+		}
+		if err := sb.Close(); err != nil {
+			b.Fatal(err)
+		}
+	})
+}

@@ -22,7 +22,7 @@ const installHint = "install bubblewrap (apt-get install -y bubblewrap) and allo
 	"profile that permits unshare)"
 
 // netHint ends the error of a networked sandbox that cannot be set up.
-const netHint = "networked sandboxes need pasta (apt-get install -y passt), iproute2's ip, and " +
+const netHint = "networked sandboxes need pasta (apt-get install -y passt), iproute2's ip, util-linux's nsenter, and " +
 	"/dev/net/tun usable by the sandbox user (mode 0666, the default)"
 
 // probeTimeout bounds New's trial sandboxes. Setting one up takes ~10 ms
@@ -31,16 +31,17 @@ const probeTimeout = 10 * time.Second
 
 // Provider is the bwrap compute provider. It implements compute.Provider.
 type Provider struct {
-	p      *sandbox.Provider
-	binary string
-	system []string // bwrap arguments binding the read-only system
-	etc    []string // the files of defaultEtc, copied in (etcCopies)
-	extra  []string // bwrap arguments binding Config.ReadOnlyPaths
-	id     identity
-	filter []byte // the compiled seccomp program
-	pasta  string
-	ip     string
-	netErr error // why networked sandboxes cannot run here; nil if they can
+	p       *sandbox.Provider
+	binary  string
+	system  []string // bwrap arguments binding the read-only system
+	etc     []string // the files of defaultEtc, copied in (etcCopies)
+	extra   []string // bwrap arguments binding Config.ReadOnlyPaths
+	id      identity
+	filter  []byte // the compiled seccomp program
+	pasta   string
+	ip      string
+	nsenter string
+	netErr  error // why networked sandboxes cannot run here; nil if they can
 }
 
 var _ compute.Provider = (*Provider)(nil)
@@ -91,7 +92,7 @@ func New(cfg Config) (*Provider, error) {
 // directories.
 func (p *Provider) probe() error {
 	x := p.openExtraFiles(3)
-	cmd, err := p.command(sandbox.Launch{}, p.probeArgs(false, x), x)
+	cmd, err := p.command(p.probeArgs(false, x), x)
 	if err != nil {
 		return fmt.Errorf("bwrap compute provider: %w: %w", compute.ErrUnavailable, err)
 	}
@@ -102,24 +103,63 @@ func (p *Provider) probe() error {
 	return nil
 }
 
-// probeNetwork finds pasta and ip and runs a trial networked sandbox.
+// probeNetwork finds pasta, ip and nsenter, and runs a trial networked
+// sandbox: a namespace, and a command in it.
 func (p *Provider) probeNetwork(cfg Config) error {
 	var err error
-	if p.pasta, err = exec.LookPath(cfg.Pasta); err != nil {
-		return fmt.Errorf("%w: %s not found: %s", compute.ErrUnavailable, cfg.Pasta, netHint)
+	for _, t := range []struct {
+		name string
+		path *string
+	}{{cfg.Pasta, &p.pasta}, {cfg.IP, &p.ip}, {cfg.Nsenter, &p.nsenter}} {
+		if *t.path, err = exec.LookPath(t.name); err != nil {
+			return fmt.Errorf("%w: %s not found: %s", compute.ErrUnavailable, t.name, netHint)
+		}
 	}
-	if p.ip, err = exec.LookPath(cfg.IP); err != nil {
-		return fmt.Errorf("%w: %s not found: %s", compute.ErrUnavailable, cfg.IP, netHint)
-	}
-	x := p.openExtraFiles(3)
-	cmd, err := p.command(sandbox.Launch{Network: true}, p.probeArgs(true, x), x)
-	if err == nil {
-		err = run(cmd)
-	}
-	if err != nil {
+	if err := p.trialNamespace(); err != nil {
 		return fmt.Errorf("%w: a networked sandbox cannot start here as uid %d (%w): %s", compute.ErrUnavailable, p.id.uid, err, netHint)
 	}
 	return nil
+}
+
+// trialNamespace starts a namespace as a box would, runs `sh -c :` in it
+// and ends it.
+func (p *Provider) trialNamespace() error {
+	c, err := p.startNamespace(nil, hostAddrs())(3)
+	if err != nil {
+		return err
+	}
+	defer c.Release()
+	if err := c.Cmd.Start(); err != nil {
+		return err
+	}
+	exited := make(chan struct{})
+	go func() {
+		_ = c.Cmd.Wait()
+		close(exited)
+	}()
+	defer func() {
+		c.Stop()
+		select {
+		case <-exited:
+		case <-time.After(probeTimeout):
+			_ = c.Cmd.Process.Kill()
+			<-exited
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
+	defer cancel()
+	if err := c.Ready(ctx, c.Cmd.Process.Pid); err != nil {
+		return err
+	}
+	ns, err := c.State.(*namespace).dup()
+	if err != nil {
+		return err
+	}
+	cmd, err := p.joined(3, ns, func(x extraFiles) []string { return p.probeArgs(true, x) })
+	if err != nil {
+		return err
+	}
+	return run(cmd)
 }
 
 // run runs a probe's command; its error carries the command's stderr.

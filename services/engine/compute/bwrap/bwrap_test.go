@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
@@ -181,12 +182,25 @@ func TestNetwork(t *testing.T) {
 	allowed := open(t, p, compute.Spec{Network: true, AllowHosts: []string{ips[0]},
 		Key: compute.Key{TenantID: "t", WorkspaceID: "w", AgentID: "a", OwnerID: "allowed"}})
 	run(t, allowed, connect("127.0.0.1"), 1)
-	// A command's last write is delivered although pasta ends with the
-	// command: without the wait for the namespace's sockets about one in
-	// four of these arrived empty.
+	// A command's last write is delivered, also when its handle closes
+	// right after it and pasta ends: without the wait for the namespace's
+	// sockets, about one in four arrived empty when pasta ended with each
+	// command.
 	const sends = 20
-	for range sends {
-		run(t, allowed, connect(ips[0]), 0)
+	for i := range sends {
+		if i%2 == 0 {
+			run(t, allowed, connect(ips[0]), 0)
+			continue
+		}
+		once, err := p.Open(t.Context(), compute.Spec{Network: true, AllowHosts: []string{ips[0]}, SessionID: "s", RunID: "once",
+			Key: compute.Key{TenantID: "t", WorkspaceID: "w", AgentID: "a", OwnerID: "once"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		run(t, once, connect(ips[0]), 0)
+		if err := once.Close(); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for i := range sends {
 		select {
@@ -198,6 +212,44 @@ func TestNetwork(t *testing.T) {
 			t.Fatalf("allowed connection %d never arrived", i)
 		}
 	}
+}
+
+// TestAHandlesNetworkedCommandsShareItsNamespace: the networked commands
+// of one handle run in one network namespace, pasta's, which the handle
+// keeps until it closes; another handle has its own. The namespace's
+// routes name the handle's allow-list, which the test makes unique to
+// find its pasta by.
+func TestAHandlesNetworkedCommandsShareItsNamespace(t *testing.T) {
+	t.Parallel()
+	p := newProvider(t)
+	marker := fmt.Sprintf("198.18.%d.%d", rand.IntN(256), 1+rand.IntN(254)) // a benchmarking range, blocked anyway
+	spec := compute.Spec{Network: true, AllowHosts: []string{marker}, SessionID: "s", RunID: "r",
+		Key: compute.Key{TenantID: "t", WorkspaceID: "w", AgentID: "a", OwnerID: "shared"}}
+	sb, err := p.Open(t.Context(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = sb.Close() }()
+	first := run(t, sb, "readlink /proc/self/ns/net", 0)
+	if again := run(t, sb, "readlink /proc/self/ns/net", 0); again != first {
+		t.Errorf("two commands of a handle ran in namespaces %q and %q", first, again)
+	}
+	if left := computetest.Processes(marker); len(left) != 2 {
+		t.Errorf("the handle's namespace runs as %v, want pasta and its holder", left)
+	}
+	other := open(t, p, compute.Spec{Network: true, Key: compute.Key{TenantID: "t", WorkspaceID: "w", AgentID: "a", OwnerID: "other"}})
+	if got := run(t, other, "readlink /proc/self/ns/net", 0); got == first {
+		t.Errorf("two handles share the namespace %q", got)
+	}
+	if err := sb.Close(); err != nil {
+		t.Fatal(err)
+	}
+	eventually.Succeeds(t, 10*time.Second, "the closed handle's pasta ended", func() error {
+		if left := computetest.Processes(marker); len(left) > 0 {
+			return fmt.Errorf("still running: %v", left)
+		}
+		return nil
+	})
 }
 
 // listen accepts TCP connections on every address of this host and sends

@@ -39,6 +39,10 @@ type Config struct {
 	// IP is iproute2's ip, run inside that namespace to confine its routes.
 	// Default "ip".
 	IP string
+	// Nsenter is util-linux's nsenter, with which each command of a
+	// networked sandbox enters the namespace its handle keeps. Default
+	// "nsenter".
+	Nsenter string
 	// Limits are the limits of a sandbox whose Spec sets none; a zero field
 	// takes the default (1 GiB memory, 256 processes, one core, 1 GiB of
 	// disk).
@@ -72,6 +76,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.IP == "" {
 		c.IP = "ip"
+	}
+	if c.Nsenter == "" {
+		c.Nsenter = "nsenter"
 	}
 }
 

@@ -37,6 +37,12 @@
 //     mapped, and loopback, private, link-local (cloud metadata),
 //     carrier-grade NAT and reserved ranges and the host's own addresses
 //     are unreachable (prohibit routes) except what Spec.AllowHosts lists.
+//     The namespace is the handle's: its first networked command starts
+//     it (pasta and a holding shell, the handle's companion, limited with
+//     its commands), each command enters it with nsenter, and it ends when
+//     the handle closes, or is started again when it ended or the host's
+//     addresses changed. Concurrent commands of one handle share it; no
+//     other handle's command can reach it.
 //   - Environment: only PATH, HOME=/workspace, TMPDIR=<the run's tmp>,
 //     LANG=C.UTF-8 and Spec.Env.
 //   - When the command's shell exits, or on timeout, context end or Kill,

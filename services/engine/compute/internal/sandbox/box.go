@@ -37,6 +37,9 @@ type Launch struct {
 	// is held by a gate, whose pipe comes first (a shell names only the
 	// descriptors 0–9).
 	FirstFD int
+	// Companion gives the launcher the box's companion process (see
+	// Companion).
+	Companion CompanionFunc
 }
 
 // Launcher builds the process of one command: path, arguments, environment
@@ -62,6 +65,10 @@ type Box struct {
 	// its sandbox is gone (compute.ErrSandboxLost), not merely released.
 	destroyed bool
 	running   map[int]struct{} // process group IDs
+	compPgid  int              // the companion's process group, 0 when none runs
+
+	compMu sync.Mutex    // held while the companion starts or is used
+	comp   *companionRun // under compMu; nil when none runs
 }
 
 // Paths returns the run's sandbox paths.
@@ -133,17 +140,18 @@ func (b *Box) Kill() error {
 	return nil
 }
 
-// Close kills what the handle still runs and releases it; the sandbox's
-// directories remain.
+// Close kills what the handle still runs, asks its companion to end, and
+// releases it; the sandbox's directories remain.
 func (b *Box) Close() error {
 	b.shut(false)
+	b.stopCompanion()
 	b.release(b)
 	b.limits.close()
 	return nil
 }
 
-// shut kills the running commands and refuses any further call;
-// destroyed says the sandbox itself is gone.
+// shut kills the running commands, and the companion when the sandbox
+// itself is gone (destroyed), and refuses any further call.
 func (b *Box) shut(destroyed bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -151,6 +159,9 @@ func (b *Box) shut(destroyed bool) {
 	b.destroyed = b.destroyed || destroyed
 	for pgid := range b.running {
 		killGroup(pgid)
+	}
+	if destroyed && b.compPgid != 0 {
+		killGroup(b.compPgid)
 	}
 }
 
@@ -192,6 +203,12 @@ func (b *Box) shutErr() error {
 // The command starts held (see hold): it is placed in its group and gets
 // its rlimits before it runs; when that fails it is killed unstarted.
 func (b *Box) start(cmd *exec.Cmd, pl *placement) error {
+	return b.startProcess(cmd, pl, func(pgid int) { b.running[pgid] = struct{}{} })
+}
+
+// startProcess starts cmd as start says, registering its process group
+// with register (under b.mu) once it exists.
+func (b *Box) startProcess(cmd *exec.Cmd, pl *placement, register func(pgid int)) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	defer closeExtraFiles(cmd)
@@ -206,7 +223,7 @@ func (b *Box) start(cmd *exec.Cmd, pl *placement) error {
 	if cmd.Process == nil {
 		return err
 	}
-	b.running[cmd.Process.Pid] = struct{}{}
+	register(cmd.Process.Pid)
 	if err != nil {
 		killGroup(cmd.Process.Pid)
 		return err

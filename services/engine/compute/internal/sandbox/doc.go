@@ -25,6 +25,12 @@
 //     shell exits whatever it left running in its group is killed too. Exec
 //     returns at most drainTimeout after the shell has gone, even if an
 //     escaped process still holds the output pipes.
+//   - A launcher may keep one companion process per Box for its commands
+//     (Companion: bwrap's network namespace). It starts held, placed and
+//     limited as a command in a subgroup of the Box's group, with the
+//     first command that asks for it; Kill leaves it, Close asks it to end
+//     (killed companionGrace later), Destroy kills it, and one that ended,
+//     or whose key no longer fits, is replaced for the next command.
 //
 // Resource limits (compute.Limits), by mechanism, chosen once at start
 // (LimitConfig.Mechanism; auto tries cgroup v2, then v1, then rlimits):

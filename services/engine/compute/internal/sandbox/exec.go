@@ -30,8 +30,12 @@ func (b *Box) Exec(ctx context.Context, req compute.ExecRequest) (compute.ExecRe
 	}
 	cmd, err := b.launch(Launch{Layout: b.layout, Command: req.Command, Cwd: cwd,
 		Network: b.spec.Network, AllowHosts: b.spec.AllowHosts, Env: b.spec.Env,
-		WritableRoot: b.spec.SafetyMode == events.SafetyDangerFullAccess, FirstFD: b.limits.firstFD()})
+		WritableRoot: b.spec.SafetyMode == events.SafetyDangerFullAccess, FirstFD: b.limits.firstFD(),
+		Companion: b.companion})
 	if err != nil {
+		if lerr := b.lostNow(); lerr != nil { // destroyed as its companion started
+			return compute.ExecResult{}, lerr
+		}
 		return compute.ExecResult{}, fmt.Errorf("exec: %w", err)
 	}
 	pl, err := b.limits.prepare(cmd)
