@@ -130,7 +130,8 @@ func (b *Box) ensure(ms ...Mount) error {
 	return b.create(b, missing)
 }
 
-// Kill sends SIGKILL to the process group of every command running now.
+// Kill sends SIGKILL to the process group of every command running now;
+// the box's companion, if any, stays.
 func (b *Box) Kill() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()

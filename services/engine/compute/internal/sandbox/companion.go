@@ -88,17 +88,16 @@ func (b *Box) startCompanion(key string, start func(firstFD int) (*Companion, er
 	}
 	r := &companionRun{key: key, c: c, done: make(chan struct{})}
 	err = b.startProcess(c.Cmd, pl, func(pgid int) { r.pgid, b.compPgid = pgid, pgid })
-	if err != nil {
-		if c.Cmd.Process == nil {
-			pl.abort()
-			_ = pl.finish(0)
-			c.Release()
-			return nil, fmt.Errorf("start the sandbox's companion: %w", err)
-		}
-		go b.awaitCompanion(r, pl)
+	if c.Cmd.Process == nil {
+		pl.abort()
+		_ = pl.finish(0) // it never ran
+		c.Release()
 		return nil, fmt.Errorf("start the sandbox's companion: %w", err)
 	}
 	go b.awaitCompanion(r, pl)
+	if err != nil { // started, but not placed: startProcess killed it
+		return nil, fmt.Errorf("start the sandbox's companion: %w", err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), companionReady)
 	defer cancel()
 	if err := c.Ready(ctx, c.Cmd.Process.Pid); err != nil {
