@@ -79,8 +79,8 @@ func (p *batchPlan) applyItem(e events.Envelope) error {
 }
 
 func (p *batchPlan) startItem(e events.Envelope) error {
-	var v events.ItemStartedPayload
-	if err := decodePayload(e, &v); err != nil {
+	v, err := payloadOf[events.ItemStartedPayload](e)
+	if err != nil {
 		return err
 	}
 	c := &itemChange{key: itemKey{e.RunID, e.ItemID}, inserted: true, tenantID: e.TenantID,

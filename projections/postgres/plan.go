@@ -66,13 +66,28 @@ func (p *batchPlan) itemFailed(e events.Envelope) (*events.ItemFailedPayload, er
 // decodeOnce returns *slot, decoding e's payload into it first if empty.
 func decodeOnce[T any](slot **T, e events.Envelope) (*T, error) {
 	if *slot == nil {
-		v := new(T)
-		if err := decodePayload(e, v); err != nil {
+		v, err := payloadOf[T](e)
+		if err != nil {
 			return nil, err
 		}
 		*slot = v
 	}
 	return *slot, nil
+}
+
+// payloadOf decodes e's payload as events.Envelope.DecodePayload does (the
+// commonest types without reflection), into e's registered payload type,
+// which is T, reporting a *events.PayloadError.
+func payloadOf[T any](e events.Envelope) (*T, error) {
+	p, err := e.DecodePayload()
+	if err != nil {
+		return nil, err
+	}
+	v, ok := p.(*T)
+	if !ok {
+		return nil, &events.PayloadError{Type: e.Type, Seq: e.Seq, Err: fmt.Errorf("payload decoded as %T, want %T", p, v)}
+	}
+	return v, nil
 }
 
 // decodeAll decodes every record.
