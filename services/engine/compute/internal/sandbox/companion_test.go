@@ -129,6 +129,16 @@ func (cs *companions) stopped(n int) bool {
 func newCompanionProvider(t *testing.T, gate bool) (*Provider, *companions) {
 	t.Helper()
 	cs := &companions{dir: t.TempDir(), key: "a"}
+	// After the boxes closed (their cleanups run first) and before the
+	// directory goes: a companion asked to end writes its file as it ends.
+	t.Cleanup(func() {
+		eventually.Succeeds(t, 10*time.Second, "every companion ended", func() error {
+			if started, released := cs.starts.Load(), cs.released.Load(); released != started {
+				return fmt.Errorf("%d of %d companions released", released, started)
+			}
+			return nil
+		})
+	})
 	p, err := NewProvider("test", computetest.Dir(t), cs.launch, LimitConfig{}, WithHostPaths())
 	if err != nil {
 		t.Fatal(err)
