@@ -137,11 +137,7 @@ func (p *Provider) openExtraFiles(first int) extraFiles {
 }
 
 // close closes the opened files, for a command that will not start.
-func (x extraFiles) close() {
-	for _, f := range x.files {
-		_ = f.Close()
-	}
-}
+func (x extraFiles) close() { closeAll(x.files) }
 
 // base is the namespaces, the sandbox user, the seccomp filter and the
 // read-only system (with x's copies of /etc files), common to every command

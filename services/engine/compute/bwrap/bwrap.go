@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -164,7 +165,7 @@ func (p *Provider) trialNamespace() error {
 
 // run runs a probe's command; its error carries the command's stderr.
 func run(cmd *exec.Cmd) error {
-	defer closeFiles(cmd)
+	defer closeAll(cmd.ExtraFiles) // this process's copies
 	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
 	defer cancel()
 	var stderr bytes.Buffer
@@ -180,10 +181,12 @@ func run(cmd *exec.Cmd) error {
 	return nil
 }
 
-// closeFiles closes this process's copies of cmd's extra files.
-func closeFiles(cmd *exec.Cmd) {
-	for _, f := range cmd.ExtraFiles {
-		_ = f.Close()
+// closeAll closes the files that are not nil.
+func closeAll(files []*os.File) {
+	for _, f := range files {
+		if f != nil {
+			_ = f.Close()
+		}
 	}
 }
 

@@ -163,14 +163,6 @@ func (ns *namespace) dup() ([]*os.File, error) {
 	return files, nil
 }
 
-func closeAll(files []*os.File) {
-	for _, f := range files {
-		if f != nil {
-			_ = f.Close()
-		}
-	}
-}
-
 // namespaceKey names what a namespace was set up for: a host address
 // that appeared or went away since needs a namespace with other routes.
 func namespaceKey(allow []netip.Prefix, hostAddrs []string) string {
