@@ -124,21 +124,29 @@ func computeLimitWorkspaceWrite(t *testing.T, p compute.Provider) {
 }
 
 // computeLimitWorkspaceExec: a command that fills the workspace past its
-// limit, in one file or in several, returns the workspace LimitError; once
-// the files are removed commands and writes succeed again.
+// limit returns the workspace LimitError, however it hides the files: in
+// one file or in several, below more directories than a path can name
+// (PATH_MAX), or in a directory it then makes unreadable (which an
+// unprivileged provider cannot measure, and counts as over the limit).
+// Once the files are removed commands and writes succeed again.
 func computeLimitWorkspaceExec(t *testing.T, p compute.Provider) {
 	const ws = 4 << 20
+	const fill = "for i in 1 2 3; do head -c 2097152 /dev/zero > part$i.bin; done"
+	const deep = `d=$(printf 'd%.0s' $(seq 200)); for i in $(seq 24); do mkdir $d && cd -P $d || exit 1; done; `
 	sb := openLimited(t, p, compute.Limits{WorkspaceBytes: ws})
-	for _, cmd := range []string{
-		"head -c 8388608 /dev/zero > one.bin",
-		"for i in 1 2 3; do head -c 2097152 /dev/zero > part$i.bin; done",
+	for _, c := range []struct{ name, cmd string }{
+		{"one file", "head -c 8388608 /dev/zero > one.bin"},
+		{"three files", fill},
+		{"beyond PATH_MAX", deep + fill},
+		{"unreadable", "mkdir locked && cd locked && " + fill + " && chmod 000 ."},
 	} {
-		_, err := sb.Exec(testCtx(t), compute.ExecRequest{Command: cmd, Timeout: time.Minute})
+		_, err := sb.Exec(testCtx(t), compute.ExecRequest{Command: c.cmd, Timeout: time.Minute})
+		t.Logf("%s: %v", c.name, err)
 		limitHit(t, p, err, compute.ResourceWorkspace, ws, true)
 		if err := sb.WriteFile(testCtx(t), "more.txt", []byte("x")); !errors.Is(err, compute.ErrLimit) {
-			t.Errorf("WriteFile over the limit: %v, want ErrLimit", err)
+			t.Errorf("%s: WriteFile over the limit: %v, want ErrLimit", c.name, err)
 		}
-		mustExec(t, sb, compute.ExecRequest{Command: "rm -f one.bin part*.bin"})
+		mustExec(t, sb, compute.ExecRequest{Command: "chmod 700 locked 2>/dev/null; rm -rf one.bin part*.bin ./d* locked"})
 	}
 	mustWrite(t, sb, "more.txt", "fits again")
 }

@@ -71,7 +71,9 @@
 //     than walkExactEntries entries is walked at most once per walkEvery
 //     for each walkExactEntries, its last measure (plus the writes since)
 //     standing in between, and walked again before any refusal
-//     (usageMeter). Directories count
+//     (usageMeter). The walk goes by descriptor, so no depth hides a file
+//     from it, and a usage it cannot measure (a directory it may not read)
+//     counts as over the limit (usage). Directories count
 //     too, so a run's own directories that it left empty are handed to the
 //     key's next run or removed when its last handle closes, and then its
 //     session's context, runs directory and own directory when empty and no
