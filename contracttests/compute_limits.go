@@ -128,7 +128,8 @@ func computeLimitWorkspaceWrite(t *testing.T, p compute.Provider) {
 // one file or in several, below more directories than a path can name
 // (PATH_MAX), or in a directory it then makes unreadable (which an
 // unprivileged provider cannot measure, and counts as over the limit).
-// Once the files are removed commands and writes succeed again.
+// Once the files are removed commands and writes succeed again. A command
+// that goes on after filling the workspace is stopped while it runs.
 func computeLimitWorkspaceExec(t *testing.T, p compute.Provider) {
 	const ws = 4 << 20
 	const fill = "for i in 1 2 3; do head -c 2097152 /dev/zero > part$i.bin; done"
@@ -148,5 +149,18 @@ func computeLimitWorkspaceExec(t *testing.T, p compute.Provider) {
 		}
 		mustExec(t, sb, compute.ExecRequest{Command: "chmod 700 locked 2>/dev/null; rm -rf one.bin part*.bin ./d* locked"})
 	}
+	mustWrite(t, sb, "more.txt", "fits again")
+
+	// One that goes on after it filled the workspace is stopped while it
+	// runs, not after: it never gets to its last step.
+	res, err := sb.Exec(testCtx(t), compute.ExecRequest{Command: fill + "; sleep 100; touch finished", Timeout: 110 * time.Second})
+	limitHit(t, p, err, compute.ResourceWorkspace, ws, true)
+	if res.TimedOut || res.Duration >= 100*time.Second {
+		t.Errorf("the command writing past the limit ran on: %+v", res)
+	}
+	if _, _, err := sb.ReadFile(testCtx(t), "finished", 1); !errors.Is(err, compute.ErrNotFound) {
+		t.Errorf("the command writing past the limit finished: %v", err)
+	}
+	mustExec(t, sb, compute.ExecRequest{Command: "rm -f part*.bin"})
 	mustWrite(t, sb, "more.txt", "fits again")
 }

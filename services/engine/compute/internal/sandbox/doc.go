@@ -63,11 +63,13 @@
 //     as the command's own failure (ENOMEM, EAGAIN), not as a LimitError.
 //   - Workspace size, every mechanism: the blocks allocated below the key's
 //     directory. WriteFile is refused when the write would exceed it (exact
-//     to a block); after each command the usage is checked and a
+//     to a block); while a command runs the usage is checked every
+//     usagePoll (less often where the check is slow), and the command
+//     stopped when over; after each command it is checked again, and a
 //     LimitError returned when over (the files stay, so the run can remove
 //     them; writes are refused until it fits). RLIMIT_FSIZE = the limit
 //     bounds any single file exactly. Approximate: a command may overshoot
-//     by many files below the limit each, until it ends; and a key of more
+//     by what it writes between two checks; and a key of more
 //     than walkExactEntries entries is walked at most once per walkEvery
 //     for each walkExactEntries, its last measure (plus the writes since)
 //     standing in between, and walked again before any refusal

@@ -81,7 +81,7 @@ func (b *Box) run(ctx context.Context, cmd *exec.Cmd, pl *placement, streams *st
 		return compute.ExecResult{}, fmt.Errorf("exec: %w", err)
 	}
 	pgid := cmd.Process.Pid
-	w := watch(ctx, timeout, func() { killGroup(pgid); pl.kill() })
+	w := watch(ctx, timeout, b.limits.overUsage(b.layout, b.meter), func() { killGroup(pgid); pl.kill() })
 	waitErr := cmd.Wait()
 	why := w.stop()
 	killGroup(pgid)
@@ -110,6 +110,9 @@ func (b *Box) run(ctx context.Context, cmd *exec.Cmd, pl *placement, streams *st
 	if hit != nil {
 		return res, hit
 	}
+	if why == byUsage {
+		return res, &compute.LimitError{Resource: compute.ResourceWorkspace, Limit: b.limits.limits.WorkspaceBytes, Mechanism: mechUsage}
+	}
 	if werr := b.limits.checkUsage(b.layout, b.meter); werr != nil {
 		return res, werr
 	}
@@ -123,37 +126,73 @@ const (
 	notKilled cause = iota
 	byContext
 	byTimeout
+	byUsage // the key went over its workspace limit
 )
 
-// watcher kills a command when its context ends or its timeout
-// elapses, whichever comes first, until stopped.
+// watcher kills a command when its context ends, its timeout elapses or
+// (with a workspace limit) the key's usage goes over the limit, whichever
+// comes first, until stopped.
 type watcher struct {
 	stopped chan struct{}
 	done    chan struct{}
 	why     cause // written before done is closed
 }
 
-func watch(ctx context.Context, timeout time.Duration, kill func()) *watcher {
+// The usage of a command's key is checked while it runs, so that a command
+// writing past the workspace limit is stopped then, not only checked once
+// it ended (when it may have filled the disk): every usagePoll, or, when
+// the check itself took longer than a usagePollShare of that, as seldom as
+// keeps it to that share of a processor (a key of many files, whose walk
+// usageMeter spaces out too).
+const (
+	usagePoll      = time.Second
+	usagePollShare = 100
+)
+
+// watch starts the watcher of a command; over, when not nil, reports
+// whether the key is over its workspace limit.
+func watch(ctx context.Context, timeout time.Duration, over func() bool, kill func()) *watcher {
 	w := &watcher{stopped: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(w.done)
-		var expired <-chan time.Time
-		if timeout > 0 {
-			t := time.NewTimer(timeout)
-			defer t.Stop()
-			expired = t.C
+		if w.why = w.wait(ctx, timeout, over); w.why != notKilled {
+			kill()
 		}
-		select {
-		case <-ctx.Done():
-			w.why = byContext
-		case <-expired:
-			w.why = byTimeout
-		case <-w.stopped:
-			return
-		}
-		kill()
 	}()
 	return w
+}
+
+// wait waits until the command is to be killed, and says why, or the
+// watcher is stopped (notKilled).
+func (w *watcher) wait(ctx context.Context, timeout time.Duration, over func() bool) cause {
+	var expired, polled <-chan time.Time
+	if timeout > 0 {
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		expired = t.C
+	}
+	var poll *time.Timer
+	if over != nil {
+		poll = time.NewTimer(usagePoll)
+		defer poll.Stop()
+		polled = poll.C
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return byContext
+		case <-expired:
+			return byTimeout
+		case <-polled:
+			start := time.Now()
+			if over() {
+				return byUsage
+			}
+			poll.Reset(max(usagePoll, usagePollShare*time.Since(start)))
+		case <-w.stopped:
+			return notKilled
+		}
+	}
 }
 
 // stop ends the watch and reports whether, and why, it killed the group.

@@ -46,6 +46,18 @@ func (b *boxLimits) checkUsage(l *Layout, m *usageMeter) error {
 	return workspaceLimit(limit, m.fits(l.keyDir, limit, 0))
 }
 
+// overUsage is the check of a running command (watch): whether the key is
+// over the workspace limit for certain. An unknown usage is not, there: a
+// command may take a directory's permissions away for a while; checkUsage
+// tells once it ended. Nil without a limit.
+func (b *boxLimits) overUsage(l *Layout, m *usageMeter) func() bool {
+	limit := b.limits.WorkspaceBytes
+	if limit <= 0 {
+		return nil
+	}
+	return func() bool { return errors.Is(m.fits(l.keyDir, limit, 0), errOverLimit) }
+}
+
 // workspaceLimit is the error of a check that fit or not (fits' answer).
 func workspaceLimit(limit int64, fit error) error {
 	switch {
@@ -75,8 +87,8 @@ var errOverLimit = errors.New("over the workspace limit")
 // limit is told at once (its writes refused, a command's LimitError), a
 // run that removed files is let write again at once, and a command that
 // grew a large key past the limit is told by a later check, at most that
-// interval afterwards (one command may overshoot the limit until it ends
-// in any case).
+// interval afterwards (a running command is checked every usagePoll, so it
+// may overshoot the limit by what it writes in between).
 const (
 	walkExactEntries = 10_000
 	walkEvery        = time.Second
