@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -57,6 +58,7 @@ func ComputeProvider(t *testing.T, newProvider func(t *testing.T) compute.Provid
 		{"EscapeSymlink", computeEscapeSymlink},
 		{"ReadLimit", computeReadLimit},
 		{"ListDepth", computeListDepth},
+		{"ListBounded", computeListBounded},
 		{"ExecStatusAndStreams", computeExecStatus},
 		{"ExecStreamsAsProduced", computeExecStreaming},
 		{"ExecCwd", computeExecCwd},
@@ -295,6 +297,32 @@ func computeListDepth(t *testing.T, p compute.Provider) {
 	}
 	if _, err := sb.ListFiles(ctx, "top.txt", 1); err == nil {
 		t.Error("ListFiles of a file succeeded")
+	}
+}
+
+// computeListBounded: a listing holds at most compute.MaxListed entries,
+// however many the sandbox made (a directory with more, and one with
+// fewer beside it whose entries would follow them), sorted by path.
+func computeListBounded(t *testing.T, p compute.Provider) {
+	ctx := testCtx(t)
+	sb := openSandbox(t, p, newKey("listmax"), "s", "r")
+	mustExec(t, sb, compute.ExecRequest{Timeout: time.Minute, Command: fmt.Sprintf(
+		"mkdir many more && cd many && seq 1 %d | xargs touch && cd ../more && seq 1 10 | xargs touch", compute.MaxListed+5)})
+	for _, depth := range []int{1, 2} {
+		got, err := sb.ListFiles(ctx, "/workspace", depth)
+		if err != nil {
+			t.Fatalf("ListFiles(depth %d): %v", depth, err)
+		}
+		want := 2
+		if depth == 2 {
+			want = compute.MaxListed
+		}
+		if len(got) != want {
+			t.Errorf("ListFiles(depth %d) listed %d entries, want %d", depth, len(got), want)
+		}
+		if !slices.IsSortedFunc(got, func(a, b compute.FileInfo) int { return strings.Compare(a.Path, b.Path) }) {
+			t.Errorf("ListFiles(depth %d) is not sorted by path", depth)
+		}
 	}
 }
 

@@ -134,7 +134,9 @@ type Sandbox interface {
 	// WriteFile writes data, creating parent directories. A write that
 	// would exceed Limits.WorkspaceBytes is refused with a *LimitError.
 	WriteFile(ctx context.Context, path string, data []byte) error
-	// ListFiles lists dir recursively up to depth levels (1 = direct children).
+	// ListFiles lists dir recursively up to depth levels (1 = direct
+	// children), sorted by path; at most MaxListed entries, which of them
+	// the provider's choice when there are more.
 	ListFiles(ctx context.Context, dir string, depth int) ([]FileInfo, error)
 	// Paths returns the run's sandbox paths.
 	Paths() Paths
@@ -143,6 +145,10 @@ type Sandbox interface {
 	// Close releases the run's hold on the sandbox; the workspace remains.
 	Close() error
 }
+
+// MaxListed bounds a listing (Sandbox.ListFiles): a directory a command
+// filled with millions of entries costs the executor no more than this.
+const MaxListed = 10_000
 
 // Paths are a run's directories as sandbox paths.
 type Paths struct {

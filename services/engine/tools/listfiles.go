@@ -63,7 +63,10 @@ func (l listFiles) Run(ctx context.Context, call Call) Result {
 	for _, e := range entries[:min(len(entries), l.opts.MaxListEntries)] {
 		sb.WriteString(e + "\n")
 	}
-	if n := len(entries) - l.opts.MaxListEntries; n > 0 {
+	switch n := len(entries) - l.opts.MaxListEntries; {
+	case len(infos) >= compute.MaxListed: // the sandbox listed no more
+		fmt.Fprintf(&sb, "[... at least %d more entries not shown; list a subdirectory or use a smaller depth]\n", max(n, 0))
+	case n > 0:
 		fmt.Fprintf(&sb, "[... %d more entries not shown; list a subdirectory or use a smaller depth]\n", n)
 	}
 	return Result{Output: strings.TrimSuffix(sb.String(), "\n")}

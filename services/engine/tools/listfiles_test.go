@@ -2,11 +2,14 @@ package tools_test
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/xbot-runtime/xbot/events"
+	"github.com/xbot-runtime/xbot/services/engine/compute"
 	"github.com/xbot-runtime/xbot/services/engine/tools"
 )
 
@@ -49,6 +52,26 @@ func TestListFilesCap(t *testing.T) {
 	want := "f0\nf1\nf2\nf3\nf4\n[... 2 more entries not shown; list a subdirectory or use a smaller depth]"
 	if res.Output != want {
 		t.Errorf("Output =\n%s\nwant\n%s", res.Output, want)
+	}
+}
+
+// TestListFilesBeyondTheSandboxsBound: a directory with more entries than
+// a sandbox lists (compute.MaxListed) is shown in part, saying that at
+// least the rest were left out.
+func TestListFilesBeyondTheSandboxsBound(t *testing.T) {
+	t.Parallel()
+	sb := openSandbox(t)
+	cmd := fmt.Sprintf("seq 1 %d | xargs touch", compute.MaxListed+3)
+	if res, err := sb.Exec(t.Context(), compute.ExecRequest{Command: cmd, Timeout: time.Minute}); err != nil || res.ExitCode != 0 {
+		t.Fatalf("%s: %+v %v", cmd, res, err)
+	}
+	res := call(context.Background(), t, tools.Builtin(tools.Options{MaxListEntries: 5}), sb, tools.ListFilesName,
+		map[string]any{"depth": 1})
+	wantCompleted(t, res)
+	want := fmt.Sprintf("\n[... at least %d more entries not shown; list a subdirectory or use a smaller depth]",
+		compute.MaxListed-5)
+	if lines := strings.Count(res.Output, "\n"); lines != 5 || !strings.HasSuffix(res.Output, want) {
+		t.Errorf("Output =\n%s\nwant five entries and %q", res.Output, want)
 	}
 }
 

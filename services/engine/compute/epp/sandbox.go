@@ -235,5 +235,5 @@ func (b *Sandbox) ListFiles(ctx context.Context, dir string, depth int) ([]compu
 	if len(infos) == 0 {
 		return nil, nil
 	}
-	return infos, nil
+	return infos[:min(len(infos), compute.MaxListed)], nil
 }

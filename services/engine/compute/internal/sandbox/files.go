@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -100,9 +101,11 @@ func (l *Layout) open(p string, flag int, perm os.FileMode) (*os.File, error) {
 
 // ListFiles lists the directory at sandbox path dir up to depth levels
 // (depth < 1 counts as 1), in lexical order. Symlinks are listed, never
-// followed.
+// followed. It lists at most compute.MaxListed entries, and reads no
+// directory further than the listing may still grow: a directory of
+// millions of entries costs no more than that (which of them are listed is
+// then the filesystem's choice, not the lexical order's).
 func (l *Layout) ListFiles(dir string, depth int, stop func() error) ([]compute.FileInfo, error) {
-	depth = max(depth, 1)
 	m, rel, err := l.resolve(dir)
 	if err != nil {
 		return nil, fmt.Errorf("list %s: %w", dir, err)
@@ -117,27 +120,62 @@ func (l *Layout) ListFiles(dir string, depth int, stop func() error) ([]compute.
 	} else if !fi.IsDir() {
 		return nil, fmt.Errorf("list %s: not a directory", dir)
 	}
-	var out []compute.FileInfo
-	err = fs.WalkDir(root.FS(), rel, func(p string, d fs.DirEntry, err error) error {
-		if err != nil && p != rel {
-			return nil // an unreadable subdirectory is listed, not entered
-		}
-		if err != nil || p == rel {
-			return err
-		}
-		if err := stop(); err != nil {
-			return err
-		}
-		out = append(out, entry(m.Sandbox, p, d))
-		if d.IsDir() && levels(rel, p) >= depth {
-			return fs.SkipDir
-		}
-		return nil
-	})
-	if err != nil {
+	ls := lister{root: root, mount: m.Sandbox, depth: max(depth, 1), stop: stop}
+	if err := ls.list(rel, 1); err != nil && !errors.Is(err, errListFull) {
 		return nil, fmt.Errorf("list %s: %w", dir, fileErr(err))
 	}
-	return out, nil
+	return ls.out, nil
+}
+
+// errListFull ends a listing that holds compute.MaxListed entries.
+var errListFull = errors.New("the listing is full")
+
+// lister is one ListFiles.
+type lister struct {
+	root  *os.Root
+	mount string // the sandbox path of root
+	depth int
+	stop  func() error
+	out   []compute.FileInfo
+}
+
+// list appends the entries of directory rel (slash-separated, below root),
+// level levels below the listed one, each followed by its own when it is a
+// directory above the depth. A subdirectory it cannot read is listed, not
+// entered.
+func (ls *lister) list(rel string, level int) error {
+	f, err := ls.root.Open(filepath.FromSlash(rel))
+	if err != nil {
+		if level > 1 {
+			return nil
+		}
+		return err
+	}
+	ents, err := f.ReadDir(compute.MaxListed - len(ls.out))
+	_ = f.Close()
+	if err != nil && !errors.Is(err, io.EOF) {
+		if level > 1 {
+			return nil
+		}
+		return err
+	}
+	slices.SortFunc(ents, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	for _, d := range ents {
+		if err := ls.stop(); err != nil {
+			return err
+		}
+		if len(ls.out) == compute.MaxListed {
+			return errListFull
+		}
+		p := path.Join(rel, d.Name())
+		ls.out = append(ls.out, entry(ls.mount, p, d))
+		if d.IsDir() && level < ls.depth {
+			if err := ls.list(p, level+1); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func entry(mount, p string, d fs.DirEntry) compute.FileInfo {
@@ -146,12 +184,4 @@ func entry(mount, p string, d fs.DirEntry) compute.FileInfo {
 		fi.Size = info.Size()
 	}
 	return fi
-}
-
-// levels is how deep p lies below dir (1 = a direct child).
-func levels(dir, p string) int {
-	if dir != "." {
-		p = strings.TrimPrefix(p, dir+"/")
-	}
-	return strings.Count(p, "/") + 1
 }
