@@ -127,7 +127,8 @@ func computeLimitWorkspaceWrite(t *testing.T, p compute.Provider) {
 // limit returns the workspace LimitError, however it hides the files: in
 // one file or in several, below more directories than a path can name
 // (PATH_MAX), or in a directory it then makes unreadable (which an
-// unprivileged provider cannot measure, and counts as over the limit).
+// unprivileged provider cannot measure, and counts as over the limit); so
+// do many empty files, each of which takes an inode.
 // Once the files are removed commands and writes succeed again. A command
 // that goes on after filling the workspace is stopped while it runs.
 func computeLimitWorkspaceExec(t *testing.T, p compute.Provider) {
@@ -140,6 +141,7 @@ func computeLimitWorkspaceExec(t *testing.T, p compute.Provider) {
 		{"three files", fill},
 		{"beyond PATH_MAX", deep + fill},
 		{"unreadable", "mkdir locked && cd locked && " + fill + " && chmod 000 ."},
+		{"empty files", "mkdir empty && cd empty && seq 1 2000 | xargs touch"}, // an inode each: at least 4 KiB
 	} {
 		_, err := sb.Exec(testCtx(t), compute.ExecRequest{Command: c.cmd, Timeout: time.Minute})
 		t.Logf("%s: %v", c.name, err)
@@ -147,7 +149,7 @@ func computeLimitWorkspaceExec(t *testing.T, p compute.Provider) {
 		if err := sb.WriteFile(testCtx(t), "more.txt", []byte("x")); !errors.Is(err, compute.ErrLimit) {
 			t.Errorf("%s: WriteFile over the limit: %v, want ErrLimit", c.name, err)
 		}
-		mustExec(t, sb, compute.ExecRequest{Command: "chmod 700 locked 2>/dev/null; rm -rf one.bin part*.bin ./d* locked"})
+		mustExec(t, sb, compute.ExecRequest{Command: "chmod 700 locked 2>/dev/null; rm -rf one.bin part*.bin ./d* locked empty"})
 	}
 	mustWrite(t, sb, "more.txt", "fits again")
 

@@ -62,7 +62,8 @@
 //     per uid, host-wide; root is exempt). No CPU quota. Hitting these shows
 //     as the command's own failure (ENOMEM, EAGAIN), not as a LimitError.
 //   - Workspace size, every mechanism: the blocks allocated below the key's
-//     directory. WriteFile is refused when the write would exceed it (exact
+//     directory, each entry counted as at least one block (entryMinBytes:
+//     an inode, so no number of empty files fits the limit). WriteFile is refused when the write would exceed it (exact
 //     to a block); while a command runs the usage is checked every
 //     usagePoll (less often where the check is slow), and the command
 //     stopped when over; after each command it is checked again, and a

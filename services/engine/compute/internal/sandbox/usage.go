@@ -32,7 +32,7 @@ func (b *boxLimits) checkWrite(l *Layout, m *usageMeter, p string, n int) error 
 		return nil
 	}
 	replaced := l.fileBytes(p)
-	return workspaceLimit(limit, m.fits(l.keyDir, limit, int64(n)-replaced))
+	return workspaceLimit(limit, m.fits(l.keyDir, limit, max(int64(n), entryMinBytes)-replaced))
 }
 
 // checkUsage reports when the key's directories exceed the workspace
@@ -135,10 +135,21 @@ func (m *usageMeter) stale() bool {
 	return m.now().Sub(m.at) >= time.Duration(m.entries/walkExactEntries)*walkEvery
 }
 
-// usage is the disk space allocated to everything below dir (st_blocks, so
-// a sparse file counts what it really occupies; directories count too),
-// and the number of entries it visited; a dir that does not exist uses
-// nothing. It walks by descriptor (openat, fstatat), never by path: a walk
+// entryMinBytes is what an entry counts at least toward the workspace
+// limit: one filesystem block. An empty file, a short symlink or a device
+// node allocates no block, but takes an inode; counted as nothing, millions
+// of them would fit the limit and run the host's filesystem out of inodes.
+// At this size the default limit (1 GiB) holds at most 262,144 entries.
+const entryMinBytes = 4096
+
+// entryBytes is what the entry st describes counts toward the limit: the
+// blocks it allocates (st_blocks, so a sparse file counts what it really
+// occupies), at least entryMinBytes.
+func entryBytes(st *unix.Stat_t) int64 { return max(st.Blocks*512, entryMinBytes) }
+
+// usage is the space everything below dir counts toward the limit
+// (entryBytes; directories count too), and the number of entries it
+// visited; a dir that does not exist uses nothing. It walks by descriptor (openat, fstatat), never by path: a walk
 // by path loses whatever lies deeper than PATH_MAX, where a command could
 // keep any amount. It follows no symlink, and skips entries removed or
 // replaced while it reads. It fails, the usage unknown, on a directory it
@@ -249,7 +260,7 @@ func (w *usageWalk) enter(fd int, root bool) error {
 		return err
 	}
 	if root {
-		w.total += st.Blocks * 512
+		w.total += entryBytes(&st)
 		w.entries++
 	}
 	w.path = append(w.path, walkedDir{fd: fd, dev: st.Dev, ino: st.Ino})
@@ -272,7 +283,7 @@ func (w *usageWalk) enter(fd int, root bool) error {
 			} else if err != nil {
 				return err
 			}
-			w.total += st.Blocks * 512
+			w.total += entryBytes(&st)
 			w.entries++
 			if st.Mode&unix.S_IFMT == unix.S_IFDIR {
 				d.subdirs = append(d.subdirs, name)
@@ -317,8 +328,9 @@ func (w *usageWalk) close() {
 	w.path = nil
 }
 
-// fileBytes is the space the regular file at sandbox path p occupies now
-// (0 if there is none), which a write replacing it frees.
+// fileBytes is what the regular file at sandbox path p counts toward the
+// limit now (entryBytes; 0 if there is none), which a write replacing it
+// frees.
 func (l *Layout) fileBytes(p string) int64 {
 	m, rel, err := l.resolve(p)
 	if err != nil {
@@ -334,7 +346,7 @@ func (l *Layout) fileBytes(p string) int64 {
 		return 0
 	}
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return st.Blocks * 512
+		return max(st.Blocks*512, entryMinBytes)
 	}
 	return 0
 }
