@@ -11,6 +11,7 @@ import (
 var localCodes = map[string]bool{
 	"connection_error": true, "timeout": true, "not_a_stream": true, "bad_chunk": true,
 	"stream_incomplete": true, "bad_request": true, "no_model": true, "empty_script": true,
+	"response_too_large": true,
 }
 
 // statusClasses names the HTTP statuses a provider answers with.

@@ -108,7 +108,12 @@ func (p *Provider) event(ev sseEvent, acc *accumulator, delivered bool) (model.D
 	if len(c.Error) > 0 && string(c.Error) != "null" {
 		return model.Delta{}, p.classify(0, parseError([]byte(ev.data)), delivered)
 	}
-	return acc.add(c), nil
+	d := acc.add(c)
+	if acc.tooLarge() {
+		return model.Delta{}, &model.Error{Code: "response_too_large",
+			Message: fmt.Sprintf("the response passed %d MiB", maxResponseBytes>>20)}
+	}
+	return d, nil
 }
 
 // endOfStream judges a stream that stopped without [DONE]. A clean end after

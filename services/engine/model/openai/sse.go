@@ -9,8 +9,9 @@ import (
 	"strings"
 )
 
-// maxLine bounds one SSE line. A server that sends a whole response in one
-// chunk stays far below it; a runaway stream does not exhaust memory.
+// maxLine bounds one SSE line, and the data of one event (its data lines
+// together). A server that sends a whole response in one chunk stays far
+// below it; a runaway stream does not exhaust memory.
 const maxLine = 16 << 20
 
 // sseEvent is one dispatched server-sent event.
@@ -54,6 +55,9 @@ func (s *sseReader) next() (sseEvent, error) {
 			continue
 		}
 		s.field(line)
+		if s.data.Len() > maxLine {
+			return sseEvent{}, fmt.Errorf("event stream event longer than %d bytes", maxLine)
+		}
 	}
 }
 

@@ -48,13 +48,21 @@ type wireUsage struct {
 	TotalTokens      int `json:"total_tokens"`
 }
 
+// maxResponseBytes bounds what one response may hold in this process: its
+// text, reasoning and tool calls (names and arguments) together. A server
+// that streams without end (a model looping until a token limit the request
+// did not set, a broken gateway) fails the call instead of taking the
+// executor's memory. 64 MiB is four times a run's default event budget.
+const maxResponseBytes = 64 << 20
+
 // accumulator assembles a Response from chunks.
 type accumulator struct {
 	res       model.Response
 	text      strings.Builder
 	reasoning strings.Builder
 	calls     toolCalls
-	finished  bool // a finish_reason arrived
+	finished  bool  // a finish_reason arrived
+	bytes     int64 // of text, reasoning and tool calls so far
 }
 
 // add folds c in and returns the text it carried for onDelta.
@@ -76,7 +84,7 @@ func (a *accumulator) add(c chunk) model.Delta {
 		d.Text += ch.Delta.Content
 		d.Reasoning += cmpOr(ch.Delta.ReasoningContent, ch.Delta.Reasoning)
 		for _, tc := range ch.Delta.ToolCalls {
-			a.calls.add(tc)
+			a.bytes += int64(a.calls.add(tc))
 		}
 		if ch.FinishReason != nil && *ch.FinishReason != "" {
 			a.res.FinishReason = *ch.FinishReason
@@ -85,8 +93,12 @@ func (a *accumulator) add(c chunk) model.Delta {
 	}
 	a.text.WriteString(d.Text)
 	a.reasoning.WriteString(d.Reasoning)
+	a.bytes += int64(len(d.Text) + len(d.Reasoning))
 	return d
 }
+
+// tooLarge reports whether the response has passed maxResponseBytes.
+func (a *accumulator) tooLarge() bool { return a.bytes > maxResponseBytes }
 
 // result returns the response assembled so far.
 func (a *accumulator) result() model.Response {
@@ -104,7 +116,7 @@ func cmpOr(a, b string) string {
 	return b
 }
 
-// toolCalls merges tool-call deltas. A call is keyed by its index: id and
+// toolCalls merges tool-call deltas; add returns the bytes a delta brought. A call is keyed by its index: id and
 // name come from the first delta that has them (later empty or repeated ones
 // are ignored) and arguments are concatenated. A delta with a new id at an
 // index already holding another id starts a new call (gateways that reuse
@@ -115,7 +127,7 @@ type toolCalls struct {
 	byIndex map[int]int
 }
 
-func (t *toolCalls) add(tc toolCallDelta) {
+func (t *toolCalls) add(tc toolCallDelta) (added int) {
 	pos, ok := -1, false
 	if tc.Index != nil {
 		pos, ok = t.byIndex[*tc.Index]
@@ -138,7 +150,9 @@ func (t *toolCalls) add(tc toolCallDelta) {
 	c := &t.calls[pos]
 	c.ID = cmpOr(c.ID, tc.ID)
 	c.Name = cmpOr(c.Name, tc.Function.Name)
-	c.Arguments += argumentText(tc.Function.Arguments)
+	args := argumentText(tc.Function.Arguments)
+	c.Arguments += args
+	return len(tc.ID) + len(tc.Function.Name) + len(args)
 }
 
 // argumentText returns arguments sent as a JSON string, or the raw JSON of an

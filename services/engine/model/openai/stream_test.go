@@ -1,10 +1,13 @@
 package openai_test
 
 import (
+	"context"
 	"net/http"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/xbot-runtime/xbot/services/engine/model"
 )
@@ -195,5 +198,71 @@ func checkEnd(t *testing.T, res model.Response, finish, modelName string, usage 
 	t.Helper()
 	if res.FinishReason != finish || res.Model != modelName || res.Usage != usage {
 		t.Errorf("finish %q model %q usage %+v; want %q %q %+v", res.FinishReason, res.Model, res.Usage, finish, modelName, usage)
+	}
+}
+
+// endless streams events built by ev until the client goes, and counts the
+// bytes it got out.
+func endless(t *testing.T, ev func(i int) string) (*server, *atomic.Int64) {
+	t.Helper()
+	var sent atomic.Int64
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request, _ int) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		rc := http.NewResponseController(w)
+		for i := 0; r.Context().Err() == nil; i++ {
+			n, err := w.Write([]byte(ev(i)))
+			sent.Add(int64(n))
+			if err != nil || rc.Flush() != nil {
+				return
+			}
+		}
+	})
+	return srv, &sent
+}
+
+// TestStreamWithoutEndIsCutOff: a server that streams a tool call's
+// arguments (or text) without end fails the call once the response passes
+// 64 MiB, not retried; what the server sent is that and what the sockets
+// buffer. One event whose data lines never end is cut at 16 MiB.
+func TestStreamWithoutEndIsCutOff(t *testing.T) {
+	t.Parallel()
+	piece := strings.Repeat("x", 1<<20)
+	for name, ev := range map[string]func(int) string{
+		"arguments": func(i int) string {
+			name := ""
+			if i == 0 {
+				name = `"id":"call_1","function":{"name":"shell","arguments":"{\"command\":\""}`
+			} else {
+				name = `"function":{"arguments":"` + piece + `"}`
+			}
+			return `data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,` + name + `}]}}]}` + "\n\n"
+		},
+		"text": func(int) string {
+			return `data: {"choices":[{"index":0,"delta":{"content":"` + piece + `"}}]}` + "\n\n"
+		},
+		"one event": func(int) string { return "data: " + piece + "\n" },
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			srv, sent := endless(t, ev)
+			p, sl := newProvider(t, srv.URL, nil)
+			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute) // an unbounded read ends here
+			defer cancel()
+			_, _, err := callCtx(ctx, p, nil)
+			if err == nil {
+				t.Fatal("an endless response ended well")
+			}
+			attempts, limit := srv.attempts.Load(), int64(100<<20)
+			if name == "one event" {
+				// A broken stream before any delta is retried (as a cut
+				// connection is), each attempt cut at 16 MiB.
+				limit = int64(attempts) * (32 << 20)
+			} else if me := asModelError(t, err); me.Code != "response_too_large" || me.Retryable || attempts != 1 {
+				t.Errorf("error %+v after %d attempts (%v waited), want response_too_large, not retried", me, attempts, sl.got())
+			}
+			if n := sent.Load(); n > limit {
+				t.Errorf("the server got %d MiB out in %d attempts, want at most %d MiB", n>>20, attempts, limit>>20)
+			}
+		})
 	}
 }
