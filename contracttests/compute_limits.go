@@ -124,13 +124,13 @@ func computeLimitWorkspaceWrite(t *testing.T, p compute.Provider) {
 }
 
 // computeLimitWorkspaceExec: a command that fills the workspace past its
-// limit returns the workspace LimitError, however it hides the files: in
-// one file or in several, below more directories than a path can name
-// (PATH_MAX), or in a directory it then makes unreadable (which an
-// unprivileged provider cannot measure, and counts as over the limit); so
-// do many empty files, each of which takes an inode.
-// Once the files are removed commands and writes succeed again. A command
-// that goes on after filling the workspace is stopped while it runs.
+// limit returns the workspace LimitError, however it does it: one file or
+// several; files below more directories than a path can name (PATH_MAX);
+// files in a directory it then makes unreadable (which an unprivileged
+// provider cannot measure, and counts as over the limit); many empty files
+// (each takes an inode). Once the files are removed commands and writes
+// succeed again. A command that goes on after filling the workspace is
+// stopped while it runs.
 func computeLimitWorkspaceExec(t *testing.T, p compute.Provider) {
 	const ws = 4 << 20
 	const fill = "for i in 1 2 3; do head -c 2097152 /dev/zero > part$i.bin; done"

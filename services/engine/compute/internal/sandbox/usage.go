@@ -149,12 +149,13 @@ func entryBytes(st *unix.Stat_t) int64 { return max(st.Blocks*512, entryMinBytes
 
 // usage is the space everything below dir counts toward the limit
 // (entryBytes; directories count too), and the number of entries it
-// visited; a dir that does not exist uses nothing. It walks by descriptor (openat, fstatat), never by path: a walk
-// by path loses whatever lies deeper than PATH_MAX, where a command could
-// keep any amount. It follows no symlink, and skips entries removed or
-// replaced while it reads. It fails, the usage unknown, on a directory it
-// may not read (a command can take its permissions away) and on a tree
-// that moved under it on every try (walkUsage).
+// visited; a dir that does not exist uses nothing. It walks by descriptor
+// (openat, fstatat), never by path: a walk by path loses whatever lies
+// deeper than PATH_MAX, where a command could keep any amount. It follows
+// no symlink, and skips entries removed or replaced while it reads. It
+// fails, the usage unknown, on a directory it may not read (a command can
+// take its permissions away) and on a tree that moved under it on every
+// try (walkUsage).
 func usage(dir string) (total int64, entries int, err error) {
 	for range usageTries {
 		total, entries, err = walkUsage(dir)
@@ -189,12 +190,14 @@ type usageWalk struct {
 	names   []string // of the directory being read
 }
 
+// walkedDir is a directory on a walk's path.
 type walkedDir struct {
 	fd       int // -1 while closed (deeper than keptOpen)
 	dev, ino uint64
 	subdirs  []string
 }
 
+// walkUsage is one try of usage.
 func walkUsage(dir string) (int64, int, error) {
 	w := usageWalk{buf: make([]byte, 8<<10)}
 	defer w.close()
