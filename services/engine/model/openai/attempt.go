@@ -78,6 +78,9 @@ func (p *Provider) consume(r io.Reader, onDelta func(model.Delta), info *attempt
 	sr := newSSEReader(r)
 	for {
 		ev, err := sr.next()
+		if errors.Is(err, errEventTooLarge) {
+			return acc.result(), tooLarge(err.Error())
+		}
 		if err != nil {
 			return acc.result(), p.endOfStream(err, acc.finished, info.delivered)
 		}
@@ -110,11 +113,14 @@ func (p *Provider) event(ev sseEvent, acc *accumulator, delivered bool) (model.D
 	}
 	d := acc.add(c)
 	if acc.tooLarge() {
-		return model.Delta{}, &model.Error{Code: "response_too_large",
-			Message: fmt.Sprintf("the response passed %d MiB", maxResponseBytes>>20)}
+		return model.Delta{}, tooLarge(fmt.Sprintf("the response passed %d MiB", maxResponseBytes>>20))
 	}
 	return d, nil
 }
+
+// tooLarge is the error of a response or an event past its bound: the
+// server would send as much again, so it is not retried.
+func tooLarge(msg string) error { return &model.Error{Code: "response_too_large", Message: msg} }
 
 // endOfStream judges a stream that stopped without [DONE]. A clean end after
 // a finish_reason is accepted: not every server sends [DONE].

@@ -14,6 +14,9 @@ import (
 // below it; a runaway stream does not exhaust memory.
 const maxLine = 16 << 20
 
+// errEventTooLarge: one event's data passed maxLine.
+var errEventTooLarge = fmt.Errorf("event stream event longer than %d bytes", maxLine)
+
 // sseEvent is one dispatched server-sent event.
 type sseEvent struct {
 	event string // "" for the default "message" type
@@ -56,7 +59,7 @@ func (s *sseReader) next() (sseEvent, error) {
 		}
 		s.field(line)
 		if s.data.Len() > maxLine {
-			return sseEvent{}, fmt.Errorf("event stream event longer than %d bytes", maxLine)
+			return sseEvent{}, errEventTooLarge
 		}
 	}
 }
